@@ -1,0 +1,163 @@
+/*
+ * tuna.h - tunable collective algorithms for MPI.
+ *
+ * The whole public C API of libtuna. Link with -ltuna (CMake: tuna::tuna,
+ * pkg-config: tuna) on top of an MPI library.
+ *
+ * Conventions
+ *  - Every function returns an MPI error code (MPI_SUCCESS on success). On
+ *    failure, tuna_error_string() gives a message that names the cause (the
+ *    bad option token, the rank and block of a negative count, ...).
+ *  - tuna never invokes the communicator's error handler: errors are returned
+ *    to the caller. (The drop-in preload library does invoke it, as MPI does.)
+ *  - Internal traffic uses a private duplicate of the caller's communicator,
+ *    created on the first call on that communicator and cached on it with an
+ *    MPI attribute, so user wildcard receives never see tuna's messages.
+ */
+#ifndef TUNA_H
+#define TUNA_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TUNA_VERSION_MAJOR 0
+#define TUNA_VERSION_MINOR 1
+#define TUNA_VERSION_PATCH 0
+
+/* The collectives tuna implements. */
+typedef enum tuna_collective {
+    TUNA_ALLTOALLV = 0,
+    TUNA_COLLECTIVE_COUNT
+} tuna_collective;
+
+/* Maximum number of parameters an algorithm takes. */
+#define TUNA_MAX_PARAMS 4
+
+/*
+ * A parsed algorithm choice: which algorithm of which collective, and the
+ * values of its parameters. Fill it with tuna_options_parse(); the fields are
+ * public so that tools can inspect them, but set them only through the parser.
+ *
+ * Parameters that were not given in the string are "unset" (bit clear in
+ * `set`) and take the algorithm's documented default, which may depend on the
+ * communicator (e.g. TuNA's radix defaults to ceil(sqrt(P))).
+ */
+typedef struct tuna_options {
+    tuna_collective collective;
+    int algorithm;                 /* index into the collective's table */
+    unsigned set;                  /* bit i set: value[i] was given */
+    long value[TUNA_MAX_PARAMS];   /* parameter values, in table order */
+} tuna_options;
+
+/*
+ * Parse "ALGORITHM[:key=value[,key=value...]]" for a collective, e.g.
+ * "scattered:block=16", "tuna:radix=4", "coalesced:radix=2,block=8".
+ * Values are integers, or the symbolic "P" (communicator size) or "sqrtP"
+ * where the parameter's table row allows it (stored as negative codes and
+ * resolved per communicator). Unknown algorithms, unknown keys, repeated keys,
+ * malformed or out-of-range values return MPI_ERR_ARG and a message naming the
+ * token. `opt` is written only on success.
+ */
+int tuna_options_parse(const char *str, tuna_collective coll, tuna_options *opt);
+
+/*
+ * Write the canonical string of `opt` into buf (at most len bytes including
+ * the terminating NUL). Parsing the result gives back the same options.
+ * Returns MPI_ERR_ARG (and writes nothing usable) if len is too small.
+ */
+int tuna_options_format(const tuna_options *opt, char *buf, size_t len);
+
+/*
+ * The default options of a collective: from the environment variable
+ * (TUNA_ALLTOALLV for alltoallv) if set, else the built-in default. A bad
+ * environment value is reported as by tuna_options_parse().
+ */
+int tuna_options_default(tuna_collective coll, tuna_options *opt);
+
+/* Symbolic parameter values accepted by the parser where a row allows it. */
+#define TUNA_PARAM_P     (-1L)  /* the communicator size */
+#define TUNA_PARAM_SQRTP (-2L)  /* ceil(sqrt(communicator size)) */
+
+/* Description of one parameter of an algorithm. */
+typedef struct tuna_param_info {
+    const char *name;          /* key in option strings, e.g. "radix" */
+    long min;                  /* smallest allowed value */
+    long max;                  /* largest allowed value; TUNA_PARAM_P: P (clamped per call) */
+    long defval;               /* default (may be TUNA_PARAM_P / TUNA_PARAM_SQRTP) */
+    const char *description;   /* one line, including the clamping rule */
+} tuna_param_info;
+
+/* Description of one algorithm. */
+typedef struct tuna_algorithm_info {
+    const char *name;          /* name in option strings, e.g. "tuna" */
+    const char *description;   /* one line */
+    int nparams;
+    tuna_param_info params[TUNA_MAX_PARAMS];
+} tuna_algorithm_info;
+
+/* Number of algorithms of a collective, and the i-th one (NULL if out of range). */
+int tuna_algorithm_count(tuna_collective coll);
+const tuna_algorithm_info *tuna_algorithm_get(tuna_collective coll, int index);
+/* Index of an algorithm by name, or -1. */
+int tuna_algorithm_find(tuna_collective coll, const char *name);
+
+/*
+ * Non-uniform all-to-all with MPI_Alltoallv's semantics (MPI_IN_PLACE as
+ * sendbuf included). opt == NULL means tuna_options_default(TUNA_ALLTOALLV).
+ * Collective over comm; every rank must pass the same algorithm and
+ * parameters. Intracommunicators only, except for the "vendor" algorithm,
+ * which passes any communicator to PMPI_Alltoallv.
+ *
+ * Argument errors found on any rank (negative counts, NULL buffers with
+ * non-zero counts, invalid datatypes) are agreed on collectively before any
+ * data moves, so every rank returns an error and none hangs.
+ */
+int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   const tuna_options *opt);
+
+/*
+ * Instrumentation. When enabled with tuna_stats_enable(1), each call records
+ * a per-phase time breakdown and the peak temporary memory of the algorithm;
+ * tuna_stats_last() returns the record of this process's last call. When
+ * disabled (the default) the cost is one branch per phase.
+ */
+typedef enum tuna_phase {
+    TUNA_PHASE_PREPARE = 0,   /* argument checks, agreement, index set-up */
+    TUNA_PHASE_METADATA,      /* exchange of block sizes (two-phase algorithms) */
+    TUNA_PHASE_DATA,          /* data exchange (intra-node for hierarchical) */
+    TUNA_PHASE_COPY,          /* local copies and replacements */
+    TUNA_PHASE_REARRANGE,     /* final rearrangement / unpacking */
+    TUNA_PHASE_INTER,         /* inter-node exchange (hierarchical) */
+    TUNA_PHASE_COUNT
+} tuna_phase;
+
+typedef struct tuna_stats {
+    double phase[TUNA_PHASE_COUNT];  /* seconds spent in each phase */
+    double total;                    /* seconds for the whole call */
+    size_t temp_bytes;               /* peak temporary memory of the algorithm */
+    int algorithm;                   /* algorithm index that ran */
+    int rounds;                      /* communication rounds performed */
+} tuna_stats;
+
+void tuna_stats_enable(int on);
+const tuna_stats *tuna_stats_last(void);
+const char *tuna_phase_name(tuna_phase phase);
+
+/*
+ * Message for an error code returned by tuna. If `code` is the last error
+ * this thread got from tuna, the detailed message is returned; otherwise the
+ * MPI library's string for the code. Never NULL; valid until the next tuna
+ * call in this thread.
+ */
+const char *tuna_error_string(int code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TUNA_H */

@@ -1,0 +1,13 @@
+/*
+ * multipair-waitany: keep `stride` receives and `stride` sends of the
+ * pairwise schedule in flight; MPI_Waitany finds a finished one, whose slot
+ * takes the next step. Messages: 2(P-1) per rank; at most 2*stride pending.
+ */
+#include "tuna_internal.h"
+
+#define TAG_MULTIPAIR_WAITANY 107
+
+int tuna_a2av_multipair_waitany(const tuna_a2av_args *a)
+{
+    return tuna_a2av_multipair_window(a, false, TAG_MULTIPAIR_WAITANY);
+}

@@ -1,0 +1,79 @@
+/*
+ * Sliding-window engine of the multipair-waitany and multipair-testany
+ * algorithms: up to `stride` receives (from rank-s) and `stride` sends (to
+ * rank+s) are in flight; whenever one completes, its slot is refilled with the
+ * next step of the same kind, so the window stays full without the group
+ * barrier of multipair. Completion is found with MPI_Waitany (blocking) or by
+ * polling MPI_Testany.
+ */
+#include "tuna_internal.h"
+
+#include <stdlib.h>
+
+/* Next non-empty step >= *s for receives (send = false) or sends; P if none. */
+static int next_step(const tuna_a2av_args *a, int s, bool send)
+{
+    int P = a->size, me = a->rank;
+    for (; s < P; s++) {
+        if (send ? tuna_a2av_sends(a, (me + s) % P) : tuna_a2av_recvs(a, (me - s + P) % P))
+            break;
+    }
+    return s;
+}
+
+/* Post the step `*s` of the given kind into reqs[slot] and advance *s. */
+static int refill(const tuna_a2av_args *a, int *s, bool send, int tag, MPI_Request *req,
+                  int *active)
+{
+    int P = a->size, me = a->rank;
+    *s = next_step(a, *s, send);
+    if (*s >= P)
+        return MPI_SUCCESS;
+    int rc = send ? tuna_a2av_isend_block(a, (me + *s) % P, tag, req)
+                  : tuna_a2av_irecv_block(a, (me - *s + P) % P, tag, req);
+    if (rc == MPI_SUCCESS) {
+        (*s)++;
+        (*active)++;
+    }
+    return rc;
+}
+
+int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
+{
+    int stride = (int)tuna_param(a, 0);
+    MPI_Request *reqs = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)stride);
+    if (!reqs)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < 2 * stride; i++)
+        reqs[i] = MPI_REQUEST_NULL;
+    int rstep = 1, sstep = 1, active = 0, rc = MPI_SUCCESS;
+    for (int i = 0; i < stride && rc == MPI_SUCCESS; i++) {
+        rc = refill(a, &rstep, false, tag, &reqs[i], &active);
+        if (rc == MPI_SUCCESS)
+            rc = refill(a, &sstep, true, tag, &reqs[stride + i], &active);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = tuna_a2av_copy_self(a);
+    while (rc == MPI_SUCCESS && active > 0) {
+        int idx = MPI_UNDEFINED, flag = 0;
+        if (poll) {
+            if (MPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                rc = tuna_error_set(MPI_ERR_OTHER, "multipair-testany: MPI_Testany failed");
+            if (!flag || idx == MPI_UNDEFINED)
+                continue;
+        } else if (MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            rc = tuna_error_set(MPI_ERR_OTHER, "multipair-waitany: MPI_Waitany failed");
+            break;
+        }
+        if (rc != MPI_SUCCESS || idx == MPI_UNDEFINED)
+            break;
+        active--;
+        if (idx < stride)
+            rc = refill(a, &rstep, false, tag, &reqs[idx], &active);
+        else
+            rc = refill(a, &sstep, true, tag, &reqs[idx], &active);
+    }
+    free(reqs);
+    tuna_stats_rounds((a->size - 1 + stride - 1) / stride);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * pairwise (Open MPI's pairwise alltoallv): P-1 steps; in step s a rank
+ * receives from rank-s and sends to rank+s, one Irecv and a blocking Send,
+ * so exactly one exchange is in flight per rank.
+ * Rounds: P-1. Messages: 2(P-1) per rank.
+ */
+#include "tuna_internal.h"
+
+#define TAG_PAIRWISE 104
+
+/* One step of a pairwise schedule: receive from src while sending to dst. */
+int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (tuna_a2av_recvs(a, src)) {
+        int rc = tuna_a2av_irecv_block(a, src, tag, &req);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (tuna_a2av_sends(a, dst))
+        TUNA_MPI_CHECK(MPI_Send(tuna_sblock(a, dst), a->scounts[dst], a->stype, dst, tag,
+                                a->ctx->comm));
+    TUNA_MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    return MPI_SUCCESS;
+}
+
+int tuna_a2av_pairwise(const tuna_a2av_args *a)
+{
+    int P = a->size, me = a->rank;
+    int rc = tuna_a2av_copy_self(a);
+    for (int s = 1; s < P && rc == MPI_SUCCESS; s++)
+        rc = tuna_a2av_exchange_step(a, (me - s + P) % P, (me + s) % P, TAG_PAIRWISE);
+    tuna_stats_rounds(P - 1);
+    return rc;
+}

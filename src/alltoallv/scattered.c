@@ -1,0 +1,38 @@
+/*
+ * scattered (MPICH's alltoallv "scattered" algorithm): peers are visited in
+ * batches of `block`; each batch posts its receives (from rank+i) and sends
+ * (to rank-i) and waits for all of them before the next batch, which bounds
+ * the number of outstanding requests and spreads the load over the peers.
+ * Rounds: ceil(P/block). Messages: 2(P-1) per rank.
+ */
+#include "tuna_internal.h"
+
+#include <stdlib.h>
+
+#define TAG_SCATTERED 102
+
+int tuna_a2av_scattered(const tuna_a2av_args *a)
+{
+    int P = a->size, me = a->rank;
+    int block = (int)tuna_param(a, 0);
+    MPI_Request *reqs = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)block);
+    if (!reqs)
+        return MPI_ERR_NO_MEM;
+    int rc = tuna_a2av_copy_self(a), rounds = 0;
+    for (int ii = 0; ii < P && rc == MPI_SUCCESS; ii += block) {
+        int n = 0, ss = P - ii < block ? P - ii : block;
+        for (int i = 0; i < ss && rc == MPI_SUCCESS; i++) {
+            int off = ii + i;
+            if (off == 0)
+                continue; /* self: copied above */
+            rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TAG_SCATTERED, reqs,
+                                     &n);
+        }
+        if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            rc = tuna_error_set(MPI_ERR_OTHER, "scattered: MPI_Waitall failed");
+        rounds++;
+    }
+    free(reqs);
+    tuna_stats_rounds(rounds);
+    return rc;
+}

@@ -1,0 +1,29 @@
+/*
+ * spreadout: every receive and send posted at once, peer i steps away from
+ * self in round-robin order (receive from rank-i, send to rank+i), so no
+ * single rank is the first target of everyone. One Waitall.
+ * Rounds: 1. Messages: 2(P-1) per rank. Temporary memory: 2(P-1) requests.
+ */
+#include "tuna_internal.h"
+
+#include <stdlib.h>
+
+#define TAG_SPREADOUT 101
+
+int tuna_a2av_spreadout(const tuna_a2av_args *a)
+{
+    int P = a->size, me = a->rank;
+    MPI_Request *reqs = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)P);
+    if (!reqs)
+        return MPI_ERR_NO_MEM;
+    int n = 0, rc = MPI_SUCCESS;
+    for (int i = 1; i < P && rc == MPI_SUCCESS; i++)
+        rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TAG_SPREADOUT, reqs, &n);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_a2av_copy_self(a);
+    if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        rc = tuna_error_set(MPI_ERR_OTHER, "spreadout: MPI_Waitall failed");
+    free(reqs);
+    tuna_stats_rounds(1);
+    return rc;
+}

@@ -1,0 +1,317 @@
+/*
+ * tuna_alltoallv: argument checks, collective agreement on errors and global
+ * size statistics, normalisation (byte displacements, in-place), dispatch.
+ */
+#include "tuna_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tuna_stats_on;
+tuna_stats tuna_stats_current;
+static tuna_stats stats_last;
+
+void tuna_stats_enable(int on)
+{
+    tuna_stats_on = on != 0;
+}
+
+const tuna_stats *tuna_stats_last(void)
+{
+    return &stats_last;
+}
+
+const char *tuna_phase_name(tuna_phase phase)
+{
+    static const char *const names[TUNA_PHASE_COUNT] = {
+        "prepare", "metadata", "data", "copy", "rearrange", "inter"};
+    return (int)phase >= 0 && phase < TUNA_PHASE_COUNT ? names[phase] : "?";
+}
+
+/* Values reduced over all ranks in one allreduce: see agree_op(). */
+enum { AGREE_ERROR, AGREE_MAX_BLOCK, AGREE_MAX_TOTAL, AGREE_ZERO_BLOCKS, AGREE_N };
+
+/* Element-wise max of the first three entries, sum of the last. */
+static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const long long *a = in;
+    long long *b = inout;
+    for (int k = 0; k + AGREE_N <= *len; k += AGREE_N) {
+        for (int i = 0; i < AGREE_ZERO_BLOCKS; i++)
+            if (a[k + i] > b[k + i])
+                b[k + i] = a[k + i];
+        b[k + AGREE_ZERO_BLOCKS] += a[k + AGREE_ZERO_BLOCKS];
+    }
+}
+
+static MPI_Op agree_op = MPI_OP_NULL;
+
+static int agree(tuna_ctx *ctx, long long v[AGREE_N])
+{
+    if (agree_op == MPI_OP_NULL)
+        TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
+    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
+    return MPI_SUCCESS;
+}
+
+static int check_type(MPI_Datatype t, const char *which)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", which);
+    return MPI_SUCCESS;
+}
+
+/* Local argument checks; the result is then agreed on by all ranks. */
+static int check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                      MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
+                      const int *rdispls, MPI_Datatype recvtype, int P, int me)
+{
+    bool inplace = sendbuf == MPI_IN_PLACE;
+    if (!recvcounts || !rdispls)
+        return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
+    int rc = check_type(recvtype, "recvtype");
+    if (rc)
+        return rc;
+    if (!inplace) {
+        if (!sendcounts || !sdispls)
+            return tuna_error_set(MPI_ERR_ARG, "sendcounts or sdispls is NULL");
+        if ((rc = check_type(sendtype, "sendtype")))
+            return rc;
+    }
+    int rsize, ssize = 0;
+    TUNA_MPI_CHECK(MPI_Type_size(recvtype, &rsize));
+    if (!inplace)
+        TUNA_MPI_CHECK(MPI_Type_size(sendtype, &ssize));
+    bool rcontig = tuna_type_is_contiguous(recvtype);
+    for (int j = 0; j < P; j++) {
+        if (recvcounts[j] < 0)
+            return tuna_error_set(MPI_ERR_COUNT, "recvcounts[%d] = %d is negative (rank %d)", j,
+                                  recvcounts[j], me);
+        if (recvcounts[j] > 0 && rsize > 0 && !recvbuf)
+            return tuna_error_set(MPI_ERR_BUFFER,
+                                  "recvbuf is NULL but recvcounts[%d] = %d (rank %d)", j,
+                                  recvcounts[j], me);
+        if (inplace && !rcontig && (size_t)recvcounts[j] * (size_t)rsize > (size_t)INT_MAX)
+            return tuna_error_set(MPI_ERR_COUNT,
+                                  "MPI_IN_PLACE with a non-contiguous recvtype supports blocks "
+                                  "up to 2 GiB; recvcounts[%d] is %zu bytes (rank %d)",
+                                  j, (size_t)recvcounts[j] * (size_t)rsize, me);
+        if (inplace)
+            continue;
+        if (sendcounts[j] < 0)
+            return tuna_error_set(MPI_ERR_COUNT, "sendcounts[%d] = %d is negative (rank %d)", j,
+                                  sendcounts[j], me);
+        if (sendcounts[j] > 0 && ssize > 0 && !sendbuf)
+            return tuna_error_set(MPI_ERR_BUFFER,
+                                  "sendbuf is NULL but sendcounts[%d] = %d (rank %d)", j,
+                                  sendcounts[j], me);
+    }
+    if (!inplace && (size_t)sendcounts[me] * (size_t)ssize > (size_t)recvcounts[me] * (size_t)rsize)
+        return tuna_error_set(MPI_ERR_TRUNCATE,
+                              "rank %d sends itself %zu bytes but receives only %zu", me,
+                              (size_t)sendcounts[me] * (size_t)ssize,
+                              (size_t)recvcounts[me] * (size_t)rsize);
+    return MPI_SUCCESS;
+}
+
+/* Resolve a parameter value against the communicator size and clamp it. */
+static long resolve_param(const tuna_param_info *p, long v, int P)
+{
+    if (v == TUNA_PARAM_P)
+        v = P;
+    else if (v == TUNA_PARAM_SQRTP) {
+        long s = (long)ceil(sqrt((double)P));
+        while (s * s < P)
+            s++;
+        while (s > 1 && (s - 1) * (s - 1) >= P)
+            s--;
+        v = s;
+    }
+    long max = p->max == TUNA_PARAM_P ? P : p->max;
+    if (v > max)
+        v = max;
+    if (v < p->min)
+        v = p->min;
+    return v;
+}
+
+static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                  MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                                  const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "PMPI_Alltoallv failed");
+    return MPI_SUCCESS;
+}
+
+int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   const tuna_options *opt)
+{
+    tuna_error_clear();
+    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
+    if (comm == MPI_COMM_NULL)
+        return tuna_error_set(MPI_ERR_COMM, "tuna_alltoallv: comm is MPI_COMM_NULL");
+    tuna_options dflt;
+    if (!opt) {
+        int rc = tuna_options_default(TUNA_ALLTOALLV, &dflt);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        opt = &dflt;
+    }
+    if (opt->collective != TUNA_ALLTOALLV || opt->algorithm < 0 ||
+        opt->algorithm >= tuna_a2av_table_len)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_alltoallv: options are not alltoallv options "
+                                           "(use tuna_options_parse)");
+    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    tuna_stats_current.algorithm = opt->algorithm;
+
+    int inter = 0;
+    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    if (alg->run == tuna_a2av_vendor) {
+        /* vendor is the MPI library itself, with no tuna overhead on top. */
+        int rc = run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, comm);
+        if (tuna_stats_on) {
+            tuna_stats_current.total = MPI_Wtime() - t_start;
+            tuna_stats_current.phase[TUNA_PHASE_DATA] = tuna_stats_current.total;
+            stats_last = tuna_stats_current;
+        }
+        return rc;
+    }
+    if (inter)
+        return tuna_error_set(MPI_ERR_COMM,
+                              "algorithm '%s' supports intracommunicators only "
+                              "(use 'vendor' for intercommunicators)",
+                              alg->info.name);
+
+    tuna_timer tm;
+    tuna_timer_start(&tm);
+    tuna_ctx *ctx;
+    int rc = tuna_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const int P = ctx->size, me = ctx->rank;
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+
+    /* Check locally, then agree: every rank learns whether any rank failed. */
+    int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, P, me);
+    long long agreed[AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0};
+    if (local_rc == MPI_SUCCESS) {
+        int ts;
+        MPI_Type_size(inplace ? recvtype : sendtype, &ts);
+        const int *cnt = inplace ? recvcounts : sendcounts;
+        long long total = 0, maxb = 0, zeros = 0;
+        for (int j = 0; j < P; j++) {
+            long long b = (long long)cnt[j] * ts;
+            total += b;
+            if (b > maxb)
+                maxb = b;
+            zeros += b == 0;
+        }
+        agreed[AGREE_MAX_BLOCK] = maxb;
+        agreed[AGREE_MAX_TOTAL] = total;
+        agreed[AGREE_ZERO_BLOCKS] = zeros;
+    }
+    rc = agree(ctx, agreed);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (agreed[AGREE_ERROR])
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_alltoallv: invalid arguments on another rank; no data moved");
+
+    /* Normalise: byte displacements (MPI_Aint, so no int overflow), types, in-place. */
+    tuna_a2av_args a = {0};
+    a.ctx = ctx;
+    a.rank = me;
+    a.size = P;
+    MPI_Aint lb, sext = 0, rext = 0;
+    int rsize, ssize;
+    MPI_Type_get_extent(recvtype, &lb, &rext);
+    MPI_Type_size(recvtype, &rsize);
+    MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
+    if (!disp)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < P; j++)
+        disp[P + j] = (MPI_Aint)rdispls[j] * rext;
+    a.rbuf = recvbuf;
+    a.rcounts = recvcounts;
+    a.rdisp = disp + P;
+    a.rtype = recvtype;
+    a.rext = rext;
+    a.rsize = (size_t)rsize;
+    a.rcontig = tuna_type_is_contiguous(recvtype);
+
+    char *inplace_copy = NULL;
+    int *inplace_counts = NULL;
+    if (inplace) {
+        /* Pack the receive blocks into a send copy, so algorithms never alias. */
+        size_t tot = 0;
+        for (int j = 0; j < P; j++) {
+            disp[j] = (MPI_Aint)tot;
+            tot += (size_t)recvcounts[j] * (size_t)rsize;
+        }
+        inplace_copy = tuna_malloc(tot);
+        if (!inplace_copy)
+            return MPI_ERR_NO_MEM;
+        if (!a.rcontig) {
+            inplace_counts = tuna_malloc(sizeof(int) * (size_t)P);
+            if (!inplace_counts) {
+                free(inplace_copy);
+                return MPI_ERR_NO_MEM;
+            }
+        }
+        for (int j = 0; j < P && rc == MPI_SUCCESS; j++) {
+            size_t b = (size_t)recvcounts[j] * (size_t)rsize;
+            if (inplace_counts)
+                inplace_counts[j] = (int)b; /* <= INT_MAX: checked in check_args() */
+            rc = tuna_pack_block(a.rbuf + a.rdisp[j], recvcounts[j], recvtype, rext,
+                                     (size_t)rsize, inplace_copy + disp[j], ctx->comm);
+        }
+        a.sbuf = inplace_copy;
+        a.scounts = inplace_counts ? inplace_counts : recvcounts;
+        a.stype = inplace_counts ? MPI_PACKED : recvtype;
+        ssize = inplace_counts ? 1 : rsize;
+        sext = inplace_counts ? 1 : rext;
+        a.scontig = true;
+    } else {
+        MPI_Type_get_extent(sendtype, &lb, &sext);
+        MPI_Type_size(sendtype, &ssize);
+        for (int j = 0; j < P; j++)
+            disp[j] = (MPI_Aint)sdispls[j] * sext;
+        a.sbuf = sendbuf;
+        a.scounts = sendcounts;
+        a.stype = sendtype;
+        a.scontig = tuna_type_is_contiguous(sendtype);
+    }
+    a.sdisp = disp;
+    a.sext = sext;
+    a.ssize = (size_t)ssize;
+    a.max_block_bytes = (size_t)agreed[AGREE_MAX_BLOCK];
+    a.total_bytes_max = (size_t)agreed[AGREE_MAX_TOTAL];
+    a.zero_fraction = P ? (double)agreed[AGREE_ZERO_BLOCKS] / ((double)P * P) : 0.0;
+    for (int i = 0; i < alg->info.nparams; i++)
+        a.param[i] = resolve_param(&alg->info.params[i], opt->value[i], P);
+    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+
+    if (rc == MPI_SUCCESS)
+        rc = alg->run(&a);
+
+    free(inplace_copy);
+    free(inplace_counts);
+    if (tuna_stats_on) {
+        tuna_stats_current.total = MPI_Wtime() - t_start;
+        stats_last = tuna_stats_current;
+    }
+    return rc;
+}

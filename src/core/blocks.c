@@ -1,0 +1,125 @@
+/* Block-level helpers shared by the alltoallv algorithms. */
+#include "tuna_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
+{
+    TUNA_MPI_CHECK(MPI_Isend(tuna_sblock(a, peer), a->scounts[peer], a->stype, peer, tag,
+                             a->ctx->comm, req));
+    return MPI_SUCCESS;
+}
+
+int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
+{
+    TUNA_MPI_CHECK(MPI_Irecv(tuna_rblock(a, peer), a->rcounts[peer], a->rtype, peer, tag,
+                             a->ctx->comm, req));
+    return MPI_SUCCESS;
+}
+
+int tuna_a2av_copy_self(const tuna_a2av_args *a)
+{
+    int me = a->rank;
+    size_t bytes = (size_t)a->scounts[me] * a->ssize;
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    if (a->scontig && a->rcontig) {
+        memcpy(tuna_rblock(a, me), tuna_sblock(a, me), bytes);
+        return MPI_SUCCESS;
+    }
+    if (a->scontig) /* unpack straight from the send block */
+        return tuna_unpack_block(tuna_sblock(a, me), tuna_rblock(a, me), a->rcounts[me],
+                                 a->rtype, a->rext, a->rsize, a->ctx->comm);
+    if (a->rcontig)
+        return tuna_pack_block(tuna_sblock(a, me), a->scounts[me], a->stype, a->sext, a->ssize,
+                               tuna_rblock(a, me), a->ctx->comm);
+    char *tmp = tuna_malloc(bytes);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    int rc = tuna_pack_block(tuna_sblock(a, me), a->scounts[me], a->stype, a->sext, a->ssize, tmp,
+                             a->ctx->comm);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_unpack_block(tmp, tuna_rblock(a, me), a->rcounts[me], a->rtype, a->rext,
+                               a->rsize, a->ctx->comm);
+    free(tmp);
+    return rc;
+}
+
+int tuna_bytes_view_open(const tuna_a2av_args *a, tuna_bytes_view *v)
+{
+    int P = a->size;
+    memset(v, 0, sizeof *v);
+    v->sbytes = tuna_malloc(sizeof(size_t) * 2 * (size_t)P);
+    v->soff_own = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    if (!v->sbytes || !v->soff_own) {
+        free(v->sbytes);
+        free(v->soff_own);
+        return MPI_ERR_NO_MEM;
+    }
+    v->rbytes = v->sbytes + P;
+    v->roff_own = v->soff_own + P;
+    size_t stot = 0, rtot = 0;
+    for (int j = 0; j < P; j++) {
+        v->sbytes[j] = (size_t)a->scounts[j] * a->ssize;
+        v->rbytes[j] = (size_t)a->rcounts[j] * a->rsize;
+        v->soff_own[j] = (MPI_Aint)stot;
+        v->roff_own[j] = (MPI_Aint)rtot;
+        stot += v->sbytes[j];
+        rtot += v->rbytes[j];
+    }
+    if (a->scontig) {
+        v->sbase = a->sbuf;
+        v->soff = a->sdisp;
+    } else {
+        v->spack = tuna_malloc(stot);
+        if (!v->spack)
+            return tuna_bytes_view_close(a, v, MPI_ERR_NO_MEM);
+        for (int j = 0; j < P; j++) {
+            int rc = tuna_pack_block(tuna_sblock(a, j), a->scounts[j], a->stype, a->sext,
+                                     a->ssize, (char *)v->spack + v->soff_own[j], a->ctx->comm);
+            if (rc != MPI_SUCCESS)
+                return tuna_bytes_view_close(a, v, rc);
+        }
+        v->sbase = v->spack;
+        v->soff = v->soff_own;
+    }
+    if (a->rcontig) {
+        v->rbase = a->rbuf;
+        v->roff = a->rdisp;
+    } else {
+        v->rpack = tuna_malloc(rtot);
+        if (!v->rpack)
+            return tuna_bytes_view_close(a, v, MPI_ERR_NO_MEM);
+        v->rbase = v->rpack;
+        v->roff = v->roff_own;
+    }
+    return MPI_SUCCESS;
+}
+
+int tuna_bytes_view_close(const tuna_a2av_args *a, tuna_bytes_view *v, int rc)
+{
+    if (rc == MPI_SUCCESS && v->rpack) {
+        for (int j = 0; j < a->size && rc == MPI_SUCCESS; j++)
+            rc = tuna_unpack_block((char *)v->rpack + v->roff_own[j], tuna_rblock(a, j),
+                                   a->rcounts[j], a->rtype, a->rext, a->rsize, a->ctx->comm);
+    }
+    free(v->spack);
+    free(v->rpack);
+    free(v->sbytes);
+    free(v->soff_own);
+    memset(v, 0, sizeof *v);
+    return rc;
+}
+
+int tuna_a2av_post_pair(const tuna_a2av_args *a, int src, int dst, int tag, MPI_Request *reqs,
+                        int *n)
+{
+    int rc = MPI_SUCCESS;
+    if (tuna_a2av_recvs(a, src) && (rc = tuna_a2av_irecv_block(a, src, tag, &reqs[*n])) == 0)
+        (*n)++;
+    if (rc == MPI_SUCCESS && tuna_a2av_sends(a, dst) &&
+        (rc = tuna_a2av_isend_block(a, dst, tag, &reqs[*n])) == 0)
+        (*n)++;
+    return rc;
+}

@@ -1,0 +1,220 @@
+/*
+ * Per-communicator context: a private duplicate communicator, the node
+ * topology and reusable scratch buffers, cached on the user's communicator
+ * with an MPI attribute and freed by the attribute's delete callback. Contexts
+ * still alive when MPI_Finalize starts are detached (and so freed) by a
+ * callback on MPI_COMM_SELF, which MPI runs first thing in MPI_Finalize.
+ */
+#include "tuna_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int ctx_keyval = MPI_KEYVAL_INVALID;
+static int self_keyval = MPI_KEYVAL_INVALID;
+static tuna_ctx *live_head;
+
+static void ctx_free(tuna_ctx *ctx)
+{
+    if (ctx->prev)
+        ctx->prev->next = ctx->next;
+    else if (live_head == ctx)
+        live_head = ctx->next;
+    if (ctx->next)
+        ctx->next->prev = ctx->prev;
+    if (ctx->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->comm);
+    for (int i = 0; i < 4; i++)
+        free(ctx->scratch[i]);
+    free(ctx->node_of);
+    free(ctx->local_of);
+    free(ctx->vrank_to_rank);
+    free(ctx->rank_to_vrank);
+    free(ctx);
+}
+
+static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    ctx_free(attr);
+    return MPI_SUCCESS;
+}
+
+static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)attr;
+    (void)extra;
+    /* Detaching runs ctx_delete_fn, which unlinks the context from the list. */
+    while (live_head) {
+        tuna_ctx *c = live_head;
+        if (MPI_Comm_delete_attr(c->user, ctx_keyval) != MPI_SUCCESS)
+            ctx_free(c);
+    }
+    MPI_Comm_free_keyval(&ctx_keyval);
+    self_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+static int keyvals_init(void)
+{
+    if (ctx_keyval != MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
+    TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &ctx_keyval,
+                                          NULL));
+    TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &self_keyval,
+                                          NULL));
+    TUNA_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL));
+    return MPI_SUCCESS;
+}
+
+/* Positive integer from the environment, 0 if unset; -1 if malformed. */
+static int env_positive(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0' || v < 1 || v > 1 << 30)
+        return -1;
+    return (int)v;
+}
+
+/*
+ * Node topology: node ids ordered by each node's lowest rank; local ranks in
+ * rank order. TUNA_RANKS_PER_NODE=Q forces logical nodes of Q consecutive ranks.
+ */
+static int topology_init(tuna_ctx *c)
+{
+    int P = c->size;
+    c->node_of = tuna_malloc(sizeof(int) * (size_t)P);
+    c->local_of = tuna_malloc(sizeof(int) * (size_t)P);
+    if (!c->node_of || !c->local_of)
+        return MPI_ERR_NO_MEM;
+    int q = env_positive("TUNA_RANKS_PER_NODE");
+    if (q < 0)
+        return tuna_error_set(MPI_ERR_ARG, "TUNA_RANKS_PER_NODE='%s' is not a positive integer",
+                              getenv("TUNA_RANKS_PER_NODE"));
+    if (q > 0) {
+        for (int r = 0; r < P; r++) {
+            c->node_of[r] = r / q;
+            c->local_of[r] = r % q;
+        }
+    } else {
+        MPI_Comm node;
+        TUNA_MPI_CHECK(MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank,
+                                           MPI_INFO_NULL, &node));
+        int lrank, leader;
+        MPI_Comm_rank(node, &lrank);
+        /* The leader of a node is its lowest rank (key = rank keeps rank order). */
+        leader = c->rank;
+        int rc = MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+        MPI_Comm_free(&node);
+        if (rc != MPI_SUCCESS)
+            return tuna_error_set(rc, "node topology: MPI_Bcast failed");
+        int *leaders = tuna_malloc(sizeof(int) * (size_t)P * 2);
+        if (!leaders)
+            return MPI_ERR_NO_MEM;
+        int mine[2] = {leader, lrank};
+        rc = MPI_Allgather(mine, 2, MPI_INT, leaders, 2, MPI_INT, c->comm);
+        if (rc != MPI_SUCCESS) {
+            free(leaders);
+            return tuna_error_set(rc, "node topology: MPI_Allgather failed");
+        }
+        /* Leaders are ranks; a node's index is the count of distinct leaders below it. */
+        for (int r = 0; r < P; r++) {
+            int l = leaders[2 * r], id = 0;
+            for (int s = 0; s < l; s++)
+                if (leaders[2 * s] == s)
+                    id++;
+            c->node_of[r] = id;
+            c->local_of[r] = leaders[2 * r + 1];
+        }
+        free(leaders);
+    }
+    c->nnodes = 0;
+    for (int r = 0; r < P; r++)
+        if (c->node_of[r] + 1 > c->nnodes)
+            c->nnodes = c->node_of[r] + 1;
+    c->node_id = c->node_of[c->rank];
+    c->local_rank = c->local_of[c->rank];
+    /* Equal node sizes? Then node-major virtual ranks are defined. */
+    int *count = calloc((size_t)c->nnodes, sizeof(int));
+    if (!count)
+        return tuna_error_set(MPI_ERR_NO_MEM, "out of memory in node topology");
+    for (int r = 0; r < P; r++)
+        count[c->node_of[r]]++;
+    c->ranks_per_node = count[0];
+    for (int n = 1; n < c->nnodes; n++)
+        if (count[n] != count[0])
+            c->ranks_per_node = 0;
+    free(count);
+    if (c->ranks_per_node > 0) {
+        c->vrank_to_rank = tuna_malloc(sizeof(int) * (size_t)P);
+        c->rank_to_vrank = tuna_malloc(sizeof(int) * (size_t)P);
+        if (!c->vrank_to_rank || !c->rank_to_vrank)
+            return MPI_ERR_NO_MEM;
+        for (int r = 0; r < P; r++) {
+            int v = c->node_of[r] * c->ranks_per_node + c->local_of[r];
+            c->rank_to_vrank[r] = v;
+            c->vrank_to_rank[v] = r;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out)
+{
+    int rc = keyvals_init();
+    if (rc != MPI_SUCCESS)
+        return rc;
+    void *val = NULL;
+    int flag = 0;
+    TUNA_MPI_CHECK(MPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
+    if (flag) {
+        *out = val;
+        return MPI_SUCCESS;
+    }
+    tuna_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
+    c->comm = MPI_COMM_NULL;
+    c->user = comm;
+    /* Link first so that ctx_free() can always unlink. */
+    c->next = live_head;
+    if (live_head)
+        live_head->prev = c;
+    live_head = c;
+    rc = MPI_Comm_dup(comm, &c->comm);
+    if (rc != MPI_SUCCESS) {
+        c->comm = MPI_COMM_NULL;
+        ctx_free(c);
+        return tuna_error_set(rc, "MPI_Comm_dup of the user communicator failed");
+    }
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->size);
+    rc = topology_init(c);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_set_attr(comm, ctx_keyval, c);
+    if (rc != MPI_SUCCESS) {
+        ctx_free(c);
+        return tuna_error_set(rc, "creating the communicator context failed");
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes)
+{
+    if (ctx->scratch_len[slot] >= bytes && ctx->scratch[slot])
+        return ctx->scratch[slot];
+    free(ctx->scratch[slot]);
+    ctx->scratch[slot] = tuna_malloc(bytes);
+    ctx->scratch_len[slot] = ctx->scratch[slot] ? bytes : 0;
+    return ctx->scratch[slot];
+}

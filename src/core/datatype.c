@@ -1,0 +1,133 @@
+/*
+ * Datatype helpers: contiguity test, packing of whole blocks (any count, by
+ * chunks so MPI's int positions never overflow), raw-byte messages of any size.
+ */
+#include "tuna_internal.h"
+
+#include <limits.h>
+#include <string.h>
+
+bool tuna_type_is_contiguous(MPI_Datatype type)
+{
+    int ni, na, nd, combiner;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+        return false;
+    if (combiner == MPI_COMBINER_NAMED)
+        return true;
+    if (combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP)
+        return false;
+    /* One level down: the old type must be contiguous and tile without gaps. */
+    int ints[1] = {0};
+    MPI_Aint addrs[1];
+    MPI_Datatype types[1];
+    if (ni > 1 || na > 1 || nd != 1)
+        return false;
+    if (MPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) != MPI_SUCCESS)
+        return false;
+    MPI_Datatype old = types[0];
+    bool ok = tuna_type_is_contiguous(old);
+    MPI_Aint lb, ext;
+    int size;
+    MPI_Type_get_extent(old, &lb, &ext);
+    MPI_Type_size(old, &size);
+    ok = ok && lb == 0 && ext == size;
+    int oni, ona, ond, ocomb;
+    MPI_Type_get_envelope(old, &oni, &ona, &ond, &ocomb);
+    if (ocomb != MPI_COMBINER_NAMED)
+        MPI_Type_free(&old);
+    return ok;
+}
+
+/* Elements per MPI_Pack call so that the packed bytes fit an int. */
+static int chunk_elems(size_t size)
+{
+    size_t n = size ? (size_t)INT_MAX / size : (size_t)INT_MAX;
+    return n > (size_t)INT_MAX ? INT_MAX : (n ? (int)n : 1);
+}
+
+int tuna_pack_block(const void *in, int count, MPI_Datatype type, MPI_Aint extent,
+                    size_t size, void *out, MPI_Comm comm)
+{
+    const char *src = in;
+    char *dst = out;
+    int step = chunk_elems(size);
+    for (int done = 0; done < count;) {
+        int n = count - done < step ? count - done : step;
+        int pos = 0;
+        TUNA_MPI_CHECK(MPI_Pack(src + (MPI_Aint)done * extent, n, type, dst,
+                                (int)((size_t)n * size), &pos, comm));
+        dst += (size_t)n * size;
+        done += n;
+    }
+    return MPI_SUCCESS;
+}
+
+int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, MPI_Aint extent,
+                      size_t size, MPI_Comm comm)
+{
+    const char *src = in;
+    char *dst = out;
+    int step = chunk_elems(size);
+    for (int done = 0; done < count;) {
+        int n = count - done < step ? count - done : step;
+        int pos = 0;
+        TUNA_MPI_CHECK(MPI_Unpack(src, (int)((size_t)n * size), &pos,
+                                  dst + (MPI_Aint)done * extent, n, type, comm));
+        src += (size_t)n * size;
+        done += n;
+    }
+    return MPI_SUCCESS;
+}
+
+/* A datatype describing `bytes` raw bytes when the count would not fit an int. */
+static int big_bytes_type(size_t bytes, MPI_Datatype *type)
+{
+    const size_t chunk = (size_t)1 << 30;
+    MPI_Datatype c;
+    TUNA_MPI_CHECK(MPI_Type_contiguous((int)chunk, MPI_BYTE, &c));
+    int lens[2] = {(int)(bytes / chunk), (int)(bytes % chunk)};
+    MPI_Aint disps[2] = {0, (MPI_Aint)(bytes / chunk * chunk)};
+    MPI_Datatype types[2] = {c, MPI_BYTE};
+    int rc = MPI_Type_create_struct(2, lens, disps, types, type);
+    MPI_Type_free(&c);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "MPI_Type_create_struct for a %zu-byte message failed", bytes);
+    TUNA_MPI_CHECK(MPI_Type_commit(type));
+    return MPI_SUCCESS;
+}
+
+int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    if (bytes <= (size_t)INT_MAX) {
+        TUNA_MPI_CHECK(MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req));
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype t;
+    int rc = big_bytes_type(bytes, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Isend(buf, 1, t, peer, tag, comm, req);
+    MPI_Type_free(&t); /* freed once the pending send completes */
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "MPI_Isend of %zu bytes failed", bytes);
+    return MPI_SUCCESS;
+}
+
+int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                     MPI_Request *req)
+{
+    if (bytes <= (size_t)INT_MAX) {
+        TUNA_MPI_CHECK(MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req));
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype t;
+    int rc = big_bytes_type(bytes, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Irecv(buf, 1, t, peer, tag, comm, req);
+    MPI_Type_free(&t);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "MPI_Irecv of %zu bytes failed", bytes);
+    return MPI_SUCCESS;
+}

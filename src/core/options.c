@@ -1,0 +1,216 @@
+/* Option strings: "ALGORITHM[:key=value[,key=value...]]", parsed and formatted. */
+#include "tuna_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tuna_algorithm_count(tuna_collective coll)
+{
+    return coll == TUNA_ALLTOALLV ? tuna_a2av_table_len : 0;
+}
+
+const tuna_algorithm_info *tuna_algorithm_get(tuna_collective coll, int index)
+{
+    if (coll != TUNA_ALLTOALLV || index < 0 || index >= tuna_a2av_table_len)
+        return NULL;
+    return &tuna_a2av_table[index].info;
+}
+
+static int find_n(tuna_collective coll, const char *name, size_t len)
+{
+    int n = tuna_algorithm_count(coll);
+    for (int i = 0; i < n; i++) {
+        const char *an = tuna_algorithm_get(coll, i)->name;
+        if (strlen(an) == len && strncmp(an, name, len) == 0)
+            return i;
+    }
+    return -1;
+}
+
+int tuna_algorithm_find(tuna_collective coll, const char *name)
+{
+    return name ? find_n(coll, name, strlen(name)) : -1;
+}
+
+static const char *collective_name(tuna_collective coll)
+{
+    return coll == TUNA_ALLTOALLV ? "alltoallv" : "?";
+}
+
+/* Parse one value token; symbolic values only where the range reaches P. */
+static int parse_value(const tuna_param_info *p, const char *tok, size_t len, long *out)
+{
+    bool symbolic_ok = p->max == TUNA_PARAM_P;
+    if (symbolic_ok && len == 1 && tok[0] == 'P') {
+        *out = TUNA_PARAM_P;
+        return 0;
+    }
+    if (symbolic_ok && len == 5 && strncmp(tok, "sqrtP", 5) == 0) {
+        *out = TUNA_PARAM_SQRTP;
+        return 0;
+    }
+    char buf[32];
+    if (len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, tok, len);
+    buf[len] = '\0';
+    if (!(buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9')))
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (errno || *end != '\0')
+        return -1;
+    if (v < p->min || (p->max != TUNA_PARAM_P && v > p->max))
+        return -2;
+    *out = v;
+    return 0;
+}
+
+static void range_text(const tuna_param_info *p, char *buf, size_t len)
+{
+    if (p->max == TUNA_PARAM_P)
+        snprintf(buf, len, "[%ld, P] (or P, sqrtP)", p->min);
+    else
+        snprintf(buf, len, "[%ld, %ld]", p->min, p->max);
+}
+
+int tuna_options_parse(const char *str, tuna_collective coll, tuna_options *opt)
+{
+    tuna_error_clear();
+    if (!opt)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_options_parse: NULL options pointer");
+    if (!str)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_options_parse: NULL option string");
+    if ((int)coll < 0 || coll >= TUNA_COLLECTIVE_COUNT)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_options_parse: unknown collective %d",
+                              (int)coll);
+    tuna_options o = {.collective = coll};
+    const char *colon = strchr(str, ':');
+    size_t nlen = colon ? (size_t)(colon - str) : strlen(str);
+    o.algorithm = find_n(coll, str, nlen);
+    if (o.algorithm < 0)
+        return tuna_error_set(MPI_ERR_ARG,
+                              "unknown %s algorithm '%.*s' in option string '%s' "
+                              "(tuna-bench --list shows the algorithms)",
+                              collective_name(coll), (int)nlen, str, str);
+    const tuna_algorithm_info *info = tuna_algorithm_get(coll, o.algorithm);
+    if (colon) {
+        const char *s = colon + 1;
+        if (*s == '\0')
+            return tuna_error_set(MPI_ERR_ARG, "empty parameter list after ':' in '%s'", str);
+        while (*s) {
+            const char *comma = strchr(s, ',');
+            size_t tlen = comma ? (size_t)(comma - s) : strlen(s);
+            const char *eq = memchr(s, '=', tlen);
+            if (!eq)
+                return tuna_error_set(MPI_ERR_ARG, "parameter '%.*s' in '%s' is not key=value",
+                                      (int)tlen, s, str);
+            size_t klen = (size_t)(eq - s);
+            int pi = -1;
+            for (int i = 0; i < info->nparams; i++)
+                if (strlen(info->params[i].name) == klen &&
+                    strncmp(info->params[i].name, s, klen) == 0)
+                    pi = i;
+            if (pi < 0)
+                return tuna_error_set(MPI_ERR_ARG,
+                                      "unknown parameter '%.*s' for algorithm '%s' in '%s'",
+                                      (int)klen, s, info->name, str);
+            if (o.set & (1u << pi))
+                return tuna_error_set(MPI_ERR_ARG, "parameter '%.*s' given twice in '%s'",
+                                      (int)klen, s, str);
+            const char *vtok = eq + 1;
+            size_t vlen = tlen - klen - 1;
+            long v = 0;
+            int prc = parse_value(&info->params[pi], vtok, vlen, &v);
+            if (prc != 0) {
+                char range[64];
+                range_text(&info->params[pi], range, sizeof range);
+                return tuna_error_set(MPI_ERR_ARG, "%s value '%.*s' for '%.*s' in '%s'; allowed %s",
+                                      prc == -2 ? "out-of-range" : "malformed", (int)vlen, vtok,
+                                      (int)klen, s, str, range);
+            }
+            o.value[pi] = v;
+            o.set |= 1u << pi;
+            if (!comma)
+                break;
+            s = comma + 1;
+            if (*s == '\0')
+                return tuna_error_set(MPI_ERR_ARG, "trailing ',' in '%s'", str);
+        }
+    }
+    for (int i = 0; i < info->nparams; i++)
+        if (!(o.set & (1u << i)))
+            o.value[i] = info->params[i].defval;
+    *opt = o;
+    return MPI_SUCCESS;
+}
+
+int tuna_options_format(const tuna_options *opt, char *buf, size_t len)
+{
+    tuna_error_clear();
+    if (!opt || !buf)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_options_format: NULL argument");
+    const tuna_algorithm_info *info = tuna_algorithm_get(opt->collective, opt->algorithm);
+    if (!info)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_options_format: invalid algorithm index %d",
+                              opt->algorithm);
+    size_t used = 0;
+    int n = snprintf(buf, len, "%s", info->name);
+    if (n < 0 || (size_t)n >= len)
+        goto too_small;
+    used = (size_t)n;
+    char sep = ':';
+    for (int i = 0; i < info->nparams; i++) {
+        if (!(opt->set & (1u << i)))
+            continue;
+        long v = opt->value[i];
+        if (v == TUNA_PARAM_P)
+            n = snprintf(buf + used, len - used, "%c%s=P", sep, info->params[i].name);
+        else if (v == TUNA_PARAM_SQRTP)
+            n = snprintf(buf + used, len - used, "%c%s=sqrtP", sep, info->params[i].name);
+        else
+            n = snprintf(buf + used, len - used, "%c%s=%ld", sep, info->params[i].name, v);
+        if (n < 0 || (size_t)n >= len - used)
+            goto too_small;
+        used += (size_t)n;
+        sep = ',';
+    }
+    return MPI_SUCCESS;
+too_small:
+    if (len)
+        buf[0] = '\0';
+    return tuna_error_set(MPI_ERR_ARG, "tuna_options_format: buffer of %zu bytes too small", len);
+}
+
+static const char *env_name(tuna_collective coll)
+{
+    return coll == TUNA_ALLTOALLV ? "TUNA_ALLTOALLV" : NULL;
+}
+
+/* Built-in default when the environment says nothing. */
+static const char *builtin_default(tuna_collective coll)
+{
+    (void)coll;
+    return "scattered";
+}
+
+int tuna_options_default(tuna_collective coll, tuna_options *opt)
+{
+    const char *name = env_name(coll);
+    const char *env = name ? getenv(name) : NULL;
+    if (env && *env) {
+        int rc = tuna_options_parse(env, coll, opt);
+        if (rc != MPI_SUCCESS) {
+            /* Prefix the variable's name to the parser's message. */
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+            tuna_error_clear();
+            return tuna_error_set(rc, "%s=%s: %s", name, env, msg);
+        }
+        return rc;
+    }
+    return tuna_options_parse(builtin_default(coll), coll, opt);
+}

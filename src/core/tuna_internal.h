@@ -1,0 +1,224 @@
+/* Internal interfaces shared by the core and the algorithm files. */
+#ifndef TUNA_INTERNAL_H
+#define TUNA_INTERNAL_H
+
+#include "tuna.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ errors */
+
+/* Record a detailed message for `code` in this thread; returns code. */
+int tuna_error_set(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Forget the recorded error (start of every public call). */
+void tuna_error_clear(void);
+
+/* Propagate an MPI call's error code with context. */
+#define TUNA_MPI_CHECK(call)                                                          \
+    do {                                                                              \
+        int tuna_rc_ = (call);                                                        \
+        if (tuna_rc_ != MPI_SUCCESS)                                                  \
+            return tuna_error_set(tuna_rc_, "%s failed (%s:%d)", #call, __FILE__,     \
+                                  __LINE__);                                          \
+    } while (0)
+
+/* ------------------------------------------------------------------ timing */
+
+extern int tuna_stats_on;
+extern tuna_stats tuna_stats_current;
+
+/* Phase timer: cheap no-op when stats are off. */
+typedef struct tuna_timer {
+    double t0;
+} tuna_timer;
+
+static inline void tuna_timer_start(tuna_timer *t)
+{
+    t->t0 = tuna_stats_on ? MPI_Wtime() : 0.0;
+}
+static inline void tuna_timer_stop(tuna_timer *t, tuna_phase phase)
+{
+    if (tuna_stats_on) {
+        double now = MPI_Wtime();
+        tuna_stats_current.phase[phase] += now - t->t0;
+        t->t0 = now;
+    }
+}
+static inline void tuna_stats_temp(size_t bytes)
+{
+    if (bytes > tuna_stats_current.temp_bytes)
+        tuna_stats_current.temp_bytes = bytes;
+}
+static inline void tuna_stats_rounds(int rounds)
+{
+    tuna_stats_current.rounds += rounds;
+}
+
+/* ------------------------------------------------------------------ context */
+
+/* Per-communicator state, cached on the user's communicator as an attribute. */
+typedef struct tuna_ctx {
+    MPI_Comm comm;          /* private duplicate: all internal traffic */
+    MPI_Comm user;          /* the communicator the context is attached to */
+    int rank, size;
+    /* Node topology (MPI_COMM_TYPE_SHARED, or TUNA_RANKS_PER_NODE logical nodes). */
+    int node_id;            /* index of this rank's node, 0..nnodes-1 (ordered by lowest rank) */
+    int local_rank;         /* rank within the node */
+    int nnodes;
+    int ranks_per_node;     /* Q if all nodes have the same size, else 0 */
+    int *node_of;           /* node_of[r]: node index of world rank r */
+    int *local_of;          /* local_of[r]: rank of r within its node */
+    int *vrank_to_rank;     /* node-major virtual rank -> rank (valid if ranks_per_node > 0) */
+    int *rank_to_vrank;
+    /* Reusable scratch, grown on demand and kept until the communicator is freed. */
+    void *scratch[4];
+    size_t scratch_len[4];
+    struct tuna_ctx *next, *prev;  /* list of live contexts, freed at MPI_Finalize */
+} tuna_ctx;
+
+/* Context of `comm`, created (collectively) on first use. */
+int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out);
+/* Scratch buffer `slot` of at least `bytes` bytes (slots 0..3); NULL on failure. */
+void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes);
+
+/* ------------------------------------------------------------------ alltoallv */
+
+/*
+ * Arguments after validation and normalisation. Displacements are in BYTES
+ * (already multiplied by the extent, as MPI_Aint, so offsets beyond 2 GiB
+ * cannot overflow). For MPI_IN_PLACE the core packs the receive buffer's
+ * blocks into a temporary buffer first, so algorithms never see in-place.
+ */
+typedef struct tuna_a2av_args {
+    const char *sbuf;
+    const int *scounts;         /* in units of stype */
+    const MPI_Aint *sdisp;      /* byte offsets from sbuf */
+    MPI_Datatype stype;
+    MPI_Aint sext;              /* extent of stype */
+    size_t ssize;               /* MPI_Type_size(stype) */
+    bool scontig;               /* stype's data is ssize contiguous bytes at the displacement */
+    char *rbuf;
+    const int *rcounts;
+    const MPI_Aint *rdisp;
+    MPI_Datatype rtype;
+    MPI_Aint rext;
+    size_t rsize;
+    bool rcontig;
+    tuna_ctx *ctx;              /* ctx->comm is the private communicator */
+    int rank, size;
+    long param[TUNA_MAX_PARAMS];/* resolved parameter values (defaults applied, clamped) */
+    size_t max_block_bytes;     /* global maximum over all ranks of any block's bytes */
+    size_t total_bytes_max;     /* global maximum over ranks of bytes sent by one rank */
+    double zero_fraction;       /* global fraction of empty blocks */
+} tuna_a2av_args;
+
+typedef int (*tuna_a2av_fn)(const tuna_a2av_args *a);
+
+/* Algorithm table row: public description + implementation. */
+typedef struct tuna_a2av_algorithm {
+    tuna_algorithm_info info;
+    tuna_a2av_fn run;
+    bool needs_intracomm;
+} tuna_a2av_algorithm;
+
+extern const tuna_a2av_algorithm tuna_a2av_table[];
+extern const int tuna_a2av_table_len;
+
+/* Algorithm entry points (one file each under src/alltoallv/). */
+int tuna_a2av_vendor(const tuna_a2av_args *a);
+int tuna_a2av_spreadout(const tuna_a2av_args *a);
+int tuna_a2av_scattered(const tuna_a2av_args *a);
+int tuna_a2av_linear(const tuna_a2av_args *a);
+int tuna_a2av_pairwise(const tuna_a2av_args *a);
+int tuna_a2av_xor(const tuna_a2av_args *a);
+int tuna_a2av_multipair(const tuna_a2av_args *a);
+int tuna_a2av_multipair_waitany(const tuna_a2av_args *a);
+int tuna_a2av_multipair_testany(const tuna_a2av_args *a);
+
+/* Shared engines of several algorithms. */
+int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag);
+int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag);
+
+/* ------------------------------------------------------------------ helpers */
+
+/* Pointer to block j of the send / receive buffer. */
+static inline const char *tuna_sblock(const tuna_a2av_args *a, int j)
+{
+    return a->sbuf + a->sdisp[j];
+}
+static inline char *tuna_rblock(const tuna_a2av_args *a, int j)
+{
+    return a->rbuf + a->rdisp[j];
+}
+
+/* Whether block j is sent / received at all (zero-byte messages are skipped on both sides). */
+static inline bool tuna_a2av_sends(const tuna_a2av_args *a, int j)
+{
+    return a->scounts[j] > 0 && a->ssize > 0;
+}
+static inline bool tuna_a2av_recvs(const tuna_a2av_args *a, int j)
+{
+    return a->rcounts[j] > 0 && a->rsize > 0;
+}
+
+/* Post the send / receive of block `peer` (the peer's rank) with the user's datatypes. */
+int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
+int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
+/* Post the receive from `src` and the send to `dst` if non-empty, appending to reqs[*n]. */
+int tuna_a2av_post_pair(const tuna_a2av_args *a, int src, int dst, int tag, MPI_Request *reqs,
+                        int *n);
+/* Copy this rank's own block (sendbuf block `rank` to recvbuf block `rank`). */
+int tuna_a2av_copy_self(const tuna_a2av_args *a);
+
+/*
+ * Byte-level view for algorithms that move blocks as raw bytes (Bruck family,
+ * TuNA, hierarchical). For contiguous types the view points into the user's
+ * buffers; otherwise send blocks are packed into, and receive blocks later
+ * unpacked from, temporary buffers.
+ */
+typedef struct tuna_bytes_view {
+    const char *sbase;          /* block j at sbase + soff[j], sbytes[j] bytes */
+    const MPI_Aint *soff;
+    size_t *sbytes;
+    char *rbase;                /* block j at rbase + roff[j], rbytes[j] bytes (capacity) */
+    const MPI_Aint *roff;
+    size_t *rbytes;
+    /* private */
+    void *spack, *rpack;
+    MPI_Aint *soff_own, *roff_own;
+} tuna_bytes_view;
+
+int tuna_bytes_view_open(const tuna_a2av_args *a, tuna_bytes_view *v);
+/* Unpack received blocks (if needed) and release the view's memory. */
+int tuna_bytes_view_close(const tuna_a2av_args *a, tuna_bytes_view *v, int rc);
+
+/* Send / receive `bytes` raw bytes (any size, including > INT_MAX). */
+int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                     MPI_Request *req);
+int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
+                     MPI_Request *req);
+
+/* True if `count` elements of `type` are always count*size contiguous bytes in signature order. */
+bool tuna_type_is_contiguous(MPI_Datatype type);
+/* Pack / unpack `count` elements (stride `extent`) to / from count*size packed bytes. */
+int tuna_pack_block(const void *in, int count, MPI_Datatype type, MPI_Aint extent,
+                    size_t size, void *out, MPI_Comm comm);
+int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, MPI_Aint extent,
+                      size_t size, MPI_Comm comm);
+
+/* Checked allocation: records MPI_ERR_NO_MEM on failure. */
+void *tuna_malloc(size_t bytes);
+
+/* Resolved value of parameter i (defaults applied and clamped). */
+static inline long tuna_param(const tuna_a2av_args *a, int i)
+{
+    return a->param[i];
+}
+
+#endif /* TUNA_INTERNAL_H */
