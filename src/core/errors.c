@@ -48,3 +48,32 @@ void *tuna_malloc(size_t bytes)
         tuna_error_set(MPI_ERR_NO_MEM, "out of memory allocating %zu bytes", bytes);
     return p;
 }
+
+int tuna_verbosity(void)
+{
+    static int level = -1;
+    if (level < 0) {
+        const char *s = getenv("TUNA_VERBOSE");
+        level = s && *s ? atoi(s) : 0;
+        if (level < 0)
+            level = 0;
+    }
+    return level;
+}
+
+void tuna_log(int level, const char *fmt, ...)
+{
+    if (tuna_verbosity() < level)
+        return;
+    int rank = -1, init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tuna[%d]: %s\n", rank, msg);
+}

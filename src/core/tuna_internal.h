@@ -16,6 +16,13 @@ int tuna_error_set(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* TUNA_VERBOSE level (0 when unset), and a message printed when it is >= level. */
+int tuna_verbosity(void);
+void tuna_log(int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Forget the recorded error (start of every public call). */
 void tuna_error_clear(void);
 
