@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test suite the way CI does:
+#   1. Open MPI build: all tests (labels fast and long, Python end-to-end tests);
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build: the fast label;
+#   3. MPICH build (mpicc.mpich / mpiexec.mpich): the fast label;
+#   4. install tree: a consumer project builds against tuna::tuna and pkg-config.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc)
+PY=${TUNA_PYTHON:-$PWD/.venv/bin/python}
+[ -x "$PY" ] || PY=$(command -v python3)
+configure() { # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DPython3_EXECUTABLE="$PY" "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; exit 1; }
+  cmake --build "$dir" -j "$JOBS" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; exit 1; }
+}
+mkdir -p build
+start=$(date +%s)
+step() { echo "== $1 ($(( $(date +%s) - start )) s)"; }
+
+step "Open MPI: build and all tests"
+configure build/openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo
+(cd build/openmpi && ctest --output-on-failure --timeout 900)
+
+step "sanitizers (ASan + UBSan): fast tests"
+configure build/asan -DCMAKE_BUILD_TYPE=Debug -DTUNA_SANITIZE=ON
+(cd build/asan && ctest --output-on-failure -L fast -LE python --timeout 900)
+
+step "MPICH: build and fast tests"
+configure build/mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich \
+  -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)"
+(cd build/mpich && ctest --output-on-failure -L fast -LE python --timeout 900)
+
+step "install tree: CMake package and pkg-config consumers"
+rm -rf build/install build/consumer
+cmake --install build/openmpi --prefix "$PWD/build/install" >/dev/null
+cmake -S tests/consumer -B build/consumer -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+cmake --build build/consumer >/dev/null
+PKG_CONFIG_PATH="$PWD/build/install/lib/pkgconfig" \
+  mpicc tests/consumer/main.c $(PKG_CONFIG_PATH="$PWD/build/install/lib/pkgconfig" pkg-config --cflags --libs tuna) \
+  -Wl,-rpath,"$PWD/build/install/lib" -o build/consumer/main-pkgconfig
+for exe in build/consumer/consumer build/consumer/main-pkgconfig; do
+  mpiexec --oversubscribe --allow-run-as-root -n 3 "$exe"
+done
+step "all tests passed"
