@@ -31,6 +31,8 @@ extern "C" {
 /* The collectives tuna implements. */
 typedef enum tuna_collective {
     TUNA_ALLTOALLV = 0,
+    TUNA_ALLGATHER,
+    TUNA_ALLREDUCE,
     TUNA_COLLECTIVE_COUNT
 } tuna_collective;
 
@@ -73,7 +75,7 @@ int tuna_options_format(const tuna_options *opt, char *buf, size_t len);
 
 /*
  * The default options of a collective: from the environment variable
- * (TUNA_ALLTOALLV for alltoallv) if set, else the built-in default. A bad
+ * (TUNA_ALLTOALLV, TUNA_ALLGATHER, TUNA_ALLREDUCE) if set, else the built-in default. A bad
  * environment value is reported as by tuna_options_parse().
  */
 int tuna_options_default(tuna_collective coll, tuna_options *opt);
@@ -120,6 +122,32 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt);
+
+/*
+ * Allgather with MPI_Allgather's semantics (MPI_IN_PLACE as sendbuf
+ * included: this rank's block is then read from its slot of recvbuf).
+ * opt == NULL means tuna_options_default(TUNA_ALLGATHER), i.e. the
+ * TUNA_ALLGATHER environment variable, same grammar as TUNA_ALLTOALLV.
+ * Algorithms: vendor, ring, kring:k=K, recursive-doubling, recmul:k=K,
+ * recmul-permuted:k=K (docs/algorithms-collectives.md). Every rank must pass
+ * the same algorithm and parameters and the same recvcount * type size;
+ * argument errors on any rank are agreed on before data moves, so every rank
+ * returns an error and none hangs. Intracommunicators only, except "vendor".
+ */
+int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                   const tuna_options *opt);
+
+/*
+ * Allreduce with MPI_Allreduce's semantics (MPI_IN_PLACE included), for
+ * predefined and user-defined ops; non-commutative ops are combined in rank
+ * order (the ring family runs recursive-doubling for them). opt == NULL means
+ * tuna_options_default(TUNA_ALLREDUCE) (the TUNA_ALLREDUCE environment
+ * variable). Algorithms: vendor, ring, kring:k=K, recursive-doubling,
+ * recmul:k=K. Errors as for tuna_allgather().
+ */
+int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, const tuna_options *opt);
 
 /*
  * Instrumentation. When enabled with tuna_stats_enable(1), each call records

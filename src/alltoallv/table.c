@@ -40,6 +40,44 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
       "linear: keep `stride` sends and receives in flight, refill on MPI_Testany polling", 1,
       {STRIDE_PARAM}},
      tuna_a2av_multipair_testany, true},
+    {{"bruck", "logarithmic: classic radix-2 Bruck (rotation, ceil(log2 P) rounds, inverse "
+               "rotation) on blocks padded to the global maximum block size",
+      0, {{0}}},
+     tuna_a2av_bruck, true},
+    {{"padded-bruck", "logarithmic: TuNA paper's padded Bruck, radix 2, rotations folded into "
+                      "the padding and scan-out copies",
+      1,
+      {{"datatype", 0, 1, 0,
+        "round data movement: 0 = memcpy packing, 1 = MPI hindexed datatype (no packing)"}}},
+     tuna_a2av_padded_bruck, true},
+    {{"twophase-bruck", "logarithmic: radix-2 Bruck without padding, each round exchanges the "
+                        "block sizes, then exactly those bytes",
+      0, {{0}}},
+     tuna_a2av_twophase_bruck, true},
+    {{"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; per round the "
+              "block sizes, then the data; K <= ceil(log_r P)(r-1) rounds",
+      2,
+      {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
+        "digit base r, in [2, P], default ceil(sqrt P); larger values clamp to P (r = P: linear)"},
+       {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
+        "rounds of one digit in flight together, in [1, P], default all; clamps to r-1"}}},
+     tuna_a2av_tuna, true},
+    {{"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated message per remote "
+                   "node to the same local rank",
+      2,
+      {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_P,
+        "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per node)"},
+       {"block", 1, TUNA_PARAM_P, 8,
+        "remote nodes per inter-node batch, in [1, P], default 8; clamps to N-1"}}},
+     tuna_a2av_coalesced, true},
+    {{"staggered", "hierarchical TuNA: intra-node TuNA, then one message per block to the same "
+                   "local rank of each remote node, nodes interleaved",
+      2,
+      {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_P,
+        "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per node)"},
+       {"block", 1, TUNA_PARAM_P, 32,
+        "messages per inter-node batch, in [1, P], default 32; clamps to (N-1)*Q"}}},
+     tuna_a2av_staggered, true},
 };
 
 const int tuna_a2av_table_len = (int)(sizeof tuna_a2av_table / sizeof tuna_a2av_table[0]);

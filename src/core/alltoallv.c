@@ -31,9 +31,9 @@ const char *tuna_phase_name(tuna_phase phase)
 }
 
 /* Values reduced over all ranks in one allreduce: see agree_op(). */
-enum { AGREE_ERROR, AGREE_MAX_BLOCK, AGREE_MAX_TOTAL, AGREE_ZERO_BLOCKS, AGREE_N };
+enum { AGREE_ERROR, AGREE_MAX_BLOCK, AGREE_MAX_TOTAL, AGREE_ZERO_BLOCKS, AGREE_SUM_BYTES, AGREE_N };
 
-/* Element-wise max of the first three entries, sum of the last. */
+/* Element-wise max of the first three entries, sum of the others. */
 static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     (void)type;
@@ -44,6 +44,7 @@ static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
             if (a[k + i] > b[k + i])
                 b[k + i] = a[k + i];
         b[k + AGREE_ZERO_BLOCKS] += a[k + AGREE_ZERO_BLOCKS];
+        b[k + AGREE_SUM_BYTES] += a[k + AGREE_SUM_BYTES];
     }
 }
 
@@ -204,7 +205,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     /* Check locally, then agree: every rank learns whether any rank failed. */
     int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, P, me);
-    long long agreed[AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0};
+    long long agreed[AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0, 0};
     if (local_rc == MPI_SUCCESS) {
         int ts;
         MPI_Type_size(inplace ? recvtype : sendtype, &ts);
@@ -220,6 +221,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         agreed[AGREE_MAX_BLOCK] = maxb;
         agreed[AGREE_MAX_TOTAL] = total;
         agreed[AGREE_ZERO_BLOCKS] = zeros;
+        agreed[AGREE_SUM_BYTES] = total;
     }
     rc = agree(ctx, agreed);
     if (rc != MPI_SUCCESS)
@@ -299,7 +301,8 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     a.ssize = (size_t)ssize;
     a.max_block_bytes = (size_t)agreed[AGREE_MAX_BLOCK];
     a.total_bytes_max = (size_t)agreed[AGREE_MAX_TOTAL];
-    a.zero_fraction = P ? (double)agreed[AGREE_ZERO_BLOCKS] / ((double)P * P) : 0.0;
+    a.zero_fraction = (double)agreed[AGREE_ZERO_BLOCKS] / ((double)P * P);
+    a.mean_block_bytes = (double)agreed[AGREE_SUM_BYTES] / ((double)P * P);
     for (int i = 0; i < alg->info.nparams; i++)
         a.param[i] = resolve_param(&alg->info.params[i], opt->value[i], P);
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);

@@ -72,22 +72,33 @@ static int keyvals_init(void)
     return MPI_SUCCESS;
 }
 
-/* Positive integer from the environment, 0 if unset; -1 if malformed. */
-static int env_positive(const char *name)
+/*
+ * TUNA_RANKS_PER_NODE: "Q" (logical nodes of Q consecutive ranks) or
+ * "Q:roundrobin" (rank r on node r mod ceil(P/Q)). *q = 0 when unset;
+ * returns -1 when malformed.
+ */
+static int env_ranks_per_node(int *q, bool *roundrobin)
 {
-    const char *s = getenv(name);
+    const char *s = getenv("TUNA_RANKS_PER_NODE");
+    *q = 0;
+    *roundrobin = false;
     if (!s || !*s)
         return 0;
     char *end;
     long v = strtol(s, &end, 10);
-    if (*end != '\0' || v < 1 || v > 1 << 30)
+    if (end == s || v < 1 || v > 1 << 30)
         return -1;
-    return (int)v;
+    if (strcmp(end, ":roundrobin") == 0)
+        *roundrobin = true;
+    else if (*end != '\0')
+        return -1;
+    *q = (int)v;
+    return 0;
 }
 
 /*
  * Node topology: node ids ordered by each node's lowest rank; local ranks in
- * rank order. TUNA_RANKS_PER_NODE=Q forces logical nodes of Q consecutive ranks.
+ * rank order. TUNA_RANKS_PER_NODE forces logical nodes (see env_ranks_per_node).
  */
 static int topology_init(tuna_ctx *c)
 {
@@ -96,11 +107,20 @@ static int topology_init(tuna_ctx *c)
     c->local_of = tuna_malloc(sizeof(int) * (size_t)P);
     if (!c->node_of || !c->local_of)
         return MPI_ERR_NO_MEM;
-    int q = env_positive("TUNA_RANKS_PER_NODE");
-    if (q < 0)
-        return tuna_error_set(MPI_ERR_ARG, "TUNA_RANKS_PER_NODE='%s' is not a positive integer",
+    int q;
+    bool roundrobin;
+    if (env_ranks_per_node(&q, &roundrobin) < 0)
+        return tuna_error_set(MPI_ERR_ARG,
+                              "TUNA_RANKS_PER_NODE='%s' is not Q or Q:roundrobin with Q a "
+                              "positive integer",
                               getenv("TUNA_RANKS_PER_NODE"));
-    if (q > 0) {
+    if (q > 0 && roundrobin) {
+        int nn = (P + q - 1) / q; /* node r mod nn: node j's lowest rank is j */
+        for (int r = 0; r < P; r++) {
+            c->node_of[r] = r % nn;
+            c->local_of[r] = r / nn;
+        }
+    } else if (q > 0) {
         for (int r = 0; r < P; r++) {
             c->node_of[r] = r / q;
             c->local_of[r] = r % q;

@@ -1,5 +1,5 @@
 /* Option strings: "ALGORITHM[:key=value[,key=value...]]", parsed and formatted. */
-#include "tuna_internal.h"
+#include "tuna_coll.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,14 +8,24 @@
 
 int tuna_algorithm_count(tuna_collective coll)
 {
-    return coll == TUNA_ALLTOALLV ? tuna_a2av_table_len : 0;
+    switch (coll) {
+    case TUNA_ALLTOALLV: return tuna_a2av_table_len;
+    case TUNA_ALLGATHER: return tuna_ag_table_len;
+    case TUNA_ALLREDUCE: return tuna_ar_table_len;
+    default: return 0;
+    }
 }
 
 const tuna_algorithm_info *tuna_algorithm_get(tuna_collective coll, int index)
 {
-    if (coll != TUNA_ALLTOALLV || index < 0 || index >= tuna_a2av_table_len)
+    if (index < 0 || index >= tuna_algorithm_count(coll))
         return NULL;
-    return &tuna_a2av_table[index].info;
+    switch (coll) {
+    case TUNA_ALLTOALLV: return &tuna_a2av_table[index].info;
+    case TUNA_ALLGATHER: return &tuna_ag_table[index].info;
+    case TUNA_ALLREDUCE: return &tuna_ar_table[index].info;
+    default: return NULL;
+    }
 }
 
 static int find_n(tuna_collective coll, const char *name, size_t len)
@@ -36,7 +46,12 @@ int tuna_algorithm_find(tuna_collective coll, const char *name)
 
 static const char *collective_name(tuna_collective coll)
 {
-    return coll == TUNA_ALLTOALLV ? "alltoallv" : "?";
+    switch (coll) {
+    case TUNA_ALLTOALLV: return "alltoallv";
+    case TUNA_ALLGATHER: return "allgather";
+    case TUNA_ALLREDUCE: return "allreduce";
+    default: return "?";
+    }
 }
 
 /* Parse one value token; symbolic values only where the range reaches P. */
@@ -187,13 +202,20 @@ too_small:
 
 static const char *env_name(tuna_collective coll)
 {
-    return coll == TUNA_ALLTOALLV ? "TUNA_ALLTOALLV" : NULL;
+    switch (coll) {
+    case TUNA_ALLTOALLV: return "TUNA_ALLTOALLV";
+    case TUNA_ALLGATHER: return "TUNA_ALLGATHER";
+    case TUNA_ALLREDUCE: return "TUNA_ALLREDUCE";
+    default: return NULL;
+    }
 }
 
 /* Built-in default when the environment says nothing. */
 static const char *builtin_default(tuna_collective coll)
 {
-    (void)coll;
+    /* recursive-doubling: log2 P rounds, any P, any op (rank-ordered reduction). */
+    if (coll == TUNA_ALLGATHER || coll == TUNA_ALLREDUCE)
+        return "recursive-doubling";
     return "scattered";
 }
 

@@ -123,6 +123,7 @@ typedef struct tuna_a2av_args {
     size_t max_block_bytes;     /* global maximum over all ranks of any block's bytes */
     size_t total_bytes_max;     /* global maximum over ranks of bytes sent by one rank */
     double zero_fraction;       /* global fraction of empty blocks */
+    double mean_block_bytes;    /* global mean block size in bytes */
 } tuna_a2av_args;
 
 typedef int (*tuna_a2av_fn)(const tuna_a2av_args *a);
@@ -147,6 +148,12 @@ int tuna_a2av_xor(const tuna_a2av_args *a);
 int tuna_a2av_multipair(const tuna_a2av_args *a);
 int tuna_a2av_multipair_waitany(const tuna_a2av_args *a);
 int tuna_a2av_multipair_testany(const tuna_a2av_args *a);
+int tuna_a2av_bruck(const tuna_a2av_args *a);
+int tuna_a2av_padded_bruck(const tuna_a2av_args *a);
+int tuna_a2av_twophase_bruck(const tuna_a2av_args *a);
+int tuna_a2av_tuna(const tuna_a2av_args *a);
+int tuna_a2av_coalesced(const tuna_a2av_args *a);
+int tuna_a2av_staggered(const tuna_a2av_args *a);
 
 /* Shared engines of several algorithms. */
 int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag);
@@ -204,6 +211,28 @@ typedef struct tuna_bytes_view {
 int tuna_bytes_view_open(const tuna_a2av_args *a, tuna_bytes_view *v);
 /* Unpack received blocks (if needed) and release the view's memory. */
 int tuna_bytes_view_close(const tuna_a2av_args *a, tuna_bytes_view *v, int rc);
+
+/*
+ * Radix-2 Bruck family helpers (src/alltoallv/bruck_common.c). "Slot" i of a
+ * rank's working set holds the block travelling distance i (to rank+i before
+ * the rounds, from rank-i after them); round k moves the slots with bit k set.
+ */
+int tuna_bruck_rounds(int P);                        /* ceil(log2 P); 0 for P = 1 */
+int tuna_bruck_round_slots(int P, int k, int *idx);  /* slots of round k; <= P/2 of them */
+static inline int tuna_bruck_rank(int me, long long off, int P)
+{
+    return (int)((((long long)me + off) % P + P) % P);
+}
+int tuna_bruck_padded_size(size_t nslots, size_t B, size_t *bytes);
+void tuna_bruck_pad(const tuna_bytes_view *v, int P, int shift, size_t B, char *w);
+void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative, size_t B,
+                         const char *w, const unsigned char *upper);
+void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool inverse);
+int tuna_bruck_padded_rounds_packed(const tuna_a2av_args *a, char *w, size_t B, int tag,
+                                    tuna_timer *tm, size_t *temp_bytes);
+int tuna_bruck_block_type(size_t bytes, MPI_Datatype *type);
+int tuna_bruck_exchange_bytes(void *rbuf, size_t rbytes, int src, const void *sbuf,
+                              size_t sbytes, int dst, int tag, MPI_Comm comm);
 
 /* Send / receive `bytes` raw bytes (any size, including > INT_MAX). */
 int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,

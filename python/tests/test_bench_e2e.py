@@ -1,0 +1,203 @@
+"""End-to-end: a 4-rank tuna-bench sweep writes JSON lines that parse and hold every
+configuration asked for; every `tuna plot` command turns them into non-empty PNG files.
+
+Run by CTest (test bench_e2e_pytest), which sets TUNA_BENCH to the built tuna-bench and
+TUNA_MPIEXEC / TUNA_MPIEXEC_FLAGS to the configured launcher. Run by hand:
+    TUNA_BENCH=build/tools/tuna-bench python3 -m pytest python/tests
+"""
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the tuna_tools package without installing it
+
+from tuna_tools import cli  # noqa: E402
+
+NP = 4
+SIZES = [64, 1024]
+DISTS = ["uniform", "powerlaw:exponent=1.5"]
+BLOCKS = [1, 4]
+
+
+def bench_path():
+    path = os.environ.get("TUNA_BENCH") or shutil.which("tuna-bench")
+    if not path or not os.path.exists(path):
+        pytest.skip("tuna-bench not found: set TUNA_BENCH (CTest does)")
+    return path
+
+
+def launcher():
+    mpiexec = os.environ.get("TUNA_MPIEXEC") or shutil.which("mpiexec") or "mpiexec"
+    flags = os.environ.get("TUNA_MPIEXEC_FLAGS")
+    if flags is None:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
+        flags = "--oversubscribe --allow-run-as-root" if "Open MPI" in out or "OpenRTE" in out \
+            else ""
+    return [mpiexec] + flags.split() + ["-n", str(NP)]
+
+
+def data_dir():
+    return Path(os.environ.get("TUNA_TEST_DATA", HERE.parent.parent / "tests" / "data"))
+
+
+def parse_list(text):
+    """algorithm -> [(param, lo, hi, default)] from `tuna-bench --list`."""
+    algs = {}
+    current = None
+    for line in text.splitlines():
+        m = re.match(r"^  (\S+)\s{2,}\S", line)
+        if m and not line.startswith("    "):
+            current = m.group(1)
+            algs[current] = []
+            continue
+        m = re.match(r"^\s+(\w+) in \[(\w+), (\w+)\], default (\w+):", line)
+        if m and current:
+            algs[current].append(m.groups())
+    return algs
+
+
+def resolve(token, P):
+    return P if token == "P" else math.ceil(math.sqrt(P)) if token == "sqrtP" else int(token)
+
+
+def expected_values(param, P):
+    name, lo, hi, default = param
+    lo, hi = resolve(lo, P), resolve(hi, P)
+    if name == "radix":
+        vals = range(2, P + 1)
+    elif name == "block":
+        vals = BLOCKS
+    else:
+        vals = [resolve(default, P)]
+    return sorted({min(max(v, lo), max(lo, hi)) for v in vals})
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    bench = bench_path()
+    listing = subprocess.run([bench, "--list"], capture_output=True, text=True, timeout=60)
+    assert listing.returncode == 0, listing.stderr
+    table = parse_list(listing.stdout)
+    assert "vendor" in table and "scattered" in table, listing.stdout
+    algorithms = ["vendor", "scattered"]
+    # An algorithm with a radix for the radix plot and the heatmap (TuNA when it is there).
+    radix_algs = [a for a, ps in table.items() if any(p[0] == "radix" for p in ps)]
+    radix_alg = "tuna" if "tuna" in radix_algs else (radix_algs[0] if radix_algs else None)
+    if radix_alg:
+        algorithms.append(radix_alg)
+    out = tmp_path_factory.mktemp("bench")
+    jsonl = out / "sweep.jsonl"
+    cmd = launcher() + [bench, "--algorithms", ",".join(algorithms), "--radix", "2:P",
+                        "--block", ",".join(map(str, BLOCKS)),
+                        "--sizes", ",".join(map(str, SIZES)), "--iters", "3", "--warmup", "1",
+                        "--json", str(jsonl), "--run-name", "e2e"]
+    for d in DISTS:
+        cmd += ["--dist", d]
+    cmd += ["--dist", f"matrix:{data_dir() / 'ml_4.txt'}", "--scale", "1e-4"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
+    return {"jsonl": jsonl, "table": table, "algorithms": algorithms, "radix_alg": radix_alg,
+            "stdout": proc.stdout, "stderr": proc.stderr, "dir": out}
+
+
+def test_json_lines_hold_every_configuration(sweep):
+    lines = sweep["jsonl"].read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    expected = set()
+    for alg in sweep["algorithms"]:
+        params = sweep["table"][alg]
+        combos = [{}]
+        for p in params:
+            combos = [dict(c, **{p[0]: v}) for c in combos for v in expected_values(p, NP)]
+        for dist in DISTS:
+            for size in SIZES:
+                for c in combos:
+                    expected.add((alg, dist, size, tuple(sorted(c.items()))))
+        for c in combos:
+            expected.add((alg, "matrix", None, tuple(sorted(c.items()))))
+    got = []
+    for r in records:
+        dist = r["dist"]["spec"] if r["dist"]["name"] != "matrix" else "matrix"
+        got.append((r["algorithm"], dist, r["dist"]["S"], tuple(sorted(r["params"].items()))))
+    assert len(got) == len(set(got)), "a configuration appears twice"
+    assert set(got) == expected
+    for r in records:
+        assert r["status"] == "ok" and r["verified"] is True, r
+        m = r["machine"]
+        assert m["P"] == NP and m["hostname"] and m["mpi_library"] and m["nodes"] >= 1
+        assert r["run"]["iterations"] == 3 and r["run"]["warmup"] == 1
+        assert r["run"]["name"] == "e2e" and "--json" in r["run"]["command"]
+        t = r["time"]
+        assert 0 < t["min"] <= t["median"] <= t["p90"] <= t["max"]
+        assert len(r["samples"]) == 3 and len(r["vendor_samples"]) == 3
+        assert r["vendor"]["median"] > 0 and r["speedup"] > 0
+        assert set(r["phases"]) == {"prepare", "metadata", "data", "copy", "rearrange", "inter"}
+        assert isinstance(r["temp_bytes"], int) and r["temp_bytes"] >= 0
+        assert r["dist"]["seed"] == 1 and r["dist"]["unit"] == "bytes"
+    matrix = [r for r in records if r["dist"]["name"] == "matrix"]
+    # ml_4.txt scaled by 1e-4: 12 non-zero blocks, the largest 104841216 B -> 10484 B.
+    assert matrix and all(r["dist"]["max_block_bytes"] == 10484 for r in matrix)
+    assert all(abs(r["dist"]["zero_fraction"] - 0.25) < 1e-9 for r in matrix)
+
+
+def test_table_and_progress(sweep):
+    assert "speedup" in sweep["stdout"] and "vendor_us" in sweep["stdout"]
+    assert "scattered:block=1" in sweep["stdout"]
+    assert re.search(r"\[\d+/\d+\]", sweep["stderr"]), "no progress on stderr"
+
+
+@pytest.mark.parametrize("kind", ["radix", "compare", "heatmap", "breakdown"])
+def test_plot_commands_write_png(sweep, kind, capsys):
+    if kind in ("radix", "heatmap") and not sweep["radix_alg"]:
+        pytest.skip("no algorithm with a radix parameter in the table")
+    prefix = sweep["dir"] / "figs" / kind
+    argv = ["plot", kind, str(sweep["jsonl"]), "-o", str(prefix), "--formats", "png,svg"]
+    if kind in ("radix", "heatmap"):
+        argv += ["--algorithm", sweep["radix_alg"]]
+    assert cli.main(argv) == 0
+    written = capsys.readouterr().out.split()
+    pngs = [Path(p) for p in written if p.endswith(".png")]
+    svgs = [Path(p) for p in written if p.endswith(".svg")]
+    assert pngs and len(pngs) == len(svgs)
+    for p in pngs:
+        data = p.read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 5000, p
+    for s in svgs:
+        assert s.stat().st_size > 1000
+
+
+def test_plot_rejects_bad_input(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    assert cli.main(["plot", "compare", str(bad), "-o", str(tmp_path / "x")]) == 1
+    assert "not JSON" in capsys.readouterr().err
+
+
+def test_bench_rejects_bad_arguments():
+    bench = bench_path()
+    for args, message in ((["--sizes", "16:abc"], "abc"),
+                          (["--dist", "gaussian"], "gaussian"),
+                          (["--algorithms", "nosuch"], "nosuch"),
+                          (["--param", "block=2:x"], "2:x"),
+                          (["--iters", "0"], "--iters")):
+        proc = subprocess.run(launcher() + [bench] + args, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode != 0, args
+        assert message in proc.stderr, (args, proc.stderr)
+
+
+def test_bench_rejects_matrix_of_wrong_size():
+    bench = bench_path()
+    proc = subprocess.run(launcher() + [bench, "--dist", f"matrix:{data_dir() / 'ml_8.txt'}",
+                                        "-a", "vendor", "-n", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "ml_8.txt" in proc.stderr and "P = 4" in proc.stderr

@@ -1,0 +1,124 @@
+"""Reading tuna-bench's JSON lines (one record per configuration)."""
+import gzip
+import json
+import os
+import statistics
+
+
+def load(paths):
+    """Records of every file (plain or .gz), in order. Raises ValueError naming the file and
+    line."""
+    records = []
+    for path in paths:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path}:{lineno}: not JSON: {err}") from None
+                if not isinstance(rec, dict) or "algorithm" not in rec:
+                    raise ValueError(f"{path}:{lineno}: not a tuna-bench record")
+                records.append(rec)
+    return records
+
+
+def ok(records):
+    """Records whose configuration ran and was verified."""
+    return [r for r in records if r.get("status") == "ok"]
+
+
+def procs(rec):
+    return rec["machine"]["P"]
+
+
+def size_bytes(rec):
+    """The distribution's maximum block size S in bytes (None for count matrices from files)."""
+    return rec["dist"].get("S_bytes")
+
+
+def dist_label(rec):
+    """The distribution; count matrices read from files are labelled by kind and scale only,
+    so the files of several P (ml_4.txt, ml_8.txt, ...) make one figure."""
+    d = rec["dist"]
+    if d.get("file") is not None:
+        return f"{d['name']}:scale={d.get('scale', 1):g}"
+    return d["spec"]
+
+
+def size_text(rec):
+    """S with its unit, or the matrix file's name."""
+    d = rec["dist"]
+    if d.get("S_bytes") is None:
+        return os.path.basename(d.get("file") or "file")
+    return None
+
+
+def rpn(rec):
+    return rec["machine"].get("ranks_per_node")
+
+
+def rpn_env(rec):
+    """Logical ranks per node set with --ranks-per-node (TUNA_RANKS_PER_NODE), 0 if not set."""
+    return rec.get("ranks_per_node_env") or 0
+
+
+def rpn_text(q):
+    return f", {q} ranks/node (logical)" if q else ""
+
+
+def median_time(rec):
+    return rec["time"]["median"]
+
+
+def speedup(rec):
+    """Vendor median / algorithm median, both measured interleaved in the same run."""
+    return rec["speedup"]
+
+
+def filter_records(records, args):
+    """Apply the common --dist / --procs / --rpn / --algorithms filters."""
+    out = []
+    algs = set(args.algorithms.split(",")) if getattr(args, "algorithms", None) else None
+    for r in records:
+        if args.dist and args.dist not in (r["dist"]["name"], r["dist"]["spec"]):
+            continue
+        if args.procs and procs(r) not in args.procs:
+            continue
+        if args.rpn and rpn(r) not in args.rpn:
+            continue
+        if algs and r["algorithm"] not in algs:
+            continue
+        out.append(r)
+    return out
+
+
+def group_by(records, key):
+    """Ordered dict of key(record) -> records, keys sorted (None last)."""
+    groups = {}
+    for r in records:
+        groups.setdefault(key(r), []).append(r)
+    return dict(sorted(groups.items(), key=lambda kv: _sort_key(kv[0])))
+
+
+def _sort_key(k):
+    if isinstance(k, tuple):
+        return tuple(_sort_key(x) for x in k)
+    return (k is None, "" if k is None else k if not isinstance(k, str) else k)
+
+
+def vendor_median(records):
+    """Median of the interleaved vendor medians of a group of configurations."""
+    vals = [r["vendor"]["median"] for r in records]
+    return statistics.median(vals) if vals else None
+
+
+def best_per_algorithm(records):
+    """algorithm -> (fastest record by median, all records of that algorithm)."""
+    by_alg = {}
+    for r in records:
+        by_alg.setdefault(r["algorithm"], []).append(r)
+    return {a: (min(rs, key=median_time), rs) for a, rs in by_alg.items()}

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Generate SimGrid (SMPI) platform files for tuna's at-scale simulations.
+
+Each platform is one SimGrid <cluster> built from a few documented numbers:
+
+  cores       cores per node (the hostfile may place fewer ranks per node)
+  nic_count   network interfaces per node, nic_bw each: the node's injection limit
+              nic_count * nic_bw each way (a limiter link of twice that, since SimGrid's
+              limiter link is shared by both directions)
+  link_bw     bandwidth of one network link (torus/dragonfly/fat-tree links)
+  link_lat    latency of one network link (per hop)
+  intra_bw    bandwidth of the node's loopback link, shared by all ranks of the node (memory
+              copy rate of intra-node MPI messages)
+  intra_lat   latency of one intra-node message
+  os, or      per-message software overheads (send, receive), charged by SMPI through
+              smpi/os, smpi/or and smpi/ois (SimGrid charges nothing by default)
+
+Next to each <name>.xml the script writes <name>.json with the same numbers, which
+`tuna sim` reads to pick ranks per node, set the SMPI overheads and compute the lower bound.
+
+Usage:
+  sim/gen_platform.py                      # regenerate every preset into sim/platforms/
+  sim/gen_platform.py --preset fugaku      # one preset
+  sim/gen_platform.py --name mine --topology fat-tree --nodes 64 --cores 16 \
+      --nic-count 1 --nic-bw 12.5e9 --link-bw 12.5e9 --link-lat 1e-6 \
+      --intra-bw 50e9 --intra-lat 3e-7 --os 5e-7 --or 5e-7 --out-dir /tmp/plat
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+# Presets: machine-like numbers with their sources. Sizes are the largest simulated
+# machine; smaller runs use the first nodes of the hostfile order.
+PRESETS = {
+    "fugaku": {
+        "description": "Fugaku-like: A64FX nodes on a Tofu-D-like 3-D torus",
+        "topology": "torus",
+        # 512 nodes = 16384 ranks at 32 per node (the TuNA paper's largest Fugaku run).
+        "dims": [8, 8, 8],
+        "cores": 48,
+        "ranks_per_node": 32,
+        "nic_count": 6,          # six Tofu network interfaces (TNIs) per node
+        "nic_bw": 6.8e9,         # 6.8 GB/s per TNI / link (28 Gbps x 2 lanes)
+        "link_bw": 6.8e9,        # 6.8 GB/s per Tofu-D link
+        "link_lat": 1.0e-7,      # per-hop switching delay, ~100 ns
+        "intra_bw": 100e9,       # shared-memory copies within one A64FX node (assumed)
+        "intra_lat": 3.0e-7,
+        "os": 2.0e-7,            # 0.49 us one-hop 8-byte put = os + or + hop
+        "or": 2.0e-7,
+        "sources": [
+            "Y. Ajima et al., 'The Tofu Interconnect D', IEEE CLUSTER 2018: 6 TNIs per node, "
+            "6.8 GB/s per link, 0.49 us one-hop put latency",
+            "Fujitsu A64FX datasheet: 48 compute cores per node",
+            "K. Fan et al., 'TuNA: Tunable Non-uniform All-to-all', 32 ranks per Fugaku node",
+            "Tofu-D is a 6-D mesh/torus (24x23x17x2x3x2); a 3-D torus with the same link figures "
+            "is the approximation SimGrid's TORUS zone allows",
+        ],
+    },
+    "polaris": {
+        "description": "Polaris-like: 32-core nodes, two 200 Gb/s NICs, Slingshot-like "
+                       "dragonfly",
+        "topology": "dragonfly",
+        # groups,links;chassis,links;routers,links;nodes: 8 groups x 2 chassis x 4 routers x
+        # 8 nodes = 512 nodes (16384 ranks at 32 per node).
+        "dragonfly": [[8, 2], [2, 2], [4, 1], 8],
+        "cores": 32,
+        "ranks_per_node": 32,
+        "nic_count": 2,          # two HPE Cassini NICs per node
+        "nic_bw": 25e9,          # 200 Gb/s each
+        # SimGrid's dragonfly has one link per node: it carries both NICs (2 x 25 GB/s), and
+        # the router-to-router links get the same figure.
+        "link_bw": 50e9,
+        "link_lat": 3.0e-7,      # ~300 ns Rosetta switch traversal
+        "intra_bw": 50e9,        # shared-memory copies within one EPYC node (assumed)
+        "intra_lat": 4.0e-7,
+        "os": 5.0e-7,            # ~2 us MPI ping-pong across the dragonfly
+        "or": 5.0e-7,
+        "sources": [
+            "ALCF Polaris user guide: AMD EPYC Milan 7543P (32 cores), 2 Slingshot 11 NICs "
+            "per node, 200 Gb/s each, dragonfly topology",
+            "D. De Sensi et al., 'An In-Depth Analysis of the Slingshot Interconnect', SC20: "
+            "~350 ns switch latency, MPI latency around 2 us",
+        ],
+    },
+    "fattree": {
+        "description": "generic cluster: 16-core nodes on a 2-level fat-tree of 100 Gb/s "
+                       "links",
+        "topology": "fat-tree",
+        # levels;down;up;link counts: 16 leaf switches x 16 nodes = 256 nodes.
+        "fat_tree": [2, [16, 16], [1, 16], [1, 1]],
+        "cores": 16,
+        "ranks_per_node": 16,
+        "nic_count": 1,
+        "nic_bw": 12.5e9,        # one 100 Gb/s EDR InfiniBand HCA
+        "link_bw": 12.5e9,
+        "link_lat": 5.0e-7,
+        "intra_bw": 40e9,
+        "intra_lat": 3.0e-7,
+        "os": 5.0e-7,            # DESIGN.md's default per-message overheads
+        "or": 5.0e-7,
+        "sources": [
+            "Generic EDR InfiniBand cluster: 100 Gb/s links, ~1 us MPI latency "
+            "(Mellanox EDR product brief)",
+        ],
+    },
+}
+
+
+def node_count(p):
+    t = p["topology"]
+    if t == "torus":
+        return math.prod(p["dims"])
+    if t == "dragonfly":
+        (g, _), (c, _), (r, _), n = p["dragonfly"]
+        return g * c * r * n
+    if t == "fat-tree":
+        return math.prod(p["fat_tree"][1])
+    if t == "crossbar":
+        return p["nodes"]
+    raise ValueError(f"unknown topology {t}")
+
+
+def topo_attributes(p):
+    t = p["topology"]
+    if t == "torus":
+        return ' topology="TORUS" topo_parameters="%s"' % ",".join(map(str, p["dims"]))
+    if t == "dragonfly":
+        (g, gl), (c, cl), (r, rl), n = p["dragonfly"]
+        return (' topology="DRAGONFLY" topo_parameters="%d,%d;%d,%d;%d,%d;%d"'
+                % (g, gl, c, cl, r, rl, n))
+    if t == "fat-tree":
+        levels, down, up, count = p["fat_tree"]
+        return (' topology="FAT_TREE" topo_parameters="%d;%s;%s;%s"'
+                % (levels, ",".join(map(str, down)), ",".join(map(str, up)),
+                   ",".join(map(str, count))))
+    return ""  # crossbar: SimGrid's plain cluster
+
+
+def xml_text(name, p):
+    n = node_count(p)
+    inject = p["nic_count"] * p["nic_bw"]
+    lines = [
+        "<?xml version='1.0'?>",
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
+        "<!--",
+        f"  {name}: {p['description']}.",
+        "  Generated by sim/gen_platform.py; edit the numbers there, not here.",
+        f"  {n} nodes, {p['cores']} cores each (run {p['ranks_per_node']} ranks per node).",
+        f"  Node injection: {p['nic_count']} NIC(s) x {p['nic_bw'] / 1e9:g} GB/s "
+        f"= {inject / 1e9:g} GB/s each way (limiter link of twice that: SimGrid's limiter "
+        "is shared by both directions).",
+        f"  Network links: {p['link_bw'] / 1e9:g} GB/s, {p['link_lat'] * 1e9:g} ns per hop.",
+        f"  Intra-node (loopback, shared by the node's ranks): {p['intra_bw'] / 1e9:g} GB/s, "
+        f"{p['intra_lat'] * 1e9:g} ns.",
+        f"  Per-message software overheads (set by tuna sim): os {p['os'] * 1e9:g} ns, "
+        f"or {p['or'] * 1e9:g} ns.",
+        "  Sources:",
+    ]
+    lines += [f"   - {s}" for s in p["sources"]]
+    lines += ["-->", '<platform version="4.1">']
+    # Host speed is irrelevant: simulations run with smpi/simulate-computation:no.
+    lines.append(
+        f'  <cluster id="{name}" prefix="node-" suffix="" radical="0-{n - 1}" speed="1Gf" '
+        f'core="{p["cores"]}" bw="{p["link_bw"]:.6g}Bps" lat="{p["link_lat"]:.6g}s" '
+        f'sharing_policy="SPLITDUPLEX" limiter_link="{2 * inject:.6g}Bps" '
+        f'loopback_bw="{p["intra_bw"]:.6g}Bps" loopback_lat="{p["intra_lat"]:.6g}s"'
+        f'{topo_attributes(p)}/>')
+    lines.append("</platform>")
+    return "\n".join(lines) + "\n"
+
+
+def write(name, p, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    meta = dict(p)
+    meta["name"] = name
+    meta["nodes"] = node_count(p)
+    meta["injection_bw"] = p["nic_count"] * p["nic_bw"]
+    xml_path = os.path.join(out_dir, f"{name}.xml")
+    with open(xml_path, "w", encoding="utf-8") as f:
+        f.write(xml_text(name, p))
+    with open(os.path.join(out_dir, f"{name}.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    return xml_path
+
+
+def main(argv=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description="Generate SimGrid platform files for tuna sim.")
+    ap.add_argument("--preset", choices=sorted(PRESETS), action="append",
+                    help="preset(s) to generate (default: all, unless --name is given)")
+    ap.add_argument("--out-dir", default=os.path.join(here, "platforms"))
+    ap.add_argument("--name", help="a custom platform (needs the numbers below)")
+    ap.add_argument("--topology", choices=["crossbar", "fat-tree", "torus", "dragonfly"],
+                    default="crossbar")
+    ap.add_argument("--nodes", type=int, help="crossbar / fat-tree: node count")
+    ap.add_argument("--dims", help="torus: dimensions, e.g. 8,8,8")
+    ap.add_argument("--dragonfly", help="dragonfly: 'G,GL;C,CL;R,RL;N' as SimGrid takes it")
+    ap.add_argument("--cores", type=int, default=16)
+    ap.add_argument("--ranks-per-node", type=int)
+    ap.add_argument("--nic-count", type=int, default=1)
+    ap.add_argument("--nic-bw", type=float, default=12.5e9, help="bytes/s per NIC")
+    ap.add_argument("--link-bw", type=float, default=12.5e9, help="bytes/s")
+    ap.add_argument("--link-lat", type=float, default=5e-7, help="seconds")
+    ap.add_argument("--intra-bw", type=float, default=40e9, help="bytes/s")
+    ap.add_argument("--intra-lat", type=float, default=3e-7, help="seconds")
+    ap.add_argument("--os", type=float, default=5e-7, help="send overhead, seconds")
+    ap.add_argument("--or", dest="or_", type=float, default=5e-7,
+                    help="receive overhead, seconds")
+    args = ap.parse_args(argv)
+
+    if args.name:
+        p = {"description": f"custom {args.topology} platform", "topology": args.topology,
+             "cores": args.cores, "ranks_per_node": args.ranks_per_node or args.cores,
+             "nic_count": args.nic_count, "nic_bw": args.nic_bw, "link_bw": args.link_bw,
+             "link_lat": args.link_lat, "intra_bw": args.intra_bw,
+             "intra_lat": args.intra_lat, "os": args.os, "or": args.or_,
+             "sources": ["numbers given on the command line"]}
+        if args.topology == "torus":
+            if not args.dims:
+                ap.error("--dims is required for a torus")
+            p["dims"] = [int(x) for x in args.dims.split(",")]
+        elif args.topology == "dragonfly":
+            if not args.dragonfly:
+                ap.error("--dragonfly is required for a dragonfly")
+            parts = args.dragonfly.split(";")
+            if len(parts) != 4:
+                ap.error("--dragonfly takes 'G,GL;C,CL;R,RL;N'")
+            p["dragonfly"] = [[int(x) for x in parts[i].split(",")] for i in range(3)]
+            p["dragonfly"].append(int(parts[3]))
+        else:
+            if not args.nodes:
+                ap.error("--nodes is required for a crossbar or fat-tree")
+            if args.topology == "crossbar":
+                p["nodes"] = args.nodes
+            else:
+                leaf = max(1, int(math.isqrt(args.nodes)))
+                if args.nodes % leaf:
+                    ap.error("fat-tree: --nodes must be a product of two factors <= sqrt")
+                p["fat_tree"] = [2, [leaf, args.nodes // leaf], [1, leaf], [1, 1]]
+        print(write(args.name, p, args.out_dir))
+        return 0
+    for name in args.preset or sorted(PRESETS):
+        print(write(name, PRESETS[name], args.out_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+/*
+ * tuna_allgather: argument checks agreed on by all ranks, normalisation to P
+ * blocks of raw bytes (the receive buffer itself for contiguous receive
+ * types, a packed copy otherwise), own block in place, dispatch.
+ */
+#include "tuna_coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Local argument checks; the result is then agreed on by all ranks. */
+static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      const void *recvbuf, int recvcount, MPI_Datatype recvtype, int me,
+                      size_t *bytes)
+{
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    if (recvtype == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "recvtype is MPI_DATATYPE_NULL (rank %d)", me);
+    if (recvcount < 0)
+        return tuna_error_set(MPI_ERR_COUNT, "recvcount = %d is negative (rank %d)", recvcount,
+                              me);
+    int rsize;
+    TUNA_MPI_CHECK(MPI_Type_size(recvtype, &rsize));
+    *bytes = (size_t)recvcount * (size_t)rsize;
+    if (*bytes > 0 && !recvbuf)
+        return tuna_error_set(MPI_ERR_BUFFER, "recvbuf is NULL but recvcount = %d (rank %d)",
+                              recvcount, me);
+    if (inplace)
+        return MPI_SUCCESS;
+    if (sendtype == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "sendtype is MPI_DATATYPE_NULL (rank %d)", me);
+    if (sendcount < 0)
+        return tuna_error_set(MPI_ERR_COUNT, "sendcount = %d is negative (rank %d)", sendcount,
+                              me);
+    int ssize;
+    TUNA_MPI_CHECK(MPI_Type_size(sendtype, &ssize));
+    size_t sbytes = (size_t)sendcount * (size_t)ssize;
+    if (sbytes > 0 && !sendbuf)
+        return tuna_error_set(MPI_ERR_BUFFER, "sendbuf is NULL but sendcount = %d (rank %d)",
+                              sendcount, me);
+    if (sbytes != *bytes)
+        return tuna_error_set(MPI_ERR_TRUNCATE,
+                              "rank %d sends %zu bytes but receives %zu bytes per rank "
+                              "(type signatures must match)",
+                              me, sbytes, *bytes);
+    if (sbytes > 0 && sendbuf == recvbuf)
+        return tuna_error_set(MPI_ERR_BUFFER,
+                              "sendbuf aliases recvbuf (rank %d); use MPI_IN_PLACE", me);
+    return MPI_SUCCESS;
+}
+
+int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    tuna_error_clear();
+    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
+    if (comm == MPI_COMM_NULL)
+        return tuna_error_set(MPI_ERR_COMM, "tuna_allgather: comm is MPI_COMM_NULL");
+    tuna_options dflt;
+    if (!opt) {
+        int rc = tuna_options_default(TUNA_ALLGATHER, &dflt);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        opt = &dflt;
+    }
+    if (opt->collective != TUNA_ALLGATHER || opt->algorithm < 0 ||
+        opt->algorithm >= tuna_ag_table_len)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_allgather: options are not allgather options "
+                                           "(use tuna_options_parse)");
+    const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
+    tuna_stats_current.algorithm = opt->algorithm;
+    if (!alg->run)
+        return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    int inter = 0;
+    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    if (inter)
+        return tuna_error_set(MPI_ERR_COMM,
+                              "algorithm '%s' supports intracommunicators only "
+                              "(use 'vendor' for intercommunicators)",
+                              alg->info.name);
+
+    tuna_ctx *ctx;
+    int rc = tuna_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const int P = ctx->size, me = ctx->rank;
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+
+    /* Check locally, then agree, so a bad rank can't leave the others waiting. */
+    size_t block = 0;
+    int local_rc = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me,
+                              &block);
+    long long agreed[3] = {local_rc != MPI_SUCCESS, (long long)block, -(long long)block};
+    rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "tuna_allgather: agreement allreduce failed");
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (agreed[0])
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_allgather: invalid arguments on another rank; no data moved");
+    if (agreed[1] != -agreed[2])
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_allgather: recvcount * type size differs across ranks "
+                              "(%lld to %lld bytes); no data moved",
+                              -agreed[2], agreed[1]);
+    if (block == 0)
+        return MPI_SUCCESS;
+
+    MPI_Aint lb, rext;
+    int rsize;
+    MPI_Type_get_extent(recvtype, &lb, &rext);
+    MPI_Type_size(recvtype, &rsize);
+    const bool rcontig = tuna_type_is_contiguous(recvtype);
+    char *user = recvbuf;
+    const MPI_Aint ustride = (MPI_Aint)recvcount * rext;
+    char *work = user;
+    if (!rcontig) {
+        work = tuna_malloc((size_t)P * block);
+        if (!work)
+            return MPI_ERR_NO_MEM;
+        tuna_stats_temp((size_t)P * block);
+    }
+    /* Own block into its slot, as packed bytes. */
+    if (!inplace) {
+        MPI_Aint slb, sext;
+        int ssize;
+        MPI_Type_get_extent(sendtype, &slb, &sext);
+        MPI_Type_size(sendtype, &ssize);
+        rc = tuna_pack_block(sendbuf, sendcount, sendtype, sext, (size_t)ssize,
+                             work + (size_t)me * block, ctx->comm);
+    } else if (!rcontig) {
+        rc = tuna_pack_block(user + me * ustride, recvcount, recvtype, rext, (size_t)rsize,
+                             work + (size_t)me * block, ctx->comm);
+    }
+
+    tuna_ag_args a = {.buf = work, .block = block, .ctx = ctx, .rank = me, .size = P};
+    for (int i = 0; i < alg->info.nparams; i++)
+        a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+    if (rc == MPI_SUCCESS && P > 1)
+        rc = alg->run(&a);
+    if (!rcontig) {
+        for (int j = 0; j < P && rc == MPI_SUCCESS; j++)
+            rc = tuna_unpack_block(work + (size_t)j * block, user + j * ustride, recvcount,
+                                   recvtype, rext, (size_t)rsize, ctx->comm);
+        free(work);
+    }
+    return rc;
+}

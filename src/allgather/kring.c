@@ -1,0 +1,66 @@
+/*
+ * kring allgather: ranks form P/k groups of k consecutive ranks. Phase 1:
+ * every rank runs a ring with the ranks of the same position in the other
+ * groups (P/k - 1 rounds, one block each), so it holds its "column" (the
+ * blocks of that position in every group). Phase 2: a ring inside the group
+ * (k - 1 rounds) passes whole columns, sent as one strided message each.
+ * Rounds: P/k + k - 2. Volume received: (P-1) blocks, as the ring; only
+ * P/k - 1 of the rounds cross groups (nodes, when k = ranks per node).
+ * Any P: k is lowered to the largest divisor of P not above k (prime P with
+ * k < P gives k = 1, the plain ring).
+ */
+#include "tuna_coll.h"
+
+#define TAG_AG_KRING_INTER 202
+#define TAG_AG_KRING_INTRA 203
+
+/* One ring round: receive one `type` at rbuf from left while sending one from sbuf right. */
+static int ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, int right,
+                     int tag, MPI_Comm comm)
+{
+    MPI_Request req[2];
+    TUNA_MPI_CHECK(MPI_Irecv(rbuf, 1, type, left, tag, comm, &req[0]));
+    TUNA_MPI_CHECK(MPI_Isend(sbuf, 1, type, right, tag, comm, &req[1]));
+    TUNA_MPI_CHECK(tuna_coll_waitall(2, req));
+    return MPI_SUCCESS;
+}
+
+int tuna_ag_kring(const tuna_ag_args *a)
+{
+    const int P = a->size, me = a->rank;
+    const int k = tuna_coll_kring_group(P, a->param[0]), G = P / k;
+    const int g = me / k, l = me % k;
+    const size_t B = a->block;
+    MPI_Comm comm = a->ctx->comm;
+    MPI_Datatype blk, col = MPI_DATATYPE_NULL;
+    int rc = tuna_coll_bytes_type(B, &blk);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Phase 1: ring over the groups, at this rank's position l. */
+    int left = ((g - 1 + G) % G) * k + l, right = ((g + 1) % G) * k + l;
+    for (int s = 0; s < G - 1 && rc == MPI_SUCCESS; s++) {
+        int sb = ((g - s + G) % G) * k + l, rb = ((g - s - 1 + G) % G) * k + l;
+        rc = ring_step(a->buf + (size_t)sb * B, a->buf + (size_t)rb * B, blk, left, right,
+                       TAG_AG_KRING_INTER, comm);
+    }
+    /* Phase 2: ring inside the group, one column (G blocks, stride k blocks) per round. */
+    if (rc == MPI_SUCCESS && k > 1) {
+        rc = MPI_Type_create_hvector(G, 1, (MPI_Aint)((size_t)k * B), blk, &col);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Type_commit(&col);
+        if (rc != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "kring: column datatype creation failed");
+        left = g * k + (l - 1 + k) % k;
+        right = g * k + (l + 1) % k;
+        for (int s = 0; s < k - 1 && rc == MPI_SUCCESS; s++) {
+            int sc = (l - s + k) % k, rcol = (l - s - 1 + k) % k;
+            rc = ring_step(a->buf + (size_t)sc * B, a->buf + (size_t)rcol * B, col, left, right,
+                           TAG_AG_KRING_INTRA, comm);
+        }
+    }
+    if (col != MPI_DATATYPE_NULL)
+        MPI_Type_free(&col);
+    MPI_Type_free(&blk);
+    tuna_stats_rounds(G - 1 + k - 1);
+    return rc;
+}

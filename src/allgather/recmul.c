@@ -1,0 +1,131 @@
+/*
+ * recmul allgather (recursive multiplying, radix k): in round r = 0..m-1 a
+ * rank exchanges everything it holds with the k-1 ranks that differ from it
+ * in base-k digit r (distance k^r), so after m = log_k P rounds it holds all.
+ * Blocks stay at their final slots; each round's data is one contiguous range.
+ * Rounds: log_k P (k = P: one round, every pair exchanges once).
+ * Volume received: (P-1) blocks. Messages per round: k-1 sends, k-1 receives.
+ * Any P: with Q = k^m the largest power of k not above P, ranks fold into Q
+ * groups of consecutive ranks (P/Q or P/Q + 1 <= k ranks each); members send
+ * their block to the group's last rank before the rounds and receive the
+ * result from it after them (2 extra rounds; a leader sends P-1 blocks per member).
+ */
+#include "tuna_coll.h"
+
+#include <stdlib.h>
+
+#define TAG_AG_FOLD_IN 204
+#define TAG_AG_FOLD_OUT 205
+#define TAG_AG_RECMUL 206
+
+/* Slots [from, to) of the result buffer. */
+static char *slot(const tuna_ag_args *a, int from)
+{
+    return a->buf + (size_t)from * a->block;
+}
+static size_t span(const tuna_ag_args *a, int from, int to)
+{
+    return (size_t)(to - from) * a->block;
+}
+
+int tuna_ag_fold_member(const tuna_ag_args *a, const tuna_fold *f)
+{
+    const int me = a->rank, P = a->size;
+    MPI_Comm comm = a->ctx->comm;
+    MPI_Request req[3];
+    TUNA_MPI_CHECK(tuna_irecv_bytes(slot(a, 0), span(a, 0, me), f->last, TAG_AG_FOLD_OUT, comm,
+                                    &req[0]));
+    TUNA_MPI_CHECK(tuna_irecv_bytes(slot(a, me + 1), span(a, me + 1, P), f->last,
+                                    TAG_AG_FOLD_OUT, comm, &req[1]));
+    TUNA_MPI_CHECK(tuna_isend_bytes(slot(a, me), a->block, f->last, TAG_AG_FOLD_IN, comm,
+                                    &req[2]));
+    TUNA_MPI_CHECK(tuna_coll_waitall(3, req));
+    return MPI_SUCCESS;
+}
+
+int tuna_ag_fold_in(const tuna_ag_args *a, const tuna_fold *f)
+{
+    int n = f->last - f->first;
+    if (n == 0)
+        return MPI_SUCCESS;
+    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * (size_t)n);
+    if (!req)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = tuna_irecv_bytes(slot(a, f->first + i), a->block, f->first + i, TAG_AG_FOLD_IN,
+                              a->ctx->comm, &req[i]);
+    if (rc == MPI_SUCCESS && tuna_coll_waitall(n, req) != MPI_SUCCESS)
+        rc = tuna_error_set(MPI_ERR_OTHER, "recmul allgather: fold-in receive failed");
+    free(req);
+    return rc;
+}
+
+int tuna_ag_fold_out(const tuna_ag_args *a, const tuna_fold *f)
+{
+    const int P = a->size;
+    int n = f->last - f->first;
+    if (n == 0)
+        return MPI_SUCCESS;
+    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+    if (!req)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_SUCCESS, nreq = 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        int mem = f->first + i;
+        rc = tuna_isend_bytes(slot(a, 0), span(a, 0, mem), mem, TAG_AG_FOLD_OUT, a->ctx->comm,
+                              &req[nreq++]);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_isend_bytes(slot(a, mem + 1), span(a, mem + 1, P), mem, TAG_AG_FOLD_OUT,
+                                  a->ctx->comm, &req[nreq++]);
+    }
+    if (rc == MPI_SUCCESS && tuna_coll_waitall(nreq, req) != MPI_SUCCESS)
+        rc = tuna_error_set(MPI_ERR_OTHER, "recmul allgather: fold-out send failed");
+    free(req);
+    return rc;
+}
+
+int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
+{
+    const int P = a->size, me = a->rank;
+    tuna_fold f;
+    tuna_fold_init(&f, P, k, me);
+    tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
+    if (me != f.last)
+        return tuna_ag_fold_member(a, &f);
+    int rc = tuna_ag_fold_in(a, &f);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)f.k);
+    if (!req)
+        return MPI_ERR_NO_MEM;
+    const int g = f.group;
+    for (int d = 1; d < f.Q && rc == MPI_SUCCESS; d *= f.k) {
+        /* Held: groups [lo, lo + d), aligned; partner j holds [lo + (j - digit) d, + d). */
+        int digit = (g / d) % f.k, lo = g - g % d, nreq = 0;
+        int mine0 = tuna_fold_start(&f, lo), mine1 = tuna_fold_start(&f, lo + d);
+        for (int j = 0; j < f.k && rc == MPI_SUCCESS; j++) {
+            if (j == digit)
+                continue;
+            int plo = lo + (j - digit) * d;
+            int peer = tuna_fold_start(&f, g + (j - digit) * d + 1) - 1;
+            int p0 = tuna_fold_start(&f, plo), p1 = tuna_fold_start(&f, plo + d);
+            rc = tuna_irecv_bytes(slot(a, p0), span(a, p0, p1), peer, TAG_AG_RECMUL,
+                                  a->ctx->comm, &req[nreq++]);
+            if (rc == MPI_SUCCESS)
+                rc = tuna_isend_bytes(slot(a, mine0), span(a, mine0, mine1), peer,
+                                      TAG_AG_RECMUL, a->ctx->comm, &req[nreq++]);
+        }
+        if (rc == MPI_SUCCESS && tuna_coll_waitall(nreq, req) != MPI_SUCCESS)
+            rc = tuna_error_set(MPI_ERR_OTHER, "recmul allgather: round exchange failed");
+    }
+    free(req);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_ag_fold_out(a, &f);
+    return rc;
+}
+
+int tuna_ag_recmul(const tuna_ag_args *a)
+{
+    return tuna_ag_recmul_run(a, (int)a->param[0]);
+}

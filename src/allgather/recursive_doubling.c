@@ -1,0 +1,12 @@
+/*
+ * recursive-doubling allgather: recursive multiplying with radix 2. Round r
+ * exchanges everything held with the partner at distance 2^r (rank xor 2^r).
+ * Rounds: log2 P (+2 when P is not a power of two: the two extra ranks of a
+ * pair fold into one, see recmul.c). Volume received: (P-1) blocks.
+ */
+#include "tuna_coll.h"
+
+int tuna_ag_recursive_doubling(const tuna_ag_args *a)
+{
+    return tuna_ag_recmul_run(a, 2);
+}

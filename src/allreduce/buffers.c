@@ -1,0 +1,49 @@
+/* Element buffers of the allreduce family: temporaries, local reduction, local copy. */
+#include "tuna_coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_AR_SELF_COPY 310
+
+char *tuna_ar_tmp(const tuna_ar_args *a, int n, void **mem)
+{
+    MPI_Aint ext = a->extent < 0 ? -a->extent : a->extent;
+    size_t bytes = n > 0 ? (size_t)(a->true_extent + (MPI_Aint)(n - 1) * ext) : 0;
+    char *m = tuna_malloc(bytes);
+    *mem = m;
+    if (!m)
+        return NULL;
+    tuna_stats_temp(bytes);
+    /* Element 0 sits true_lb below the allocation's start (the last one for negative extents). */
+    char *base = m - a->true_lb;
+    if (a->extent < 0 && n > 0)
+        base += (MPI_Aint)(n - 1) * ext;
+    return base;
+}
+
+int tuna_ar_reduce(const tuna_ar_args *a, const void *in, void *inout, int n)
+{
+    if (n == 0)
+        return MPI_SUCCESS;
+    int rc = MPI_Reduce_local(in, inout, n, a->type, a->op);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "MPI_Reduce_local of %d elements failed", n);
+    return MPI_SUCCESS;
+}
+
+int tuna_ar_copy(const tuna_ar_args *a, const void *src, void *dst, int n)
+{
+    if (n == 0 || src == dst)
+        return MPI_SUCCESS;
+    if (a->contig) {
+        memcpy(dst, src, (size_t)n * (size_t)a->extent);
+        return MPI_SUCCESS;
+    }
+    /* Any datatype: a message to self on the private communicator, no staging copy. */
+    int rc = MPI_Sendrecv(src, n, a->type, a->rank, TAG_AR_SELF_COPY, dst, n, a->type, a->rank,
+                          TAG_AR_SELF_COPY, a->ctx->comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "local copy of %d elements failed", n);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,106 @@
+/*
+ * tuna_allreduce: argument checks agreed on by all ranks, normalisation (the
+ * input copied into recvbuf unless MPI_IN_PLACE, datatype extents), dispatch.
+ */
+#include "tuna_coll.h"
+
+#include <string.h>
+
+static int check_args(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type,
+                      MPI_Op op, int me, int *tsize)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL (rank %d)", me);
+    if (op == MPI_OP_NULL)
+        return tuna_error_set(MPI_ERR_OP, "op is MPI_OP_NULL (rank %d)", me);
+    if (count < 0)
+        return tuna_error_set(MPI_ERR_COUNT, "count = %d is negative (rank %d)", count, me);
+    TUNA_MPI_CHECK(MPI_Type_size(type, tsize));
+    if (count == 0 || *tsize == 0)
+        return MPI_SUCCESS;
+    if (!recvbuf)
+        return tuna_error_set(MPI_ERR_BUFFER, "recvbuf is NULL but count = %d (rank %d)", count,
+                              me);
+    if (!sendbuf)
+        return tuna_error_set(MPI_ERR_BUFFER, "sendbuf is NULL but count = %d (rank %d)", count,
+                              me);
+    if (sendbuf == recvbuf)
+        return tuna_error_set(MPI_ERR_BUFFER,
+                              "sendbuf aliases recvbuf (rank %d); use MPI_IN_PLACE", me);
+    return MPI_SUCCESS;
+}
+
+int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, const tuna_options *opt)
+{
+    tuna_error_clear();
+    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
+    if (comm == MPI_COMM_NULL)
+        return tuna_error_set(MPI_ERR_COMM, "tuna_allreduce: comm is MPI_COMM_NULL");
+    tuna_options dflt;
+    if (!opt) {
+        int rc = tuna_options_default(TUNA_ALLREDUCE, &dflt);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        opt = &dflt;
+    }
+    if (opt->collective != TUNA_ALLREDUCE || opt->algorithm < 0 ||
+        opt->algorithm >= tuna_ar_table_len)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_allreduce: options are not allreduce options "
+                                           "(use tuna_options_parse)");
+    const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
+    tuna_stats_current.algorithm = opt->algorithm;
+    if (!alg->run)
+        return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
+    int inter = 0;
+    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    if (inter)
+        return tuna_error_set(MPI_ERR_COMM,
+                              "algorithm '%s' supports intracommunicators only "
+                              "(use 'vendor' for intercommunicators)",
+                              alg->info.name);
+
+    tuna_ctx *ctx;
+    int rc = tuna_ctx_get(comm, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const int P = ctx->size, me = ctx->rank;
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+
+    /* Check locally, then agree (error flag, count and type size must match everywhere). */
+    int tsize = 0;
+    int local_rc = check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
+    long long agreed[5] = {local_rc != MPI_SUCCESS, count, -(long long)count, tsize,
+                           -(long long)tsize};
+    rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 5, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "tuna_allreduce: agreement allreduce failed");
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (agreed[0])
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_allreduce: invalid arguments on another rank; no data moved");
+    if (agreed[1] != -agreed[2] || agreed[3] != -agreed[4])
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_allreduce: count or datatype size differs across ranks; "
+                              "no data moved");
+    if (count == 0 || tsize == 0)
+        return MPI_SUCCESS;
+
+    tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
+                      .ctx = ctx, .rank = me, .size = P};
+    MPI_Aint lb;
+    MPI_Type_get_extent(datatype, &lb, &a.extent);
+    MPI_Type_get_true_extent(datatype, &a.true_lb, &a.true_extent);
+    int commute = 0;
+    TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
+    a.commute = commute != 0;
+    a.contig = tuna_type_is_contiguous(datatype) && a.extent == (MPI_Aint)tsize;
+    for (int i = 0; i < alg->info.nparams; i++)
+        a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+    if (!inplace)
+        rc = tuna_ar_copy(&a, sendbuf, recvbuf, count);
+    if (rc == MPI_SUCCESS && P > 1)
+        rc = alg->run(&a);
+    return rc;
+}

@@ -1,0 +1,143 @@
+/*
+ * recmul allreduce (recursive multiplying, radix k): in round r = 0..m-1 a
+ * rank exchanges its whole partial result with the k-1 ranks that differ
+ * from it in base-k digit r (distance k^r) and combines the k values in rank
+ * order, v_0 op (v_1 op (... op v_{k-1})), the same association on every
+ * rank, so all ranks get identical results and non-commutative ops keep
+ * MPI's operand order.
+ * Rounds: log_k P. Volume sent per rank: (k-1) n log_k P elements.
+ * Memory: (k-1) n elements.
+ * Any P: with Q = k^m the largest power of k not above P, ranks fold into Q
+ * groups of consecutive ranks (at most k each); members send their vector
+ * to the group's last rank, which reduces the group in rank order before the
+ * rounds and sends the result back after them (2 extra rounds).
+ */
+#include "tuna_coll.h"
+
+#include <stdlib.h>
+
+#define TAG_AR_FOLD_IN 307
+#define TAG_AR_FOLD_OUT 308
+#define TAG_AR_RECMUL 309
+
+static int waitall(int n, MPI_Request *req, const char *what)
+{
+    int rc = tuna_coll_waitall(n, req);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "recmul allreduce: %s failed", what);
+    return MPI_SUCCESS;
+}
+
+/* Leader: reduce the members' vectors (ranks first..last-1) into rbuf, in rank order. */
+static int fold_in(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Request *req)
+{
+    int n = f->last - f->first;
+    for (int i = 0; i < n; i++)
+        TUNA_MPI_CHECK(MPI_Irecv(pool[1 + i], a->count, a->type, f->first + i, TAG_AR_FOLD_IN,
+                                 a->ctx->comm, &req[i]));
+    int rc = waitall(n, req, "fold-in");
+    for (int i = n - 1; i >= 0 && rc == MPI_SUCCESS; i--)
+        rc = tuna_ar_reduce(a, pool[1 + i], a->rbuf, a->count);
+    return rc;
+}
+
+static int fold_out(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req)
+{
+    int n = f->last - f->first;
+    for (int i = 0; i < n; i++)
+        TUNA_MPI_CHECK(MPI_Isend(a->rbuf, a->count, a->type, f->first + i, TAG_AR_FOLD_OUT,
+                                 a->ctx->comm, &req[i]));
+    return waitall(n, req, "fold-out");
+}
+
+/* The log_k Q rounds among leaders; pool[0] is rbuf, pool[1..k-1] temporaries. */
+static int rounds(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Request *req,
+                  int *slot)
+{
+    const int k = f->k, g = f->group;
+    int cur = 0, rc = MPI_SUCCESS;
+    for (int d = 1; d < f->Q && rc == MPI_SUCCESS; d *= k) {
+        int digit = (g / d) % k, nreq = 0;
+        /* slot[j]: pool index holding the value of digit j (mine stays where it is). */
+        for (int j = 0, next = 0; j < k; j++) {
+            if (j == digit) {
+                slot[j] = cur;
+                continue;
+            }
+            if (next == cur)
+                next++;
+            slot[j] = next++;
+        }
+        for (int j = 0; j < k && rc == MPI_SUCCESS; j++) {
+            if (j == digit)
+                continue;
+            int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
+            rc = MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TAG_AR_RECMUL, a->ctx->comm,
+                           &req[nreq++]);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Isend(pool[cur], a->count, a->type, peer, TAG_AR_RECMUL, a->ctx->comm,
+                               &req[nreq++]);
+            if (rc != MPI_SUCCESS)
+                rc = tuna_error_set(rc, "recmul allreduce: posting round %d failed", d);
+        }
+        if (rc == MPI_SUCCESS)
+            rc = waitall(nreq, req, "round exchange");
+        /* Right fold in digit order: the result lands in the buffer of digit k-1. */
+        for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS; j--)
+            rc = tuna_ar_reduce(a, pool[slot[j]], pool[slot[k - 1]], a->count);
+        cur = slot[k - 1];
+    }
+    if (rc == MPI_SUCCESS && cur != 0)
+        rc = tuna_ar_copy(a, pool[cur], a->rbuf, a->count);
+    return rc;
+}
+
+int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
+{
+    const int P = a->size, me = a->rank;
+    tuna_fold f;
+    tuna_fold_init(&f, P, k, me);
+    tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
+    MPI_Comm comm = a->ctx->comm;
+    if (me != f.last) {
+        MPI_Request req;
+        TUNA_MPI_CHECK(MPI_Isend(a->rbuf, a->count, a->type, f.last, TAG_AR_FOLD_IN, comm, &req));
+        TUNA_MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        TUNA_MPI_CHECK(MPI_Recv(a->rbuf, a->count, a->type, f.last, TAG_AR_FOLD_OUT, comm,
+                                MPI_STATUS_IGNORE));
+        return MPI_SUCCESS;
+    }
+    k = f.k;
+    char **pool = tuna_malloc(sizeof(char *) * (size_t)k);
+    void **mem = calloc((size_t)k, sizeof(void *));
+    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)k);
+    int *slot = tuna_malloc(sizeof(int) * (size_t)k);
+    int rc = pool && mem && req && slot ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS) {
+        pool[0] = a->rbuf;
+        for (int i = 1; i < k && rc == MPI_SUCCESS; i++)
+            if (!(pool[i] = tuna_ar_tmp(a, a->count, &mem[i])))
+                rc = MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS)
+        tuna_stats_temp((size_t)(k - 1) * (size_t)a->count * (size_t)a->extent);
+    if (rc == MPI_SUCCESS)
+        rc = fold_in(a, &f, pool, req);
+    if (rc == MPI_SUCCESS)
+        rc = rounds(a, &f, pool, req, slot);
+    if (rc == MPI_SUCCESS)
+        rc = fold_out(a, &f, req);
+    if (mem)
+        for (int i = 1; i < k; i++)
+            free(mem[i]);
+    free(mem);
+    free(pool);
+    free(req);
+    free(slot);
+    return rc == MPI_ERR_NO_MEM ? tuna_error_set(rc, "recmul allreduce: out of memory") : rc;
+}
+
+int tuna_ar_recmul(const tuna_ar_args *a)
+{
+    return tuna_ar_recmul_run(a, (int)a->param[0]);
+}

@@ -1,0 +1,237 @@
+/*
+ * Hierarchical TuNA: the part shared by coalesced.c and staggered.c.
+ *
+ * Ranks are numbered node-major (virtual rank = node*Q + local rank), so any
+ * placement with Q ranks on each of N nodes works. Intra-node phase: the N
+ * nodes run concurrent Q x Q TuNA exchanges (the "implicit" groups: plain
+ * point-to-point on the private communicator, peers mapped through
+ * vrank_to_rank, no communicator split). The block that local rank l sends
+ * to local rank g is made of N sub-blocks: l's blocks for local rank g of
+ * every node. Sub-blocks for this node land in the receive buffer; the
+ * others wait in a staging buffer of (N-1)(Q-1) blocks of the global maximum
+ * block size, so that afterwards local rank g holds everything its node
+ * sends to local rank g of every other node. Inter-node phase: a metadata
+ * exchange with the peer of the same local rank on every other node (Q sizes
+ * each), then the data, in the pattern of coalesced.c or staggered.c.
+ */
+#include "tuna_engine.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_HIER_META 142
+#define TAG_HIER_DATA 143
+#define TAG_INTER_META 144
+
+typedef struct hier_mem {
+    const char **sp;
+    char **rp;
+    size_t *sb, *cap, *got;
+    int *members, *peers;
+    char **ptrs;
+    size_t *bytes;
+    uint64_t *meta;
+    MPI_Request *req;
+    char *stage, *discard;
+} hier_mem;
+
+static void hier_mem_free(hier_mem *m)
+{
+    free(m->sp);
+    free(m->rp);
+    free(m->sb);
+    free(m->members);
+    free(m->ptrs);
+    free(m->bytes);
+    free(m->meta);
+    free(m->req);
+    free(m->stage);
+    free(m->discard);
+}
+
+/* Inter-node metadata: send the out sizes, learn the in sizes, place the in blocks. */
+static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, const char *name)
+{
+    const int Q = h->Q, nd = h->N - 1;
+    MPI_Comm comm = h->a->ctx->comm;
+    const int *v2r = h->a->ctx->vrank_to_rank;
+    uint64_t *out = m->meta, *in = m->meta + (size_t)nd * Q;
+    int rc = MPI_SUCCESS;
+    for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
+        rc = MPI_Irecv(in + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->from_rank[d - 1],
+                       TAG_INTER_META, comm, &m->req[2 * (d - 1)]);
+    for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
+        for (int l = 0; l < Q; l++)
+            out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
+        rc = MPI_Isend(out + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->to_rank[d - 1],
+                       TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
+    }
+    if (rc != MPI_SUCCESS || MPI_Waitall(2 * nd, m->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        return tuna_error_set(rc ? rc : MPI_ERR_OTHER, "%s: inter-node metadata exchange failed",
+                              name);
+    size_t ntrunc = 0, M = h->a->max_block_bytes;
+    for (int d = 1; d <= nd; d++)
+        for (int l = 0; l < Q; l++) {
+            int src = v2r[((h->node - d + h->N) % h->N) * Q + l];
+            ntrunc += in[(size_t)(d - 1) * Q + l] > v->rbytes[src];
+        }
+    if (ntrunc && !(m->discard = tuna_malloc(ntrunc * M)))
+        return MPI_ERR_NO_MEM;
+    int rc_trunc = MPI_SUCCESS;
+    size_t used = 0;
+    for (int d = 1; d <= nd; d++)
+        for (int l = 0; l < Q; l++) {
+            size_t idx = (size_t)(d - 1) * Q + l, bytes = (size_t)in[idx];
+            int src = v2r[((h->node - d + h->N) % h->N) * Q + l];
+            h->in_bytes[idx] = bytes;
+            h->in_ptr[idx] = NULL;
+            if (bytes > v->rbytes[src]) {
+                rc_trunc = tuna_error_set(MPI_ERR_TRUNCATE,
+                                          "%s: rank %d receives %zu bytes from rank %d but its "
+                                          "recvcounts allow %zu",
+                                          name, h->a->rank, bytes, src, v->rbytes[src]);
+                h->in_ptr[idx] = m->discard + used++ * M;
+            } else if (bytes) {
+                h->in_ptr[idx] = v->rbase + v->roff[src];
+            }
+        }
+    return rc_trunc;
+}
+
+int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn inter)
+{
+    tuna_ctx *c = a->ctx;
+    const int P = a->size, me = a->rank;
+    if (c->ranks_per_node == 0) {
+        if (me == 0)
+            tuna_log(1,
+                     "%s: the %d nodes do not all have the same number of ranks (P = %d); "
+                     "falling back to flat tuna:radix=%ld",
+                     name, c->nnodes, P, a->param[0]);
+        return tuna_a2av_tuna(a);
+    }
+    tuna_timer tm;
+    tuna_timer_start(&tm);
+    const int Q = c->ranks_per_node, N = c->nnodes;
+    const int *v2r = c->vrank_to_rank;
+    const int vme = c->rank_to_vrank[me], node = vme / Q, g = vme % Q;
+    const size_t M = a->max_block_bytes;
+    tuna_bytes_view v;
+    int rc = tuna_bytes_view_open(a, &v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+
+    hier_mem m = {0};
+    size_t nio = (size_t)(N - 1) * (size_t)Q;
+    m.sp = tuna_malloc(sizeof(char *) * (size_t)P);
+    m.rp = tuna_malloc(sizeof(char *) * (size_t)P);
+    m.sb = tuna_malloc(sizeof(size_t) * 3 * (size_t)P);
+    m.members = tuna_malloc(sizeof(int) * ((size_t)Q + 2 * (size_t)N));
+    m.ptrs = tuna_malloc(sizeof(char *) * (2 * nio + 1));
+    m.bytes = tuna_malloc(sizeof(size_t) * (2 * nio + 1));
+    m.meta = tuna_malloc(sizeof(uint64_t) * (2 * nio + 1));
+    m.req = tuna_malloc(sizeof(MPI_Request) * (2 * (size_t)N + 1));
+    size_t nstage = (size_t)(N - 1) * (size_t)(Q - 1);
+    if (M && nstage > SIZE_MAX / M)
+        rc = tuna_error_set(MPI_ERR_NO_MEM, "%s: staging buffer size overflows", name);
+    else if (nstage * M > 0 && !(m.stage = tuna_malloc(nstage * M)))
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS && (!m.sp || !m.rp || !m.sb || !m.members || !m.ptrs || !m.bytes ||
+                              !m.meta || !m.req))
+        rc = tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory for the index arrays", name);
+    if (rc != MPI_SUCCESS) {
+        hier_mem_free(&m);
+        return tuna_bytes_view_close(a, &v, rc);
+    }
+    m.cap = m.sb + P;
+    m.got = m.sb + 2 * (size_t)P;
+    m.peers = m.members + Q;
+
+    /* Intra-node blocks: sub-block (j, k) goes from here to local rank j of node k. */
+    for (int j = 0; j < Q; j++) {
+        m.members[j] = v2r[node * Q + j];
+        for (int k = 0; k < N; k++) {
+            size_t idx = (size_t)j * N + k;
+            int dst = v2r[k * Q + j], src = v2r[node * Q + j];
+            m.sb[idx] = v.sbytes[dst];
+            m.sp[idx] = m.sb[idx] ? v.sbase + v.soff[dst] : NULL;
+            if (j == g) { /* the own block does not travel in this phase */
+                m.rp[idx] = NULL;
+                m.cap[idx] = 0;
+            } else if (k == node) { /* for this rank: the receive buffer */
+                m.cap[idx] = v.rbytes[src];
+                m.rp[idx] = m.cap[idx] ? v.rbase + v.roff[src] : NULL;
+            } else { /* for local rank g of node k: staging, forwarded later */
+                int d = (k - node + N) % N;
+                m.cap[idx] = M;
+                m.rp[idx] = M ? m.stage + ((size_t)(d - 1) * (Q - 1) + (j < g ? j : j - 1)) * M
+                              : NULL;
+            }
+        }
+    }
+    tuna_engine e = {.comm = c->comm,
+                     .n = Q,
+                     .me = g,
+                     .members = m.members,
+                     .nsub = N,
+                     .radix = (int)(a->param[0] < Q ? a->param[0] : Q),
+                     .batch = Q, /* all rounds of a digit in flight (clamped to r-1) */
+                     .max_sub = M,
+                     .tag_meta = TAG_HIER_META,
+                     .tag_data = TAG_HIER_DATA,
+                     .send_ptr = m.sp,
+                     .send_bytes = m.sb,
+                     .recv_ptr = m.rp,
+                     .recv_cap = m.cap,
+                     .recv_got = m.got};
+    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+    /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
+    if (v.sbytes[me])
+        memcpy(v.rbase + v.roff[me], v.sbase + v.soff[me], v.sbytes[me]);
+    tuna_timer_stop(&tm, TUNA_PHASE_COPY);
+    size_t temp = 0;
+    rc = tuna_engine_run(&e, &tm, &temp);
+    tuna_stats_temp(temp + nstage * M);
+    int rc_trunc = MPI_SUCCESS;
+    if (rc == MPI_ERR_TRUNCATE) { /* finish the exchange, report at the end */
+        rc_trunc = rc;
+        rc = MPI_SUCCESS;
+    }
+
+    /* Inter-node phase: with the same local rank g on every other node. */
+    tuna_hier h = {.a = a, .Q = Q, .N = N, .node = node, .local = g};
+    h.to_rank = m.peers;
+    h.from_rank = m.peers + N;
+    h.out_ptr = m.ptrs;
+    h.in_ptr = m.ptrs + nio;
+    h.out_bytes = m.bytes;
+    h.in_bytes = m.bytes + nio;
+    for (int d = 1; d < N; d++) {
+        int k = (node + d) % N;
+        h.to_rank[d - 1] = v2r[k * Q + g];
+        h.from_rank[d - 1] = v2r[((node - d + N) % N) * Q + g];
+        for (int l = 0; l < Q; l++) {
+            size_t idx = (size_t)(d - 1) * Q + l, sub = (size_t)l * N + k;
+            /* Own blocks go from the send buffer; the others were staged above. */
+            h.out_ptr[idx] = l == g ? (char *)m.sp[sub] : m.rp[sub];
+            h.out_bytes[idx] = l == g ? m.sb[sub] : m.got[sub];
+        }
+    }
+    if (rc == MPI_SUCCESS && N > 1) {
+        rc = inter_metadata(&h, &v, &m, name);
+        if (rc == MPI_ERR_TRUNCATE) {
+            rc_trunc = rc;
+            rc = MPI_SUCCESS;
+        }
+        int rounds = 0;
+        if (rc == MPI_SUCCESS)
+            rc = inter(&h, (int)a->param[1], &rounds);
+        tuna_stats_rounds(rounds);
+        tuna_timer_stop(&tm, TUNA_PHASE_INTER);
+    }
+    hier_mem_free(&m);
+    rc = tuna_bytes_view_close(a, &v, rc != MPI_SUCCESS ? rc : rc_trunc);
+    tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * tuna: TuNA, the tunable-radix logarithmic non-uniform all-to-all.
+ * Parameters: radix r in [2, P] (default ceil(sqrt P)) and block, the rounds
+ * of one digit in flight together (clamped to r-1; default all of them).
+ * K = sum over digits of the non-empty rounds <= w(r-1), w = ceil(log_r P);
+ * r = P is a linear exchange without temporary memory. The engine itself is
+ * in tuna_engine.c; this file maps the user's buffers onto it.
+ */
+#include "tuna_engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_TUNA_META 140
+#define TAG_TUNA_DATA 141
+
+int tuna_a2av_tuna(const tuna_a2av_args *a)
+{
+    tuna_timer tm;
+    tuna_timer_start(&tm);
+    const int P = a->size, me = a->rank;
+    tuna_bytes_view v;
+    int rc = tuna_bytes_view_open(a, &v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const char **sp = tuna_malloc(sizeof(char *) * (size_t)P);
+    char **rp = tuna_malloc(sizeof(char *) * (size_t)P);
+    if (!sp || !rp) {
+        free(sp);
+        free(rp);
+        return tuna_bytes_view_close(a, &v, MPI_ERR_NO_MEM);
+    }
+    for (int j = 0; j < P; j++) {
+        sp[j] = v.sbytes[j] ? v.sbase + v.soff[j] : NULL;
+        rp[j] = v.rbytes[j] ? v.rbase + v.roff[j] : NULL;
+    }
+    tuna_engine e = {.comm = a->ctx->comm,
+                     .n = P,
+                     .me = me,
+                     .members = NULL,
+                     .nsub = 1,
+                     .radix = (int)tuna_param(a, 0),
+                     .batch = (int)tuna_param(a, 1),
+                     .max_sub = a->max_block_bytes,
+                     .tag_meta = TAG_TUNA_META,
+                     .tag_data = TAG_TUNA_DATA,
+                     .send_ptr = sp,
+                     .send_bytes = v.sbytes,
+                     .recv_ptr = rp,
+                     .recv_cap = v.rbytes,
+                     .recv_got = NULL};
+    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+    /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
+    if (v.sbytes[me])
+        memcpy(rp[me], sp[me], v.sbytes[me]);
+    tuna_timer_stop(&tm, TUNA_PHASE_COPY);
+    size_t temp = 0;
+    rc = tuna_engine_run(&e, &tm, &temp);
+    tuna_stats_temp(temp);
+    free(sp);
+    free(rp);
+    rc = tuna_bytes_view_close(a, &v, rc);
+    tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
+    return rc;
+}

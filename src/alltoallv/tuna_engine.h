@@ -1,0 +1,120 @@
+/*
+ * The TuNA engine and the hierarchical TuNA driver, shared by tuna.c,
+ * coalesced.c and staggered.c (implemented in tuna_engine.c and
+ * hierarchical_tuna.c).
+ */
+#ifndef TUNA_ENGINE_H
+#define TUNA_ENGINE_H
+
+#include "tuna_internal.h"
+
+/* ------------------------------------------------------------ message regions */
+
+/*
+ * A message made of raw-byte regions, sent or received in one MPI call: one
+ * region goes out as MPI_BYTE, several as an hindexed datatype on MPI_BOTTOM
+ * (zero copy), regions above 1 GiB are split so every length fits an int.
+ */
+typedef struct tuna_regions {
+    int n, cap;
+    char **ptr;
+    size_t *len;
+    size_t total;
+} tuna_regions;
+
+int tuna_regions_init(tuna_regions *m, int cap);
+void tuna_regions_free(tuna_regions *m);
+static inline void tuna_regions_reset(tuna_regions *m)
+{
+    m->n = 0;
+    m->total = 0;
+}
+/* Append a region (merged with the previous one when adjacent; empty ones are dropped). */
+void tuna_regions_add(tuna_regions *m, const void *p, size_t len);
+/* Post the message; *req stays MPI_REQUEST_NULL when it is empty. */
+int tuna_regions_isend(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
+                       MPI_Request *req);
+int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
+                       MPI_Request *req);
+
+/* ------------------------------------------------------------ the TuNA engine */
+
+/*
+ * TuNA over a group of n ranks of `comm` (group index -> rank through
+ * `members`, identity when NULL). Group member `me` sends to every member j a
+ * block made of `nsub` sub-blocks: sub-block (j, k) is send_ptr[j*nsub+k],
+ * send_bytes[j*nsub+k] bytes. The block of member j arrives, for good, at
+ * recv_ptr[j*nsub+k] with capacity recv_cap[j*nsub+k]; the received sizes are
+ * written to recv_got[j*nsub+k] if recv_got is not NULL. A received size above
+ * its capacity is discarded and reported as MPI_ERR_TRUNCATE after the
+ * exchange has completed (so no rank hangs). The block to itself (j = me) is
+ * the caller's business.
+ *
+ * Every member must pass the same n, nsub, radix, batch and max_sub, where
+ * max_sub bounds every sub-block's size (on every member).
+ */
+typedef struct tuna_engine {
+    MPI_Comm comm;
+    int n, me;
+    const int *members;
+    int nsub;
+    int radix;           /* clamped to [2, n] */
+    int batch;           /* rounds of one digit in flight together; clamped to [1, radix-1] */
+    size_t max_sub;
+    int tag_meta, tag_data;
+    const char *const *send_ptr;
+    const size_t *send_bytes;
+    char *const *recv_ptr;
+    const size_t *recv_cap;
+    size_t *recv_got;
+} tuna_engine;
+
+/* Shape of a TuNA schedule: digits, rounds, temporary slots, staging slots. */
+typedef struct tuna_schedule {
+    int r, batch, w;     /* radix, in-flight rounds per digit, digits */
+    int K;               /* rounds */
+    int slots;           /* n - (K+1): blocks that need a temporary slot */
+    int staged;          /* H: largest number of middle-hop blocks in one batch */
+} tuna_schedule;
+
+void tuna_schedule_of(int n, int radix, int batch, tuna_schedule *s);
+
+/*
+ * Run the exchange. *temp_bytes (if not NULL) receives the temporary memory
+ * the engine allocated: (slots + staged) * nsub * max_sub bytes.
+ */
+int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes);
+
+/* ------------------------------------------------------------ hierarchical TuNA */
+
+/*
+ * State of a hierarchical call after the intra-node phase, for the inter-node
+ * exchange of coalesced.c / staggered.c. Node-major virtual ranks: node n,
+ * local rank g, Q ranks per node, N nodes. For distance d in [1, N-1] and
+ * local rank l in [0, Q): out_* describe the sub-block that goes from this
+ * rank to node (n+d) mod N (the one local rank l of this node sends to local
+ * rank g there), in_* the sub-block from local rank l of node (n-d) mod N
+ * (its final place, or a discard buffer on a size mismatch). Index (d-1)*Q+l.
+ */
+typedef struct tuna_hier {
+    const tuna_a2av_args *a;
+    int Q, N, node, local;
+    int *to_rank, *from_rank;   /* [d-1]: peer rank (same local rank) at distance d */
+    char **out_ptr;
+    size_t *out_bytes;
+    char **in_ptr;
+    size_t *in_bytes;
+} tuna_hier;
+
+typedef int (*tuna_hier_inter_fn)(const tuna_hier *h, int block, int *rounds);
+
+/*
+ * Hierarchical TuNA: radix = a->param[0] (clamped to [2, Q]), inter-node
+ * batch = a->param[1] (clamped to [1, inter_max] by the inter function).
+ * Unequal nodes fall back to flat TuNA with a logged reason.
+ */
+int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn inter);
+
+#define TUNA_TAG_INTER_DATA 145
+
+#endif /* TUNA_ENGINE_H */

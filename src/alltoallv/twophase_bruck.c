@@ -1,0 +1,168 @@
+/*
+ * twophase-bruck: radix-2 Bruck for non-uniform blocks, without padding
+ * (Fan et al., "Optimizing the Bruck algorithm for non-uniform all-to-all
+ * communication", HPDC 2022). Each of the ceil(log2 P) rounds has two phases:
+ *   1. metadata: the byte sizes of the slots about to be sent (those whose
+ *      index has bit k set) go to me+2^k, the matching sizes come from me-2^k;
+ *   2. data: exactly those bytes, packed into one message, are exchanged.
+ * There are no explicit rotations: slot i starts as the block for me+i, read
+ * from the user's send buffer in place, and a slot received in the round of
+ * its highest set bit is the block from me-i, copied straight to the receive
+ * buffer. Only slots with two or more set bits pass through this rank; each
+ * of them owns one region of B bytes (the global maximum block size) in a
+ * temporary buffer, reused from round to round: a slot's region is read when
+ * the slot is packed, before the receive that refills it is posted.
+ *
+ * Temporary memory: (P - K - 1)*B for the passing-through blocks (K =
+ * ceil(log2 P); slots 1, 2, 4, ... go straight to the receive buffer), plus
+ * one send and one receive buffer as large as the largest round's real data
+ * (each at most floor(P/2)*B), plus 16*floor(P/2) bytes of sizes.
+ */
+#include "tuna_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_TWOPHASE_META 122
+#define TAG_TWOPHASE_DATA 123
+
+/* Grow-only buffer: the round buffers keep their contents only within a round. */
+static int reserve(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return MPI_SUCCESS;
+    free(*buf);
+    *buf = tuna_malloc(need);
+    *cap = *buf ? need : 0;
+    return *buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
+{
+    int P = a->size, me = a->rank, K = tuna_bruck_rounds(P), half = P / 2;
+    size_t B = a->max_block_bytes;
+    MPI_Comm comm = a->ctx->comm;
+    tuna_timer tm;
+    tuna_timer_start(&tm);
+    tuna_bytes_view v;
+    int rc = tuna_bytes_view_open(a, &v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Own block: never leaves this rank (the core checked it fits). */
+    size_t own = v.sbytes[me] < v.rbytes[me] ? v.sbytes[me] : v.rbytes[me];
+    if (own)
+        memcpy(v.rbase + v.roff[me], v.sbase + v.soff[me], own);
+    if (B == 0 || P == 1) /* nothing else to move (B is a global maximum) */
+        return tuna_bytes_view_close(a, &v, MPI_SUCCESS);
+
+    size_t ntemp = (size_t)(P - K - 1), tbytes;
+    rc = tuna_bruck_padded_size(ntemp, B, &tbytes);
+    if (rc != MPI_SUCCESS)
+        return tuna_bytes_view_close(a, &v, rc);
+    const char **ptr = tuna_malloc(sizeof(char *) * (size_t)P); /* where slot i's data is */
+    size_t *len = tuna_malloc(sizeof(size_t) * (size_t)P);      /* and how many bytes */
+    long long *tslot = tuna_malloc(sizeof(long long) * (size_t)P); /* region in tmp, or -1 */
+    int *idx = tuna_malloc(sizeof(int) * (size_t)half);
+    uint64_t *meta = tuna_malloc(sizeof(uint64_t) * 2 * (size_t)half);
+    char *tmp = tuna_malloc(tbytes);
+    char *sbuf = NULL, *rbuf = NULL;
+    size_t scap = 0, rcap = 0;
+    if (!ptr || !len || !tslot || !idx || !meta || !tmp) {
+        rc = MPI_ERR_NO_MEM;
+        goto done;
+    }
+    long long t = 0;
+    for (int i = 1; i < P; i++) {
+        int j = tuna_bruck_rank(me, i, P);
+        len[i] = v.sbytes[j];
+        ptr[i] = len[i] ? v.sbase + v.soff[j] : NULL;
+        tslot[i] = (i & (i - 1)) ? t++ : -1; /* powers of two are delivered directly */
+    }
+    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+
+    int err = MPI_SUCCESS; /* a receive-side error: reported after all rounds, so no peer hangs */
+    for (int k = 0; k < K && rc == MPI_SUCCESS; k++) {
+        long long d = 1LL << k;
+        int dst = tuna_bruck_rank(me, d, P), src = tuna_bruck_rank(me, -d, P);
+        int n = tuna_bruck_round_slots(P, k, idx);
+        size_t out = 0, in = 0;
+        for (int j = 0; j < n; j++) {
+            meta[j] = (uint64_t)len[idx[j]];
+            out += len[idx[j]];
+        }
+        if (MPI_Sendrecv(meta, n, MPI_UINT64_T, dst, TAG_TWOPHASE_META, meta + half, n,
+                         MPI_UINT64_T, src, TAG_TWOPHASE_META, comm,
+                         MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            rc = tuna_error_set(MPI_ERR_OTHER, "twophase-bruck: size exchange of round %d "
+                                               "failed", k);
+            break;
+        }
+        for (int j = 0; j < n; j++)
+            in += (size_t)meta[half + j];
+        tuna_timer_stop(&tm, TUNA_PHASE_METADATA);
+
+        if ((rc = reserve(&sbuf, &scap, out)) != MPI_SUCCESS ||
+            (rc = reserve(&rbuf, &rcap, in)) != MPI_SUCCESS)
+            break;
+        size_t off = 0;
+        for (int j = 0; j < n; j++) {
+            if (len[idx[j]])
+                memcpy(sbuf + off, ptr[idx[j]], len[idx[j]]);
+            off += len[idx[j]];
+        }
+        tuna_timer_stop(&tm, TUNA_PHASE_COPY);
+        rc = tuna_bruck_exchange_bytes(rbuf, in, src, sbuf, out, dst, TAG_TWOPHASE_DATA, comm);
+        tuna_timer_stop(&tm, TUNA_PHASE_DATA);
+        if (rc != MPI_SUCCESS)
+            break;
+
+        off = 0;
+        for (int j = 0; j < n; j++) {
+            int i = idx[j];
+            size_t got = (size_t)meta[half + j], keep = got;
+            if ((i >> (k + 1)) == 0) {
+                /* Highest bit of i is k: this is the block from me-i, delivered now. */
+                int from = tuna_bruck_rank(me, -(long long)i, P);
+                if (got > v.rbytes[from]) {
+                    keep = v.rbytes[from];
+                    if (err == MPI_SUCCESS)
+                        err = tuna_error_set(MPI_ERR_TRUNCATE,
+                                             "twophase-bruck: rank %d receives %zu bytes from "
+                                             "rank %d but recvcounts[%d] holds %zu",
+                                             me, got, from, from, v.rbytes[from]);
+                }
+                if (keep)
+                    memcpy(v.rbase + v.roff[from], rbuf + off, keep);
+            } else {
+                if (got > B) { /* impossible unless ranks disagree on the arguments */
+                    keep = B;
+                    if (err == MPI_SUCCESS)
+                        err = tuna_error_set(MPI_ERR_INTERN, "twophase-bruck: a %zu-byte "
+                                             "block exceeds the agreed maximum %zu", got, B);
+                }
+                char *region = tmp + (size_t)tslot[i] * B;
+                if (keep)
+                    memcpy(region, rbuf + off, keep);
+                ptr[i] = region;
+                len[i] = keep;
+            }
+            off += got;
+        }
+        tuna_timer_stop(&tm, TUNA_PHASE_COPY);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = err;
+    tuna_stats_temp(tbytes + scap + rcap + sizeof(uint64_t) * 2 * (size_t)half);
+    tuna_stats_rounds(K);
+done:
+    free(ptr);
+    free(len);
+    free(tslot);
+    free(idx);
+    free(meta);
+    free(tmp);
+    free(sbuf);
+    free(rbuf);
+    return tuna_bytes_view_close(a, &v, rc);
+}

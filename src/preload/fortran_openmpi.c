@@ -1,0 +1,159 @@
+/*
+ * Fortran MPI_ALLTOALLV for Open MPI. Open MPI's Fortran wrappers
+ * (libmpi_mpifh: mpif.h and `use mpi`; libmpi_usempif08: `use mpi_f08`) call
+ * PMPI_Alltoallv directly, so a C-only MPI_Alltoallv never sees Fortran
+ * calls. These definitions take the Fortran symbols instead and route them
+ * through tuna_preload_alltoallv. MPI_INIT and MPI_INIT_THREAD are wrapped
+ * too (forwarded to Open MPI's own, then the configuration check), since
+ * they call PMPI_Init. (MPICH's Fortran wrappers call the C MPI_Alltoallv and
+ * MPI_Init, so this file is built for Open MPI only.)
+ */
+#define _GNU_SOURCE   /* RTLD_DEFAULT */
+#include "preload.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as int");
+
+/*
+ * Fortran MPI_IN_PLACE and MPI_BOTTOM are common-block variables of libmpi
+ * whose addresses are the sentinels; Open MPI accepts every name mangling.
+ */
+static const char *const in_place_names[] = {"mpi_fortran_in_place", "mpi_fortran_in_place_",
+                                             "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"};
+static const char *const bottom_names[] = {"mpi_fortran_bottom", "mpi_fortran_bottom_",
+                                           "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"};
+static void *in_place_addr[4], *bottom_addr[4];
+static int sentinels_loaded;
+
+static void load_sentinels(void)
+{
+    if (sentinels_loaded)
+        return;
+    for (int i = 0; i < 4; i++) {
+        in_place_addr[i] = dlsym(RTLD_DEFAULT, in_place_names[i]);
+        bottom_addr[i] = dlsym(RTLD_DEFAULT, bottom_names[i]);
+    }
+    sentinels_loaded = 1;
+}
+
+static int is_one_of(const void *p, void *const addr[4])
+{
+    for (int i = 0; i < 4; i++)
+        if (addr[i] && p == addr[i])
+            return 1;
+    return 0;
+}
+
+/* Fortran buffer address to the C one: MPI_IN_PLACE / MPI_BOTTOM sentinels converted. */
+static void *c_buffer(void *buf)
+{
+    load_sentinels();
+    if (is_one_of(buf, in_place_addr))
+        return MPI_IN_PLACE;
+    if (is_one_of(buf, bottom_addr))
+        return MPI_BOTTOM;
+    return buf;
+}
+
+static void alltoallv_f(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
+                        const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
+                        const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
+                        MPI_Fint *ierr)
+{
+    void *sbuf = c_buffer(sendbuf);
+    MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
+    int rc = tuna_preload_alltoallv(sbuf, sendcounts, sdispls, st, c_buffer(recvbuf), recvcounts,
+                                    rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    if (ierr)   /* optional in mpi_f08 */
+        *ierr = (MPI_Fint)rc;
+}
+
+/* mpif.h and `use mpi`: every name mangling Open MPI exports. */
+#define FORTRAN_BINDING(name)                                                                   \
+    void name(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,               \
+              const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,              \
+              const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,          \
+              MPI_Fint *ierr);                                                                  \
+    void name(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,               \
+              const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,              \
+              const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,          \
+              MPI_Fint *ierr)                                                                   \
+    {                                                                                           \
+        alltoallv_f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,       \
+                    recvtype, comm, ierr);                                                      \
+    }
+
+FORTRAN_BINDING(mpi_alltoallv)
+FORTRAN_BINDING(mpi_alltoallv_)
+FORTRAN_BINDING(mpi_alltoallv__)
+FORTRAN_BINDING(MPI_ALLTOALLV)
+/*
+ * `use mpi_f08`: Open MPI 4.1's MPI_Alltoallv_f08 takes the buffers by
+ * address (ignore-TKR), TYPE(MPI_Datatype)/TYPE(MPI_Comm) as a reference to
+ * their INTEGER MPI_VAL, and an optional ierror (NULL when absent).
+ */
+FORTRAN_BINDING(mpi_alltoallv_f08_)
+
+/*
+ * MPI_INIT / MPI_INIT_THREAD: Open MPI's own binding (the next definition in
+ * link order; it handles the command line), then the configuration check.
+ */
+typedef void (*init_fn)(MPI_Fint *ierr);
+typedef void (*init_thread_fn)(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
+
+static void *next_symbol(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+static void after_init(const MPI_Fint *ierr)
+{
+    if (!ierr || *ierr == MPI_SUCCESS)
+        tuna_preload_startup();
+}
+
+#define FORTRAN_INIT(name)                                                                      \
+    void name(MPI_Fint *ierr);                                                                  \
+    void name(MPI_Fint *ierr)                                                                   \
+    {                                                                                           \
+        init_fn next;                                                                           \
+        *(void **)&next = next_symbol(#name);                                                   \
+        if (next) {                                                                             \
+            next(ierr);                                                                         \
+        } else {                                                                                \
+            int rc = PMPI_Init(NULL, NULL);                                                     \
+            if (ierr)                                                                           \
+                *ierr = (MPI_Fint)rc;                                                           \
+        }                                                                                       \
+        after_init(ierr);                                                                       \
+    }
+
+#define FORTRAN_INIT_THREAD(name)                                                               \
+    void name(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);                    \
+    void name(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)                     \
+    {                                                                                           \
+        init_thread_fn next;                                                                    \
+        *(void **)&next = next_symbol(#name);                                                   \
+        if (next) {                                                                             \
+            next(required, provided, ierr);                                                     \
+        } else {                                                                                \
+            int p = 0, rc = PMPI_Init_thread(NULL, NULL, (int)*required, &p);                   \
+            *provided = (MPI_Fint)p;                                                            \
+            if (ierr)                                                                           \
+                *ierr = (MPI_Fint)rc;                                                           \
+        }                                                                                       \
+        after_init(ierr);                                                                       \
+    }
+
+FORTRAN_INIT(mpi_init)
+FORTRAN_INIT(mpi_init_)
+FORTRAN_INIT(mpi_init__)
+FORTRAN_INIT(MPI_INIT)
+FORTRAN_INIT(mpi_init_f08_)
+FORTRAN_INIT_THREAD(mpi_init_thread)
+FORTRAN_INIT_THREAD(mpi_init_thread_)
+FORTRAN_INIT_THREAD(mpi_init_thread__)
+FORTRAN_INIT_THREAD(MPI_INIT_THREAD)
+FORTRAN_INIT_THREAD(mpi_init_thread_f08_)

@@ -1,0 +1,877 @@
+/*
+ * libtuna-preload.so: MPI_Alltoallv (and MPI_Alltoallv_c where the MPI
+ * library has it) on top of tuna_alltoallv and PMPI_*, for applications that
+ * change nothing: LD_PRELOAD=libtuna-preload.so TUNA_ALLTOALLV=... mpiexec ...
+ *
+ * Choice of algorithm per communicator, first match wins:
+ *   1. info key "tuna_alltoallv" given to MPI_Comm_set_info / MPI_Comm_dup_with_info
+ *      (captured here, because Open MPI and MPICH drop unknown keys from the
+ *      communicator's info), or present in MPI_Comm_get_info;
+ *   2. the environment variable TUNA_ALLTOALLV;
+ *   3. tuna's built-in default.
+ * The parsed choice is cached on the communicator with an attribute.
+ *
+ * Calls tuna cannot take go to PMPI_Alltoallv and are counted as fallbacks.
+ * Every such decision is the same on all ranks of the communicator (a local
+ * decision would pair tuna's messages with the vendor's on other ranks).
+ * TUNA_STATS=FILE: rank 0 writes one file at MPI_Finalize (from an
+ * MPI_COMM_SELF attribute delete callback, so Fortran's MPI_FINALIZE, which
+ * calls PMPI_Finalize, is covered) with one row per rank x communicator x path.
+ * The preload assumes MPI_Alltoallv is not called concurrently by several
+ * threads of one process (see docs/preload.md).
+ */
+#include "preload.h"
+#include "tuna_internal.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INFO_KEY "tuna_alltoallv"
+#define OPT_MAX 256      /* longest option string accepted in the info key */
+#define LABEL_MAX 128
+
+/* ------------------------------------------------------------------ stats */
+
+enum path { PATH_TUNA, PATH_VENDOR, PATH_FALLBACK };
+static const char *const path_name[] = {"tuna", "vendor", "fallback"};
+
+typedef struct stat_row {
+    enum path path;
+    char label[LABEL_MAX];      /* algorithm string, or the fallback's reason */
+    long long calls;
+    unsigned long long bytes_sent, bytes_recv;
+    double seconds;
+} stat_row;
+
+/* Statistics of one communicator; outlives the communicator (written at finalize). */
+typedef struct comm_record {
+    int id;                     /* order of first MPI_Alltoallv on this rank */
+    int size;
+    char name[MPI_MAX_OBJECT_NAME];
+    stat_row *rows;
+    int nrows, cap;
+    struct comm_record *next;
+} comm_record;
+
+static comm_record *records, **records_tail = &records;
+static int records_count;
+
+static stat_row *stat_find(comm_record *rec, enum path path, const char *label)
+{
+    for (int i = 0; i < rec->nrows; i++)
+        if (rec->rows[i].path == path && strcmp(rec->rows[i].label, label) == 0)
+            return &rec->rows[i];
+    if (rec->nrows == rec->cap) {
+        int cap = rec->cap ? 2 * rec->cap : 4;
+        stat_row *r = realloc(rec->rows, sizeof *r * (size_t)cap);
+        if (!r)
+            return NULL;    /* statistics are best effort; the call itself goes on */
+        rec->rows = r;
+        rec->cap = cap;
+    }
+    stat_row *r = &rec->rows[rec->nrows++];
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    snprintf(r->label, sizeof r->label, "%s", label);
+    return r;
+}
+
+/* ------------------------------------------------------------------ per-communicator state */
+
+typedef struct comm_state {
+    MPI_Comm comm;
+    char override[OPT_MAX];     /* info key value captured from set_info / dup_with_info */
+    int has_override;
+    int resolved;               /* opt, vendor, label and source are valid */
+    tuna_options opt;
+    int vendor;
+    char label[LABEL_MAX];
+    const char *source;
+    unsigned fallback_logged;   /* bit per fallback reason already printed */
+    int detached;               /* off the live list; only the delete callback frees it */
+    comm_record *rec;
+    struct comm_state *next, *prev;  /* live states, released at MPI_Finalize */
+} comm_state;
+
+static int state_keyval = MPI_KEYVAL_INVALID;
+static comm_state *live_states;
+static int startup_done;
+
+static void state_unlink_free(comm_state *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else if (live_states == s)
+        live_states = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    free(s);
+}
+
+static comm_state *state_new(MPI_Comm comm)
+{
+    comm_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->comm = comm;
+    s->next = live_states;
+    if (live_states)
+        live_states->prev = s;
+    live_states = s;
+    return s;
+}
+
+static int state_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    comm_state *s = attr;
+    if (s->detached)
+        free(s);
+    else
+        state_unlink_free(s);
+    return MPI_SUCCESS;
+}
+
+/* Take s off the live list but leave it to the attribute's delete callback. */
+static void state_detach(comm_state *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else if (live_states == s)
+        live_states = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+    s->detached = 1;
+}
+
+/* MPI_Comm_dup keeps an info-key choice, as MPI-4 dup keeps the info hints. */
+static int state_copy_fn(MPI_Comm old, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)old;
+    (void)keyval;
+    (void)extra;
+    const comm_state *src = in;
+    *flag = 0;
+    if (!src->has_override)
+        return MPI_SUCCESS;
+    /* The new communicator's handle is not known here; it is set on first use. */
+    comm_state *s = state_new(MPI_COMM_NULL);
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    memcpy(s->override, src->override, sizeof s->override);
+    s->has_override = 1;
+    *(void **)out = s;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int keyval_init(void)
+{
+    if (state_keyval != MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
+    return PMPI_Comm_create_keyval(state_copy_fn, state_delete_fn, &state_keyval, NULL);
+}
+
+/* State of comm, created empty if absent; NULL on failure. */
+static comm_state *state_get(MPI_Comm comm)
+{
+    if (keyval_init() != MPI_SUCCESS)
+        return NULL;
+    void *val = NULL;
+    int flag = 0;
+    if (PMPI_Comm_get_attr(comm, state_keyval, &val, &flag) != MPI_SUCCESS)
+        return NULL;
+    if (flag) {
+        comm_state *s = val;
+        s->comm = comm;
+        return s;
+    }
+    comm_state *s = state_new(comm);
+    if (!s)
+        return NULL;
+    if (PMPI_Comm_set_attr(comm, state_keyval, s) != MPI_SUCCESS) {
+        state_unlink_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------------ messages and errors */
+
+static int world_rank(void)
+{
+    int r = -1, init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (init && !fin)
+        PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+static void say(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static void say(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "tuna-preload[%d]: %s\n", world_rank(), msg);
+    fflush(stderr);
+}
+
+/*
+ * One error code per error class, carrying tuna's latest message, so that the
+ * error handler (MPI_ERRORS_ARE_FATAL prints it, mpi4py raises it) and
+ * MPI_Error_string show what tuna found while MPI_Error_class stays the class.
+ */
+#define CLASS_TABLE 128   /* predefined classes are below this (MPI_ERR_LASTCODE is huge in MPICH) */
+static int class_codes[CLASS_TABLE];
+
+static int error_code_with_message(int rc, const char *msg)
+{
+    int cls = MPI_ERR_OTHER;
+    if (PMPI_Error_class(rc, &cls) != MPI_SUCCESS || cls < 0 || cls >= CLASS_TABLE)
+        return rc;
+    if (!class_codes[cls] && PMPI_Add_error_code(cls, &class_codes[cls]) != MPI_SUCCESS) {
+        class_codes[cls] = 0;
+        return rc;
+    }
+    char text[MPI_MAX_ERROR_STRING], back[MPI_MAX_ERROR_STRING];
+    snprintf(text, sizeof text, "tuna-preload: %s", msg);
+    int len = 0;
+    /* MPICH 4.0.2 decodes such codes as its own error stacks: then use the plain code. */
+    if (PMPI_Add_error_string(class_codes[cls], text) != MPI_SUCCESS ||
+        PMPI_Error_string(class_codes[cls], back, &len) != MPI_SUCCESS ||
+        strncmp(back, "tuna-preload:", 13) != 0)
+        return rc;
+    return class_codes[cls];
+}
+
+/* Report rc on comm as MPI does: through the communicator's error handler. */
+static int raise_error(MPI_Comm comm, int rc, const char *msg)
+{
+    if (tuna_verbosity() >= 1)
+        say("error: %s", msg);
+    int code = error_code_with_message(rc, msg);
+    PMPI_Comm_call_errhandler(comm, code);
+    return code;
+}
+
+/* ------------------------------------------------------------------ choice of algorithm */
+
+static int parse_choice(const char *str, tuna_options *opt, char *why, size_t len)
+{
+    int rc = tuna_options_parse(str, TUNA_ALLTOALLV, opt);
+    if (rc != MPI_SUCCESS)
+        snprintf(why, len, "%s", tuna_error_string(rc));
+    return rc;
+}
+
+/* Value of the info key in `info`: 1 found, 0 absent, -1 too long. */
+static int info_value(MPI_Info info, char *val)
+{
+    if (info == MPI_INFO_NULL)
+        return 0;
+    int len = 0, flag = 0;
+    if (PMPI_Info_get_valuelen(info, INFO_KEY, &len, &flag) != MPI_SUCCESS || !flag)
+        return 0;
+    if (len >= OPT_MAX)
+        return -1;
+    PMPI_Info_get(info, INFO_KEY, OPT_MAX - 1, val, &flag);
+    return flag ? 1 : 0;
+}
+
+/* Fill s->opt from the info key or the environment. */
+static int resolve(MPI_Comm comm, comm_state *s)
+{
+    char why[512], val[OPT_MAX];
+    int rc;
+    if (s->has_override) {
+        /* Validated when captured. */
+        rc = parse_choice(s->override, &s->opt, why, sizeof why);
+        s->source = "info key " INFO_KEY;
+    } else {
+        MPI_Info info = MPI_INFO_NULL;
+        int found = 0;
+        if (PMPI_Comm_get_info(comm, &info) == MPI_SUCCESS && info != MPI_INFO_NULL) {
+            found = info_value(info, val);
+            PMPI_Info_free(&info);
+        }
+        if (found < 0) {
+            snprintf(why, sizeof why, "info key %s: value longer than %d characters", INFO_KEY,
+                     OPT_MAX - 1);
+            return raise_error(comm, MPI_ERR_INFO_VALUE, why);
+        }
+        if (found) {
+            rc = parse_choice(val, &s->opt, why, sizeof why);
+            s->source = "info key " INFO_KEY;
+            if (rc != MPI_SUCCESS) {
+                char msg[1024];
+                snprintf(msg, sizeof msg, "info key %s='%s': %s", INFO_KEY, val, why);
+                return raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+            }
+        } else {
+            const char *env = getenv("TUNA_ALLTOALLV");
+            s->source = env && *env ? "TUNA_ALLTOALLV" : "built-in default";
+            rc = tuna_options_default(TUNA_ALLTOALLV, &s->opt);
+            if (rc != MPI_SUCCESS)
+                snprintf(why, sizeof why, "%s", tuna_error_string(rc));
+        }
+    }
+    if (rc != MPI_SUCCESS)
+        return raise_error(comm, rc, why);
+    s->vendor = s->opt.algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "vendor");
+    if (tuna_options_format(&s->opt, s->label, sizeof s->label) != MPI_SUCCESS)
+        snprintf(s->label, sizeof s->label, "%s",
+                 tuna_algorithm_get(TUNA_ALLTOALLV, s->opt.algorithm)->name);
+    s->resolved = 1;
+    return MPI_SUCCESS;
+}
+
+static comm_record *record_new(MPI_Comm comm)
+{
+    comm_record *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->id = records_count++;
+    PMPI_Comm_size(comm, &r->size);
+    int len = 0;
+    if (PMPI_Comm_get_name(comm, r->name, &len) != MPI_SUCCESS || len == 0)
+        snprintf(r->name, sizeof r->name, "-");
+    /* Names go into a tab-separated file. */
+    for (char *c = r->name; *c; c++)
+        if (*c == '\t' || *c == '\n')
+            *c = ' ';
+    *records_tail = r;
+    records_tail = &r->next;
+    return r;
+}
+
+static int comm_rank0(MPI_Comm comm)
+{
+    int r = 0;
+    PMPI_Comm_rank(comm, &r);
+    return r == 0;
+}
+
+/* ------------------------------------------------------------------ the call */
+
+enum reason { WHY_INTER, WHY_BOTTOM, WHY_INPLACE_BIG, WHY_LARGE_COUNT, WHY_COUNT };
+static const char *const reason_name[WHY_COUNT] = {
+    "intercommunicator", "MPI_BOTTOM or NULL buffer with data",
+    "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB",
+    "counts or displacements beyond int (MPI_Alltoallv_c)"};
+
+static void account(comm_state *s, enum path path, const char *label, double secs,
+                    unsigned long long sent, unsigned long long recvd)
+{
+    if (!s->rec && !(s->rec = record_new(s->comm)))
+        return;
+    stat_row *r = stat_find(s->rec, path, label);
+    if (!r)
+        return;
+    r->calls++;
+    r->seconds += secs;
+    r->bytes_sent += sent;
+    r->bytes_recv += recvd;
+}
+
+static unsigned long long block_bytes(const int *counts, MPI_Datatype type, int P)
+{
+    int size = 0;
+    if (!counts || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
+        return 0;
+    unsigned long long n = 0;
+    for (int j = 0; j < P; j++)
+        if (counts[j] > 0)
+            n += (unsigned long long)counts[j] * (unsigned long long)size;
+    return n;
+}
+
+static void log_fallback(MPI_Comm comm, comm_state *s, enum reason why)
+{
+    if (tuna_verbosity() < 1 || (s->fallback_logged & (1u << why)))
+        return;
+    s->fallback_logged |= 1u << why;
+    if (comm_rank0(comm))
+        say("communicator %d '%s': PMPI_Alltoallv fallback: %s", s->rec ? s->rec->id : -1,
+            s->rec ? s->rec->name : "-", reason_name[why]);
+}
+
+/* True if a buffer is NULL (MPI_BOTTOM) while this rank has data to move through it. */
+static int bottom_with_data(const void *buf, const int *counts, MPI_Datatype type, int P)
+{
+    if (buf != NULL || !counts || type == MPI_DATATYPE_NULL)
+        return 0;
+    int size = 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == 0)
+        return 0;
+    for (int j = 0; j < P; j++)
+        if (counts[j] > 0)
+            return 1;
+    return 0;
+}
+
+/* Why this rank's valid-MPI arguments are beyond tuna, or -1. */
+static int local_unsupported(const void *sendbuf, const int *sendcounts, MPI_Datatype sendtype,
+                             const void *recvbuf, const int *recvcounts, MPI_Datatype recvtype,
+                             int P)
+{
+    int inplace = sendbuf == MPI_IN_PLACE;
+    if ((!inplace && bottom_with_data(sendbuf, sendcounts, sendtype, P)) ||
+        bottom_with_data(recvbuf, recvcounts, recvtype, P))
+        return WHY_BOTTOM;
+    if (inplace && recvcounts && recvtype != MPI_DATATYPE_NULL &&
+        !tuna_type_is_contiguous(recvtype)) {
+        int size = 0;
+        PMPI_Type_size(recvtype, &size);
+        for (int j = 0; j < P; j++)
+            if ((long long)recvcounts[j] * size > INT_MAX)
+                return WHY_INPLACE_BIG;
+    }
+    return -1;
+}
+
+/* tuna's argument errors are agreed on by all ranks before any data moves. */
+static int is_agreed_argument_error(int rc)
+{
+    int cls = MPI_ERR_OTHER;
+    PMPI_Error_class(rc, &cls);
+    return cls == MPI_ERR_ARG || cls == MPI_ERR_BUFFER || cls == MPI_ERR_COUNT ||
+           cls == MPI_ERR_TYPE || cls == MPI_ERR_TRUNCATE;
+}
+
+static int vendor_call(comm_state *s, enum path path, const char *label, const void *sendbuf,
+                       const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                       void *recvbuf, const int *recvcounts, const int *rdispls,
+                       MPI_Datatype recvtype, MPI_Comm comm, int P, double t0)
+{
+    int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm);
+    if (rc == MPI_SUCCESS) {
+        const int *sc = sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;
+        MPI_Datatype st = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+        account(s, path, label, PMPI_Wtime() - t0, block_bytes(sc, st, P),
+                block_bytes(recvcounts, recvtype, P));
+    }
+    return rc;   /* the vendor has already invoked the error handler */
+}
+
+static void startup(MPI_Comm comm);
+
+int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int init = 0, fin = 0, inter = 0, P = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    /* Outside MPI, or an invalid communicator: the vendor reports it as usual. */
+    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    startup(comm);
+    double t0 = PMPI_Wtime();
+    comm_state *s = state_get(comm);
+    if (!s)
+        return raise_error(comm, MPI_ERR_NO_MEM, "out of memory for the communicator's state");
+    if (!s->resolved) {
+        int rc = resolve(comm, s);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!s->rec)
+            s->rec = record_new(comm);
+        if (tuna_verbosity() >= 1 && comm_rank0(comm))
+            say("communicator %d '%s' (size %d): algorithm %s (%s)%s", s->rec ? s->rec->id : -1,
+                s->rec ? s->rec->name : "-", s->rec ? s->rec->size : 0, s->label, s->source,
+                s->vendor ? ": PMPI_Alltoallv" : "");
+    }
+    if (inter)
+        PMPI_Comm_remote_size(comm, &P);
+    else
+        PMPI_Comm_size(comm, &P);
+    if (s->vendor)
+        return vendor_call(s, PATH_VENDOR, s->label, sendbuf, sendcounts, sdispls, sendtype,
+                           recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+    if (inter) {
+        log_fallback(comm, s, WHY_INTER);
+        return vendor_call(s, PATH_FALLBACK, reason_name[WHY_INTER], sendbuf, sendcounts,
+                           sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P,
+                           t0);
+    }
+
+    int rc = tuna_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm, &s->opt);
+    if (rc == MPI_SUCCESS) {
+        const int *sc = sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;
+        MPI_Datatype st = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+        account(s, PATH_TUNA, s->label, PMPI_Wtime() - t0, block_bytes(sc, st, P),
+                block_bytes(recvcounts, recvtype, P));
+        return MPI_SUCCESS;
+    }
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+    if (!is_agreed_argument_error(rc))
+        return raise_error(comm, rc, msg);
+    /*
+     * Every rank got an argument error and no data moved. If some rank's
+     * arguments are valid MPI that tuna does not take (MPI_BOTTOM, ...), all
+     * ranks hand the call to the vendor together; otherwise it is an error.
+     */
+    int why = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts, recvtype, P);
+    int any = why;
+    if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return raise_error(comm, rc, msg);
+    if (any < 0)
+        return raise_error(comm, rc, msg);
+    log_fallback(comm, s, (enum reason)any);
+    return vendor_call(s, PATH_FALLBACK, reason_name[any], sendbuf, sendcounts, sdispls,
+                       sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return tuna_preload_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm);
+}
+
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+/*
+ * Large-count variant. Calls whose counts and displacements fit in int on
+ * every rank run through tuna; otherwise all ranks use PMPI_Alltoallv_c.
+ * Deciding that together costs one small allreduce per call.
+ */
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int init = 0, fin = 0, inter = 0, P = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+        inter)
+        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+    PMPI_Comm_size(comm, &P);
+    int inplace = sendbuf == MPI_IN_PLACE;
+    int fits = recvcounts && rdispls && (inplace || (sendcounts && sdispls));
+    for (int j = 0; fits && j < P; j++) {
+        fits = recvcounts[j] <= INT_MAX && rdispls[j] >= INT_MIN && rdispls[j] <= INT_MAX &&
+               recvcounts[j] >= INT_MIN;
+        if (fits && !inplace)
+            fits = sendcounts[j] <= INT_MAX && sendcounts[j] >= INT_MIN &&
+                   sdispls[j] >= INT_MIN && sdispls[j] <= INT_MAX;
+    }
+    int all = fits;
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm);
+    int *buf = NULL;
+    if (rc == MPI_SUCCESS && all)
+        buf = malloc(sizeof(int) * 4 * (size_t)(P ? P : 1));
+    if (rc != MPI_SUCCESS || !all || !buf) {
+        free(buf);
+        double t0 = PMPI_Wtime();
+        comm_state *s = state_get(comm);
+        rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+        if (s && rc == MPI_SUCCESS) {
+            log_fallback(comm, s, WHY_LARGE_COUNT);
+            account(s, PATH_FALLBACK, reason_name[WHY_LARGE_COUNT], PMPI_Wtime() - t0, 0, 0);
+        }
+        return rc;
+    }
+    int *sc = buf, *sd = buf + P, *rcn = buf + 2 * P, *rd = buf + 3 * P;
+    for (int j = 0; j < P; j++) {
+        rcn[j] = (int)recvcounts[j];
+        rd[j] = (int)rdispls[j];
+        sc[j] = inplace ? 0 : (int)sendcounts[j];
+        sd[j] = inplace ? 0 : (int)sdispls[j];
+    }
+    rc = tuna_preload_alltoallv(sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype, comm);
+    free(buf);
+    return rc;
+}
+#endif
+
+/* ------------------------------------------------------------------ info key capture */
+
+/* Validate the info key in `info`; 1 found (value in val), 0 absent, MPI error code < 0 never. */
+static int capture_info(MPI_Comm comm, MPI_Info info, char *val, int *err)
+{
+    *err = MPI_SUCCESS;
+    int found = info_value(info, val);
+    if (found == 0)
+        return 0;
+    char why[512], msg[1024];
+    tuna_options opt;
+    if (found < 0) {
+        snprintf(msg, sizeof msg, "info key %s: value longer than %d characters", INFO_KEY,
+                 OPT_MAX - 1);
+        *err = raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+        return 0;
+    }
+    if (parse_choice(val, &opt, why, sizeof why) != MPI_SUCCESS) {
+        snprintf(msg, sizeof msg, "info key %s='%s': %s", INFO_KEY, val, why);
+        *err = raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+        return 0;
+    }
+    return 1;
+}
+
+static void apply_override(MPI_Comm comm, const char *val)
+{
+    comm_state *s = state_get(comm);
+    if (!s)
+        return;
+    snprintf(s->override, sizeof s->override, "%s", val);
+    s->has_override = 1;
+    s->resolved = 0;    /* re-resolved (and reported) on the next MPI_Alltoallv */
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    char val[OPT_MAX];
+    int err, init = 0;
+    PMPI_Initialized(&init);
+    if (!init || comm == MPI_COMM_NULL)
+        return PMPI_Comm_set_info(comm, info);
+    int found = capture_info(comm, info, val, &err);
+    if (err != MPI_SUCCESS)
+        return err;
+    int rc = PMPI_Comm_set_info(comm, info);
+    if (rc == MPI_SUCCESS && found)
+        apply_override(comm, val);
+    return rc;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    char val[OPT_MAX];
+    int err, init = 0;
+    PMPI_Initialized(&init);
+    if (!init || comm == MPI_COMM_NULL)
+        return PMPI_Comm_dup_with_info(comm, info, newcomm);
+    int found = capture_info(comm, info, val, &err);
+    if (err != MPI_SUCCESS)
+        return err;
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+    /* dup_with_info does not copy attributes, so the override starts fresh. */
+    if (rc == MPI_SUCCESS && found)
+        apply_override(*newcomm, val);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ start-up and finalize */
+
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+static int finalize_fn(MPI_Comm comm, int keyval, void *attr, void *extra);
+
+/*
+ * Check TUNA_ALLTOALLV collectively over `comm`, so that a misconfigured job
+ * stops at once: the lowest failing rank (rank 0 when the environment is
+ * uniform) prints one message, then every rank aborts.
+ */
+static void check_config(MPI_Comm comm)
+{
+    tuna_options opt;
+    int rc = tuna_options_default(TUNA_ALLTOALLV, &opt);
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
+    int me = 0, P = 1;
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Comm_size(comm, &P);
+    int reporter = rc == MPI_SUCCESS ? P : me;
+    if (PMPI_Allreduce(MPI_IN_PLACE, &reporter, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        reporter = rc == MPI_SUCCESS ? P : me;
+    if (reporter == P)
+        return;
+    if (me == reporter)
+        say("invalid configuration, aborting: %s", msg);
+    PMPI_Barrier(comm);   /* the message is out before anyone aborts */
+    PMPI_Abort(comm, 2);
+}
+
+/*
+ * First contact with MPI: keyvals, the MPI_COMM_SELF attribute whose delete
+ * callback (run first thing in MPI_Finalize, whichever language calls it)
+ * writes the statistics, and the configuration check over `comm`
+ * (MPI_COMM_WORLD from MPI_Init; the communicator of the first call when
+ * MPI_Init was not seen, which is collective only over that communicator).
+ */
+static void startup(MPI_Comm comm)
+{
+    if (startup_done)
+        return;
+    startup_done = 1;
+    keyval_init();
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_fn, &finalize_keyval, NULL) ==
+        MPI_SUCCESS)
+        PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+    check_config(comm);
+}
+
+void tuna_preload_startup(void)
+{
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (init && !fin)
+        startup(MPI_COMM_WORLD);
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        tuna_preload_startup();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        tuna_preload_startup();
+    return rc;
+}
+
+/* Append to a growing text buffer; returns 0 on allocation failure. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+} text;
+
+static int text_add(text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int text_add(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return 0;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->len + (size_t)n + 1) * 2;
+        char *s = realloc(t->s, cap);
+        if (!s)
+            return 0;
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+    return 1;
+}
+
+/*
+ * TUNA_STATS=FILE: every rank formats its rows, rank 0 gathers them and
+ * writes one tab-separated file (a per-rank table; sum rows for totals).
+ */
+static void write_stats(void)
+{
+    const char *path = getenv("TUNA_STATS");
+    if (!path || !*path)
+        return;
+    int me = 0, P = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    PMPI_Comm_size(MPI_COMM_WORLD, &P);
+    text t = {0};
+    int ok = 1;
+    for (comm_record *r = records; r && ok; r = r->next)
+        for (int i = 0; i < r->nrows && ok; i++) {
+            const stat_row *w = &r->rows[i];
+            ok = text_add(&t, "%d\t%d\t%s\t%d\t%s\t%s\t%lld\t%llu\t%llu\t%.9f\n", me, r->id,
+                          r->name, r->size, path_name[w->path], w->label, w->calls,
+                          w->bytes_sent, w->bytes_recv, w->seconds);
+        }
+    if (!ok)
+        t.len = 0;    /* out of memory: this rank contributes no rows */
+    int len = t.len > INT_MAX ? 0 : (int)t.len;
+    int *lens = NULL, *displs = NULL;
+    char *all = NULL;
+    if (me == 0) {
+        lens = calloc((size_t)P, sizeof(int));
+        displs = calloc((size_t)P, sizeof(int));
+    }
+    PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long long total = 0;
+    if (me == 0 && lens && displs) {
+        for (int r = 0; r < P; r++) {
+            displs[r] = total > INT_MAX ? 0 : (int)total;
+            total += lens[r];
+        }
+        if (total <= INT_MAX)
+            all = malloc((size_t)total + 1);
+        if (!all)
+            for (int r = 0; r < P; r++)
+                lens[r] = displs[r] = 0;   /* gather nothing; report below */
+    }
+    PMPI_Gatherv(t.s, len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (me == 0) {
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            say("TUNA_STATS=%s: cannot open the file for writing", path);
+        } else {
+            fprintf(f, "# tuna-preload statistics: one row per rank x communicator x path; "
+                       "bytes are this rank's send/receive totals\n");
+            fprintf(f, "rank\tcomm\tcomm_name\tcomm_size\tpath\talgorithm\tcalls\tbytes_sent"
+                       "\tbytes_received\tseconds\n");
+            if (all)
+                fwrite(all, 1, (size_t)total, f);
+            else
+                fprintf(f, "# rows lost: out of memory on rank 0\n");
+            fclose(f);
+        }
+    }
+    free(all);
+    free(lens);
+    free(displs);
+    free(t.s);
+}
+
+static int finalize_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)attr;
+    (void)extra;
+    write_stats();
+    /* Detach states from communicators the application never freed. */
+    while (live_states) {
+        comm_state *s = live_states;
+        int rc = s->comm == MPI_COMM_NULL ? MPI_ERR_COMM
+                                          : PMPI_Comm_delete_attr(s->comm, state_keyval);
+        /* On success the delete callback has freed s and moved the list head. */
+        if (rc != MPI_SUCCESS || live_states == s)
+            state_detach(s);
+    }
+    if (state_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&state_keyval);
+    while (records) {
+        comm_record *r = records;
+        records = r->next;
+        free(r->rows);
+        free(r);
+    }
+    records_tail = &records;
+    PMPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,20 @@
+/* Interfaces shared by the files of the preload library (libtuna-preload.so). */
+#ifndef TUNA_PRELOAD_H
+#define TUNA_PRELOAD_H
+
+#include <mpi.h>
+
+/*
+ * MPI_Alltoallv as the preload library implements it: the algorithm chosen
+ * for `comm` (info key, TUNA_ALLTOALLV, built-in default), counted fallbacks
+ * to PMPI_Alltoallv, errors through the communicator's error handler.
+ * The Fortran bindings call this after converting their arguments.
+ */
+int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Checks the configuration over MPI_COMM_WORLD once MPI is initialized (Fortran MPI_INIT). */
+void tuna_preload_startup(void);
+
+#endif /* TUNA_PRELOAD_H */

@@ -1,0 +1,1239 @@
+/*
+ * tuna-bench: non-uniform all-to-all benchmark.
+ *
+ * One MPI job sweeps algorithms x parameters (taken from libtuna's table, so
+ * new algorithms appear without changes here) x size distributions x sizes x
+ * logical ranks per node. Every configuration is timed interleaved with the
+ * vendor's MPI_Alltoallv (PMPI_Alltoallv, called directly) so machine drift
+ * hits both alike, and its first call is verified byte for byte against it.
+ * Output: a table on rank 0's stdout, progress on stderr, JSON lines (--json).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "distributions.h"
+#include "specs.h"
+#include "tuna.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SENTINEL 0xA5
+#define MAX_PARAM_SPECS 16
+#define MAX_DISTS 32
+
+/* ------------------------------------------------------------ command line */
+
+typedef struct param_spec {
+    char name[64]; /* parameter key, or "*" for every parameter */
+    char spec[256];
+} param_spec;
+
+typedef struct type_choice {
+    const char *name;
+    MPI_Datatype type;
+} type_choice;
+
+typedef struct bench_args {
+    char algorithms[4096];
+    param_spec params[MAX_PARAM_SPECS];
+    int nparams;
+    char sizes[256];
+    char rpn[256]; /* "" = leave TUNA_RANKS_PER_NODE as it is */
+    bench_dist dists[MAX_DISTS];
+    int ndists;
+    const char *type_name;
+    MPI_Datatype type;
+    int unit_elements;
+    int iters, warmup;
+    unsigned long long seed;
+    const char *json_path;
+    int json_append;
+    const char *run_name;
+    int phases;
+    int quiet;
+    int list, help;
+} bench_args;
+
+static int me = 0, P = 1;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: mpiexec -n P tuna-bench [options]\n"
+            "Benchmark libtuna's MPI_Alltoallv algorithms against the MPI library's own.\n\n"
+            "Sweep:\n"
+            "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default)\n"
+            "      --radix SPEC        values of the 'radix' parameter (same as --param radix=SPEC)\n"
+            "      --block SPEC        values of the 'block' parameter\n"
+            "      --param NAME=SPEC   values of any parameter; NAME '*' = every parameter\n"
+            "                          SPEC: default | all | powers | 2:P | 2:64:x2 | 1:9:+2 | 2,4,P\n"
+            "                          (P = ranks, sqrtP = ceil(sqrt(P)); clamped to the range)\n"
+            "  -s, --sizes SPEC        maximum block size S: 1024 | 16,64,1K | 16:16384:x2\n"
+            "                          (default 16:16384:x4)\n"
+            "  -d, --dist DIST         (repeatable) uniform (default) | normal[:mean=F,sd=F]\n"
+            "                          | powerlaw[:exponent=A] | sparse[:zero=F] | fft-n1\n"
+            "                          | fft-n2[:short=F] | matrix:FILE[,scale=F] | spmv:FILE.mtx\n"
+            "      --scale F           multiply counts read from files by F (default 1) unless\n"
+            "                          the distribution gives its own scale=F\n"
+            "      --ranks-per-node L  list of logical node sizes Q (TUNA_RANKS_PER_NODE);\n"
+            "                          0 = the real nodes\n"
+            "Data:\n"
+            "  -t, --type T            byte (default) | char | int | float | double | int64\n"
+            "      --unit U            sizes in 'bytes' (default) or 'elements' of the type\n"
+            "      --seed N            seed of the distributions and payload (default 1)\n"
+            "Timing:\n"
+            "  -n, --iters N           timed iterations per configuration (default 20)\n"
+            "  -w, --warmup N          warm-up iterations (default 3; the first call is verified)\n"
+            "      --no-phases         do not record the phase breakdown (tuna_stats)\n"
+            "Output:\n"
+            "  -j, --json FILE         JSON lines, one per configuration (truncates FILE)\n"
+            "      --append            append to the --json file instead\n"
+            "      --run-name NAME     name of the run in the JSON and figure titles\n"
+            "  -q, --quiet             no progress on stderr\n"
+            "  -l, --list              list algorithms and parameters, then exit\n"
+            "  -h, --help              this help\n");
+}
+
+static const type_choice types[] = {
+    {"byte", MPI_BYTE},   {"char", MPI_CHAR},     {"int", MPI_INT},
+    {"float", MPI_FLOAT}, {"double", MPI_DOUBLE}, {"int64", MPI_INT64_T},
+};
+
+static int copy_str(char *dst, size_t cap, const char *src, const char *what, char *err,
+                    size_t errlen)
+{
+    if (strlen(src) >= cap) {
+        snprintf(err, errlen, "%s too long", what);
+        return -1;
+    }
+    strcpy(dst, src);
+    return 0;
+}
+
+static int parse_int(const char *s, int lo, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Parse argv into a; returns 0 or -1 with a message. MPI is not needed. */
+static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t errlen)
+{
+    enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
+           O_APPEND, O_RUNNAME };
+    static const struct option longopts[] = {
+        {"algorithms", required_argument, 0, 'a'},
+        {"radix", required_argument, 0, O_RADIX},
+        {"block", required_argument, 0, O_BLOCK},
+        {"param", required_argument, 0, O_PARAM},
+        {"sizes", required_argument, 0, 's'},
+        {"dist", required_argument, 0, 'd'},
+        {"scale", required_argument, 0, O_SCALE},
+        {"ranks-per-node", required_argument, 0, O_RPN},
+        {"type", required_argument, 0, 't'},
+        {"unit", required_argument, 0, O_UNIT},
+        {"seed", required_argument, 0, O_SEED},
+        {"iters", required_argument, 0, 'n'},
+        {"warmup", required_argument, 0, 'w'},
+        {"no-phases", no_argument, 0, O_NOPHASES},
+        {"json", required_argument, 0, 'j'},
+        {"append", no_argument, 0, O_APPEND},
+        {"run-name", required_argument, 0, O_RUNNAME},
+        {"quiet", no_argument, 0, 'q'},
+        {"list", no_argument, 0, 'l'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    strcpy(a->algorithms, "all");
+    strcpy(a->sizes, "16:16384:x4");
+    a->type_name = "byte";
+    a->type = MPI_BYTE;
+    a->iters = 20;
+    a->warmup = 3;
+    a->seed = 1;
+    a->phases = 1;
+    double scale = 0;
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":a:s:d:t:n:w:j:qlh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            if (copy_str(a->algorithms, sizeof a->algorithms, optarg, "--algorithms", err,
+                         errlen))
+                return -1;
+            break;
+        case O_RADIX:
+        case O_BLOCK:
+        case O_PARAM: {
+            if (a->nparams == MAX_PARAM_SPECS) {
+                snprintf(err, errlen, "too many parameter specifications");
+                return -1;
+            }
+            param_spec *ps = &a->params[a->nparams++];
+            const char *spec = optarg;
+            if (c == O_PARAM) {
+                const char *eq = strchr(optarg, '=');
+                if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof ps->name) {
+                    snprintf(err, errlen, "--param '%s': expected NAME=SPEC", optarg);
+                    return -1;
+                }
+                memcpy(ps->name, optarg, (size_t)(eq - optarg));
+                ps->name[eq - optarg] = '\0';
+                spec = eq + 1;
+            } else
+                strcpy(ps->name, c == O_RADIX ? "radix" : "block");
+            if (copy_str(ps->spec, sizeof ps->spec, spec, "parameter spec", err, errlen))
+                return -1;
+            break;
+        }
+        case 's':
+            if (copy_str(a->sizes, sizeof a->sizes, optarg, "--sizes", err, errlen))
+                return -1;
+            break;
+        case 'd':
+            if (a->ndists == MAX_DISTS) {
+                snprintf(err, errlen, "too many --dist options");
+                return -1;
+            }
+            if (bench_dist_parse(optarg, &a->dists[a->ndists], err, errlen))
+                return -1;
+            a->ndists++;
+            break;
+        case O_SCALE: {
+            char *end;
+            scale = strtod(optarg, &end);
+            if (end == optarg || *end || !(scale > 0) || !isfinite(scale)) {
+                snprintf(err, errlen, "--scale '%s': expected a positive number", optarg);
+                return -1;
+            }
+            break;
+        }
+        case O_RPN:
+            if (copy_str(a->rpn, sizeof a->rpn, optarg, "--ranks-per-node", err, errlen))
+                return -1;
+            break;
+        case 't': {
+            int found = -1;
+            for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+                if (strcmp(types[i].name, optarg) == 0)
+                    found = (int)i;
+            if (found < 0) {
+                snprintf(err, errlen,
+                         "--type '%s': expected byte, char, int, float, double or int64", optarg);
+                return -1;
+            }
+            a->type_name = types[found].name;
+            a->type = types[found].type;
+            break;
+        }
+        case O_UNIT:
+            if (strcmp(optarg, "bytes") && strcmp(optarg, "elements")) {
+                snprintf(err, errlen, "--unit '%s': expected bytes or elements", optarg);
+                return -1;
+            }
+            a->unit_elements = strcmp(optarg, "elements") == 0;
+            break;
+        case O_SEED: {
+            char *end;
+            a->seed = strtoull(optarg, &end, 10);
+            if (end == optarg || *end) {
+                snprintf(err, errlen, "--seed '%s': expected a non-negative integer", optarg);
+                return -1;
+            }
+            break;
+        }
+        case 'n':
+            if (parse_int(optarg, 1, &a->iters)) {
+                snprintf(err, errlen, "--iters '%s': expected an integer >= 1", optarg);
+                return -1;
+            }
+            break;
+        case 'w':
+            if (parse_int(optarg, 0, &a->warmup)) {
+                snprintf(err, errlen, "--warmup '%s': expected an integer >= 0", optarg);
+                return -1;
+            }
+            break;
+        case O_NOPHASES:
+            a->phases = 0;
+            break;
+        case 'j':
+            a->json_path = optarg;
+            break;
+        case O_APPEND:
+            a->json_append = 1;
+            break;
+        case O_RUNNAME:
+            a->run_name = optarg;
+            break;
+        case 'q':
+            a->quiet = 1;
+            break;
+        case 'l':
+            a->list = 1;
+            break;
+        case 'h':
+            a->help = 1;
+            break;
+        case ':':
+            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+            return -1;
+        default:
+            snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+        return -1;
+    }
+    if (a->ndists == 0)
+        bench_dist_parse("uniform", &a->dists[a->ndists++], err, errlen);
+    if (scale > 0)
+        for (int i = 0; i < a->ndists; i++)
+            if ((a->dists[i].kind == DIST_MATRIX || a->dists[i].kind == DIST_SPMV) &&
+                !a->dists[i].scale_given) {
+                bench_dist *d = &a->dists[i];
+                char spec[sizeof d->spec];
+                d->scale = scale;
+                snprintf(spec, sizeof spec, "%s:file=%s,scale=%g", bench_dist_name(d->kind),
+                         d->path, scale);
+                memcpy(d->spec, spec, sizeof spec);
+            }
+    long_list sizes = {0};
+    int rc = spec_sizes(a->sizes, &sizes, err, errlen);
+    long_list_free(&sizes);
+    return rc;
+}
+
+/* ------------------------------------------------------------ --list */
+
+static void param_value_text(long v, char *buf, size_t len)
+{
+    if (v == TUNA_PARAM_P)
+        snprintf(buf, len, "P");
+    else if (v == TUNA_PARAM_SQRTP)
+        snprintf(buf, len, "sqrtP");
+    else
+        snprintf(buf, len, "%ld", v);
+}
+
+static void print_list(void)
+{
+    int n = tuna_algorithm_count(TUNA_ALLTOALLV);
+    printf("alltoallv algorithms (%d):\n", n);
+    for (int i = 0; i < n; i++) {
+        const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, i);
+        printf("  %-20s %s\n", info->name, info->description);
+        for (int p = 0; p < info->nparams; p++) {
+            const tuna_param_info *pi = &info->params[p];
+            char lo[32], hi[32], def[32];
+            param_value_text(pi->min, lo, sizeof lo);
+            param_value_text(pi->max, hi, sizeof hi);
+            param_value_text(pi->defval, def, sizeof def);
+            printf("  %-20s   %s in [%s, %s], default %s: %s\n", "", pi->name, lo, hi, def,
+                   pi->description);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ configurations */
+
+typedef struct config {
+    tuna_options opt;
+    char name[256]; /* canonical option string */
+} config;
+
+static long resolve(long v)
+{
+    if (v == TUNA_PARAM_P)
+        return P;
+    if (v == TUNA_PARAM_SQRTP)
+        return spec_ceil_sqrt(P);
+    return v;
+}
+
+static int add_config(config **cfg, int *n, int *cap, const tuna_options *opt, char *err,
+                      size_t errlen)
+{
+    if (*n == *cap) {
+        int nc = *cap ? 2 * *cap : 64;
+        config *nv = realloc(*cfg, (size_t)nc * sizeof *nv);
+        if (!nv) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        *cfg = nv;
+        *cap = nc;
+    }
+    config *c = &(*cfg)[(*n)++];
+    c->opt = *opt;
+    if (tuna_options_format(opt, c->name, sizeof c->name) != MPI_SUCCESS) {
+        snprintf(err, errlen, "%s", tuna_error_string(MPI_ERR_ARG));
+        return -1;
+    }
+    return 0;
+}
+
+/* Configurations of one algorithm: the cartesian product of its parameters' value lists. */
+static int algorithm_configs(const bench_args *a, int alg, int *used, config **cfg, int *n,
+                             int *cap, char *err, size_t errlen)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, alg);
+    long_list vals[TUNA_MAX_PARAMS];
+    memset(vals, 0, sizeof vals);
+    int rc = 0;
+    for (int p = 0; p < info->nparams && rc == 0; p++) {
+        const tuna_param_info *pi = &info->params[p];
+        const char *spec = "default";
+        for (int s = 0; s < a->nparams; s++)
+            if (strcmp(a->params[s].name, pi->name) == 0 || strcmp(a->params[s].name, "*") == 0) {
+                spec = a->params[s].spec;
+                used[s] = 1;
+            }
+        long hi = pi->max == TUNA_PARAM_P ? P : pi->max;
+        rc = spec_params(spec, pi->min, hi, resolve(pi->defval), P, &vals[p], err, errlen);
+        if (rc)
+            snprintf(err + strlen(err), errlen - strlen(err), " (parameter '%s' of '%s')",
+                     pi->name, info->name);
+    }
+    int idx[TUNA_MAX_PARAMS] = {0};
+    while (rc == 0) {
+        tuna_options opt = {.collective = TUNA_ALLTOALLV, .algorithm = alg};
+        for (int p = 0; p < info->nparams; p++) {
+            opt.value[p] = vals[p].v[idx[p]];
+            opt.set |= 1u << p;
+        }
+        rc = add_config(cfg, n, cap, &opt, err, errlen);
+        int p = info->nparams - 1;
+        while (p >= 0 && ++idx[p] == vals[p].n)
+            idx[p--] = 0;
+        if (p < 0)
+            break;
+    }
+    for (int p = 0; p < TUNA_MAX_PARAMS; p++)
+        long_list_free(&vals[p]);
+    return rc;
+}
+
+static int build_configs(const bench_args *a, config **cfg, int *n, char *err, size_t errlen)
+{
+    int cap = 0;
+    int used[MAX_PARAM_SPECS] = {0};
+    *cfg = NULL;
+    *n = 0;
+    int count = tuna_algorithm_count(TUNA_ALLTOALLV);
+    char *list = strdup(a->algorithms);
+    char *chosen = calloc((size_t)count + 1, 1); /* each algorithm once, in the order given */
+    if (!list || !chosen) {
+        free(list);
+        free(chosen);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        int all = strcmp(tok, "all") == 0;
+        int alg = all ? 0 : tuna_algorithm_find(TUNA_ALLTOALLV, tok);
+        if (alg < 0) {
+            snprintf(err, errlen, "unknown algorithm '%s' (tuna-bench --list shows them)", tok);
+            rc = -1;
+        }
+        for (int i = all ? 0 : alg; rc == 0 && i < (all ? count : alg + 1); i++)
+            if (!chosen[i]) {
+                chosen[i] = 1;
+                rc = algorithm_configs(a, i, used, cfg, n, &cap, err, errlen);
+            }
+    }
+    free(list);
+    free(chosen);
+    if (rc == 0 && *n == 0) {
+        snprintf(err, errlen, "no algorithm selected");
+        rc = -1;
+    }
+    if (rc == 0 && me == 0)
+        for (int s = 0; s < a->nparams; s++)
+            if (!used[s])
+                fprintf(stderr,
+                        "tuna-bench: warning: no selected algorithm has a parameter '%s'\n",
+                        a->params[s].name);
+    if (rc) {
+        free(*cfg);
+        *cfg = NULL;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+typedef struct summary {
+    double median, min, p90, max, mean, spread;
+} summary;
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static summary summarize(const double *v, int n)
+{
+    summary s = {0};
+    double *t = malloc((size_t)n * sizeof *t);
+    if (!t || n == 0) {
+        free(t);
+        return s;
+    }
+    memcpy(t, v, (size_t)n * sizeof *t);
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    s.min = t[0];
+    s.max = t[n - 1];
+    s.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    int k = (int)ceil(0.9 * n) - 1; /* nearest-rank 90th percentile */
+    s.p90 = t[k < 0 ? 0 : k];
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += t[i];
+    s.mean = sum / n;
+    /* Robust to the rare huge outliers of oversubscribed runs (max is reported too). */
+    s.spread = s.median > 0 ? (s.p90 - s.min) / s.median : 0;
+    free(t);
+    return s;
+}
+
+static json_t *summary_json(const summary *s)
+{
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f}", "median", s->median, "min", s->min, "p90",
+                     s->p90, "max", s->max, "mean", s->mean, "spread", s->spread);
+}
+
+/* ------------------------------------------------------------ machine */
+
+typedef struct machine {
+    char hostname[256];
+    char library[512];
+    int version, subversion;
+    int nodes;
+    int rpn_physical; /* ranks per node if equal on every node, else 0 */
+    double loadavg;   /* rank 0's 1-minute load average at the start (-1: unknown) */
+} machine;
+
+static void machine_info(machine *m)
+{
+    memset(m, 0, sizeof *m);
+    if (gethostname(m->hostname, sizeof m->hostname - 1) != 0)
+        strcpy(m->hostname, "unknown");
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    /* The first line names the library and version; trim it. */
+    size_t cut = strcspn(lib, "\n\r,");
+    lib[cut] = '\0';
+    while (cut > 0 && (lib[cut - 1] == ' ' || lib[cut - 1] == '\t'))
+        lib[--cut] = '\0';
+    snprintf(m->library, sizeof m->library, "%.500s", lib);
+    MPI_Get_version(&m->version, &m->subversion);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+    int local, lrank;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_rank(node, &lrank);
+    MPI_Comm_free(&node);
+    int leader = lrank == 0, lo = local, hi = local;
+    MPI_Allreduce(&leader, &m->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    m->rpn_physical = lo == hi ? lo : 0;
+    /* Timings on a shared machine depend on its load: record it (Linux; -1 elsewhere). */
+    m->loadavg = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &m->loadavg) != 1)
+            m->loadavg = -1;
+        fclose(f);
+    }
+}
+
+/* ------------------------------------------------------------ data sets */
+
+/* Buffers and counts of one (distribution, size). */
+typedef struct dataset {
+    const bench_dist *dist;
+    long S;                 /* maximum size (units), -1 for file distributions */
+    long *sizes;            /* P x P sizes in units */
+    int *scounts, *sdispls, *rcounts, *rdispls;
+    int *scounts0, *sdispls0, *rcounts0, *rdispls0; /* copies: inputs must stay unchanged */
+    char *sbuf, *sbuf0, *rbuf, *rref;
+    size_t sbytes, rbytes;
+    /* Global facts from the whole matrix, in bytes. */
+    double total_bytes, max_rank_bytes, max_block_bytes, mean_block_bytes, zero_fraction;
+} dataset;
+
+static void dataset_free(dataset *d)
+{
+    free(d->sizes);
+    free(d->scounts);
+    free(d->sdispls);
+    free(d->rcounts);
+    free(d->rdispls);
+    free(d->scounts0);
+    free(d->sdispls0);
+    free(d->rcounts0);
+    free(d->rdispls0);
+    free(d->sbuf);
+    free(d->sbuf0);
+    free(d->rbuf);
+    free(d->rref);
+    memset(d, 0, sizeof *d);
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* Elements of the datatype for a size in units. */
+static long to_elements(const bench_args *a, const bench_dist *dist, long size, int tsize)
+{
+    if (dist->kind == DIST_SPMV) /* vector entries: one element, or 8 bytes (a double) */
+        return a->unit_elements ? size : (size * 8) / tsize;
+    return a->unit_elements ? size : size / tsize;
+}
+
+/*
+ * Build the data set on every rank. Collective: rank 0 reads files and
+ * broadcasts; every rank returns the same status.
+ */
+static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dataset *d,
+                        char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->dist = dist;
+    d->S = bench_dist_uses_size(dist) ? S : -1;
+    size_t n = (size_t)P * (size_t)P;
+    int ok = 1;
+    d->sizes = malloc(n * sizeof *d->sizes);
+    if (!d->sizes) {
+        snprintf(err, errlen, "out of memory for the %d x %d size matrix", P, P);
+        ok = 0;
+    } else if (bench_dist_uses_size(dist)) {
+        ok = bench_dist_generate(dist, P, S, a->seed, d->sizes, err, errlen) == 0;
+    } else {
+        if (me == 0)
+            ok = bench_dist_read(dist, P, d->sizes, err, errlen) == 0;
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(err, (int)errlen, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (ok)
+            MPI_Bcast(d->sizes, (int)n, MPI_LONG, 0, MPI_COMM_WORLD);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        dataset_free(d);
+        return -1;
+    }
+    int tsize;
+    MPI_Type_size(a->type, &tsize);
+    /* Global facts, in bytes, and the int limits of MPI_Alltoallv's counts and displacements. */
+    double total = 0, maxrank = 0, maxblock = 0, zeros = 0;
+    int fits = 1;
+    for (int i = 0; i < P; i++) {
+        double row = 0, col = 0;
+        for (int j = 0; j < P; j++) {
+            double b = (double)to_elements(a, dist, d->sizes[(size_t)i * P + j], tsize) * tsize;
+            double bc = (double)to_elements(a, dist, d->sizes[(size_t)j * P + i], tsize);
+            row += b;
+            col += bc;
+            total += b;
+            if (b > maxblock)
+                maxblock = b;
+            if (b == 0)
+                zeros++;
+        }
+        if (row / tsize > INT_MAX || col > INT_MAX)
+            fits = 0;
+        if (row > maxrank)
+            maxrank = row;
+    }
+    if (!fits) {
+        snprintf(err, errlen,
+                 "a rank's total exceeds INT_MAX elements (MPI_Alltoallv's int displacements); "
+                 "use --scale or smaller sizes");
+        dataset_free(d);
+        return -1;
+    }
+    d->total_bytes = total;
+    d->max_rank_bytes = maxrank;
+    d->max_block_bytes = maxblock;
+    d->mean_block_bytes = total / (double)n;
+    d->zero_fraction = zeros / (double)n;
+
+    size_t ib = (size_t)P * sizeof(int);
+    d->scounts = malloc(ib), d->sdispls = malloc(ib), d->rcounts = malloc(ib),
+    d->rdispls = malloc(ib);
+    d->scounts0 = malloc(ib), d->sdispls0 = malloc(ib), d->rcounts0 = malloc(ib),
+    d->rdispls0 = malloc(ib);
+    ok = d->scounts && d->sdispls && d->rcounts && d->rdispls && d->scounts0 && d->sdispls0 &&
+         d->rcounts0 && d->rdispls0;
+    if (ok) {
+        long so = 0, ro = 0;
+        for (int j = 0; j < P; j++) {
+            d->scounts[j] = (int)to_elements(a, dist, d->sizes[(size_t)me * P + j], tsize);
+            d->rcounts[j] = (int)to_elements(a, dist, d->sizes[(size_t)j * P + me], tsize);
+            d->sdispls[j] = (int)so;
+            d->rdispls[j] = (int)ro;
+            so += d->scounts[j];
+            ro += d->rcounts[j];
+        }
+        d->sbytes = (size_t)so * (size_t)tsize;
+        d->rbytes = (size_t)ro * (size_t)tsize;
+        d->sbuf = malloc(d->sbytes + 1);
+        d->sbuf0 = malloc(d->sbytes + 1);
+        d->rbuf = malloc(d->rbytes + 1);
+        d->rref = malloc(d->rbytes + 1);
+        ok = d->sbuf && d->sbuf0 && d->rbuf && d->rref;
+    }
+    if (ok) {
+        /* Payload: bytes from a per-(source, destination) stream, so misplaced data shows. */
+        for (int j = 0; j < P; j++) {
+            uint64_t st = a->seed ^ ((uint64_t)me << 40) ^ ((uint64_t)j << 20) ^ 0x5EED;
+            char *blk = d->sbuf + (size_t)d->sdispls[j] * (size_t)tsize;
+            size_t len = (size_t)d->scounts[j] * (size_t)tsize;
+            for (size_t b = 0; b < len; b++)
+                blk[b] = (char)(splitmix(&st) & 0xFF);
+        }
+        memcpy(d->sbuf0, d->sbuf, d->sbytes);
+        memcpy(d->scounts0, d->scounts, ib);
+        memcpy(d->sdispls0, d->sdispls, ib);
+        memcpy(d->rcounts0, d->rcounts, ib);
+        memcpy(d->rdispls0, d->rdispls, ib);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        snprintf(err, errlen, "out of memory for the buffers");
+        dataset_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ one configuration */
+
+typedef struct result {
+    int ok;
+    char error[512];
+    summary alg, vendor;
+    double speedup; /* vendor median / algorithm median */
+    double phase[TUNA_PHASE_COUNT]; /* median over iterations of the max over ranks */
+    size_t temp_bytes;              /* max over ranks and iterations */
+    int rounds;                     /* max over ranks */
+    double *samples, *vsamples;     /* per-iteration max over ranks (rank 0) */
+} result;
+
+static void verify_or_abort(const bench_args *a, const dataset *d, const config *c, int tsize,
+                            MPI_Comm comm)
+{
+    char msg[512] = "";
+    int bad = 0;
+    if (memcmp(d->rbuf, d->rref, d->rbytes) != 0) {
+        size_t at = 0;
+        while (at < d->rbytes && d->rbuf[at] == d->rref[at])
+            at++;
+        int src = 0;
+        while (src + 1 < P && (size_t)d->rdispls[src + 1] * (size_t)tsize <= at)
+            src++;
+        snprintf(msg, sizeof msg,
+                 "rank %d: received data differs from PMPI_Alltoallv at byte %zu (block from "
+                 "rank %d, byte %zu of it): got 0x%02x, expected 0x%02x",
+                 me, at, src, at - (size_t)d->rdispls[src] * (size_t)tsize,
+                 (unsigned char)d->rbuf[at], (unsigned char)d->rref[at]);
+        bad = 1;
+    } else if (memcmp(d->sbuf, d->sbuf0, d->sbytes) != 0 ||
+               memcmp(d->scounts, d->scounts0, (size_t)P * sizeof(int)) ||
+               memcmp(d->sdispls, d->sdispls0, (size_t)P * sizeof(int)) ||
+               memcmp(d->rcounts, d->rcounts0, (size_t)P * sizeof(int)) ||
+               memcmp(d->rdispls, d->rdispls0, (size_t)P * sizeof(int))) {
+        snprintf(msg, sizeof msg, "rank %d: the send buffer or the count/displacement arrays "
+                                  "were modified", me);
+        bad = 1;
+    }
+    int any = bad;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, comm);
+    if (!any)
+        return;
+    if (bad)
+        fprintf(stderr, "tuna-bench: VERIFICATION FAILED: %s\n", msg);
+    MPI_Barrier(comm);
+    if (me == 0) {
+        fprintf(stderr,
+                "tuna-bench: VERIFICATION FAILED for '%s' with distribution %s, S=%ld, type %s, "
+                "P=%d, seed=%llu (rerun with --seed %llu to reproduce)\n",
+                c->name, d->dist->spec, d->S, a->type_name, P, a->seed, a->seed);
+        fflush(stderr);
+    }
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Comm comm,
+                       result *r)
+{
+    int tsize;
+    MPI_Type_size(a->type, &tsize);
+    int total = a->warmup + a->iters;
+    double *ta = calloc((size_t)a->iters, sizeof *ta);
+    double *tv = calloc((size_t)a->iters, sizeof *tv);
+    double *ph = calloc((size_t)a->iters * TUNA_PHASE_COUNT, sizeof *ph);
+    memset(r, 0, sizeof *r);
+    int ok = ta && tv && ph;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!ok) {
+        snprintf(r->error, sizeof r->error, "out of memory for timings");
+        free(ta), free(tv), free(ph);
+        return;
+    }
+    unsigned long temp = 0;
+    int rounds = 0;
+    for (int it = 0; it < total; it++) {
+        double t_alg = 0, t_vendor = 0;
+        int rc = MPI_SUCCESS;
+        /* Alternate which goes first so neither always inherits the other's wake. */
+        for (int k = 0; k < 2; k++) {
+            int vendor_turn = (k == 0) == (it % 2 == 0);
+            if (vendor_turn) {
+                MPI_Barrier(comm);
+                double t0 = MPI_Wtime();
+                PMPI_Alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rref, d->rcounts,
+                               d->rdispls, a->type, comm);
+                t_vendor = MPI_Wtime() - t0;
+            } else {
+                if (it == 0)
+                    memset(d->rbuf, SENTINEL, d->rbytes);
+                MPI_Barrier(comm);
+                double t0 = MPI_Wtime();
+                rc = tuna_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf,
+                                    d->rcounts, d->rdispls, a->type, comm, &c->opt);
+                t_alg = MPI_Wtime() - t0;
+            }
+        }
+        /* Errors are agreed collectively by tuna; check outside the timed region anyway. */
+        int failed = rc != MPI_SUCCESS;
+        MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, comm);
+        if (failed) {
+            char local[400];
+            snprintf(local, sizeof local, "%s", rc != MPI_SUCCESS ? tuna_error_string(rc) : "");
+            /* Rank 0 reports its message, or the lowest failing rank's. */
+            int who = rc != MPI_SUCCESS ? me : P;
+            MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, comm);
+            MPI_Bcast(local, (int)sizeof local, MPI_CHAR, who, comm);
+            snprintf(r->error, sizeof r->error, "rank %d: %s", who, local);
+            free(ta), free(tv), free(ph);
+            return;
+        }
+        if (it == 0)
+            verify_or_abort(a, d, c, tsize, comm);
+        if (it >= a->warmup) {
+            int k = it - a->warmup;
+            ta[k] = t_alg;
+            tv[k] = t_vendor;
+            if (a->phases) {
+                const tuna_stats *st = tuna_stats_last();
+                for (int p = 0; p < TUNA_PHASE_COUNT; p++)
+                    ph[(size_t)k * TUNA_PHASE_COUNT + p] = st->phase[p];
+                if (st->temp_bytes > temp)
+                    temp = st->temp_bytes;
+                if (st->rounds > rounds)
+                    rounds = st->rounds;
+            }
+        }
+    }
+    /* Per iteration, the maximum over ranks: the collective's time is its slowest rank's. */
+    MPI_Reduce(me == 0 ? MPI_IN_PLACE : ta, ta, a->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(me == 0 ? MPI_IN_PLACE : tv, tv, a->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(me == 0 ? MPI_IN_PLACE : ph, ph, a->iters * TUNA_PHASE_COUNT, MPI_DOUBLE, MPI_MAX,
+               0, comm);
+    MPI_Reduce(me == 0 ? MPI_IN_PLACE : &temp, &temp, 1, MPI_UNSIGNED_LONG, MPI_MAX, 0, comm);
+    MPI_Reduce(me == 0 ? MPI_IN_PLACE : &rounds, &rounds, 1, MPI_INT, MPI_MAX, 0, comm);
+    r->ok = 1;
+    if (me == 0) {
+        r->alg = summarize(ta, a->iters);
+        r->vendor = summarize(tv, a->iters);
+        r->speedup = r->alg.median > 0 ? r->vendor.median / r->alg.median : 0;
+        double *col = malloc((size_t)a->iters * sizeof *col);
+        for (int p = 0; col && p < TUNA_PHASE_COUNT; p++) {
+            for (int k = 0; k < a->iters; k++)
+                col[k] = ph[(size_t)k * TUNA_PHASE_COUNT + p];
+            r->phase[p] = summarize(col, a->iters).median;
+        }
+        free(col);
+        r->temp_bytes = temp;
+        r->rounds = rounds;
+        r->samples = ta;
+        r->vsamples = tv;
+        ta = tv = NULL;
+    }
+    free(ta), free(tv), free(ph);
+}
+
+/* ------------------------------------------------------------ output */
+
+typedef struct run_info {
+    char name[256];
+    char started[64];
+    char command[4096];
+    machine mach;
+} run_info;
+
+static json_t *record_json(const bench_args *a, const run_info *ri, const dataset *d,
+                           const config *c, const result *r, int rpn_logical, int index,
+                           int count)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, c->opt.algorithm);
+    json_t *params = json_object();
+    for (int p = 0; p < info->nparams; p++)
+        json_object_set_new(params, info->params[p].name, json_integer(c->opt.value[p]));
+    json_t *dist = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:f}", "name",
+                             bench_dist_name(d->dist->kind), "spec", d->dist->spec, "unit",
+                             a->unit_elements ? "elements" : "bytes", "type", a->type_name,
+                             "seed", (json_int_t)a->seed, "total_bytes", d->total_bytes,
+                             "max_rank_bytes", d->max_rank_bytes, "max_block_bytes",
+                             d->max_block_bytes, "mean_block_bytes", d->mean_block_bytes,
+                             "zero_fraction", d->zero_fraction);
+    json_object_set_new(dist, "S", d->S >= 0 ? json_integer(d->S) : json_null());
+    int tsize;
+    MPI_Type_size(a->type, &tsize);
+    json_object_set_new(dist, "S_bytes",
+                        d->S >= 0 ? json_integer(a->unit_elements ? d->S * tsize : d->S)
+                                  : json_null());
+    json_object_set_new(dist, "type_size", json_integer(tsize));
+    if (d->dist->kind == DIST_NORMAL) {
+        json_object_set_new(dist, "mean", json_real(d->dist->mean));
+        json_object_set_new(dist, "sd", json_real(d->dist->sd));
+    } else if (d->dist->kind == DIST_POWERLAW)
+        json_object_set_new(dist, "exponent", json_real(d->dist->exponent));
+    else if (d->dist->kind == DIST_SPARSE)
+        json_object_set_new(dist, "zero", json_real(d->dist->zero));
+    else if (d->dist->kind == DIST_FFT_N2)
+        json_object_set_new(dist, "short", json_real(d->dist->shortfrac));
+    else if (!bench_dist_uses_size(d->dist)) {
+        json_object_set_new(dist, "file", json_string(d->dist->path));
+        json_object_set_new(dist, "scale", json_real(d->dist->scale));
+    }
+    char mpiver[32];
+    snprintf(mpiver, sizeof mpiver, "%d.%d", ri->mach.version, ri->mach.subversion);
+    json_t *machine = json_pack(
+        "{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "hostname", ri->mach.hostname, "mpi_library",
+        ri->mach.library, "mpi_standard", mpiver, "P", P, "nodes", ri->mach.nodes,
+        "ranks_per_node_physical", ri->mach.rpn_physical, "ranks_per_node",
+        rpn_logical > 0 ? rpn_logical : ri->mach.rpn_physical);
+    json_object_set_new(machine, "loadavg_1min",
+                        ri->mach.loadavg >= 0 ? json_real(ri->mach.loadavg) : json_null());
+    char tver[32];
+    snprintf(tver, sizeof tver, "%d.%d.%d", TUNA_VERSION_MAJOR, TUNA_VERSION_MINOR,
+             TUNA_VERSION_PATCH);
+    json_t *run = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "name", ri->name, "started",
+                            ri->started, "command", ri->command, "tuna_version", tver, "index",
+                            index, "count", count, "iterations", a->iters, "warmup", a->warmup);
+    json_t *rec = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:i}", "collective", "alltoallv",
+                            "algorithm", info->name, "params", params, "dist", dist, "machine",
+                            machine, "run", run, "ranks_per_node_env", rpn_logical);
+    json_object_set_new(rec, "options", json_string(c->name));
+    json_object_set_new(rec, "status", json_string(r->ok ? "ok" : "error"));
+    json_object_set_new(rec, "verified", json_boolean(r->ok));
+    if (!r->ok) {
+        json_object_set_new(rec, "error", json_string(r->error));
+        return rec;
+    }
+    json_object_set_new(rec, "time", summary_json(&r->alg));
+    json_object_set_new(rec, "vendor", summary_json(&r->vendor));
+    json_object_set_new(rec, "speedup", json_real(r->speedup));
+    json_t *samples = json_array(), *vsamples = json_array();
+    for (int k = 0; k < a->iters; k++) {
+        json_array_append_new(samples, json_real(r->samples[k]));
+        json_array_append_new(vsamples, json_real(r->vsamples[k]));
+    }
+    json_object_set_new(rec, "samples", samples);
+    json_object_set_new(rec, "vendor_samples", vsamples);
+    if (a->phases) {
+        json_t *ph = json_object();
+        for (int p = 0; p < TUNA_PHASE_COUNT; p++)
+            json_object_set_new(ph, tuna_phase_name((tuna_phase)p), json_real(r->phase[p]));
+        json_object_set_new(rec, "phases", ph);
+        json_object_set_new(rec, "temp_bytes", json_integer((json_int_t)r->temp_bytes));
+        json_object_set_new(rec, "rounds", json_integer(r->rounds));
+    } else {
+        json_object_set_new(rec, "phases", json_null());
+        json_object_set_new(rec, "temp_bytes", json_null());
+        json_object_set_new(rec, "rounds", json_null());
+    }
+    return rec;
+}
+
+static void print_group_header(const bench_args *a, const dataset *d, int rpn_logical)
+{
+    char size[64];
+    if (d->S >= 0)
+        snprintf(size, sizeof size, "S=%ld %s", d->S, a->unit_elements ? "elements" : "B");
+    else
+        snprintf(size, sizeof size, "from file");
+    char rpn[32] = "real nodes";
+    if (rpn_logical > 0)
+        snprintf(rpn, sizeof rpn, "%d ranks/node", rpn_logical);
+    printf("\n== %s  %s  type %s  P=%d  %s  (mean block %.0f B, max block %.0f B, %.0f%% empty)\n",
+           d->dist->spec, size, a->type_name, P, rpn, d->mean_block_bytes, d->max_block_bytes,
+           100.0 * d->zero_fraction);
+    printf("%-36s %10s %10s %10s %7s %10s %8s %10s\n", "algorithm", "median_us", "min_us",
+           "p90_us", "spread", "vendor_us", "speedup", "temp_KiB");
+}
+
+static void print_row(const config *c, const result *r, int best)
+{
+    if (!r->ok) {
+        printf("%-36s error: %s\n", c->name, r->error);
+        return;
+    }
+    printf("%-36s %10.1f %10.1f %10.1f %6.0f%% %10.1f %7.2fx %10.1f%s\n", c->name,
+           1e6 * r->alg.median, 1e6 * r->alg.min, 1e6 * r->alg.p90, 100 * r->alg.spread,
+           1e6 * r->vendor.median, r->speedup, (double)r->temp_bytes / 1024.0,
+           best ? "  *" : "");
+}
+
+/* ------------------------------------------------------------ main */
+
+static int env_rank_zero(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MPI_LOCALRANKID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v)
+            return strcmp(v, "0") == 0;
+    }
+    return 1;
+}
+
+/*
+ * Errors every rank finds alike: rank 0 prints and exits with 2, the others exit with 0, so the
+ * launcher cannot kill rank 0 (on another rank's non-zero exit) before its message is out.
+ */
+static int fail_all(const char *msg)
+{
+    if (me == 0) {
+        fprintf(stderr, "tuna-bench: %s\n", msg);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    return me == 0 ? 2 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    bench_args a;
+    char err[1024] = "";
+    int prc = parse_args(argc, argv, &a, err, sizeof err);
+    /* --help, --list and command-line errors need no MPI (so no launcher either). */
+    if (prc == 0 && (a.help || a.list)) {
+        if (env_rank_zero()) {
+            if (a.help)
+                usage(stdout);
+            else
+                print_list();
+        }
+        return 0;
+    }
+    if (prc != 0) {
+        if (!env_rank_zero())
+            return 0; /* rank 0 reports and fails the job (see fail_all) */
+        fprintf(stderr, "tuna-bench: %s\n", err);
+        return 2;
+    }
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+
+    config *cfg = NULL;
+    int ncfg = 0;
+    if (build_configs(&a, &cfg, &ncfg, err, sizeof err) != 0)
+        return fail_all(err);
+    long_list sizes = {0};
+    spec_sizes(a.sizes, &sizes, err, sizeof err);
+    long_list rpns = {0};
+    if (a.rpn[0]) {
+        if (spec_sizes(a.rpn, &rpns, err, sizeof err) != 0) {
+            long_list_free(&sizes);
+            free(cfg);
+            return fail_all(err);
+        }
+    } else {
+        const char *env = getenv("TUNA_RANKS_PER_NODE");
+        long_list_add(&rpns, env && atoi(env) > 0 ? atoi(env) : 0);
+    }
+
+    run_info ri;
+    memset(&ri, 0, sizeof ri);
+    machine_info(&ri.mach);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(ri.started, sizeof ri.started, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    if (a.run_name)
+        snprintf(ri.name, sizeof ri.name, "%s", a.run_name);
+    else {
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
+        snprintf(ri.name, sizeof ri.name, "%.64s-P%d-%s", ri.mach.hostname, P, stamp);
+    }
+    size_t used = 0;
+    for (int i = 0; i < argc && used + 2 < sizeof ri.command; i++) {
+        int w = snprintf(ri.command + used, sizeof ri.command - used, "%s%s", i ? " " : "",
+                         argv[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (used >= sizeof ri.command)
+        used = sizeof ri.command - 1;
+
+    FILE *json = NULL;
+    int jok = 1;
+    if (me == 0 && a.json_path) {
+        json = fopen(a.json_path, a.json_append ? "a" : "w");
+        if (!json) {
+            snprintf(err, sizeof err, "cannot open --json file '%s'", a.json_path);
+            jok = 0;
+        }
+    }
+    MPI_Bcast(&jok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!jok) {
+        long_list_free(&sizes);
+        long_list_free(&rpns);
+        free(cfg);
+        return fail_all(err);
+    }
+    tuna_stats_enable(a.phases);
+
+    int nfile = 0;
+    for (int i = 0; i < a.ndists; i++)
+        nfile += !bench_dist_uses_size(&a.dists[i]);
+    int total = rpns.n * ((a.ndists - nfile) * sizes.n + nfile) * ncfg;
+    if (me == 0) {
+        printf("tuna-bench: %s, P=%d on %d node(s) of %s (load %.1f); %d configuration(s), %d "
+               "timed + %d warm-up iterations each, interleaved with vendor (PMPI_Alltoallv)\n",
+               ri.mach.library, P, ri.mach.nodes, ri.mach.hostname, ri.mach.loadavg, total,
+               a.iters, a.warmup);
+        fflush(stdout);
+    }
+    int index = 0, status = 0;
+    result *res = calloc((size_t)ncfg, sizeof *res);
+    if (!res) {
+        long_list_free(&sizes);
+        long_list_free(&rpns);
+        free(cfg);
+        return fail_all("out of memory");
+    }
+    for (int q = 0; q < rpns.n && status == 0; q++) {
+        int rpn = (int)rpns.v[q];
+        /* The context reads TUNA_RANKS_PER_NODE when a communicator is first used: a fresh one. */
+        if (rpn > 0) {
+            char v[32];
+            snprintf(v, sizeof v, "%d", rpn);
+            setenv("TUNA_RANKS_PER_NODE", v, 1);
+        } else
+            unsetenv("TUNA_RANKS_PER_NODE");
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        for (int di = 0; di < a.ndists && status == 0; di++) {
+            const bench_dist *dist = &a.dists[di];
+            int ns = bench_dist_uses_size(dist) ? sizes.n : 1;
+            for (int si = 0; si < ns && status == 0; si++) {
+                dataset d;
+                if (dataset_make(&a, dist, sizes.v[si], &d, err, sizeof err) != 0) {
+                    if (me == 0)
+                        fprintf(stderr, "tuna-bench: %s: %s\n", dist->spec, err);
+                    status = 2;
+                    break;
+                }
+                /* Reference result, sentinel-filled first. */
+                memset(d.rref, SENTINEL, d.rbytes);
+                PMPI_Alltoallv(d.sbuf, d.scounts, d.sdispls, a.type, d.rref, d.rcounts, d.rdispls,
+                               a.type, comm);
+                for (int ci = 0; ci < ncfg; ci++) {
+                    index++;
+                    if (me == 0 && !a.quiet) {
+                        fprintf(stderr, "[%d/%d] %s S=%ld rpn=%d %s\n", index, total, dist->spec,
+                                d.S, rpn, cfg[ci].name);
+                        fflush(stderr);
+                    }
+                    run_config(&a, &d, &cfg[ci], comm, &res[ci]);
+                    if (me == 0 && json) {
+                        json_t *rec = record_json(&a, &ri, &d, &cfg[ci], &res[ci], rpn, index,
+                                                  total);
+                        char *line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(9));
+                        if (line) {
+                            fputs(line, json);
+                            fputc('\n', json);
+                            fflush(json);
+                            free(line);
+                        }
+                        json_decref(rec);
+                    }
+                }
+                if (me == 0) {
+                    /* Mark each algorithm's fastest configuration (by median). */
+                    print_group_header(&a, &d, rpn);
+                    for (int ci = 0; ci < ncfg; ci++) {
+                        int best = res[ci].ok;
+                        for (int cj = 0; cj < ncfg && best; cj++)
+                            if (cj != ci && res[cj].ok &&
+                                cfg[cj].opt.algorithm == cfg[ci].opt.algorithm &&
+                                (res[cj].alg.median < res[ci].alg.median ||
+                                 (res[cj].alg.median == res[ci].alg.median && cj < ci)))
+                                best = 0;
+                        int multi = 0;
+                        for (int cj = 0; cj < ncfg; cj++)
+                            multi += cfg[cj].opt.algorithm == cfg[ci].opt.algorithm;
+                        print_row(&cfg[ci], &res[ci], best && multi > 1);
+                    }
+                    fflush(stdout);
+                }
+                for (int ci = 0; ci < ncfg; ci++) {
+                    free(res[ci].samples);
+                    free(res[ci].vsamples);
+                    memset(&res[ci], 0, sizeof res[ci]);
+                }
+                dataset_free(&d);
+            }
+        }
+        MPI_Comm_free(&comm);
+    }
+    if (me == 0) {
+        printf("\ntimes: per iteration the maximum over ranks; spread = (p90 - min) / median; "
+               "speedup = vendor median / algorithm median (same run, interleaved); "
+               "* = fastest parameters of an algorithm\n");
+        fflush(stdout);
+    }
+    if (json)
+        fclose(json);
+    free(res);
+    free(cfg);
+    long_list_free(&sizes);
+    long_list_free(&rpns);
+    MPI_Finalize();
+    return me == 0 ? status : 0; /* rank 0 reported any error (see fail_all) */
+}

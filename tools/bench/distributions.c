@@ -1,0 +1,586 @@
+/* Block-size distributions of tuna-bench (see distributions.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "distributions.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[DIST_KIND_COUNT] = {
+    "uniform", "normal", "powerlaw", "sparse", "fft-n1", "fft-n2", "matrix", "spmv"};
+
+const char *bench_dist_name(bench_dist_kind kind)
+{
+    return (int)kind >= 0 && kind < DIST_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ random numbers */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Counter-based: the k-th draw for block (i, j), independent of generation order. */
+double bench_rand01(uint64_t seed, uint64_t i, uint64_t j, uint64_t k)
+{
+    uint64_t h = mix64(seed + 0x9E3779B97F4A7C15ULL);
+    h = mix64(h ^ (i * 0xD1B54A32D192ED03ULL));
+    h = mix64(h ^ (j * 0x8CB92BA72F3D8DD7ULL));
+    h = mix64(h ^ (k * 0xABC98388FB8FAC03ULL));
+    return (double)(h >> 11) / 9007199254740992.0; /* 2^53 */
+}
+
+/* ------------------------------------------------------------ parsing */
+
+static int parse_double(const char *tok, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(tok, &end);
+    if (errno || end == tok || *end != '\0' || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int bench_dist_parse(const char *text, bench_dist *d, char *err, size_t errlen)
+{
+    bench_dist o;
+    memset(&o, 0, sizeof o);
+    o.mean = 0.5;
+    o.sd = 0.25;
+    o.exponent = 1.5;
+    o.zero = 0.9;
+    o.shortfrac = 0.5;
+    o.scale = 1.0;
+    if (!text || !*text)
+        return fail(err, errlen, "empty distribution");
+    const char *colon = strchr(text, ':');
+    size_t nlen = colon ? (size_t)(colon - text) : strlen(text);
+    int kind = -1;
+    for (int k = 0; k < DIST_KIND_COUNT; k++)
+        if (strlen(kind_names[k]) == nlen && strncmp(kind_names[k], text, nlen) == 0)
+            kind = k;
+    if (kind < 0)
+        return fail(err, errlen,
+                    "unknown distribution '%.*s' (known: uniform, normal, powerlaw, sparse, "
+                    "fft-n1, fft-n2, matrix:FILE, spmv:FILE)",
+                    (int)nlen, text);
+    o.kind = (bench_dist_kind)kind;
+    int from_file = o.kind == DIST_MATRIX || o.kind == DIST_SPMV;
+    if (colon) {
+        char buf[2048];
+        if (strlen(colon + 1) >= sizeof buf)
+            return fail(err, errlen, "distribution text too long: '%s'", text);
+        strcpy(buf, colon + 1);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(tok, '=');
+            if (!eq) {
+                if (!from_file || o.path[0])
+                    return fail(err, errlen, "parameter '%s' of '%s' is not key=value", tok,
+                                text);
+                if (strlen(tok) >= sizeof o.path)
+                    return fail(err, errlen, "file name too long in '%s'", text);
+                strcpy(o.path, tok);
+                continue;
+            }
+            *eq = '\0';
+            const char *key = tok, *val = eq + 1;
+            if (from_file && strcmp(key, "file") == 0) {
+                if (o.path[0] || strlen(val) >= sizeof o.path || !*val)
+                    return fail(err, errlen, "bad or repeated file in '%s'", text);
+                strcpy(o.path, val);
+                continue;
+            }
+            double v;
+            if (parse_double(val, &v) != 0)
+                return fail(err, errlen, "malformed value '%s' for '%s' in '%s'", val, key, text);
+            double *slot = NULL;
+            double lo = 0, hi = HUGE_VAL;
+            int open_lo = 0;
+            if (o.kind == DIST_NORMAL && strcmp(key, "mean") == 0)
+                slot = &o.mean;
+            else if (o.kind == DIST_NORMAL && strcmp(key, "sd") == 0)
+                slot = &o.sd;
+            else if (o.kind == DIST_POWERLAW && strcmp(key, "exponent") == 0)
+                slot = &o.exponent, open_lo = 1;
+            else if (o.kind == DIST_SPARSE && strcmp(key, "zero") == 0)
+                slot = &o.zero, hi = 1;
+            else if (o.kind == DIST_FFT_N2 && strcmp(key, "short") == 0)
+                slot = &o.shortfrac, hi = 1;
+            else if (from_file && strcmp(key, "scale") == 0)
+                slot = &o.scale, open_lo = 1;
+            if (!slot)
+                return fail(err, errlen, "unknown parameter '%s' for distribution '%s'", key,
+                            kind_names[o.kind]);
+            if (v < lo || v > hi || (open_lo && v <= lo))
+                return fail(err, errlen, "out-of-range value %s for '%s' in '%s'", val, key,
+                            text);
+            *slot = v;
+            if (slot == &o.scale)
+                o.scale_given = 1;
+        }
+    }
+    if (from_file && !o.path[0])
+        return fail(err, errlen, "distribution '%s' needs a file: %s:FILE", kind_names[o.kind],
+                    kind_names[o.kind]);
+    int n = 0;
+    switch (o.kind) {
+    case DIST_NORMAL:
+        n = snprintf(o.spec, sizeof o.spec, "normal:mean=%g,sd=%g", o.mean, o.sd);
+        break;
+    case DIST_POWERLAW:
+        n = snprintf(o.spec, sizeof o.spec, "powerlaw:exponent=%g", o.exponent);
+        break;
+    case DIST_SPARSE:
+        n = snprintf(o.spec, sizeof o.spec, "sparse:zero=%g", o.zero);
+        break;
+    case DIST_FFT_N2:
+        n = snprintf(o.spec, sizeof o.spec, "fft-n2:short=%g", o.shortfrac);
+        break;
+    case DIST_MATRIX:
+    case DIST_SPMV:
+        n = snprintf(o.spec, sizeof o.spec, "%s:file=%s,scale=%g", kind_names[o.kind], o.path,
+                     o.scale);
+        break;
+    default:
+        n = snprintf(o.spec, sizeof o.spec, "%s", kind_names[o.kind]);
+        break;
+    }
+    if (n < 0 || (size_t)n >= sizeof o.spec)
+        return fail(err, errlen, "distribution text too long: '%s'", text);
+    *d = o;
+    return 0;
+}
+
+int bench_dist_uses_size(const bench_dist *d)
+{
+    return d->kind != DIST_MATRIX && d->kind != DIST_SPMV;
+}
+
+/* ------------------------------------------------------------ synthetic kinds */
+
+static double normal_draw(uint64_t seed, uint64_t i, uint64_t j, uint64_t k)
+{
+    /* Box-Muller; 1 - u keeps the logarithm's argument in (0, 1]. */
+    double u1 = 1.0 - bench_rand01(seed, i, j, 2 * k);
+    double u2 = bench_rand01(seed, i, j, 2 * k + 1);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Bounded Pareto on [1, S+1) with density ~ x^-a, floored to [1, S]. */
+static long powerlaw_draw(double u, long S, double a)
+{
+    double hi = (double)S + 1.0;
+    double x;
+    if (fabs(a - 1.0) < 1e-12)
+        x = exp(u * log(hi));
+    else {
+        double b = 1.0 - a;
+        x = pow(1.0 + u * (pow(hi, b) - 1.0), 1.0 / b);
+    }
+    long v = (long)floor(x);
+    return v < 1 ? 1 : v > S ? S : v;
+}
+
+typedef struct keyed {
+    double key;
+    size_t index;
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int bench_dist_generate(const bench_dist *d, int P, long S, uint64_t seed, long *out, char *err,
+                        size_t errlen)
+{
+    if (P < 1)
+        return fail(err, errlen, "P must be >= 1");
+    if (S < 0)
+        return fail(err, errlen, "size S must be >= 0");
+    size_t n = (size_t)P * (size_t)P;
+    switch (d->kind) {
+    case DIST_UNIFORM:
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++) {
+                long v = (long)(bench_rand01(seed, (uint64_t)i, (uint64_t)j, 0) * (double)(S + 1));
+                out[(size_t)i * P + j] = v > S ? S : v;
+            }
+        return 0;
+    case DIST_NORMAL:
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++) {
+                long v = 0;
+                /* Redraw negatives (truncation at 0); give up to 0 after 64 tries. */
+                for (uint64_t k = 0; k < 64; k++) {
+                    double x = d->mean * (double)S +
+                               d->sd * (double)S * normal_draw(seed, (uint64_t)i, (uint64_t)j, k);
+                    if (x >= 0) {
+                        v = lround(x);
+                        break;
+                    }
+                }
+                out[(size_t)i * P + j] = v < 0 ? 0 : v;
+            }
+        return 0;
+    case DIST_POWERLAW:
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++)
+                out[(size_t)i * P + j] =
+                    S == 0 ? 0
+                           : powerlaw_draw(bench_rand01(seed, (uint64_t)i, (uint64_t)j, 0), S,
+                                           d->exponent);
+        return 0;
+    case DIST_SPARSE: {
+        /* Exactly round(zero * P^2) empty blocks: those with the smallest random keys. */
+        keyed *k = malloc(n * sizeof *k);
+        if (!k)
+            return fail(err, errlen, "out of memory for %zu blocks", n);
+        for (size_t b = 0; b < n; b++) {
+            k[b].key = bench_rand01(seed, b / (size_t)P, b % (size_t)P, 1);
+            k[b].index = b;
+        }
+        qsort(k, n, sizeof *k, keyed_cmp);
+        size_t nzero = (size_t)llround(d->zero * (double)n);
+        for (size_t r = 0; r < n; r++) {
+            size_t b = k[r].index;
+            long v = 0;
+            if (r >= nzero && S > 0)
+                v = 1 + (long)(bench_rand01(seed, b / (size_t)P, b % (size_t)P, 0) * (double)S);
+            out[b] = v > S ? S : v;
+        }
+        free(k);
+        return 0;
+    }
+    case DIST_FFT_N1: {
+        long senders = (5L * P + 7) / 8;      /* ceil(0.625 P) */
+        long receivers = (25L * P + 31) / 32; /* ceil(0.78125 P) */
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++)
+                out[(size_t)i * P + j] = (i < senders && j < receivers) ? S : 0;
+        return 0;
+    }
+    case DIST_FFT_N2:
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++) {
+                double w = (i == P - 1 ? d->shortfrac : 1.0) * (j == P - 1 ? d->shortfrac : 1.0);
+                out[(size_t)i * P + j] = (long)llround((double)S * w);
+            }
+        return 0;
+    default:
+        return fail(err, errlen, "distribution '%s' is read from a file, not generated",
+                    bench_dist_name(d->kind));
+    }
+}
+
+/* ------------------------------------------------------------ files */
+
+static char *slurp(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (len + 1 < cap)
+            break;
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+        } else
+            buf = nb;
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (!buf) {
+        fail(err, errlen, "out of memory reading '%s'", path);
+        return NULL;
+    }
+    if (rerr) {
+        free(buf);
+        fail(err, errlen, "read error on '%s'", path);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Scale a count, keeping non-zero counts non-zero. */
+static int scaled(double v, double scale, long *out)
+{
+    if (!(v >= 0) || !isfinite(v))
+        return -1;
+    double s = v * scale;
+    if (s > 9.0e15)
+        return -1;
+    long r = (long)llround(s);
+    if (v > 0 && r < 1)
+        r = 1;
+    *out = r;
+    return 0;
+}
+
+/* Rows of numbers separated by blanks, commas or semicolons. */
+static int read_rows(const bench_dist *d, char *text, int P, long *out, char *err, size_t errlen)
+{
+    int row = 0, line_no = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        line_no++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        int col = 0;
+        char *p = line;
+        for (;;) {
+            while (*p && (isspace((unsigned char)*p) || *p == ',' || *p == ';'))
+                p++;
+            if (!*p)
+                break;
+            char *end;
+            errno = 0;
+            double v = strtod(p, &end);
+            if (end == p || errno)
+                return fail(err, errlen, "%s: line %d: not a number at '%.20s'", d->path,
+                            line_no, p);
+            if (*end && !isspace((unsigned char)*end) && *end != ',' && *end != ';')
+                return fail(err, errlen, "%s: line %d: not a number at '%.20s'", d->path,
+                            line_no, p);
+            if (row >= P || col >= P)
+                return fail(err, errlen,
+                            "%s: more than %d %s: the matrix must be P x P with P = %d (the "
+                            "number of ranks)",
+                            d->path, P, row >= P ? "rows" : "columns", P);
+            long c;
+            if (scaled(v, d->scale, &c) != 0)
+                return fail(err, errlen, "%s: line %d: count %.20s is negative or too large",
+                            d->path, line_no, p);
+            out[(size_t)row * P + col] = c;
+            col++;
+            p = end;
+        }
+        if (col == 0)
+            continue;
+        if (col != P)
+            return fail(err, errlen, "%s: line %d has %d columns, expected P = %d", d->path,
+                        line_no, col, P);
+        row++;
+    }
+    if (row != P)
+        return fail(err, errlen, "%s has %d rows, expected P = %d (run with that many ranks)",
+                    d->path, row, P);
+    return 0;
+}
+
+typedef struct mm_entry {
+    long r, c;  /* zero-based */
+    double v;
+} mm_entry;
+
+/* Matrix Market coordinate file: header, size line, entries (symmetric ones mirrored). */
+static int read_mm(const bench_dist *d, char *text, long *rows, long *cols, mm_entry **ents,
+                   size_t *nents, char *err, size_t errlen)
+{
+    char *save = NULL;
+    char *line = strtok_r(text, "\n", &save);
+    char obj[32], fmt[32], field[32], sym[32];
+    if (!line || sscanf(line, "%%%%MatrixMarket %31s %31s %31s %31s", obj, fmt, field, sym) != 4)
+        return fail(err, errlen, "%s: bad Matrix Market header", d->path);
+    for (char *s = fmt; *s; s++)
+        *s = (char)tolower((unsigned char)*s);
+    for (char *s = field; *s; s++)
+        *s = (char)tolower((unsigned char)*s);
+    for (char *s = sym; *s; s++)
+        *s = (char)tolower((unsigned char)*s);
+    if (strcmp(fmt, "coordinate") != 0)
+        return fail(err, errlen, "%s: Matrix Market format '%s' not supported (coordinate only)",
+                    d->path, fmt);
+    int pattern = strcmp(field, "pattern") == 0;
+    if (!pattern && strcmp(field, "real") != 0 && strcmp(field, "integer") != 0)
+        return fail(err, errlen, "%s: Matrix Market field '%s' not supported", d->path, field);
+    int mirror = strcmp(sym, "general") != 0;
+    if (mirror && strcmp(sym, "symmetric") != 0 && strcmp(sym, "skew-symmetric") != 0)
+        return fail(err, errlen, "%s: Matrix Market symmetry '%s' not supported", d->path, sym);
+    long m = -1, n = -1, nnz = -1;
+    while ((line = strtok_r(NULL, "\n", &save))) {
+        if (line[0] == '%')
+            continue;
+        if (sscanf(line, "%ld %ld %ld", &m, &n, &nnz) == 3)
+            break;
+        return fail(err, errlen, "%s: bad size line '%.40s'", d->path, line);
+    }
+    if (m < 1 || n < 1 || nnz < 0)
+        return fail(err, errlen, "%s: missing or bad size line", d->path);
+    size_t cap = (size_t)nnz * (mirror ? 2 : 1) + 1;
+    mm_entry *e = malloc(cap * sizeof *e);
+    if (!e)
+        return fail(err, errlen, "%s: out of memory for %ld entries", d->path, nnz);
+    size_t k = 0;
+    long seen = 0;
+    while (seen < nnz && (line = strtok_r(NULL, "\n", &save))) {
+        if (line[0] == '%')
+            continue;
+        long r, c;
+        double v = 1.0;
+        int got = sscanf(line, "%ld %ld %lf", &r, &c, &v);
+        if (got < 2 || (!pattern && got < 3) || r < 1 || r > m || c < 1 || c > n) {
+            free(e);
+            return fail(err, errlen, "%s: bad entry '%.40s'", d->path, line);
+        }
+        e[k++] = (mm_entry){r - 1, c - 1, v};
+        if (mirror && r != c)
+            e[k++] = (mm_entry){c - 1, r - 1, v};
+        seen++;
+    }
+    if (seen != nnz) {
+        free(e);
+        return fail(err, errlen, "%s: %ld entries, header says %ld", d->path, seen, nnz);
+    }
+    *rows = m;
+    *cols = n;
+    *ents = e;
+    *nents = k;
+    return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const long *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Owner of index r when n indices are split in P contiguous blocks floor(k n / P). */
+static long block_owner(long r, long n, int P)
+{
+    return (long)(((long long)(r + 1) * P - 1) / n);
+}
+
+int bench_dist_read(const bench_dist *d, int P, long *out, char *err, size_t errlen)
+{
+    if (d->kind != DIST_MATRIX && d->kind != DIST_SPMV)
+        return fail(err, errlen, "distribution '%s' is not read from a file",
+                    bench_dist_name(d->kind));
+    if (P < 1)
+        return fail(err, errlen, "P must be >= 1");
+    char *text = slurp(d->path, err, errlen);
+    if (!text)
+        return -1;
+    size_t n = (size_t)P * (size_t)P;
+    memset(out, 0, n * sizeof *out);
+    int is_mm = strncmp(text, "%%MatrixMarket", 14) == 0;
+    int rc = 0;
+    if (!is_mm) {
+        if (d->kind == DIST_SPMV)
+            rc = fail(err, errlen, "%s: spmv needs a Matrix Market file", d->path);
+        else
+            rc = read_rows(d, text, P, out, err, errlen);
+        free(text);
+        return rc;
+    }
+    long m = 0, ncol = 0;
+    mm_entry *e = NULL;
+    size_t ne = 0;
+    rc = read_mm(d, text, &m, &ncol, &e, &ne, err, errlen);
+    free(text);
+    if (rc)
+        return rc;
+    if (d->kind == DIST_MATRIX) {
+        if (m != P || ncol != P) {
+            free(e);
+            return fail(err, errlen,
+                        "%s is %ld x %ld, a count matrix must be P x P with P = %d (use spmv: "
+                        "for a sparse matrix's communication pattern)",
+                        d->path, m, ncol, P);
+        }
+        double *acc = calloc(n, sizeof *acc);
+        if (!acc) {
+            free(e);
+            return fail(err, errlen, "out of memory");
+        }
+        for (size_t k = 0; k < ne; k++) {
+            if (e[k].v < 0) {
+                long r = e[k].r + 1, c = e[k].c + 1;
+                free(acc);
+                free(e);
+                return fail(err, errlen, "%s: negative count at (%ld, %ld)", d->path, r, c);
+            }
+            acc[(size_t)e[k].r * P + (size_t)e[k].c] += e[k].v;
+        }
+        for (size_t b = 0; b < n && rc == 0; b++)
+            if (scaled(acc[b], d->scale, &out[b]) != 0)
+                rc = fail(err, errlen, "%s: count too large at block %zu", d->path, b);
+        free(acc);
+        free(e);
+        return rc;
+    }
+    /* spmv: rank i (owner of row r) needs x[c] from the owner of c; count distinct (i, c). */
+    if (P > m || P > ncol) {
+        free(e);
+        return fail(err, errlen, "%s is %ld x %ld: too small to split over P = %d ranks",
+                    d->path, m, ncol, P);
+    }
+    long *pairs = malloc((ne + 1) * 2 * sizeof *pairs);
+    if (!pairs) {
+        free(e);
+        return fail(err, errlen, "out of memory");
+    }
+    for (size_t k = 0; k < ne; k++) {
+        pairs[2 * k] = block_owner(e[k].r, m, P);
+        pairs[2 * k + 1] = e[k].c;
+    }
+    free(e);
+    qsort(pairs, ne, 2 * sizeof *pairs, pair_cmp);
+    long *cnt = calloc(n, sizeof *cnt);
+    if (!cnt) {
+        free(pairs);
+        return fail(err, errlen, "out of memory");
+    }
+    for (size_t k = 0; k < ne; k++) {
+        if (k > 0 && pairs[2 * k] == pairs[2 * k - 2] && pairs[2 * k + 1] == pairs[2 * k - 1])
+            continue;
+        long needer = pairs[2 * k], owner = block_owner(pairs[2 * k + 1], ncol, P);
+        cnt[(size_t)owner * P + (size_t)needer]++;
+    }
+    free(pairs);
+    for (size_t b = 0; b < n && rc == 0; b++)
+        if (scaled((double)cnt[b], d->scale, &out[b]) != 0)
+            rc = fail(err, errlen, "%s: count too large at block %zu", d->path, b);
+    free(cnt);
+    return rc;
+}
