@@ -171,6 +171,10 @@ typedef struct tuna_stats {
     size_t temp_bytes;               /* peak temporary memory of the algorithm */
     int algorithm;                   /* algorithm index that ran */
     int rounds;                      /* communication rounds performed */
+    long params[TUNA_MAX_PARAMS];    /* resolved parameters of `algorithm` (auto: its choice) */
+    double predicted;                /* auto: the cost model's time for its choice, seconds */
+    int auto_source;                 /* 0: not auto; 1: auto chose by the model; 2: by a
+                                        TUNA_TUNING table entry (docs/tuning.md) */
 } tuna_stats;
 
 void tuna_stats_enable(int on);

@@ -147,8 +147,8 @@ int main(int argc, char **argv)
     (void)ntypes;
     char algs[32][48];
     int nalgs = 0;
-    const char *plain[] = {"vendor", "ring", "recursive-doubling"};
-    for (int i = 0; i < 3; i++)
+    const char *plain[] = {"vendor", "ring", "recursive-doubling", "auto"};
+    for (int i = 0; i < 4; i++)
         snprintf(algs[nalgs++], sizeof algs[0], "%s", plain[i]);
     const char *fams[] = {"kring", "recmul", "recmul-permuted"};
     const char *ks[] = {"2", "3", "4", "P"};

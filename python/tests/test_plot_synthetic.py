@@ -85,3 +85,17 @@ def test_no_radix_algorithm(tmp_path, capsys):
 def test_missing_file(tmp_path, capsys):
     assert cli.main(["plot", "compare", str(tmp_path / "nope.jsonl")]) == 1
     assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_pooled_vendor_resists_one_noisy_configuration():
+    recs = [record("a", {"x": i}, 4, 16, 1e-5, 1e-5) for i in range(5)]
+    for r in recs:
+        r["vendor_samples"] = [1e-5] * 9
+    # One configuration's vendor samples hit by load: its paired speedup is inflated.
+    recs[0]["vendor_samples"] = [9e-5] * 9
+    recs[0]["vendor"]["median"] = 9e-5
+    recs[0]["speedup"] = 9.0
+    base = results.pooled_vendor(recs)
+    assert base == pytest.approx(1e-5)
+    assert results.speedup(recs[0], base) == pytest.approx(1.0)
+    assert results.speedup(recs[0]) == pytest.approx(9.0)

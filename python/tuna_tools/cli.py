@@ -10,7 +10,7 @@ import sys
 
 from tuna_tools import __version__
 
-SUBCOMMANDS = ["tuna_tools.plot", "tuna_tools.sim"]
+SUBCOMMANDS = ["tuna_tools.plot", "tuna_tools.sim", "tuna_tools.tune"]
 
 
 def build_parser():

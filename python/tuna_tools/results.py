@@ -74,9 +74,27 @@ def median_time(rec):
     return rec["time"]["median"]
 
 
-def speedup(rec):
-    """Vendor median / algorithm median, both measured interleaved in the same run."""
-    return rec["speedup"]
+def speedup(rec, baseline=None):
+    """Vendor time / algorithm median. baseline=None: the configuration's own interleaved
+    vendor median (the bench's `speedup`); else the given vendor time (e.g. pooled_vendor)."""
+    if baseline is None:
+        return rec["speedup"]
+    return baseline / median_time(rec)
+
+
+def pooled_vendor(records):
+    """Median of every vendor sample of a group of configurations (same run, P, distribution
+    and S): hundreds of interleaved samples, so a burst of load that hits the few vendor
+    samples of one configuration does not turn into a fake speedup."""
+    samples = [t for r in records for t in r.get("vendor_samples") or []]
+    if not samples:
+        samples = [r["vendor"]["median"] for r in records]
+    return statistics.median(samples)
+
+
+def baseline_for(records, mode):
+    """The vendor time a group's speedups are computed against ('pooled' or 'paired')."""
+    return pooled_vendor(records) if mode == "pooled" else None
 
 
 def filter_records(records, args):

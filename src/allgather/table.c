@@ -31,6 +31,10 @@ const tuna_ag_algorithm tuna_ag_table[] = {
       "in-place block permutation",
       1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
      tuna_ag_recmul_permuted},
+    {{"auto", "chooses algorithm and k with the cost model from P, the node topology and the "
+              "block size (docs/tuning.md)",
+      0, {{0}}},
+     tuna_ag_auto},
 };
 
 const int tuna_ag_table_len = (int)(sizeof tuna_ag_table / sizeof tuna_ag_table[0]);

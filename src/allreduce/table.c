@@ -28,6 +28,10 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                 "distance k^r, rank-ordered reduction (extra ranks folded in and out)",
       1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
      tuna_ar_recmul},
+    {{"auto", "chooses algorithm and k with the cost model from P, the node topology, the "
+              "vector size and the op's commutativity (docs/tuning.md)",
+      0, {{0}}},
+     tuna_ar_auto},
 };
 
 const int tuna_ar_table_len = (int)(sizeof tuna_ar_table / sizeof tuna_ar_table[0]);

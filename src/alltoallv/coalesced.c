@@ -22,9 +22,8 @@ static int coalesced_inter(const tuna_hier *h, int block, int *rounds)
     int rc = req && ptr && len ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     for (int d0 = 1; d0 <= nd && rc == MPI_SUCCESS; d0 += b) {
         int nb = d0 + b - 1 <= nd ? b : nd - d0 + 1;
-        for (int q = 0; q < nb; q++) {
+        for (int q = 0; q < nb; q++)
             req[2 * q] = req[2 * q + 1] = MPI_REQUEST_NULL;
-        }
         for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
             size_t base = (size_t)(d0 + q - 1) * Q, pool = (size_t)2 * q * Q;
             tuna_regions in = {0, Q, ptr + pool, len + pool, 0};

@@ -78,6 +78,10 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
        {"block", 1, TUNA_PARAM_P, 32,
         "messages per inter-node batch, in [1, P], default 32; clamps to (N-1)*Q"}}},
      tuna_a2av_staggered, true},
+    {{"auto", "chooses algorithm and parameters from sizes agreed by all ranks: a TUNA_TUNING "
+              "table entry, else the cost model (docs/tuning.md)",
+      0, {{0}}},
+     tuna_a2av_auto, true},
 };
 
 const int tuna_a2av_table_len = (int)(sizeof tuna_a2av_table / sizeof tuna_a2av_table[0]);

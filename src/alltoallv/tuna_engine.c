@@ -36,28 +36,6 @@
 
 /* ------------------------------------------------------------ message regions */
 
-int tuna_regions_init(tuna_regions *m, int cap)
-{
-    memset(m, 0, sizeof *m);
-    if (cap < 1)
-        cap = 1;
-    m->ptr = tuna_malloc(sizeof(char *) * (size_t)cap);
-    m->len = tuna_malloc(sizeof(size_t) * (size_t)cap);
-    if (!m->ptr || !m->len) {
-        tuna_regions_free(m);
-        return MPI_ERR_NO_MEM;
-    }
-    m->cap = cap;
-    return MPI_SUCCESS;
-}
-
-void tuna_regions_free(tuna_regions *m)
-{
-    free(m->ptr);
-    free(m->len);
-    memset(m, 0, sizeof *m);
-}
-
 void tuna_regions_add(tuna_regions *m, const void *p, size_t len)
 {
     if (len == 0)
@@ -383,11 +361,11 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                     if (e->recv_got)
                         e->recv_got[j + k] = bytes;
                     if (bytes > e->recv_cap[j + k]) {
-                        rc_trunc = tuna_error_set(MPI_ERR_TRUNCATE,
-                                            "tuna: rank %d receives %zu bytes from rank %d but "
-                                            "its recvcounts allow %zu",
-                                            member(e, me), bytes, member(e, src),
-                                            e->recv_cap[j + k]);
+                        rc_trunc = tuna_error_set(
+                            MPI_ERR_TRUNCATE,
+                            "tuna: rank %d receives %zu bytes from rank %d but its recvcounts "
+                            "allow %zu",
+                            member(e, me), bytes, member(e, src), e->recv_cap[j + k]);
                         tuna_regions_add(m, st->discard + trunc_used++ * e->max_sub, bytes);
                     } else {
                         tuna_regions_add(m, e->recv_ptr[j + k], bytes);

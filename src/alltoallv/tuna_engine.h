@@ -16,20 +16,16 @@
  * (zero copy), regions above 1 GiB are split so every length fits an int.
  */
 typedef struct tuna_regions {
-    int n, cap;
+    int n, cap;          /* regions used, room in ptr/len (caller-provided storage) */
     char **ptr;
     size_t *len;
-    size_t total;
+    size_t total;        /* bytes */
 } tuna_regions;
 
-int tuna_regions_init(tuna_regions *m, int cap);
-void tuna_regions_free(tuna_regions *m);
-static inline void tuna_regions_reset(tuna_regions *m)
-{
-    m->n = 0;
-    m->total = 0;
-}
-/* Append a region (merged with the previous one when adjacent; empty ones are dropped). */
+/*
+ * Append a region (merged with the previous one when adjacent; empty ones are
+ * dropped). The caller sizes the storage for the worst case, one per call.
+ */
 void tuna_regions_add(tuna_regions *m, const void *p, size_t len);
 /* Post the message; *req stays MPI_REQUEST_NULL when it is empty. */
 int tuna_regions_isend(const tuna_regions *m, int peer, int tag, MPI_Comm comm,

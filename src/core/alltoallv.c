@@ -305,6 +305,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     a.mean_block_bytes = (double)agreed[AGREE_SUM_BYTES] / ((double)P * P);
     for (int i = 0; i < alg->info.nparams; i++)
         a.param[i] = resolve_param(&alg->info.params[i], opt->value[i], P);
+    memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
 
     if (rc == MPI_SUCCESS)

@@ -213,10 +213,9 @@ static const char *env_name(tuna_collective coll)
 /* Built-in default when the environment says nothing. */
 static const char *builtin_default(tuna_collective coll)
 {
-    /* recursive-doubling: log2 P rounds, any P, any op (rank-ordered reduction). */
-    if (coll == TUNA_ALLGATHER || coll == TUNA_ALLREDUCE)
-        return "recursive-doubling";
-    return "scattered";
+    /* auto: the cost model (alltoallv: or a tuning table), docs/tuning.md. */
+    (void)coll;
+    return "auto";
 }
 
 int tuna_options_default(tuna_collective coll, tuna_options *opt)

@@ -95,6 +95,7 @@ int tuna_ag_kring(const tuna_ag_args *a);
 int tuna_ag_recursive_doubling(const tuna_ag_args *a);
 int tuna_ag_recmul(const tuna_ag_args *a);
 int tuna_ag_recmul_permuted(const tuna_ag_args *a);
+int tuna_ag_auto(const tuna_ag_args *a);
 /* Recursive multiplying engine with radix k (recursive doubling is k = 2). */
 int tuna_ag_recmul_run(const tuna_ag_args *a, int k);
 /* Folding steps of the recmul family (see tuna_fold): a non-leader sends its block to
@@ -141,6 +142,7 @@ int tuna_ar_ring(const tuna_ar_args *a);
 int tuna_ar_kring(const tuna_ar_args *a);
 int tuna_ar_recursive_doubling(const tuna_ar_args *a);
 int tuna_ar_recmul(const tuna_ar_args *a);
+int tuna_ar_auto(const tuna_ar_args *a);
 /* Recursive multiplying engine with radix k (recursive doubling is k = 2). */
 int tuna_ar_recmul_run(const tuna_ar_args *a, int k);
 

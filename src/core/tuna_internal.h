@@ -154,6 +154,7 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a);
 int tuna_a2av_tuna(const tuna_a2av_args *a);
 int tuna_a2av_coalesced(const tuna_a2av_args *a);
 int tuna_a2av_staggered(const tuna_a2av_args *a);
+int tuna_a2av_auto(const tuna_a2av_args *a);
 
 /* Shared engines of several algorithms. */
 int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag);

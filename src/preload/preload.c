@@ -550,6 +550,18 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 }
 
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+static unsigned long long block_bytes_c(const MPI_Count *counts, MPI_Datatype type, int P)
+{
+    MPI_Count size = 0;
+    if (!counts || type == MPI_DATATYPE_NULL || PMPI_Type_size_c(type, &size) != MPI_SUCCESS)
+        return 0;
+    unsigned long long n = 0;
+    for (int j = 0; j < P; j++)
+        if (counts[j] > 0)
+            n += (unsigned long long)counts[j] * (unsigned long long)size;
+    return n;
+}
+
 /*
  * Large-count variant. Calls whose counts and displacements fit in int on
  * every rank run through tuna; otherwise all ranks use PMPI_Alltoallv_c.
@@ -589,7 +601,10 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                               rdispls, recvtype, comm);
         if (s && rc == MPI_SUCCESS) {
             log_fallback(comm, s, WHY_LARGE_COUNT);
-            account(s, PATH_FALLBACK, reason_name[WHY_LARGE_COUNT], PMPI_Wtime() - t0, 0, 0);
+            account(s, PATH_FALLBACK, reason_name[WHY_LARGE_COUNT], PMPI_Wtime() - t0,
+                    block_bytes_c(inplace ? recvcounts : sendcounts,
+                                  inplace ? recvtype : sendtype, P),
+                    block_bytes_c(recvcounts, recvtype, P));
         }
         return rc;
     }

@@ -36,3 +36,8 @@ def add_common_arguments(parser, default_output):
     parser.add_argument("--dist", help="only this distribution (name or full spec)")
     parser.add_argument("--procs", type=_int_list, help="only these P, e.g. 4,8")
     parser.add_argument("--rpn", type=_int_list, help="only these ranks-per-node values")
+    parser.add_argument("--baseline", choices=["pooled", "paired"], default="pooled",
+                        help="vendor time of speedups: 'pooled' = median of all vendor samples "
+                             "of the same run, P, distribution and S (default, robust to load "
+                             "bursts); 'paired' = each configuration's own interleaved vendor "
+                             "median")

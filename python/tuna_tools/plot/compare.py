@@ -31,12 +31,13 @@ def run(args):
                                         height=3.6, max_cols=args.cols)
         for ax, ((P, rpn, size), prec) in zip(axes, panels.items()):
             best = results.best_per_algorithm(prec)
+            base = results.baseline_for(prec, args.baseline)
             names = [a for a in algs if a in best]
             xs = list(range(len(names)))
-            sp = [results.speedup(best[a][0]) for a in names]
+            sp = [results.speedup(best[a][0], base) for a in names]
             colors = ["tab:green" if s >= 1 else "tab:red" for s in sp]
             ax.bar(xs, sp, color=colors, alpha=0.55, width=0.7)
-            ranges = [[results.speedup(r) for r in best[a][1]] for a in names]
+            ranges = [[results.speedup(r, base) for r in best[a][1]] for a in names]
             multi = [i for i, rg in enumerate(ranges) if len(rg) > 1]
             if multi:
                 ax.boxplot([ranges[i] for i in multi], positions=multi, widths=0.45,
@@ -50,7 +51,7 @@ def run(args):
             ax.yaxis.set_major_formatter(common.matplotlib.ticker.FormatStrFormatter("%.2g"))
             ax.set_xticks(xs)
             ax.set_xticklabels(names, rotation=70, ha="right", fontsize=7)
-            ax.set_ylabel("speedup over vendor (×)")
+            ax.set_ylabel(f"speedup over vendor (×, {args.baseline})")
             qtext = f" ({rpn}/node)" if rpn else ""
             stext = results.size_text(prec[0]) or f"S = {common.size_label(size)}"
             ax.set_title(f"P = {P}{qtext}, {stext}", fontsize=9)

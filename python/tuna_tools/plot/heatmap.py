@@ -34,10 +34,12 @@ def run(args):
             sizes = sorted({results.size_bytes(r) for r in prec}, key=lambda s: (s is None, s))
             radices = sorted({r["params"]["radix"] for r in prec})
             grid = np.full((len(radices), len(sizes)), np.nan)
+            bases = {s: results.baseline_for([r for r in prec if results.size_bytes(r) == s],
+                                             args.baseline) for s in sizes}
             for r in prec:
                 i = radices.index(r["params"]["radix"])
                 j = sizes.index(results.size_bytes(r))
-                sp = results.speedup(r)
+                sp = results.speedup(r, bases[results.size_bytes(r)])
                 if np.isnan(grid[i, j]) or sp > grid[i, j]:
                     grid[i, j] = sp
             lo = np.nanmin(grid)
@@ -67,7 +69,7 @@ def run(args):
             qtext = f" ({rpn}/node)" if rpn else ""
             ax.set_title(f"P = {P}{qtext}: {wins} of {int(np.sum(~np.isnan(grid)))} cells beat vendor",
                          fontsize=9)
-            fig.colorbar(im, ax=ax, label="speedup over vendor (×)")
+            fig.colorbar(im, ax=ax, label=f"speedup over vendor (×, {args.baseline})")
         fig.suptitle(f"{args.algorithm}: speedup over vendor by radix and size, {dist}"
                      "\n" + common.machine_title(grp, args.title), fontsize=10)
         fig.tight_layout()

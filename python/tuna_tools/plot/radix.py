@@ -43,7 +43,7 @@ def run(args):
             i = min(range(len(times)), key=times.__getitem__)
             ax.plot([radices[i]], [times[i]], marker="*", ms=11, color=color, mec="black",
                     mew=0.6, zorder=5)
-            vend = results.vendor_median(srecs)
+            vend = results.pooled_vendor(srecs)
             ax.axhline(1e6 * vend, color=color, ls=":", lw=1)
         ax.axvline(math.ceil(math.sqrt(P)), color="grey", ls="--", lw=0.8)
         ax.text(math.ceil(math.sqrt(P)), ax.get_ylim()[1], " sqrt(P)", va="top", fontsize=8,

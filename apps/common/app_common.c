@@ -1,0 +1,238 @@
+/* Shared helpers of the applications: see app_common.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "app_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int app_parse_algorithms(const char *list, app_algorithm **out, int *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    size_t len = strlen(list);
+    char *copy = malloc(len + 1), *spec = malloc(len + 1);
+    app_algorithm *algs = calloc(len / 2 + 2, sizeof *algs);
+    if (!copy || !spec || !algs) {
+        free(copy), free(spec), free(algs);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(copy, list, len + 1);
+    int count = 0, rc = 0;
+    spec[0] = '\0';
+    /* Accumulate tokens into spec until the next token starts a new algorithm. */
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save);; tok = strtok_r(NULL, ",", &save)) {
+        int continues = 0;
+        if (tok) {
+            const char *eq = strchr(tok, '='), *colon = strchr(tok, ':');
+            continues = eq && (!colon || colon > eq) && spec[0];
+        }
+        if (tok && continues) {
+            strcat(spec, ",");
+            strcat(spec, tok);
+            continue;
+        }
+        if (spec[0]) {
+            app_algorithm *a = &algs[count];
+            int e = tuna_options_parse(spec, TUNA_ALLTOALLV, &a->opt);
+            if (e != MPI_SUCCESS) {
+                snprintf(err, errlen, "--algorithms '%s': %s", spec, tuna_error_string(e));
+                rc = -1;
+                break;
+            }
+            if (tuna_options_format(&a->opt, a->name, sizeof a->name) != MPI_SUCCESS)
+                snprintf(a->name, sizeof a->name, "%.100s", spec);
+            count++;
+        }
+        if (!tok)
+            break;
+        strcpy(spec, tok);
+    }
+    if (rc == 0 && count == 0) {
+        snprintf(err, errlen, "--algorithms: empty list");
+        rc = -1;
+    }
+    free(copy);
+    free(spec);
+    if (rc) {
+        free(algs);
+        return -1;
+    }
+    *out = algs;
+    *n = count;
+    return 0;
+}
+
+app_minmax app_minmax_over_ranks(double v, MPI_Comm comm)
+{
+    app_minmax m;
+    int P;
+    MPI_Comm_size(comm, &P);
+    MPI_Allreduce(&v, &m.min, 1, MPI_DOUBLE, MPI_MIN, comm);
+    MPI_Allreduce(&v, &m.max, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(&v, &m.mean, 1, MPI_DOUBLE, MPI_SUM, comm);
+    m.mean /= P;
+    return m;
+}
+
+json_t *app_minmax_json(app_minmax m)
+{
+    return json_pack("{s:f,s:f,s:f}", "min", m.min, "max", m.max, "mean", m.mean);
+}
+
+void app_run_init(app_run *r, const char *app, const char *run_name, int argc, char **argv)
+{
+    memset(r, 0, sizeof *r);
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &r->P);
+    if (gethostname(r->hostname, sizeof r->hostname - 1) != 0)
+        strcpy(r->hostname, "unknown");
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    size_t cut = strcspn(lib, "\n\r,"); /* first line: library and version */
+    lib[cut] = '\0';
+    while (cut > 0 && (lib[cut - 1] == ' ' || lib[cut - 1] == '\t'))
+        lib[--cut] = '\0';
+    snprintf(r->library, sizeof r->library, "%.500s", lib);
+
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+    int local, lrank;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_rank(node, &lrank);
+    MPI_Comm_free(&node);
+    int leader = lrank == 0, lo = local, hi = local;
+    MPI_Allreduce(&leader, &r->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    r->rpn_physical = lo == hi ? lo : 0;
+    const char *env = getenv("TUNA_RANKS_PER_NODE");
+    r->rpn_env = env ? atoi(env) : 0;
+    r->loadavg = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &r->loadavg) != 1)
+            r->loadavg = -1;
+        fclose(f);
+    }
+
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(r->started, sizeof r->started, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    if (run_name)
+        snprintf(r->name, sizeof r->name, "%s", run_name);
+    else {
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
+        snprintf(r->name, sizeof r->name, "%s-%.64s-P%d-%s", app, r->hostname, r->P, stamp);
+    }
+    size_t used = 0;
+    for (int i = 0; i < argc && used + 2 < sizeof r->command; i++) {
+        int w = snprintf(r->command + used, sizeof r->command - used, "%s%s", i ? " " : "",
+                         argv[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+json_t *app_run_machine_json(const app_run *r)
+{
+    int version, subversion;
+    MPI_Get_version(&version, &subversion);
+    char mpiver[32];
+    snprintf(mpiver, sizeof mpiver, "%d.%d", version, subversion);
+    json_t *m = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "hostname", r->hostname,
+                          "mpi_library", r->library, "mpi_standard", mpiver, "P", r->P, "nodes",
+                          r->nodes, "ranks_per_node_physical", r->rpn_physical,
+                          "ranks_per_node", r->rpn_env > 0 ? r->rpn_env : r->rpn_physical);
+    json_object_set_new(m, "loadavg_1min", r->loadavg >= 0 ? json_real(r->loadavg) : json_null());
+    return m;
+}
+
+json_t *app_run_json(const app_run *r)
+{
+    char tver[32];
+    snprintf(tver, sizeof tver, "%d.%d.%d", TUNA_VERSION_MAJOR, TUNA_VERSION_MINOR,
+             TUNA_VERSION_PATCH);
+    return json_pack("{s:s,s:s,s:s,s:s}", "name", r->name, "started", r->started, "command",
+                     r->command, "tuna_version", tver);
+}
+
+void app_json_line(FILE *f, json_t *rec)
+{
+    char *line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(9));
+    if (line) {
+        fputs(line, f);
+        fputc('\n', f);
+        fflush(f);
+        free(line);
+    }
+    json_decref(rec);
+}
+
+int app_env_rank_zero(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MPI_LOCALRANKID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v)
+            return strcmp(v, "0") == 0;
+    }
+    return 1;
+}
+
+uint64_t app_mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+double app_rand01(uint64_t seed, uint64_t index)
+{
+    uint64_t h = app_mix64(app_mix64(seed) ^ index);
+    return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+double app_now(void)
+{
+    return MPI_Wtime();
+}
+
+#ifdef TUNA_APP_SMPI
+/* smpicc force-includes smpi_helpers.h, which maps clock_gettime to the simulated clock: the
+ * real CPU clock is wanted here. */
+#undef clock_gettime
+double app_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void app_charge(double cpu_start)
+{
+    double dt = app_cpu_now() - cpu_start;
+    if (dt > 0)
+        smpi_execute(dt);
+}
+#else
+double app_cpu_now(void)
+{
+    return 0;
+}
+
+void app_charge(double cpu_start)
+{
+    (void)cpu_start;
+}
+#endif

@@ -1,0 +1,76 @@
+/*
+ * Shared helpers of the applications under apps/: the --algorithms list (tuna's option-string
+ * grammar), statistics over ranks, run metadata and JSON lines in tuna-bench's conventions.
+ */
+#ifndef TUNA_APP_COMMON_H
+#define TUNA_APP_COMMON_H
+
+#include "tuna.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define APP_NAME_LEN 128
+
+/* One algorithm asked for on the command line. */
+typedef struct app_algorithm {
+    tuna_options opt;
+    char name[APP_NAME_LEN]; /* canonical option string (tuna_options_format) */
+} app_algorithm;
+
+/*
+ * Parse "vendor,tuna:radix=2,block=4,linear": comma-separated option strings; a token of the
+ * form key=value (no ':' before the '=') continues the previous algorithm's parameters, so
+ * "tuna:radix=2,block=4" stays one algorithm. Returns 0, or -1 with a message.
+ */
+int app_parse_algorithms(const char *list, app_algorithm **out, int *n, char *err, size_t errlen);
+
+/* min / max / mean of one value over the ranks of comm (valid on every rank). */
+typedef struct app_minmax {
+    double min, max, mean;
+} app_minmax;
+app_minmax app_minmax_over_ranks(double v, MPI_Comm comm);
+json_t *app_minmax_json(app_minmax m);
+
+/* Run metadata shared by every record of one run (tuna-bench's "machine" and "run" objects). */
+typedef struct app_run {
+    char name[256];
+    char started[64];
+    char command[4096];
+    char hostname[256];
+    char library[512];
+    int P, nodes, rpn_physical, rpn_env;
+    double loadavg;
+} app_run;
+
+/* Collective over MPI_COMM_WORLD. */
+void app_run_init(app_run *r, const char *app, const char *run_name, int argc, char **argv);
+json_t *app_run_machine_json(const app_run *r);
+json_t *app_run_json(const app_run *r);
+
+/* Write one compact JSON line and free rec. */
+void app_json_line(FILE *f, json_t *rec);
+
+/* Is this process rank 0 of the job, judged from the launcher's environment (before MPI_Init)? */
+int app_env_rank_zero(void);
+
+/* 64-bit mixer (splitmix64 finalizer) and a counter-based uniform double in [0, 1). */
+uint64_t app_mix64(uint64_t x);
+double app_rand01(uint64_t seed, uint64_t index);
+
+/* Seconds (MPI_Wtime; simulated time under SMPI). */
+double app_now(void);
+
+/*
+ * Charging local computation under SimGrid SMPI (built with TUNA_APP_SMPI): the simulations run
+ * with smpi/simulate-computation:no, so that the copies inside any all-to-all (tuna's or the
+ * simulator's own) are free alike; the applications' own computation (FFTs, packing, joins,
+ * hash sets) is measured with this thread's CPU clock and injected with smpi_execute, so its
+ * share of the run stays realistic. Elsewhere both are no-ops.
+ *   double c0 = app_cpu_now(); ...compute...; app_charge(c0);
+ */
+double app_cpu_now(void);
+void app_charge(double cpu_start);
+
+#endif

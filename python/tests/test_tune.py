@@ -1,0 +1,77 @@
+"""`tuna tune` on synthetic records (no MPI needed): buckets as libtuna computes them, the
+table's best configuration per key, selection quality, platform profiles."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tuna_tools import cli, tune  # noqa: E402
+
+
+def record(options, P, S, median, vendor=1e-5, dist="uniform", zero=0.0, q=0):
+    alg = options.split(":")[0]
+    return {
+        "algorithm": alg, "options": options, "status": "ok", "verified": True,
+        "dist": {"name": dist, "spec": dist, "S_bytes": S, "seed": 1, "max_block_bytes": S,
+                 "zero_fraction": zero},
+        "machine": {"P": P, "ranks_per_node": q or P},
+        "time": {"median": median}, "vendor": {"median": vendor},
+    }
+
+
+def test_buckets_match_the_library_rule():
+    # tuna_select_size_bucket: ceil(log2 B), 0 for B <= 1 (tests/test_auto.c checks the C side)
+    assert [tune.size_bucket(b) for b in (0, 1, 2, 3, 1024, 1025)] == [0, 0, 1, 2, 10, 11]
+    assert [tune.sparsity_bucket(z) for z in (0, 0.24, 0.25, 0.99, 1.0)] == [0, 0, 1, 3, 3]
+
+
+def test_table_picks_the_best_common_configuration(tmp_path):
+    recs = []
+    for dist in ("uniform", "powerlaw"):
+        recs.append(record("spreadout", 8, 1024, 2e-5, dist=dist))
+        recs.append(record("tuna:radix=2,block=1", 8, 1024, 1e-5, dist=dist))
+        recs.append(record("auto", 8, 1024, 1.1e-5, dist=dist))
+    # only in one cell: not a candidate for the key
+    recs.append(record("xor", 8, 1024, 0.5e-5, dist="uniform"))
+    # another key (size bucket 4)
+    recs.append(record("spreadout", 8, 16, 1e-6))
+    recs.append(record("tuna:radix=2,block=1", 8, 16, 2e-6))
+    path = tmp_path / "sweep.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = tmp_path / "table.json"
+    assert cli.main(["tune", "build", str(path), "-o", str(out)]) == 0
+    table = json.loads(out.read_text())
+    assert table["tuna_tuning"] == 1 and table["collective"] == "alltoallv"
+    got = {(e["P"], e["ranks_per_node"], e["size_bucket"], e["sparsity_bucket"]): e["options"]
+           for e in table["entries"]}
+    assert got == {(8, 8, 10, 0): "tuna:radix=2,block=1", (8, 8, 4, 0): "spreadout"}
+
+
+def test_quality_rows(tmp_path, capsys):
+    recs = [record("spreadout", 4, 256, 2e-5), record("auto", 4, 256, 2.5e-5, vendor=5e-5)]
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert cli.main(["tune", "quality", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "0.800" in out and "2.000" in out
+    assert cli.main(["tune", "quality", str(path), "--min-quality", "0.9"]) == 1
+
+
+def test_platform_profile_is_a_valid_profile():
+    plat = {"name": "x", "ranks_per_node": 4, "topology": "torus", "dims": [4, 4, 4],
+            "os": 1e-7, "or": 2e-7, "intra_lat": 3e-7, "intra_bw": 4e10, "link_lat": 1e-7,
+            "nic_bw": 1e10, "nic_count": 2}
+    p = tune.platform_profile(plat)
+    assert p["tuna_profile"] == 1 and p["nics_per_node"] == 2
+    assert p["intra"]["bandwidth"] == pytest.approx(1e10)
+    assert p["inter"]["overhead"] == pytest.approx(3e-7)
+    assert set(p["intra"]) == {"latency", "overhead", "gap", "bandwidth"}
+
+
+def test_build_rejects_garbage(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("not json\n")
+    assert cli.main(["tune", "build", str(path)]) == 1

@@ -1,0 +1,350 @@
+/*
+ * The choice of `auto`: TUNA_PROFILE / TUNA_TUNING loaded once per process,
+ * candidates enumerated over each parameter's useful range and ranked by the
+ * cost model, results memoised per thread, and a once-per-communicator check
+ * that every rank holds the same profile and table.
+ */
+#include "tuna_coll.h"
+#include "tuna_select.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ process-wide state */
+
+static struct {
+    int rc;                 /* load result, repeated on every call */
+    char msg[512];          /* its message */
+    tuna_profile profile;
+    tuna_tuning tuning;
+    unsigned long long checksum;
+} sel;
+
+static void mix(unsigned long long *h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) /* FNV-1a */
+        *h = (*h ^ c[i]) * 1099511628211ULL;
+}
+
+static void load_files(void)
+{
+    tuna_profile_builtin(&sel.profile);
+    const char *pf = getenv("TUNA_PROFILE");
+    const char *tf = getenv("TUNA_TUNING");
+    int rc = MPI_SUCCESS;
+    const char *var = "TUNA_PROFILE";
+    if (pf && *pf)
+        rc = tuna_profile_load(pf, &sel.profile);
+    if (rc == MPI_SUCCESS && tf && *tf) {
+        var = "TUNA_TUNING";
+        rc = tuna_tuning_load(tf, TUNA_ALLTOALLV, &sel.tuning);
+    }
+    if (rc != MPI_SUCCESS) {
+        snprintf(sel.msg, sizeof sel.msg, "%s: %s", var, tuna_error_string(rc));
+        sel.rc = rc;
+    }
+    unsigned long long h = 1469598103934665603ULL;
+    const tuna_profile *p = &sel.profile;
+    double v[] = {p->intra.latency, p->intra.overhead, p->intra.gap, p->intra.bandwidth,
+                  p->inter.latency, p->inter.overhead, p->inter.gap, p->inter.bandwidth,
+                  (double)p->nics_per_node, p->copy_bandwidth, p->datatype_overhead,
+                  p->datatype_block};
+    mix(&h, v, sizeof v);
+    for (int i = 0; i < sel.tuning.n; i++) {
+        const tuna_tuning_entry *e = &sel.tuning.entries[i];
+        int k[] = {e->P, e->Q, e->size_bucket, e->sparsity_bucket, e->opt.algorithm};
+        mix(&h, k, sizeof k);
+        mix(&h, e->opt.value, sizeof e->opt.value);
+    }
+    mix(&h, &sel.rc, sizeof sel.rc);
+    sel.checksum = h >> 2; /* positive as a long long */
+}
+
+/* Threads calling auto concurrently for the first time load the files once. */
+static pthread_once_t load_once_flag = PTHREAD_ONCE_INIT;
+
+static void load_once(void)
+{
+    pthread_once(&load_once_flag, load_files);
+}
+
+/* The load error, replacing any message recorded since (it names the file and the cause). */
+static int load_error(void)
+{
+    tuna_error_clear();
+    return tuna_error_set(sel.rc, "%s", sel.msg);
+}
+
+int tuna_select_profile(const tuna_profile **out)
+{
+    load_once();
+    if (sel.rc != MPI_SUCCESS)
+        return load_error();
+    *out = &sel.profile;
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ agreement per communicator */
+
+static int agreed_keyval = MPI_KEYVAL_INVALID;
+
+int tuna_select_agree(tuna_ctx *ctx)
+{
+    load_once();
+    if (agreed_keyval == MPI_KEYVAL_INVALID)
+        TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN,
+                                              &agreed_keyval, NULL));
+    void *val;
+    int found = 0;
+    TUNA_MPI_CHECK(MPI_Comm_get_attr(ctx->comm, agreed_keyval, &val, &found));
+    if (!found) {
+        /* max of (failed, h, -h): everyone loaded fine and equal iff failed = 0, max h = min h */
+        long long v[3] = {sel.rc != MPI_SUCCESS, (long long)sel.checksum,
+                          -(long long)sel.checksum};
+        TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+        int status = v[0] ? 1 : v[1] != -v[2] ? 2 : 0;
+        TUNA_MPI_CHECK(MPI_Comm_set_attr(ctx->comm, agreed_keyval, (void *)(intptr_t)(status + 1)));
+        val = (void *)(intptr_t)(status + 1);
+    }
+    int status = (int)(intptr_t)val - 1;
+    if (sel.rc != MPI_SUCCESS)
+        return load_error();
+    if (status == 1)
+        return tuna_error_set(MPI_ERR_ARG, "auto: TUNA_PROFILE or TUNA_TUNING failed to load on "
+                                           "another rank (run with TUNA_VERBOSE=1 there)");
+    if (status == 2)
+        return tuna_error_set(MPI_ERR_ARG, "auto: the ranks loaded different TUNA_PROFILE / "
+                                           "TUNA_TUNING contents; every rank must see the same "
+                                           "files");
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ candidates */
+
+/* Radix grid over [2, U]: every value up to 8, then steps of about 25%, plus sqrt U and U. */
+static int radix_grid(long U, long *v)
+{
+    int n = 0;
+    for (long r = 2; r <= U && r <= 8; r++)
+        v[n++] = r;
+    for (long r = 10; r < U; r = (long)ceil(r * 1.25))
+        v[n++] = r;
+    long s = (long)ceil(sqrt((double)U));
+    if (s > 8 && s < U)
+        v[n++] = s;
+    if (U > 8)
+        v[n++] = U;
+    return n;
+}
+
+/* Powers of two below U, plus U. */
+static int pow2_grid(long U, long *v)
+{
+    int n = 0;
+    if (U < 1)
+        U = 1;
+    for (long b = 1; b < U; b *= 2)
+        v[n++] = b;
+    v[n++] = U;
+    return n;
+}
+
+#define GRID_MAX 128
+
+/* Values of parameter `pi` of algorithm `alg` worth evaluating (given param 0 = p0). */
+static int grid(const tuna_select_input *in, int alg, int pi, long p0, long *v)
+{
+    const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
+    const char *name = info->name, *key = info->params[pi].name;
+    const long P = in->P;
+    const bool hier = strcmp(name, "coalesced") == 0 || strcmp(name, "staggered") == 0;
+    const bool nodes = hier && in->Q > 0 && in->N > 1;
+    if (strcmp(key, "radix") == 0)
+        return radix_grid(nodes ? (in->Q < 2 ? 2 : in->Q) : P < 2 ? 2 : P, v);
+    if (strcmp(key, "block") == 0 && strcmp(name, "tuna") == 0)
+        return pow2_grid(p0 - 1, v);
+    if (strcmp(key, "block") == 0 && hier && !nodes)
+        return in->Q <= 0 ? pow2_grid(p0 - 1, v) : (v[0] = 1, 1); /* unused by the engine */
+    if (strcmp(key, "block") == 0 && strcmp(name, "coalesced") == 0)
+        return pow2_grid(in->N - 1, v);
+    if (strcmp(key, "block") == 0 && strcmp(name, "staggered") == 0)
+        return pow2_grid((long)(in->N - 1) * in->Q, v);
+    if (strcmp(key, "block") == 0 || strcmp(key, "stride") == 0)
+        return pow2_grid(P - 1, v);
+    /* Any other parameter with a small fixed range (padded-bruck's datatype): all values. */
+    const tuna_param_info *p = &info->params[pi];
+    long hi = p->max == TUNA_PARAM_P ? P : p->max;
+    int n = 0;
+    for (long x = p->min; x <= hi && n < GRID_MAX; x++)
+        v[n++] = x;
+    return n;
+}
+
+static void consider(const tuna_select_input *in, int alg, const long *param, tuna_choice *best)
+{
+    double t = tuna_model_alltoallv(&sel.profile, in, alg, param);
+    if (t < 0)
+        return;
+    /* Strictly better only: ties keep the earlier table row and smaller parameters. */
+    if (best->algorithm < 0 || t < best->predicted * (1 - 1e-12)) {
+        best->algorithm = alg;
+        memset(best->param, 0, sizeof best->param);
+        for (int i = 0; i < tuna_a2av_table[alg].info.nparams; i++)
+            best->param[i] = param[i];
+        best->predicted = t;
+    }
+}
+
+static void model_choice(const tuna_select_input *in, tuna_choice *best)
+{
+    best->algorithm = -1;
+    best->predicted = 0;
+    best->from_table = false;
+    for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
+        const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
+        long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
+        if (info->nparams == 0) {
+            consider(in, alg, param, best);
+            continue;
+        }
+        int n0 = grid(in, alg, 0, 0, v0);
+        for (int i = 0; i < n0; i++) {
+            param[0] = v0[i];
+            if (info->nparams == 1) {
+                consider(in, alg, param, best);
+                continue;
+            }
+            int n1 = grid(in, alg, 1, v0[i], v1);
+            for (int k = 0; k < n1; k++) {
+                param[1] = v1[k];
+                consider(in, alg, param, best);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------ the choice */
+
+static bool same_input(const tuna_select_input *a, const tuna_select_input *b)
+{
+    return a->P == b->P && a->Q == b->Q && a->N == b->N && a->max_block == b->max_block &&
+           a->mean_block == b->mean_block && a->total_max == b->total_max &&
+           a->zero_fraction == b->zero_fraction;
+}
+
+#define MEMO 8
+static _Thread_local struct {
+    tuna_select_input in;
+    tuna_choice out;
+    bool used;
+} memo[MEMO];
+static _Thread_local int memo_next;
+
+int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out)
+{
+    load_once();
+    if (sel.rc != MPI_SUCCESS)
+        return load_error();
+    for (int i = 0; i < MEMO; i++)
+        if (memo[i].used && same_input(&memo[i].in, in)) {
+            *out = memo[i].out;
+            return MPI_SUCCESS;
+        }
+    tuna_choice c = {.algorithm = -1};
+    const tuna_tuning_entry *e =
+        tuna_tuning_find(&sel.tuning, in->P, in->Q, tuna_select_size_bucket(in->max_block),
+                         tuna_select_sparsity_bucket(in->zero_fraction));
+    if (e) {
+        const tuna_algorithm_info *info = &tuna_a2av_table[e->opt.algorithm].info;
+        c.algorithm = e->opt.algorithm;
+        for (int i = 0; i < info->nparams; i++)
+            c.param[i] = tuna_coll_resolve_param(&info->params[i], e->opt.value[i], in->P);
+        c.predicted = tuna_model_alltoallv(&sel.profile, in, c.algorithm, c.param);
+        c.from_table = true;
+    } else {
+        model_choice(in, &c);
+    }
+    if (c.algorithm < 0)
+        return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
+    memo[memo_next].in = *in;
+    memo[memo_next].out = c;
+    memo[memo_next].used = true;
+    memo_next = (memo_next + 1) % MEMO;
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ allgather / allreduce */
+
+static _Thread_local struct {
+    tuna_collective coll;
+    tuna_select_input in;
+    double bytes;
+    bool commute;
+    tuna_choice out;
+    bool used;
+} coll_memo[MEMO];
+static _Thread_local int coll_memo_next;
+
+static double coll_cost(tuna_collective coll, const tuna_select_input *in, double bytes,
+                        bool commute, int alg, const long *param)
+{
+    return coll == TUNA_ALLGATHER
+               ? tuna_model_allgather(&sel.profile, in, bytes, alg, param)
+               : tuna_model_allreduce(&sel.profile, in, bytes, commute, alg, param);
+}
+
+int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, double bytes,
+                           bool commute, tuna_choice *out)
+{
+    load_once();
+    if (sel.rc != MPI_SUCCESS)
+        return load_error();
+    if (coll != TUNA_ALLGATHER && coll != TUNA_ALLREDUCE)
+        return tuna_error_set(MPI_ERR_INTERN, "auto: collective %d has no model", (int)coll);
+    for (int i = 0; i < MEMO; i++)
+        if (coll_memo[i].used && coll_memo[i].coll == coll && coll_memo[i].bytes == bytes &&
+            coll_memo[i].commute == commute && same_input(&coll_memo[i].in, in)) {
+            *out = coll_memo[i].out;
+            return MPI_SUCCESS;
+        }
+    tuna_choice best = {.algorithm = -1};
+    const int n = tuna_algorithm_count(coll);
+    for (int alg = 0; alg < n; alg++) {
+        const tuna_algorithm_info *info = tuna_algorithm_get(coll, alg);
+        long param[TUNA_MAX_PARAMS] = {0}, v[GRID_MAX];
+        int nv = 1;
+        v[0] = 0;
+        if (info->nparams == 1) /* k: the radix grid over [2, P] */
+            nv = radix_grid(in->P < 2 ? 2 : in->P, v);
+        for (int i = 0; i < nv; i++) {
+            param[0] = v[i];
+            double t = coll_cost(coll, in, bytes, commute, alg, param);
+            if (t < 0)
+                continue;
+            if (best.algorithm < 0 || t < best.predicted * (1 - 1e-12)) {
+                best.algorithm = alg;
+                memset(best.param, 0, sizeof best.param);
+                for (int p = 0; p < info->nparams; p++)
+                    best.param[p] = param[p];
+                best.predicted = t;
+            }
+        }
+    }
+    if (best.algorithm < 0)
+        return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
+    coll_memo[coll_memo_next].coll = coll;
+    coll_memo[coll_memo_next].in = *in;
+    coll_memo[coll_memo_next].bytes = bytes;
+    coll_memo[coll_memo_next].commute = commute;
+    coll_memo[coll_memo_next].out = best;
+    coll_memo[coll_memo_next].used = true;
+    coll_memo_next = (coll_memo_next + 1) % MEMO;
+    *out = best;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,143 @@
+/*
+ * Cost model of the allgather and allreduce algorithms (docs/tuning.md), on the
+ * same phase cost as alltoallv: n = bytes of one rank's block (allgather) or of
+ * the vector (allreduce); reductions cost one pass over the reduced bytes at
+ * copy bandwidth.
+ */
+#include "tuna_coll.h"
+#include "tuna_select.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct cmodel {
+    const tuna_profile *m;
+    int P, Q, N;
+} cmodel;
+
+static double ph(const cmodel *x, double msgs, double bytes, double phi)
+{
+    return tuna_model_phase(x->m, x->Q, msgs, bytes, phi);
+}
+
+static double cross(const cmodel *x, long d)
+{
+    return tuna_model_cross(x->P, x->Q, x->N, d);
+}
+
+/*
+ * Recursive multiplying with radix k over P ranks folded into Qk = k^m groups
+ * (tuna_fold): m rounds among leaders with k-1 partners at distance k^r groups,
+ * plus fold-in and fold-out phases when Qk < P. `gather`: messages carry the
+ * blocks gathered so far (allgather); otherwise the whole vector and a reduction.
+ */
+static double recmul(const cmodel *x, long k, double n, bool gather)
+{
+    const long P = x->P;
+    if (k < 2)
+        k = 2;
+    if (k > P)
+        k = P;
+    long Qk = 1;
+    int m = 0;
+    while (Qk <= P / k) {
+        Qk *= k;
+        m++;
+    }
+    double per_group = (double)P / (double)Qk; /* ranks per group, on average */
+    double t = 0, held = per_group;             /* allgather: blocks a leader holds */
+    long d = 1;
+    for (int r = 0; r < m; r++, d *= k) {
+        double phi = 0;
+        for (long z = 1; z < k; z++)
+            phi += cross(x, (long)llround(z * d * per_group));
+        phi /= (double)(k - 1);
+        if (gather) {
+            t += ph(x, (double)(k - 1), (double)(k - 1) * held * n, phi);
+            held *= (double)k;
+        } else {
+            t += ph(x, (double)(k - 1), (double)(k - 1) * n, phi) +
+                 (double)(k - 1) * n / x->m->copy_bandwidth;
+        }
+    }
+    if (Qk < P) {
+        double phi = cross(x, 1);
+        t += ph(x, per_group, per_group * n, phi);                 /* fold in */
+        t += ph(x, per_group, per_group * (gather ? P * n : n), phi); /* fold out */
+        if (!gather)
+            t += per_group * n / x->m->copy_bandwidth;
+    }
+    return t;
+}
+
+static void setup(cmodel *x, const tuna_profile *m, const tuna_select_input *in)
+{
+    x->m = m;
+    x->P = in->P;
+    x->N = in->N < 1 ? 1 : in->N;
+    x->Q = in->Q > 0 ? in->Q : (in->P + x->N - 1) / x->N;
+    if (x->Q < 1)
+        x->Q = 1;
+}
+
+double tuna_model_allgather(const tuna_profile *m, const tuna_select_input *in, double n,
+                            int alg, const long *param)
+{
+    if (alg < 0 || alg >= tuna_ag_table_len)
+        return -1;
+    const char *name = tuna_ag_table[alg].info.name;
+    cmodel x;
+    setup(&x, m, in);
+    const long P = in->P;
+    if (strcmp(name, "vendor") == 0 || strcmp(name, "auto") == 0)
+        return -1;
+    if (P <= 1 || n <= 0)
+        return 0;
+    if (strcmp(name, "ring") == 0)
+        return (double)(P - 1) * ph(&x, 1, n, cross(&x, 1));
+    if (strcmp(name, "kring") == 0) {
+        long g = tuna_coll_kring_group((int)P, param[0]), G = P / g;
+        return (double)(G - 1) * ph(&x, 1, n, cross(&x, g)) +
+               (double)(g - 1) * ph(&x, 1, (double)G * n, cross(&x, 1));
+    }
+    if (strcmp(name, "recursive-doubling") == 0)
+        return recmul(&x, 2, n, true);
+    if (strcmp(name, "recmul") == 0)
+        return recmul(&x, param[0], n, true);
+    if (strcmp(name, "recmul-permuted") == 0) /* + the final in-place block permutation */
+        return recmul(&x, param[0], n, true) + (double)P * n / m->copy_bandwidth;
+    return -1;
+}
+
+double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, double n,
+                            bool commute, int alg, const long *param)
+{
+    if (alg < 0 || alg >= tuna_ar_table_len)
+        return -1;
+    const char *name = tuna_ar_table[alg].info.name;
+    cmodel x;
+    setup(&x, m, in);
+    const long P = in->P;
+    if (strcmp(name, "vendor") == 0 || strcmp(name, "auto") == 0)
+        return -1;
+    if (P <= 1 || n <= 0)
+        return 0;
+    const double cb = m->copy_bandwidth;
+    bool ring_family = strcmp(name, "ring") == 0 || strcmp(name, "kring") == 0;
+    if (ring_family && !commute) /* they would run recursive-doubling: not a candidate */
+        return -1;
+    if (strcmp(name, "recursive-doubling") == 0)
+        return recmul(&x, 2, n, false);
+    if (strcmp(name, "ring") == 0)
+        return 2.0 * (double)(P - 1) * ph(&x, 1, n / (double)P, cross(&x, 1)) +
+               (double)(P - 1) * n / (double)P / cb;
+    if (strcmp(name, "kring") == 0) {
+        long g = tuna_coll_kring_group((int)P, param[0]), G = P / g;
+        return 2.0 * (double)(g - 1) * ph(&x, 1, n / (double)g, cross(&x, 1)) +
+               2.0 * (double)(G - 1) * ph(&x, 1, n / (double)P, cross(&x, g)) +
+               (double)(P - 1) * n / (double)P / cb;
+    }
+    if (strcmp(name, "recmul") == 0)
+        return recmul(&x, param[0], n, false);
+    return -1;
+}

@@ -1,0 +1,137 @@
+/* Machine profiles: the built-in one and JSON files written by tuna-calibrate. */
+#include "tuna_select.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void tuna_profile_builtin(tuna_profile *p)
+{
+    /* A generic cluster node on a 100 Gb/s fabric with one NIC (docs/tuning.md). */
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "builtin");
+    p->intra = (tuna_level_profile){0.4e-6, 0.2e-6, 0.05e-6, 8e9};
+    p->inter = (tuna_level_profile){1.5e-6, 0.4e-6, 0.1e-6, 12e9};
+    p->nics_per_node = 1;
+    p->copy_bandwidth = 8e9;
+    p->datatype_overhead = 1e-6;
+    p->datatype_block = 5e-9;
+}
+
+/* A finite number >= 0 (> 0 if `nonzero`) at `key` of `obj` into *out (kept when absent
+ * and optional). */
+static int get_number(json_t *obj, const char *where, const char *key, bool required,
+                      bool nonzero, double *out, const char *path)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required)
+            return tuna_error_set(MPI_ERR_ARG, "profile %s: missing key \"%s%s\"", path, where,
+                                  key);
+        return MPI_SUCCESS;
+    }
+    if (!json_is_number(v))
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"%s%s\" must be a number", path, where,
+                              key);
+    double d = json_number_value(v);
+    if (!isfinite(d) || d < 0 || (nonzero && d == 0) || d > 1e30)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"%s%s\" = %g is out of range (%s)",
+                              path, where, key, d, nonzero ? "> 0" : ">= 0");
+    *out = d;
+    return MPI_SUCCESS;
+}
+
+/* Reject keys outside `allowed` (NULL-terminated), so a typo is an error, not a default. */
+static int check_keys(json_t *obj, const char *const *allowed, const char *where,
+                      const char *path)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val) {
+        bool ok = false;
+        for (int i = 0; allowed[i]; i++)
+            ok |= strcmp(key, allowed[i]) == 0;
+        if (!ok)
+            return tuna_error_set(MPI_ERR_ARG, "profile %s: unknown key \"%s%s\"", path, where,
+                                  key);
+    }
+    return MPI_SUCCESS;
+}
+
+static int load_level(json_t *root, const char *name, tuna_level_profile *l, const char *path)
+{
+    static const char *const keys[] = {"latency", "overhead", "gap", "bandwidth", NULL};
+    json_t *o = json_object_get(root, name);
+    if (!o || !json_is_object(o))
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"%s\" must be an object with keys "
+                                           "latency, overhead, gap, bandwidth",
+                              path, name);
+    char where[16];
+    snprintf(where, sizeof where, "%s.", name);
+    int rc = check_keys(o, keys, where, path);
+    if (!rc)
+        rc = get_number(o, where, "latency", true, false, &l->latency, path);
+    if (!rc)
+        rc = get_number(o, where, "overhead", true, false, &l->overhead, path);
+    if (!rc)
+        rc = get_number(o, where, "gap", true, false, &l->gap, path);
+    if (!rc)
+        rc = get_number(o, where, "bandwidth", true, true, &l->bandwidth, path);
+    return rc;
+}
+
+int tuna_profile_load(const char *path, tuna_profile *out)
+{
+    static const char *const keys[] = {"tuna_profile", "name",           "intra",
+                                       "inter",        "nics_per_node",  "copy_bandwidth",
+                                       "datatype_overhead", "datatype_block", "measured",
+                                       NULL};
+    json_error_t err;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    if (!root)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: line %d: %s", path, err.line, err.text);
+    tuna_profile p;
+    tuna_profile_builtin(&p);
+    int rc = MPI_SUCCESS;
+    json_t *ver = json_object_get(root, "tuna_profile");
+    if (!json_is_object(root))
+        rc = tuna_error_set(MPI_ERR_ARG, "profile %s: the top level must be an object", path);
+    else if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+        rc = tuna_error_set(MPI_ERR_ARG, "profile %s: \"tuna_profile\": 1 (format version) is "
+                                         "missing or not 1",
+                            path);
+    if (!rc)
+        rc = check_keys(root, keys, "", path);
+    if (!rc) {
+        json_t *name = json_object_get(root, "name");
+        if (name && !json_is_string(name))
+            rc = tuna_error_set(MPI_ERR_ARG, "profile %s: \"name\" must be a string", path);
+        else
+            snprintf(p.name, sizeof p.name, "%s", name ? json_string_value(name) : path);
+    }
+    if (!rc)
+        rc = load_level(root, "intra", &p.intra, path);
+    if (!rc)
+        rc = load_level(root, "inter", &p.inter, path);
+    if (!rc) {
+        json_t *n = json_object_get(root, "nics_per_node");
+        if (n && (!json_is_integer(n) || json_integer_value(n) < 1 ||
+                  json_integer_value(n) > 1024))
+            rc = tuna_error_set(MPI_ERR_ARG,
+                                "profile %s: \"nics_per_node\" must be an integer in [1, 1024]",
+                                path);
+        else if (n)
+            p.nics_per_node = (int)json_integer_value(n);
+    }
+    if (!rc)
+        rc = get_number(root, "", "copy_bandwidth", false, true, &p.copy_bandwidth, path);
+    if (!rc)
+        rc = get_number(root, "", "datatype_overhead", false, false, &p.datatype_overhead, path);
+    if (!rc)
+        rc = get_number(root, "", "datatype_block", false, false, &p.datatype_block, path);
+    json_decref(root);
+    if (!rc)
+        *out = p;
+    return rc;
+}

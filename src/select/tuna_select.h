@@ -1,0 +1,124 @@
+/*
+ * Selection (`auto`): the machine profile, the cost model of every alltoallv
+ * algorithm, tuning tables, and the choice made from values all ranks agree on.
+ * Formulas: docs/tuning.md.
+ */
+#ifndef TUNA_SELECT_H
+#define TUNA_SELECT_H
+
+#include "tuna_internal.h"
+
+/* LogGP-style parameters of one level of the machine (seconds, bytes per second). */
+typedef struct tuna_level_profile {
+    double latency;    /* L: one-way latency of a small message */
+    double overhead;   /* o: CPU time to post and complete one message (send + receive side) */
+    double gap;        /* g: minimum time between two messages injected by one rank */
+    double bandwidth;  /* 1/G: bytes per second of one rank's stream (inter: of one NIC) */
+} tuna_level_profile;
+
+typedef struct tuna_profile {
+    char name[64];
+    tuna_level_profile intra;   /* between ranks of one node */
+    tuna_level_profile inter;   /* between nodes */
+    int nics_per_node;          /* inter-node streams of a node share nics_per_node NICs */
+    double copy_bandwidth;      /* local memcpy bytes per second (packing, padding) */
+    double datatype_overhead;   /* seconds to create, commit and free one derived datatype */
+    double datatype_block;      /* seconds per block described by a derived datatype */
+} tuna_profile;
+
+/* The built-in profile (docs/tuning.md lists its values and where they come from). */
+void tuna_profile_builtin(tuna_profile *p);
+/*
+ * Load a profile from a JSON file (format in docs/tuning.md). Missing optional
+ * keys take the built-in values. Errors (unreadable file, JSON syntax, unknown
+ * key, missing or non-positive value) return MPI_ERR_ARG with a message naming
+ * the file and the problem; *p is written only on success.
+ */
+int tuna_profile_load(const char *path, tuna_profile *p);
+
+/* Everything the choice depends on; identical on every rank of the communicator. */
+typedef struct tuna_select_input {
+    int P;
+    int Q;                  /* ranks per node; 0 if the nodes differ in size */
+    int N;                  /* nodes */
+    double max_block;       /* global maximum block, bytes */
+    double mean_block;      /* global mean block (all P^2 blocks), bytes */
+    double total_max;       /* global maximum of the bytes one rank sends */
+    double zero_fraction;   /* global fraction of empty blocks */
+} tuna_select_input;
+
+/* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log. */
+int tuna_select_size_bucket(double max_block);       /* ceil(log2 max_block), 0 if <= 1 */
+int tuna_select_sparsity_bucket(double zero_fraction); /* floor(4 z), clamped to [0, 3] */
+
+/*
+ * Predicted time (seconds) of alltoallv algorithm `alg` (table index) with
+ * resolved parameters `param`. Returns a negative value for algorithms the
+ * model does not cover (vendor, auto).
+ */
+double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, int alg,
+                            const long *param);
+
+/* Shared model terms (docs/tuning.md): the cost of one phase in which every rank posts m
+ * messages of `bytes` bytes in total, a fraction phi of them off-node; and the fraction of
+ * ranks whose peer at distance d is on another node (consecutive placement). */
+double tuna_model_phase(const tuna_profile *m, int Q, double msgs, double bytes, double phi);
+double tuna_model_cross(int P, int Q, int N, long d);
+
+/* Predicted time of allgather / allreduce algorithm `alg` (their tables), `bytes` per rank's
+ * block (allgather) or of the vector (allreduce); negative for vendor and auto. */
+double tuna_model_allgather(const tuna_profile *m, const tuna_select_input *in, double bytes,
+                            int alg, const long *param);
+double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, double bytes,
+                            bool commute, int alg, const long *param);
+
+/* A chosen configuration. */
+typedef struct tuna_choice {
+    int algorithm;                 /* table index */
+    long param[TUNA_MAX_PARAMS];   /* resolved values */
+    double predicted;              /* model time, seconds (< 0: from a tuning table entry) */
+    bool from_table;               /* true: a TUNA_TUNING entry decided */
+} tuna_choice;
+
+/*
+ * The configuration `auto` runs for these inputs: the tuning table's entry if
+ * TUNA_TUNING has one for (P, Q, size bucket, sparsity bucket), otherwise the
+ * candidate with the smallest model time (ties: lower table index, then lower
+ * parameters). A pure function of the inputs, the profile and the table.
+ */
+int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out);
+
+/* The model's choice for allgather (commute ignored) or allreduce: every row except vendor
+ * and auto, k over the radix grid. Same determinism as tuna_select_alltoallv(). */
+int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, double bytes,
+                           bool commute, tuna_choice *out);
+
+/* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
+int tuna_select_profile(const tuna_profile **out);
+
+/* Tuning tables. */
+typedef struct tuna_tuning_entry {
+    int P, Q, size_bucket, sparsity_bucket;
+    tuna_options opt;
+} tuna_tuning_entry;
+
+typedef struct tuna_tuning {
+    tuna_tuning_entry *entries;
+    int n;
+} tuna_tuning;
+
+/* Load a table for `coll` (format in docs/tuning.md); errors as tuna_profile_load(). */
+int tuna_tuning_load(const char *path, tuna_collective coll, tuna_tuning *t);
+void tuna_tuning_free(tuna_tuning *t);
+const tuna_tuning_entry *tuna_tuning_find(const tuna_tuning *t, int P, int Q, int size_bucket,
+                                          int sparsity_bucket);
+
+/*
+ * Once per communicator: agree that every rank loaded the same profile and
+ * tuning table (a checksum, one allreduce on the private communicator, then
+ * cached on it). Returns an error on every rank if any rank failed to load
+ * them or if they differ, so no rank runs an algorithm its peers do not.
+ */
+int tuna_select_agree(tuna_ctx *ctx);
+
+#endif /* TUNA_SELECT_H */

@@ -1,0 +1,363 @@
+/*
+ * auto (issue 8): every rank makes the same choice, also when each rank's own
+ * counts would suggest a different one; the chosen algorithm delivers the same
+ * bytes as PMPI_Alltoallv; profile and tuning-table files are validated.
+ *
+ *   test_auto                       agreement + correctness + file validation
+ *   test_auto --expect-error        TUNA_PROFILE / TUNA_TUNING is bad: every rank must
+ *                                   get MPI_ERR_ARG naming the variable, none may hang
+ *   test_auto --expect-table OPTS   TUNA_TUNING has an entry for the uniform 1 KiB case:
+ *                                   auto must run OPTS and report auto_source = 2
+ */
+#include "tuna_select.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int P, me, failures, cases;
+
+#define CHECK(cond, ...)                                                                       \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "FAIL rank %d: ", me);                                             \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fprintf(stderr, "\n");                                                             \
+            failures++;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb93fe51a85d9ULL;
+    return x ^ (x >> 33);
+}
+
+/*
+ * Count patterns that differ wildly between ranks: what a rank sees locally
+ * (its own maximum, total, zeros) says "tiny and sparse" on some ranks and
+ * "huge and dense" on others.
+ */
+enum { PAT_ONE_HEAVY, PAT_RANK_SCALED, PAT_SPARSE_SOME, PAT_POWER, PAT_UNIFORM_1K, PAT_N };
+static const char *pat_names[PAT_N] = {"one-heavy-rank", "rank-scaled", "sparse-on-odd-ranks",
+                                       "power-law-per-rank", "uniform-1KiB"};
+
+static int count_of(int pat, int src, int dst, int seed)
+{
+    uint64_t h = mix64(((uint64_t)seed << 40) ^ ((uint64_t)src << 20) ^ (uint64_t)dst);
+    switch (pat) {
+    case PAT_ONE_HEAVY: return src == seed % P ? 16384 + (int)(h % 4096) : (int)(h % 3);
+    case PAT_RANK_SCALED: return (int)(h % (1u + (unsigned)(1 << (src % 15))));
+    case PAT_SPARSE_SOME: return src % 2 ? (h % 10 == 0 ? 3000 : 0) : 1 + (int)(h % 8);
+    case PAT_POWER: {
+        int e = (int)(h % 17);
+        return (src + dst) % 3 ? (int)((h >> 8) % 2) : (1 << e) / (1 + src % 4);
+    }
+    default: return 1024;
+    }
+}
+
+static unsigned char payload(int src, int dst, int i)
+{
+    return (unsigned char)(src * 31 + dst * 7 + i * 13 + 1);
+}
+
+/* Run auto once on a pattern; check bytes against PMPI and the choice against all ranks. */
+static void run_pattern(int pat, int seed, const tuna_options *opt, tuna_stats *out)
+{
+    int *sc = malloc(sizeof(int) * 4 * (size_t)P);
+    int *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
+    size_t st = 0, rt = 0;
+    for (int j = 0; j < P; j++) {
+        sc[j] = count_of(pat, me, j, seed);
+        rc[j] = count_of(pat, j, me, seed);
+        sd[j] = (int)st;
+        rd[j] = (int)rt;
+        st += (size_t)sc[j];
+        rt += (size_t)rc[j];
+    }
+    unsigned char *sb = malloc(st + 1), *rb = malloc(rt + 1), *ref = malloc(rt + 1);
+    for (int j = 0; j < P; j++)
+        for (int i = 0; i < sc[j]; i++)
+            sb[sd[j] + i] = payload(me, j, i);
+    memset(rb, 0xA5, rt + 1);
+    memset(ref, 0x5A, rt + 1);
+    PMPI_Alltoallv(sb, sc, sd, MPI_BYTE, ref, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+    tuna_stats_enable(1);
+    int err = tuna_alltoallv(sb, sc, sd, MPI_BYTE, rb, rc, rd, MPI_BYTE, MPI_COMM_WORLD, opt);
+    *out = *tuna_stats_last();
+    CHECK(err == MPI_SUCCESS, "%s seed %d: error %s", pat_names[pat], seed,
+          tuna_error_string(err));
+    CHECK(memcmp(rb, ref, rt) == 0, "%s seed %d: received bytes differ from PMPI_Alltoallv",
+          pat_names[pat], seed);
+    CHECK(rb[rt] == 0xA5, "%s seed %d: write past the receive buffer", pat_names[pat], seed);
+
+    /* Gather (algorithm, params, predicted) from every rank: all must be equal. */
+    double mine[2 + TUNA_MAX_PARAMS + 1];
+    mine[0] = out->algorithm;
+    mine[1] = out->auto_source;
+    for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+        mine[2 + i] = (double)out->params[i];
+    mine[2 + TUNA_MAX_PARAMS] = out->predicted;
+    const int n = 3 + TUNA_MAX_PARAMS;
+    double *all = malloc(sizeof(double) * (size_t)n * (size_t)P);
+    MPI_Allgather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int r = 1; r < P; r++)
+        CHECK(memcmp(all, all + (size_t)r * n, sizeof(double) * (size_t)n) == 0,
+              "%s seed %d: rank %d chose algorithm %g (params %g,%g) but rank 0 chose %g "
+              "(params %g,%g)",
+              pat_names[pat], seed, r, all[(size_t)r * n], all[(size_t)r * n + 2],
+              all[(size_t)r * n + 3], all[0], all[2], all[3]);
+    CHECK(out->auto_source == 1 || out->auto_source == 2, "%s: auto_source = %d",
+          pat_names[pat], out->auto_source);
+    const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, out->algorithm);
+    CHECK((info && strcmp(info->name, "auto") != 0 && strcmp(info->name, "vendor") != 0) ||
+              out->auto_source == 2,
+          "%s: auto ran '%s'", pat_names[pat], info ? info->name : "?");
+    cases++;
+    free(all);
+    free(sb);
+    free(rb);
+    free(ref);
+    free(sc);
+}
+
+/* ------------------------------------------------------------ file validation (rank 0) */
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "/tmp/tuna_test_auto_%d_%s.json", (int)getpid(), name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static const char *good_levels =
+    "\"intra\": {\"latency\": 1e-6, \"overhead\": 1e-7, \"gap\": 0, \"bandwidth\": 1e10}, "
+    "\"inter\": {\"latency\": 2e-6, \"overhead\": 2e-7, \"gap\": 1e-7, \"bandwidth\": 1e10}";
+
+static void check_profile(const char *name, const char *text, bool ok, const char *needle)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, text, good_levels);
+    const char *path = write_tmp(name, buf);
+    tuna_profile p;
+    tuna_error_clear();
+    int rc = tuna_profile_load(path, &p);
+    CHECK((rc == MPI_SUCCESS) == ok, "profile case %s: rc %d (%s)", name, rc,
+          rc ? tuna_error_string(rc) : "success");
+    if (!ok && rc != MPI_SUCCESS && needle)
+        CHECK(strstr(tuna_error_string(rc), needle) != NULL,
+              "profile case %s: message '%s' does not mention '%s'", name,
+              tuna_error_string(rc), needle);
+    remove(path);
+}
+
+static void check_tuning(const char *name, const char *text, bool ok, const char *needle)
+{
+    const char *path = write_tmp(name, text);
+    tuna_tuning t = {0};
+    tuna_error_clear();
+    int rc = tuna_tuning_load(path, TUNA_ALLTOALLV, &t);
+    CHECK((rc == MPI_SUCCESS) == ok, "tuning case %s: rc %d (%s)", name, rc,
+          rc ? tuna_error_string(rc) : "success");
+    if (!ok && rc != MPI_SUCCESS && needle)
+        CHECK(strstr(tuna_error_string(rc), needle) != NULL,
+              "tuning case %s: message '%s' does not mention '%s'", name,
+              tuna_error_string(rc), needle);
+    if (rc == MPI_SUCCESS)
+        tuna_tuning_free(&t);
+    remove(path);
+}
+
+static void file_validation(void)
+{
+    tuna_profile p;
+    CHECK(tuna_profile_load("/nonexistent/tuna_profile.json", &p) == MPI_ERR_ARG,
+          "missing profile file accepted");
+    check_profile("good", "{\"tuna_profile\": 1, \"name\": \"t\", %s, \"nics_per_node\": 2}",
+                  true, NULL);
+    check_profile("syntax", "{\"tuna_profile\": 1, %s", false, "line");
+    check_profile("empty", "", false, NULL);
+    check_profile("array", "[1, 2] %s", false, NULL);
+    check_profile("version", "{\"tuna_profile\": 2, %s}", false, "tuna_profile");
+    check_profile("typo", "{\"tuna_profile\": 1, %s, \"nic_per_node\": 2}", false,
+                  "nic_per_node");
+    check_profile("nics0", "{\"tuna_profile\": 1, %s, \"nics_per_node\": 0}", false,
+                  "nics_per_node");
+    check_profile("missing-level", "{\"tuna_profile\": 1, \"intra\": {\"latency\": 1e-6, "
+                                   "\"overhead\": 0, \"gap\": 0, \"bandwidth\": 1e9}}",
+                  false, "inter");
+    check_profile("neg-bw", "{\"tuna_profile\": 1, \"intra\": {\"latency\": 1e-6, "
+                            "\"overhead\": 0, \"gap\": 0, \"bandwidth\": -1}, "
+                            "\"inter\": {\"latency\": 1e-6, \"overhead\": 0, \"gap\": 0, "
+                            "\"bandwidth\": 1e9}}",
+                  false, "bandwidth");
+    check_profile("zero-bw", "{\"tuna_profile\": 1, \"intra\": {\"latency\": 1e-6, "
+                             "\"overhead\": 0, \"gap\": 0, \"bandwidth\": 0}, "
+                             "\"inter\": {\"latency\": 1e-6, \"overhead\": 0, \"gap\": 0, "
+                             "\"bandwidth\": 1e9}}",
+                  false, "bandwidth");
+    check_profile("string", "{\"tuna_profile\": 1, %s, \"copy_bandwidth\": \"fast\"}", false,
+                  "copy_bandwidth");
+    check_profile("dup", "{\"tuna_profile\": 1, %s, \"name\": \"a\", \"name\": \"b\"}", false,
+                  NULL);
+
+    const char *head = "{\"tuna_tuning\": 1, \"collective\": \"alltoallv\", \"entries\": [";
+    char buf[1024];
+#define TUNING(name, entries, ok, needle)                                                      \
+    do {                                                                                       \
+        snprintf(buf, sizeof buf, "%s%s]}", head, entries);                                    \
+        check_tuning(name, buf, ok, needle);                                                   \
+    } while (0)
+    TUNING("good", "{\"P\": 4, \"ranks_per_node\": 4, \"size_bucket\": 10, "
+                   "\"sparsity_bucket\": 0, \"options\": \"tuna:radix=2\", \"time\": 1e-5}",
+           true, NULL);
+    TUNING("empty", "", true, NULL);
+    TUNING("bad-alg", "{\"P\": 4, \"ranks_per_node\": 4, \"size_bucket\": 10, "
+                      "\"sparsity_bucket\": 0, \"options\": \"nosuch\"}",
+           false, "nosuch");
+    TUNING("bad-param", "{\"P\": 4, \"ranks_per_node\": 4, \"size_bucket\": 10, "
+                        "\"sparsity_bucket\": 0, \"options\": \"tuna:radix=1\"}",
+           false, "radix");
+    TUNING("auto", "{\"P\": 4, \"ranks_per_node\": 4, \"size_bucket\": 10, "
+                   "\"sparsity_bucket\": 0, \"options\": \"auto\"}",
+           false, "auto");
+    TUNING("bucket", "{\"P\": 4, \"ranks_per_node\": 4, \"size_bucket\": 10, "
+                     "\"sparsity_bucket\": 4, \"options\": \"xor\"}",
+           false, "sparsity_bucket");
+    TUNING("missing", "{\"P\": 4, \"size_bucket\": 10, \"sparsity_bucket\": 0, "
+                      "\"options\": \"xor\"}",
+           false, "ranks_per_node");
+    TUNING("unknown-key", "{\"P\": 4, \"ranks_per_node\": 4, \"size_bucket\": 10, "
+                          "\"sparsity_bucket\": 0, \"options\": \"xor\", \"colour\": 1}",
+           false, "colour");
+    TUNING("repeat", "{\"P\": 4, \"ranks_per_node\": 4, \"size_bucket\": 10, "
+                     "\"sparsity_bucket\": 0, \"options\": \"xor\"}, {\"P\": 4, "
+                     "\"ranks_per_node\": 4, \"size_bucket\": 10, \"sparsity_bucket\": 0, "
+                     "\"options\": \"pairwise\"}",
+           false, "repeats");
+    TUNING("not-object", "3", false, "entries[0]");
+    check_tuning("other-collective",
+                 "{\"tuna_tuning\": 1, \"collective\": \"allreduce\", \"entries\": []}", false,
+                 "collective");
+    check_tuning("no-entries", "{\"tuna_tuning\": 1}", false, "entries");
+    check_tuning("syntax", "{\"tuna_tuning\": 1, \"entries\": [", false, "line");
+
+    /* Buckets: the documented rule. */
+    CHECK(tuna_select_size_bucket(0) == 0 && tuna_select_size_bucket(1) == 0 &&
+              tuna_select_size_bucket(2) == 1 && tuna_select_size_bucket(1024) == 10 &&
+              tuna_select_size_bucket(1025) == 11,
+          "size buckets");
+    CHECK(tuna_select_sparsity_bucket(0) == 0 && tuna_select_sparsity_bucket(0.25) == 1 &&
+              tuna_select_sparsity_bucket(0.99) == 3 && tuna_select_sparsity_bucket(1) == 3,
+          "sparsity buckets");
+}
+
+/* The model is a pure function: same input, same choice; every candidate has a finite cost. */
+static void model_checks(void)
+{
+    const tuna_profile *prof;
+    CHECK(tuna_select_profile(&prof) == MPI_SUCCESS, "profile");
+    int Ps[] = {1, 2, 3, 7, 64, 100, 256, 1024};
+    int Qs[] = {1, 2, 4, 32, 0};
+    for (size_t i = 0; i < sizeof Ps / sizeof *Ps; i++)
+        for (size_t q = 0; q < sizeof Qs / sizeof *Qs; q++)
+            for (double S = 0; S <= 65536; S = S ? S * 16 : 1) {
+                int Q = Qs[q] > Ps[i] ? Ps[i] : Qs[q];
+                int N = Q ? Ps[i] / Q : 3;
+                if (Q && Ps[i] % Q)
+                    continue;
+                tuna_select_input in = {Ps[i], Q, N, S, S / 2, S / 2 * Ps[i], 0.1};
+                tuna_choice a, b;
+                CHECK(tuna_select_alltoallv(&in, &a) == MPI_SUCCESS, "select");
+                CHECK(tuna_select_alltoallv(&in, &b) == MPI_SUCCESS, "select");
+                CHECK(a.algorithm == b.algorithm && a.param[0] == b.param[0] &&
+                          a.param[1] == b.param[1],
+                      "P=%d: two evaluations differ", Ps[i]);
+                CHECK(a.predicted >= 0 && a.predicted < 1e6, "P=%d Q=%d S=%g: predicted %g",
+                      Ps[i], Q, S, a.predicted);
+                for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
+                    long prm[TUNA_MAX_PARAMS] = {2, 1, 0, 0};
+                    double t = tuna_model_alltoallv(prof, &in, alg, prm);
+                    const char *nm = tuna_a2av_table[alg].info.name;
+                    bool modelled = strcmp(nm, "vendor") != 0 && strcmp(nm, "auto") != 0;
+                    CHECK(modelled ? t >= 0 && t < 1e6 : t < 0, "%s P=%d: cost %g", nm, Ps[i],
+                          t);
+                }
+            }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    tuna_options opt;
+    if (tuna_options_parse("auto", TUNA_ALLTOALLV, &opt) != MPI_SUCCESS) {
+        fprintf(stderr, "cannot parse 'auto'\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    tuna_stats s;
+    if (argc > 1 && strcmp(argv[1], "--expect-error") == 0) {
+        /* Bad TUNA_PROFILE / TUNA_TUNING: an error everywhere, no hang, twice. */
+        for (int k = 0; k < 2; k++) {
+            int *cnt = malloc(sizeof(int) * (size_t)P), *dsp = malloc(sizeof(int) * (size_t)P);
+            for (int j = 0; j < P; j++)
+                cnt[j] = 1, dsp[j] = j;
+            char *sb = malloc((size_t)P), *rb = malloc((size_t)P);
+            memset(sb, 1, (size_t)P);
+            int err = tuna_alltoallv(sb, cnt, dsp, MPI_BYTE, rb, cnt, dsp, MPI_BYTE,
+                                     MPI_COMM_WORLD, &opt);
+            CHECK(err == MPI_ERR_ARG, "expected MPI_ERR_ARG, got %d", err);
+            CHECK(strstr(tuna_error_string(err), "TUNA_") != NULL,
+                  "message '%s' does not name the variable", tuna_error_string(err));
+            if (me == 0 && k == 0)
+                printf("expected error: %s\n", tuna_error_string(err));
+            free(cnt);
+            free(dsp);
+            free(sb);
+            free(rb);
+        }
+    } else if (argc > 2 && strcmp(argv[1], "--expect-table") == 0) {
+        tuna_options want;
+        if (tuna_options_parse(argv[2], TUNA_ALLTOALLV, &want) != MPI_SUCCESS) {
+            fprintf(stderr, "bad --expect-table options '%s'\n", argv[2]);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        run_pattern(PAT_UNIFORM_1K, 0, &opt, &s);
+        CHECK(s.auto_source == 2 && s.algorithm == want.algorithm, "table entry not used: "
+              "source %d, algorithm %d, want %d", s.auto_source, s.algorithm, want.algorithm);
+        run_pattern(PAT_ONE_HEAVY, 1, &opt, &s); /* other buckets: the model */
+        CHECK(s.auto_source == 1, "model expected outside the table, source %d",
+              s.auto_source);
+    } else {
+        if (me == 0)
+            file_validation();
+        model_checks();
+        for (int pat = 0; pat < PAT_N; pat++)
+            for (int seed = 0; seed < 4; seed++) {
+                run_pattern(pat, seed, &opt, &s);
+                run_pattern(pat, seed, NULL, &s); /* the built-in default is auto */
+                if (me == 0 && seed == 0)
+                    printf("P=%d %-20s -> %s (%ld, %ld), predicted %.3g us\n", P,
+                           pat_names[pat], tuna_algorithm_get(TUNA_ALLTOALLV, s.algorithm)->name,
+                           s.params[0], s.params[1], s.predicted * 1e6);
+            }
+    }
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("test_auto: P=%d %d cases, %d failures\n", P, cases, total);
+    MPI_Finalize();
+    return total != 0;
+}
