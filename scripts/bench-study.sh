@@ -8,7 +8,7 @@
 #
 # Environment: TUNA_BUILD_DIR (default: build), TUNA_STUDY_DIR (default: docs/figures),
 # TUNA_STUDY_PROCS (default: "4 8 16"), TUNA_STUDY_SIZES (default: 16:16384:x4),
-# TUNA_STUDY_ITERS (timed iterations, default: 10), TUNA_STUDY_WARMUP (default: 2).
+# TUNA_STUDY_ITERS (timed iterations, default: 15), TUNA_STUDY_WARMUP (default: 2).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,7 +16,7 @@ build=${TUNA_BUILD_DIR:-$root/build}
 out=${TUNA_STUDY_DIR:-$root/docs/figures}
 procs=${TUNA_STUDY_PROCS:-4 8 16}
 sizes=${TUNA_STUDY_SIZES:-16:16384:x4}
-iters=${TUNA_STUDY_ITERS:-10}
+iters=${TUNA_STUDY_ITERS:-15}
 warmup=${TUNA_STUDY_WARMUP:-2}
 mkdir -p "$out/data"
 out=$(cd "$out" && pwd) # absolute: the runs below work from the project's root

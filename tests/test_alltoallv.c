@@ -65,7 +65,7 @@ typedef struct dtype_case {
     int ratio; /* recvcount = ratio * sendcount */
 } dtype_case;
 
-static dtype_case dtypes[8];
+static dtype_case dtypes[10];
 static int ndtypes;
 
 static void dtypes_init(void)
@@ -92,6 +92,7 @@ static void dtypes_init(void)
     dtypes[k++] = (dtype_case){"resized-struct", rst, rst, 1};
     dtypes[k++] = (dtype_case){"vector->int", vec, MPI_INT, 2};
     dtypes[k++] = (dtype_case){"int->pair", MPI_INT, pair, 0}; /* 2 ints per pair: see counts */
+    dtypes[k++] = (dtype_case){"double_int", MPI_DOUBLE_INT, MPI_DOUBLE_INT, 1}; /* padded */
     ndtypes = k;
 }
 

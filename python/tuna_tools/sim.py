@@ -220,7 +220,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         cmd += [f"--cfg={c}" for c in cfg]
         cmd += ["--log=root.thres:warning", find_bench(args.bench)] + bench_args
         timefile = os.path.join(tmp, "time")
-        full = ["/usr/bin/time", "-f", "%e %M", "-o", timefile] + cmd \
+        full = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", timefile] + cmd \
             if os.path.exists("/usr/bin/time") else cmd
         if args.verbose:
             print("+ " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
@@ -232,12 +232,13 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         wall = time.monotonic() - t0
         mem.stop_flag.set()
         mem.join()
-        rss = None
+        rss = cpu = None
         if os.path.exists(timefile):
             with open(timefile, encoding="ascii") as f:
                 last = f.read().strip().splitlines()[-1:]
-            if last and len(last[0].split()) == 2:
-                rss = int(last[0].split()[1])
+            if last and len(last[0].split()) == 4:
+                fields = last[0].split()
+                rss, cpu = int(fields[1]), float(fields[2]) + float(fields[3])
         if proc.returncode != 0:
             tail = "\n".join((proc.stderr or "").strip().splitlines()[-15:])
             raise OSError(f"smpirun failed (P={procs}, {selector}, exit "
@@ -267,7 +268,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
                    "topology": plat["topology"], "nodes": -(-procs // rpn),
                    "ranks_per_node": rpn, "selector": selector,
                    "smpi_cfg": cfg, "simgrid": "3.32",
-                   "wall_s": round(wall, 2), "max_rss_kib": rss,
+                   "wall_s": round(wall, 2), "cpu_s": cpu, "max_rss_kib": rss,
                    "mem_rise_mib": round(mem.rise_mib(), 1), "bound": lb}
             if lb:
                 sim["ratio_to_bound"] = rec["time"]["median"] / lb["bound_s"]

@@ -8,7 +8,8 @@
   tuna tune profile  the machine profile (TUNA_PROFILE) of a simulated platform
                      (sim/platforms/NAME.json), so model and simulation describe one machine
   tuna tune quality  selection quality of auto in JSON lines that hold auto and an
-                     exhaustive sweep of the same cells: best / auto and vendor / auto per cell
+                     exhaustive sweep of the same cells: best / auto (best over tuna's
+                     configurations, vendor excluded) and vendor / auto per cell
 
 Table key: (P, ranks per node, size bucket, sparsity bucket), with the buckets computed
 exactly as libtuna does (src/select/tuning.c): size bucket = ceil(log2(max block bytes)),
@@ -47,8 +48,10 @@ def key_of(rec):
 
 
 def cell_of(rec):
+    """A measured cell: machine (simulated platform or run name), distribution, size."""
     d = rec["dist"]
-    return (d["spec"], d.get("S_bytes"), d.get("file"), d["seed"])
+    where = (rec.get("sim") or {}).get("platform") or (rec.get("run") or {}).get("name", "")
+    return (d["spec"], d.get("S_bytes"), d.get("file"), d["seed"], where)
 
 
 def _geomean(xs):
@@ -96,36 +99,43 @@ def write_table(table, path):
         print(f"tuna tune: {len(table['entries'])} entries written to {path}", file=sys.stderr)
 
 
-def quality(records):
-    """Rows (key, cell, auto time, best time, best options, vendor time) per cell with auto."""
+def quality(records, normalize=False):
+    """Rows (key, cell, auto time, best time, best options, vendor time) per cell with auto.
+    normalize: each record's time is divided by the vendor time measured interleaved with
+    it (same period of machine load), so drifting load on a shared machine cancels; the
+    vendor column is then 1."""
     cells = {}
     for r in results.ok(records):
         cells.setdefault((key_of(r), cell_of(r)), []).append(r)
     rows = []
     for (key, cell), rs in sorted(cells.items(), key=lambda kv: repr(kv[0])):
         auto = [r for r in rs if r["algorithm"] == "auto"]
-        others = [r for r in rs if r["algorithm"] != "auto"]
+        # auto chooses among tuna's algorithms: vendor is compared separately (last column)
+        others = [r for r in rs if r["algorithm"] not in ("auto", "vendor")]
         if not auto or not others:
             continue
-        a = auto[0]["time"]["median"]
-        b = min(others, key=lambda r: r["time"]["median"])
-        vendor = auto[0]["vendor"]["median"]
-        rows.append((key, cell, a, b["time"]["median"], b["options"], vendor))
+        def t(r):
+            return r["time"]["median"] / (r["vendor"]["median"] if normalize else 1.0)
+        a = t(auto[0])
+        b = min(others, key=t)
+        vendor = 1.0 if normalize else auto[0]["vendor"]["median"]
+        rows.append((key, cell, a, t(b), b["options"], vendor))
     return rows
 
 
 def cmd_quality(args):
-    rows = quality(results.load(args.files))
+    rows = quality(results.load(args.files), args.normalize)
+    unit, scale = ("x vendor", 1.0) if args.normalize else ("us", 1e6)
     if not rows:
         raise ValueError("no cell holds both an auto record and other configurations")
-    print("| P | Q | distribution | S (B) | auto (us) | best (us) | best configuration | "
-          "best/auto | vendor/auto |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| machine | P | Q | distribution | S (B) | auto ({unit}) | best ({unit}) | best configuration "
+          "| best/auto | vendor/auto |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     qs, vs = [], []
     for key, cell, a, b, bo, v in rows:
         qs.append(b / a)
         vs.append(v / a)
-        print(f"| {key[0]} | {key[1]} | {cell[0]} | {cell[1]} | {a * 1e6:.1f} | {b * 1e6:.1f} "
+        print(f"| {cell[4]} | {key[0]} | {key[1]} | {cell[0]} | {cell[1]} | {a * scale:.3g} | {b * scale:.3g} "
               f"| `{bo}` | {b / a:.3f} | {v / a:.3f} |")
     print(f"\n{len(rows)} cells: best/auto geometric mean {_geomean(qs):.3f}, worst "
           f"{min(qs):.3f}; vendor/auto geometric mean {_geomean(vs):.3f}, worst {min(vs):.3f}")
@@ -246,6 +256,8 @@ def register(subparsers):
     pr.set_defaults(func=cmd_profile)
     q = sub.add_parser("quality", help="auto's selection quality per cell (Markdown)")
     q.add_argument("files", nargs="+")
+    q.add_argument("--normalize", action="store_true",
+                   help="divide every time by its interleaved vendor time (noisy machines)")
     q.add_argument("--min-quality", type=float,
                    help="exit 1 if the geometric mean of best/auto is below this")
     q.set_defaults(func=cmd_quality)

@@ -39,7 +39,13 @@ static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)comm;
     (void)keyval;
     (void)extra;
-    ctx_free(attr);
+    /* A context already freed at MPI_Finalize (see self_delete_fn) is not in the list:
+     * some MPI libraries delete MPI_COMM_WORLD's attributes after MPI_COMM_SELF's. */
+    for (tuna_ctx *c = live_head; c; c = c->next)
+        if (c == attr) {
+            ctx_free(c);
+            break;
+        }
     return MPI_SUCCESS;
 }
 
@@ -49,12 +55,11 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)keyval;
     (void)attr;
     (void)extra;
-    /* Detaching runs ctx_delete_fn, which unlinks the context from the list. */
-    while (live_head) {
-        tuna_ctx *c = live_head;
-        if (MPI_Comm_delete_attr(c->user, ctx_keyval) != MPI_SUCCESS)
-            ctx_free(c);
-    }
+    /* MPI_Finalize has started: free every live context here (its private communicator
+     * included) rather than detaching it from its user communicator, which some MPI
+     * libraries (SimGrid SMPI) no longer allow at this point. */
+    while (live_head)
+        ctx_free(live_head);
     MPI_Comm_free_keyval(&ctx_keyval);
     self_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;

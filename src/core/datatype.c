@@ -12,8 +12,14 @@ bool tuna_type_is_contiguous(MPI_Datatype type)
     int ni, na, nd, combiner;
     if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
         return false;
-    if (combiner == MPI_COMBINER_NAMED)
-        return true;
+    if (combiner == MPI_COMBINER_NAMED) {
+        /* Pair types such as MPI_DOUBLE_INT carry padding (size 12, extent 16). */
+        MPI_Aint lb, ext;
+        int size;
+        MPI_Type_get_extent(type, &lb, &ext);
+        MPI_Type_size(type, &size);
+        return lb == 0 && ext == size;
+    }
     if (combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP)
         return false;
     /* One level down: the old type must be contiguous and tile without gaps. */

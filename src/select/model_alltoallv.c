@@ -204,7 +204,9 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             }
             phi /= msgs;
             double bytes = fmin(blocks * B, blocks * a + (B - a));
-            t += phase(x, msgs, 8 * blocks, phi) + phase(x, msgs, bytes, phi);
+            /* hindexed data: the library gathers and scatters it (one copy each side) */
+            t += phase(x, msgs, 8 * blocks, phi) + phase(x, msgs, bytes, phi) +
+                 2 * bytes / m->copy_bandwidth;
         }
         if (w > (P - 1) / r)
             break;
@@ -232,7 +234,8 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
         b = msgs;
     for (long k = 0; k < msgs; k += b) {
         double mm = (double)(k + b <= msgs ? b : msgs - k);
-        t += phase(x, mm, mm * per_msg + (x->B - x->a), 1.0);
+        t += phase(x, mm, mm * per_msg + (x->B - x->a), 1.0) +
+             2 * mm * per_msg / m->copy_bandwidth;
         t += mm * 2 * (m->datatype_overhead + blocks_per_msg * m->datatype_block);
     }
     return t;
@@ -273,8 +276,8 @@ double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, 
     }
     case M_PADDED_BRUCK: {
         double t = bruck_rounds(&x, false, &moved);
-        if (param[0] == 1) /* derived datatypes instead of packing: 2 per round */
-            return t + 2.0 * P * x.B / cb +
+        if (param[0] == 1) /* derived datatypes: the MPI library packs them itself */
+            return t + (2.0 * P * x.B + 2.0 * moved * x.B) / cb +
                    2.0 * ceil(log2((double)P)) * m->datatype_overhead +
                    2.0 * moved * m->datatype_block;
         return t + (2.0 * P * x.B + 2.0 * moved * x.B) / cb;
