@@ -172,7 +172,8 @@ typedef struct tuna_stats {
     int algorithm;                   /* algorithm index that ran */
     int rounds;                      /* communication rounds performed */
     long params[TUNA_MAX_PARAMS];    /* resolved parameters of `algorithm` (auto: its choice) */
-    double predicted;                /* auto: the cost model's time for its choice, seconds */
+    double predicted;                /* auto: the cost model's time for its choice, seconds
+                                        (0 if a tuning table chose vendor, which has no model) */
     int auto_source;                 /* 0: not auto; 1: auto chose by the model; 2: by a
                                         TUNA_TUNING table entry (docs/tuning.md) */
 } tuna_stats;

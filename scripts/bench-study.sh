@@ -6,13 +6,13 @@
 #
 #   scripts/bench-study.sh
 #
-# Environment: TUNA_BUILD_DIR (default: build), TUNA_STUDY_DIR (default: docs/figures),
+# Environment: TUNA_BUILD_DIR (default: build/main), TUNA_STUDY_DIR (default: docs/figures),
 # TUNA_STUDY_PROCS (default: "4 8 16"), TUNA_STUDY_SIZES (default: 16:16384:x4),
 # TUNA_STUDY_ITERS (timed iterations, default: 15), TUNA_STUDY_WARMUP (default: 2).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${TUNA_BUILD_DIR:-$root/build}
+build=${TUNA_BUILD_DIR:-$root/build/main}
 out=${TUNA_STUDY_DIR:-$root/docs/figures}
 procs=${TUNA_STUDY_PROCS:-4 8 16}
 sizes=${TUNA_STUDY_SIZES:-16:16384:x4}

@@ -4,14 +4,14 @@
 #
 #   scripts/demo.sh [tuna-bench options...]
 #
-# Environment: TUNA_BUILD_DIR (default: build), TUNA_DEMO_NP (ranks, default 4),
+# Environment: TUNA_BUILD_DIR (default: build/main), TUNA_DEMO_NP (ranks, default 4),
 # TUNA_DEMO_JSON (JSON lines output, default: $TUNA_BUILD_DIR/demo.jsonl),
 # TUNA_DEMO_RPN (logical ranks per node for the hierarchical algorithms, default 2).
 # Extra arguments go to tuna-bench (e.g. --dist powerlaw --sizes 1K).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${TUNA_BUILD_DIR:-$root/build}
+build=${TUNA_BUILD_DIR:-$root/build/main}
 np=${TUNA_DEMO_NP:-4}
 json=${TUNA_DEMO_JSON:-$build/demo.jsonl}
 rpn=${TUNA_DEMO_RPN:-2}

@@ -201,3 +201,37 @@ def test_bench_rejects_matrix_of_wrong_size():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "ml_8.txt" in proc.stderr and "P = 4" in proc.stderr
+
+
+def test_no_vendor_and_no_verify(tmp_path, capsys):
+    """--no-vendor: vendor/speedup null, still verified (against the expected payload);
+    --no-verify: verified false; the speedup plots refuse such data, the radix plot works."""
+    bench = bench_path()
+    base = [bench, "-a", "tuna,scattered", "--radix", "2,4", "-s", "64", "-n", "2", "-w", "0",
+            "-d", "uniform", "-d", "sparse:zero=0.5", "-q"]
+    runs = {}
+    for name, extra in (("novendor", ["--no-vendor"]), ("noverify", ["--no-verify"]),
+                        ("neither", ["--no-vendor", "--no-verify"]), ("both", [])):
+        jsonl = tmp_path / f"{name}.jsonl"
+        proc = subprocess.run(launcher() + base + extra + ["--json", str(jsonl)],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{name}\n{proc.stdout}\n{proc.stderr}"
+        runs[name] = [json.loads(line) for line in jsonl.read_text().splitlines()]
+        assert runs[name] and all(r["status"] == "ok" for r in runs[name])
+    for name, vendor, verified in (("novendor", False, True), ("noverify", True, False),
+                                   ("neither", False, False), ("both", True, True)):
+        for r in runs[name]:
+            assert r["vendor_measured"] is vendor and r["verified"] is verified, (name, r)
+            if not vendor:
+                assert r["vendor"] is None and r["speedup"] is None and \
+                    r["vendor_samples"] is None, r
+    # The data set does not depend on the options (rows/columns generated per rank).
+    facts = {name: [(r["dist"]["spec"], r["dist"]["total_bytes"], r["dist"]["max_block_bytes"],
+                     r["dist"]["zero_fraction"]) for r in recs] for name, recs in runs.items()}
+    assert facts["novendor"] == facts["both"] == facts["neither"] == facts["noverify"]
+    novendor = tmp_path / "novendor.jsonl"
+    assert cli.main(["plot", "radix", str(novendor), "-o", str(tmp_path / "r"),
+                     "--algorithm", "tuna"]) == 0
+    capsys.readouterr()
+    assert cli.main(["plot", "compare", str(novendor), "-o", str(tmp_path / "c")]) == 1
+    assert "--no-vendor" in capsys.readouterr().err

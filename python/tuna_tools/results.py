@@ -74,11 +74,18 @@ def median_time(rec):
     return rec["time"]["median"]
 
 
+def vendor_measured(rec):
+    """Whether the vendor was timed next to this configuration (not with --no-vendor, where
+    `vendor`, `vendor_samples` and `speedup` are null)."""
+    return rec.get("vendor") is not None
+
+
 def speedup(rec, baseline=None):
     """Vendor time / algorithm median. baseline=None: the configuration's own interleaved
-    vendor median (the bench's `speedup`); else the given vendor time (e.g. pooled_vendor)."""
+    vendor median (the bench's `speedup`, None when not measured); else the given vendor
+    time (e.g. pooled_vendor)."""
     if baseline is None:
-        return rec["speedup"]
+        return rec.get("speedup")
     return baseline / median_time(rec)
 
 
@@ -88,8 +95,8 @@ def pooled_vendor(records):
     samples of one configuration does not turn into a fake speedup."""
     samples = [t for r in records for t in r.get("vendor_samples") or []]
     if not samples:
-        samples = [r["vendor"]["median"] for r in records]
-    return statistics.median(samples)
+        samples = [r["vendor"]["median"] for r in records if vendor_measured(r)]
+    return statistics.median(samples) if samples else None
 
 
 def baseline_for(records, mode):
@@ -130,7 +137,7 @@ def _sort_key(k):
 
 def vendor_median(records):
     """Median of the interleaved vendor medians of a group of configurations."""
-    vals = [r["vendor"]["median"] for r in records]
+    vals = [r["vendor"]["median"] for r in records if vendor_measured(r)]
     return statistics.median(vals) if vals else None
 
 

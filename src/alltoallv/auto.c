@@ -69,7 +69,7 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
     tuna_select_profile(&prof);
     tuna_log(1,
              "auto: P=%d Q=%d N=%d, max block %.0f B, mean block %.1f B, %.0f%% empty "
-             "(size bucket %d, sparsity bucket %d): %s, predicted %.3g us (%s, profile %s)",
+             "(size bucket %d, sparsity bucket %d): %s, model time %.3g us (%s, profile %s)",
              in->P, in->Q, in->N, in->max_block, in->mean_block, 100.0 * in->zero_fraction, sb,
              zb, opts, c->predicted * 1e6, c->from_table ? "tuning table" : "model",
              prof ? prof->name : "?");

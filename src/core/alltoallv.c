@@ -3,6 +3,7 @@
  * size statistics, normalisation (byte displacements, in-place), dispatch.
  */
 #include "tuna_internal.h"
+#include "tuna_coll.h"
 
 #include <limits.h>
 #include <math.h>
@@ -116,27 +117,6 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
                               (size_t)sendcounts[me] * (size_t)ssize,
                               (size_t)recvcounts[me] * (size_t)rsize);
     return MPI_SUCCESS;
-}
-
-/* Resolve a parameter value against the communicator size and clamp it. */
-static long resolve_param(const tuna_param_info *p, long v, int P)
-{
-    if (v == TUNA_PARAM_P)
-        v = P;
-    else if (v == TUNA_PARAM_SQRTP) {
-        long s = (long)ceil(sqrt((double)P));
-        while (s * s < P)
-            s++;
-        while (s > 1 && (s - 1) * (s - 1) >= P)
-            s--;
-        v = s;
-    }
-    long max = p->max == TUNA_PARAM_P ? P : p->max;
-    if (v > max)
-        v = max;
-    if (v < p->min)
-        v = p->min;
-    return v;
 }
 
 static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, const int *sdispls,
@@ -304,7 +284,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     a.zero_fraction = (double)agreed[AGREE_ZERO_BLOCKS] / ((double)P * P);
     a.mean_block_bytes = (double)agreed[AGREE_SUM_BYTES] / ((double)P * P);
     for (int i = 0; i < alg->info.nparams; i++)
-        a.param[i] = resolve_param(&alg->info.params[i], opt->value[i], P);
+        a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
     memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
 

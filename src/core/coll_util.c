@@ -1,7 +1,7 @@
 /*
- * Helpers shared by the allgather and allreduce families: parameter
- * resolution, raw-byte datatypes, the k-ring group rule, rank folding for
- * recursive multiplying, and the in-place block permutation.
+ * Helpers shared by the collectives: parameter resolution (all of them), and for
+ * the allgather and allreduce families raw-byte datatypes, the k-ring group
+ * rule, rank folding for recursive multiplying and the in-place block permutation.
  */
 #include "tuna_coll.h"
 

@@ -265,6 +265,8 @@ int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out)
         for (int i = 0; i < info->nparams; i++)
             c.param[i] = tuna_coll_resolve_param(&info->params[i], e->opt.value[i], in->P);
         c.predicted = tuna_model_alltoallv(&sel.profile, in, c.algorithm, c.param);
+        if (c.predicted < 0) /* vendor: no model */
+            c.predicted = 0;
         c.from_table = true;
     } else {
         model_choice(in, &c);

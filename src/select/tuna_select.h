@@ -76,7 +76,7 @@ double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, 
 typedef struct tuna_choice {
     int algorithm;                 /* table index */
     long param[TUNA_MAX_PARAMS];   /* resolved values */
-    double predicted;              /* model time, seconds (< 0: from a tuning table entry) */
+    double predicted;              /* model time, seconds (0 for a table entry naming vendor) */
     bool from_table;               /* true: a TUNA_TUNING entry decided */
 } tuna_choice;
 

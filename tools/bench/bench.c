@@ -6,6 +6,7 @@
  * logical ranks per node. Every configuration is timed interleaved with the
  * vendor's MPI_Alltoallv (PMPI_Alltoallv, called directly) so machine drift
  * hits both alike, and its first call is verified byte for byte against it.
+ * --no-vendor and --no-verify drop either (large simulated runs, docs/simulation.md).
  * Output: a table on rank 0's stdout, progress on stderr, JSON lines (--json).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -58,6 +59,7 @@ typedef struct bench_args {
     int json_append;
     const char *run_name;
     int phases;
+    int vendor, verify; /* time the vendor interleaved; verify the first call */
     int quiet;
     int list, help;
 } bench_args;
@@ -93,6 +95,9 @@ static void usage(FILE *f)
             "  -n, --iters N           timed iterations per configuration (default 20)\n"
             "  -w, --warmup N          warm-up iterations (default 3; the first call is verified)\n"
             "      --no-phases         do not record the phase breakdown (tuna_stats)\n"
+            "      --no-vendor         do not time the vendor MPI_Alltoallv (JSON: vendor null)\n"
+            "      --no-verify         do not verify (results unverified; under SMPI the payload\n"
+            "                          buffers are SMPI_SHARED_MALLOC'ed: memory flat in P)\n"
             "Output:\n"
             "  -j, --json FILE         JSON lines, one per configuration (truncates FILE)\n"
             "      --append            append to the --json file instead\n"
@@ -132,7 +137,7 @@ static int parse_int(const char *s, int lo, int *out)
 static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t errlen)
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
-           O_APPEND, O_RUNNAME };
+           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY };
     static const struct option longopts[] = {
         {"algorithms", required_argument, 0, 'a'},
         {"radix", required_argument, 0, O_RADIX},
@@ -148,6 +153,8 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"iters", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'},
         {"no-phases", no_argument, 0, O_NOPHASES},
+        {"no-vendor", no_argument, 0, O_NOVENDOR},
+        {"no-verify", no_argument, 0, O_NOVERIFY},
         {"json", required_argument, 0, 'j'},
         {"append", no_argument, 0, O_APPEND},
         {"run-name", required_argument, 0, O_RUNNAME},
@@ -164,6 +171,8 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     a->warmup = 3;
     a->seed = 1;
     a->phases = 1;
+    a->vendor = 1;
+    a->verify = 1;
     double scale = 0;
     opterr = 0;
     optind = 1;
@@ -269,6 +278,12 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
             break;
         case O_NOPHASES:
             a->phases = 0;
+            break;
+        case O_NOVENDOR:
+            a->vendor = 0;
+            break;
+        case O_NOVERIFY:
+            a->verify = 0;
             break;
         case 'j':
             a->json_path = optarg;
@@ -575,18 +590,51 @@ static void machine_info(machine *m)
 typedef struct dataset {
     const bench_dist *dist;
     long S;                 /* maximum size (units), -1 for file distributions */
-    long *sizes;            /* P x P sizes in units */
+    long *srow, *rcol;      /* sizes in units: what this rank sends to / receives from each */
     int *scounts, *sdispls, *rcounts, *rdispls;
     int *scounts0, *sdispls0, *rcounts0, *rdispls0; /* copies: inputs must stay unchanged */
     char *sbuf, *sbuf0, *rbuf, *rref;
     size_t sbytes, rbytes;
+    int shared; /* sbuf and rbuf from SMPI_SHARED_MALLOC (--no-verify under SMPI) */
     /* Global facts from the whole matrix, in bytes. */
     double total_bytes, max_rank_bytes, max_block_bytes, mean_block_bytes, zero_fraction;
 } dataset;
 
+/*
+ * Payload buffers. Unverified runs under SimGrid SMPI (smpi.h defines
+ * SMPI_SHARED_MALLOC) share one allocation among all simulated ranks, so the
+ * simulator's memory does not grow with P; the contents are then meaningless.
+ */
+static char *payload_alloc(size_t bytes, int shared)
+{
+#ifdef SMPI_SHARED_MALLOC
+    if (shared)
+        return SMPI_SHARED_MALLOC(bytes);
+#else
+    (void)shared;
+#endif
+    return malloc(bytes);
+}
+
+static void payload_free(char *p, int shared)
+{
+    if (!p)
+        return;
+#ifdef SMPI_SHARED_MALLOC
+    if (shared) {
+        SMPI_SHARED_FREE(p);
+        return;
+    }
+#else
+    (void)shared;
+#endif
+    free(p);
+}
+
 static void dataset_free(dataset *d)
 {
-    free(d->sizes);
+    free(d->srow);
+    free(d->rcol);
     free(d->scounts);
     free(d->sdispls);
     free(d->rcounts);
@@ -595,11 +643,19 @@ static void dataset_free(dataset *d)
     free(d->sdispls0);
     free(d->rcounts0);
     free(d->rdispls0);
-    free(d->sbuf);
+    payload_free(d->sbuf, d->shared);
     free(d->sbuf0);
-    free(d->rbuf);
+    payload_free(d->rbuf, d->shared);
     free(d->rref);
     memset(d, 0, sizeof *d);
+}
+
+/* bench_dist_sum_fn over MPI_COMM_WORLD. */
+static long long sum_over_ranks(long long local, void *ctx)
+{
+    (void)ctx;
+    MPI_Allreduce(MPI_IN_PLACE, &local, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return local;
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -608,6 +664,14 @@ static uint64_t splitmix(uint64_t *s)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
+}
+
+/* The payload rank src sends rank dst: a per-(source, destination) stream. */
+static void fill_block(const bench_args *a, int src, int dst, char *blk, size_t len)
+{
+    uint64_t st = a->seed ^ ((uint64_t)src << 40) ^ ((uint64_t)dst << 20) ^ 0x5EED;
+    for (size_t b = 0; b < len; b++)
+        blk[b] = (char)(splitmix(&st) & 0xFF);
 }
 
 /* Elements of the datatype for a size in units. */
@@ -629,20 +693,47 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
     d->dist = dist;
     d->S = bench_dist_uses_size(dist) ? S : -1;
     size_t n = (size_t)P * (size_t)P;
-    int ok = 1;
-    d->sizes = malloc(n * sizeof *d->sizes);
-    if (!d->sizes) {
-        snprintf(err, errlen, "out of memory for the %d x %d size matrix", P, P);
-        ok = 0;
-    } else if (bench_dist_uses_size(dist)) {
-        ok = bench_dist_generate(dist, P, S, a->seed, d->sizes, err, errlen) == 0;
+    d->srow = malloc((size_t)P * sizeof *d->srow);
+    d->rcol = malloc((size_t)P * sizeof *d->rcol);
+    int ok = d->srow && d->rcol;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        snprintf(err, errlen, "out of memory for the block sizes");
+        dataset_free(d);
+        return -1;
+    }
+    if (bench_dist_uses_size(dist)) {
+        /* Only this rank's row and column: each block is a function of (seed, i, j). */
+        bench_dist_cut cut;
+        ok = bench_dist_prepare(dist, P, a->seed, me, me + 1, sum_over_ranks, NULL, &cut, err,
+                                errlen) == 0;
+        for (int j = 0; ok && j < P; j++) {
+            d->srow[j] = bench_dist_block(dist, P, S, a->seed, &cut, me, j);
+            d->rcol[j] = bench_dist_block(dist, P, S, a->seed, &cut, j, me);
+        }
     } else {
-        if (me == 0)
-            ok = bench_dist_read(dist, P, d->sizes, err, errlen) == 0;
+        /* Files: rank 0 reads the whole P x P matrix (P^2 longs) and scatters rows and columns. */
+        long *m = NULL;
+        if (me == 0) {
+            m = malloc(n * sizeof *m);
+            ok = m && bench_dist_read(dist, P, m, err, errlen) == 0;
+            if (!m)
+                snprintf(err, errlen, "out of memory for the %d x %d size matrix", P, P);
+        }
         MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
         MPI_Bcast(err, (int)errlen, MPI_CHAR, 0, MPI_COMM_WORLD);
-        if (ok)
-            MPI_Bcast(d->sizes, (int)n, MPI_LONG, 0, MPI_COMM_WORLD);
+        if (ok) {
+            MPI_Scatter(m, P, MPI_LONG, d->srow, P, MPI_LONG, 0, MPI_COMM_WORLD);
+            if (me == 0) /* transpose in place: row j becomes what rank j receives */
+                for (int i = 0; i < P; i++)
+                    for (int j = i + 1; j < P; j++) {
+                        long t = m[(size_t)i * P + j];
+                        m[(size_t)i * P + j] = m[(size_t)j * P + i];
+                        m[(size_t)j * P + i] = t;
+                    }
+            MPI_Scatter(m, P, MPI_LONG, d->rcol, P, MPI_LONG, 0, MPI_COMM_WORLD);
+        }
+        free(m);
     }
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!ok) {
@@ -651,27 +742,26 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
     }
     int tsize;
     MPI_Type_size(a->type, &tsize);
-    /* Global facts, in bytes, and the int limits of MPI_Alltoallv's counts and displacements. */
-    double total = 0, maxrank = 0, maxblock = 0, zeros = 0;
-    int fits = 1;
-    for (int i = 0; i < P; i++) {
-        double row = 0, col = 0;
-        for (int j = 0; j < P; j++) {
-            double b = (double)to_elements(a, dist, d->sizes[(size_t)i * P + j], tsize) * tsize;
-            double bc = (double)to_elements(a, dist, d->sizes[(size_t)j * P + i], tsize);
-            row += b;
-            col += bc;
-            total += b;
-            if (b > maxblock)
-                maxblock = b;
-            if (b == 0)
-                zeros++;
-        }
-        if (row / tsize > INT_MAX || col > INT_MAX)
-            fits = 0;
-        if (row > maxrank)
-            maxrank = row;
+    /*
+     * Global facts, in bytes, from every rank's row (sums of integers below 2^53:
+     * exact in any order), and the int limits of MPI_Alltoallv's counts and displacements.
+     */
+    double sums[2] = {0, 0}, maxes[2] = {0, 0}; /* total, zeros; row total, largest block */
+    double row = 0, col = 0;
+    for (int j = 0; j < P; j++) {
+        double b = (double)to_elements(a, dist, d->srow[j], tsize) * tsize;
+        row += b;
+        col += (double)to_elements(a, dist, d->rcol[j], tsize);
+        if (b > maxes[1])
+            maxes[1] = b;
+        if (b == 0)
+            sums[1]++;
     }
+    sums[0] = maxes[0] = row;
+    int fits = !(row / tsize > INT_MAX || col > INT_MAX);
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!fits) {
         snprintf(err, errlen,
                  "a rank's total exceeds INT_MAX elements (MPI_Alltoallv's int displacements); "
@@ -679,11 +769,11 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
         dataset_free(d);
         return -1;
     }
-    d->total_bytes = total;
-    d->max_rank_bytes = maxrank;
-    d->max_block_bytes = maxblock;
-    d->mean_block_bytes = total / (double)n;
-    d->zero_fraction = zeros / (double)n;
+    d->total_bytes = sums[0];
+    d->max_rank_bytes = maxes[0];
+    d->max_block_bytes = maxes[1];
+    d->mean_block_bytes = sums[0] / (double)n;
+    d->zero_fraction = sums[1] / (double)n;
 
     size_t ib = (size_t)P * sizeof(int);
     d->scounts = malloc(ib), d->sdispls = malloc(ib), d->rcounts = malloc(ib),
@@ -695,8 +785,8 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
     if (ok) {
         long so = 0, ro = 0;
         for (int j = 0; j < P; j++) {
-            d->scounts[j] = (int)to_elements(a, dist, d->sizes[(size_t)me * P + j], tsize);
-            d->rcounts[j] = (int)to_elements(a, dist, d->sizes[(size_t)j * P + me], tsize);
+            d->scounts[j] = (int)to_elements(a, dist, d->srow[j], tsize);
+            d->rcounts[j] = (int)to_elements(a, dist, d->rcol[j], tsize);
             d->sdispls[j] = (int)so;
             d->rdispls[j] = (int)ro;
             so += d->scounts[j];
@@ -704,22 +794,29 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
         }
         d->sbytes = (size_t)so * (size_t)tsize;
         d->rbytes = (size_t)ro * (size_t)tsize;
-        d->sbuf = malloc(d->sbytes + 1);
-        d->sbuf0 = malloc(d->sbytes + 1);
-        d->rbuf = malloc(d->rbytes + 1);
-        d->rref = malloc(d->rbytes + 1);
-        ok = d->sbuf && d->sbuf0 && d->rbuf && d->rref;
-    }
-    if (ok) {
-        /* Payload: bytes from a per-(source, destination) stream, so misplaced data shows. */
-        for (int j = 0; j < P; j++) {
-            uint64_t st = a->seed ^ ((uint64_t)me << 40) ^ ((uint64_t)j << 20) ^ 0x5EED;
-            char *blk = d->sbuf + (size_t)d->sdispls[j] * (size_t)tsize;
-            size_t len = (size_t)d->scounts[j] * (size_t)tsize;
-            for (size_t b = 0; b < len; b++)
-                blk[b] = (char)(splitmix(&st) & 0xFF);
+#ifdef SMPI_SHARED_MALLOC
+        d->shared = !a->verify;
+#endif
+        d->sbuf = payload_alloc(d->sbytes + 1, d->shared);
+        d->rbuf = payload_alloc(d->rbytes + 1, d->shared);
+        if (a->verify) {
+            d->sbuf0 = malloc(d->sbytes + 1);
+            d->rref = malloc(d->rbytes + 1);
         }
+        ok = d->sbuf && d->rbuf && (!a->verify || (d->sbuf0 && d->rref));
+    }
+    if (ok && !a->verify && !d->shared)
+        memset(d->sbuf, 0, d->sbytes);
+    if (ok && a->verify) {
+        /* Payload: bytes from a per-(source, destination) stream, so misplaced data shows. */
+        for (int j = 0; j < P; j++)
+            fill_block(a, me, j, d->sbuf + (size_t)d->sdispls[j] * (size_t)tsize,
+                       (size_t)d->scounts[j] * (size_t)tsize);
         memcpy(d->sbuf0, d->sbuf, d->sbytes);
+        if (!a->vendor) /* no PMPI_Alltoallv reference: the expected blocks, computed here */
+            for (int j = 0; j < P; j++)
+                fill_block(a, j, me, d->rref + (size_t)d->rdispls[j] * (size_t)tsize,
+                           (size_t)d->rcounts[j] * (size_t)tsize);
         memcpy(d->scounts0, d->scounts, ib);
         memcpy(d->sdispls0, d->sdispls, ib);
         memcpy(d->rcounts0, d->rcounts, ib);
@@ -760,9 +857,9 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
         while (src + 1 < P && (size_t)d->rdispls[src + 1] * (size_t)tsize <= at)
             src++;
         snprintf(msg, sizeof msg,
-                 "rank %d: received data differs from PMPI_Alltoallv at byte %zu (block from "
+                 "rank %d: received data differs from %s at byte %zu (block from "
                  "rank %d, byte %zu of it): got 0x%02x, expected 0x%02x",
-                 me, at, src, at - (size_t)d->rdispls[src] * (size_t)tsize,
+                 me, a->vendor ? "PMPI_Alltoallv" : "the expected payload", at, src, at - (size_t)d->rdispls[src] * (size_t)tsize,
                  (unsigned char)d->rbuf[at], (unsigned char)d->rref[at]);
         bad = 1;
     } else if (memcmp(d->sbuf, d->sbuf0, d->sbytes) != 0 ||
@@ -817,13 +914,17 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
         for (int k = 0; k < 2; k++) {
             int vendor_turn = (k == 0) == (it % 2 == 0);
             if (vendor_turn) {
+                if (!a->vendor)
+                    continue;
                 MPI_Barrier(comm);
                 double t0 = MPI_Wtime();
-                PMPI_Alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rref, d->rcounts,
-                               d->rdispls, a->type, comm);
+                /* Unverified: the vendor overwrites rbuf, which nothing reads. */
+                PMPI_Alltoallv(d->sbuf, d->scounts, d->sdispls, a->type,
+                               a->verify ? d->rref : d->rbuf, d->rcounts, d->rdispls, a->type,
+                               comm);
                 t_vendor = MPI_Wtime() - t0;
             } else {
-                if (it == 0)
+                if (it == 0 && a->verify)
                     memset(d->rbuf, SENTINEL, d->rbytes);
                 MPI_Barrier(comm);
                 double t0 = MPI_Wtime();
@@ -846,7 +947,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             free(ta), free(tv), free(ph);
             return;
         }
-        if (it == 0)
+        if (it == 0 && a->verify)
             verify_or_abort(a, d, c, tsize, comm);
         if (it >= a->warmup) {
             int k = it - a->warmup;
@@ -955,18 +1056,21 @@ static json_t *record_json(const bench_args *a, const run_info *ri, const datase
                             machine, "run", run, "ranks_per_node_env", rpn_logical);
     json_object_set_new(rec, "options", json_string(c->name));
     json_object_set_new(rec, "status", json_string(r->ok ? "ok" : "error"));
-    json_object_set_new(rec, "verified", json_boolean(r->ok));
+    json_object_set_new(rec, "verified", json_boolean(r->ok && a->verify));
+    json_object_set_new(rec, "vendor_measured", json_boolean(a->vendor));
     if (!r->ok) {
         json_object_set_new(rec, "error", json_string(r->error));
         return rec;
     }
     json_object_set_new(rec, "time", summary_json(&r->alg));
-    json_object_set_new(rec, "vendor", summary_json(&r->vendor));
-    json_object_set_new(rec, "speedup", json_real(r->speedup));
-    json_t *samples = json_array(), *vsamples = json_array();
+    /* --no-vendor: vendor, speedup and vendor_samples are null (not measured). */
+    json_object_set_new(rec, "vendor", a->vendor ? summary_json(&r->vendor) : json_null());
+    json_object_set_new(rec, "speedup", a->vendor ? json_real(r->speedup) : json_null());
+    json_t *samples = json_array(), *vsamples = a->vendor ? json_array() : json_null();
     for (int k = 0; k < a->iters; k++) {
         json_array_append_new(samples, json_real(r->samples[k]));
-        json_array_append_new(vsamples, json_real(r->vsamples[k]));
+        if (a->vendor)
+            json_array_append_new(vsamples, json_real(r->vsamples[k]));
     }
     json_object_set_new(rec, "samples", samples);
     json_object_set_new(rec, "vendor_samples", vsamples);
@@ -1002,16 +1106,20 @@ static void print_group_header(const bench_args *a, const dataset *d, int rpn_lo
            "p90_us", "spread", "vendor_us", "speedup", "temp_KiB");
 }
 
-static void print_row(const config *c, const result *r, int best)
+static void print_row(const config *c, const result *r, int best, int vendor)
 {
     if (!r->ok) {
         printf("%-36s error: %s\n", c->name, r->error);
         return;
     }
-    printf("%-36s %10.1f %10.1f %10.1f %6.0f%% %10.1f %7.2fx %10.1f%s\n", c->name,
-           1e6 * r->alg.median, 1e6 * r->alg.min, 1e6 * r->alg.p90, 100 * r->alg.spread,
-           1e6 * r->vendor.median, r->speedup, (double)r->temp_bytes / 1024.0,
-           best ? "  *" : "");
+    char vt[32] = "-", sp[32] = "-"; /* --no-vendor: not measured */
+    if (vendor) {
+        snprintf(vt, sizeof vt, "%.1f", 1e6 * r->vendor.median);
+        snprintf(sp, sizeof sp, "%.2fx", r->speedup);
+    }
+    printf("%-36s %10.1f %10.1f %10.1f %6.0f%% %10s %8s %10.1f%s\n", c->name,
+           1e6 * r->alg.median, 1e6 * r->alg.min, 1e6 * r->alg.p90, 100 * r->alg.spread, vt,
+           sp, (double)r->temp_bytes / 1024.0, best ? "  *" : "");
 }
 
 /* ------------------------------------------------------------ main */
@@ -1134,9 +1242,11 @@ int main(int argc, char **argv)
     int total = rpns.n * ((a.ndists - nfile) * sizes.n + nfile) * ncfg;
     if (me == 0) {
         printf("tuna-bench: %s, P=%d on %d node(s) of %s (load %.1f); %d configuration(s), %d "
-               "timed + %d warm-up iterations each, interleaved with vendor (PMPI_Alltoallv)\n",
+               "timed + %d warm-up iterations each, %s; %s\n",
                ri.mach.library, P, ri.mach.nodes, ri.mach.hostname, ri.mach.loadavg, total,
-               a.iters, a.warmup);
+               a.iters, a.warmup,
+               a.vendor ? "interleaved with vendor (PMPI_Alltoallv)" : "vendor not measured",
+               a.verify ? "first call verified" : "NOT verified (--no-verify)");
         fflush(stdout);
     }
     int index = 0, status = 0;
@@ -1169,10 +1279,12 @@ int main(int argc, char **argv)
                     status = 2;
                     break;
                 }
-                /* Reference result, sentinel-filled first. */
-                memset(d.rref, SENTINEL, d.rbytes);
-                PMPI_Alltoallv(d.sbuf, d.scounts, d.sdispls, a.type, d.rref, d.rcounts, d.rdispls,
-                               a.type, comm);
+                /* Reference result, sentinel-filled first (computed locally without vendor). */
+                if (a.verify && a.vendor) {
+                    memset(d.rref, SENTINEL, d.rbytes);
+                    PMPI_Alltoallv(d.sbuf, d.scounts, d.sdispls, a.type, d.rref, d.rcounts,
+                                   d.rdispls, a.type, comm);
+                }
                 for (int ci = 0; ci < ncfg; ci++) {
                     index++;
                     if (me == 0 && !a.quiet) {
@@ -1208,7 +1320,7 @@ int main(int argc, char **argv)
                         int multi = 0;
                         for (int cj = 0; cj < ncfg; cj++)
                             multi += cfg[cj].opt.algorithm == cfg[ci].opt.algorithm;
-                        print_row(&cfg[ci], &res[ci], best && multi > 1);
+                        print_row(&cfg[ci], &res[ci], best && multi > 1, a.vendor);
                     }
                     fflush(stdout);
                 }

@@ -205,9 +205,44 @@ static long powerlaw_draw(double u, long S, double a)
     return v < 1 ? 1 : v > S ? S : v;
 }
 
+/* The sparse kind's ordering key of block (i, j): bench_rand01(seed, i, j, 1) times 2^53. */
+static uint64_t sparse_key(uint64_t seed, uint64_t i, uint64_t j)
+{
+    return (uint64_t)(bench_rand01(seed, i, j, 1) * 9007199254740992.0);
+}
+
+/* Blocks of rows [lo, hi) whose (key, index) is below (key, index); sorted rows make it log P. */
+typedef struct sparse_rows {
+    uint64_t *key; /* per row, ascending */
+    uint64_t *idx; /* block index i*P + j, in the same order */
+    int lo, hi, P;
+} sparse_rows;
+
+static int pair_less(uint64_t k1, uint64_t i1, uint64_t k2, uint64_t i2)
+{
+    return k1 < k2 || (k1 == k2 && i1 < i2);
+}
+
+static long long sparse_count_below(const sparse_rows *r, uint64_t key, uint64_t idx)
+{
+    long long c = 0;
+    for (int row = 0; row < r->hi - r->lo; row++) {
+        const uint64_t *k = r->key + (size_t)row * r->P, *x = r->idx + (size_t)row * r->P;
+        int a = 0, b = r->P; /* first position not below (key, idx) */
+        while (a < b) {
+            int m = a + (b - a) / 2;
+            if (pair_less(k[m], x[m], key, idx))
+                a = m + 1;
+            else
+                b = m;
+        }
+        c += a;
+    }
+    return c;
+}
+
 typedef struct keyed {
-    double key;
-    size_t index;
+    uint64_t key, index;
 } keyed;
 
 static int keyed_cmp(const void *a, const void *b)
@@ -218,6 +253,123 @@ static int keyed_cmp(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+int bench_dist_prepare(const bench_dist *d, int P, uint64_t seed, int row_lo, int row_hi,
+                       bench_dist_sum_fn sum, void *ctx, bench_dist_cut *cut, char *err,
+                       size_t errlen)
+{
+    cut->key = 0;
+    cut->index = 0;
+    if (d->kind != DIST_SPARSE)
+        return 0;
+    /* Every caller takes part in every sum, whatever fails locally, so none waits forever. */
+    int rows = row_hi - row_lo;
+    size_t m = rows > 0 ? (size_t)rows * (size_t)P : 0;
+    keyed *tmp = m ? malloc(m * sizeof *tmp) : NULL;
+    sparse_rows r = {m ? malloc(m * sizeof(uint64_t)) : NULL,
+                     m ? malloc(m * sizeof(uint64_t)) : NULL, row_lo, row_hi, P};
+    long long bad = m && !(tmp && r.key && r.idx);
+    if (sum(bad, ctx) != 0) {
+        free(tmp), free(r.key), free(r.idx);
+        return fail(err, errlen, "out of memory for the sparse distribution's keys");
+    }
+    for (int row = 0; row < rows; row++) {
+        keyed *t = tmp + (size_t)row * P;
+        uint64_t i = (uint64_t)(row_lo + row);
+        for (int j = 0; j < P; j++) {
+            t[j].key = sparse_key(seed, i, (uint64_t)j);
+            t[j].index = i * (uint64_t)P + (uint64_t)j;
+        }
+        qsort(t, (size_t)P, sizeof *t, keyed_cmp);
+        for (int j = 0; j < P; j++) {
+            r.key[(size_t)row * P + j] = t[j].key;
+            r.idx[(size_t)row * P + j] = t[j].index;
+        }
+    }
+    free(tmp);
+    /*
+     * Exactly nzero = round(zero * P^2) empty blocks: those ranked below nzero in
+     * (key, index) order, i.e. below the nzero-th smallest pair, found by bisection
+     * on the key, then on the index among equal keys (counts summed over callers).
+     */
+    uint64_t n = (uint64_t)P * (uint64_t)P;
+    long long nzero = llround(d->zero * (double)n);
+    if ((uint64_t)nzero >= n) {
+        cut->key = UINT64_MAX; /* above every key: all empty */
+    } else if (nzero > 0) {
+        uint64_t lo = 0, hi = (uint64_t)1 << 53; /* smallest key with count(key <= it) > nzero */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (sum(sparse_count_below(&r, mid + 1, 0), ctx) > nzero)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        cut->key = lo;
+        long long below = sum(sparse_count_below(&r, lo, 0), ctx);
+        if (below < nzero) { /* ties on the key: the index decides */
+            uint64_t a = 0, b = n - 1;
+            while (a < b) {
+                uint64_t mid = a + (b - a) / 2;
+                if (sum(sparse_count_below(&r, lo, mid + 1), ctx) > nzero)
+                    b = mid;
+                else
+                    a = mid + 1;
+            }
+            cut->index = a;
+        }
+    }
+    free(r.key), free(r.idx);
+    return 0;
+}
+
+long bench_dist_block(const bench_dist *d, int P, long S, uint64_t seed,
+                      const bench_dist_cut *cut, int i, int j)
+{
+    uint64_t ui = (uint64_t)i, uj = (uint64_t)j;
+    switch (d->kind) {
+    case DIST_UNIFORM: {
+        long v = (long)(bench_rand01(seed, ui, uj, 0) * (double)(S + 1));
+        return v > S ? S : v;
+    }
+    case DIST_NORMAL:
+        /* Redraw negatives (truncation at 0); give up to 0 after 64 tries. */
+        for (uint64_t k = 0; k < 64; k++) {
+            double x = d->mean * (double)S + d->sd * (double)S * normal_draw(seed, ui, uj, k);
+            if (x >= 0) {
+                long v = lround(x);
+                return v < 0 ? 0 : v;
+            }
+        }
+        return 0;
+    case DIST_POWERLAW:
+        return S == 0 ? 0 : powerlaw_draw(bench_rand01(seed, ui, uj, 0), S, d->exponent);
+    case DIST_SPARSE: {
+        if (S == 0 || pair_less(sparse_key(seed, ui, uj), ui * (uint64_t)P + uj, cut->key,
+                                cut->index))
+            return 0;
+        long v = 1 + (long)(bench_rand01(seed, ui, uj, 0) * (double)S);
+        return v > S ? S : v;
+    }
+    case DIST_FFT_N1: {
+        long senders = (5L * P + 7) / 8;      /* ceil(0.625 P) */
+        long receivers = (25L * P + 31) / 32; /* ceil(0.78125 P) */
+        return (i < senders && j < receivers) ? S : 0;
+    }
+    case DIST_FFT_N2: {
+        double w = (i == P - 1 ? d->shortfrac : 1.0) * (j == P - 1 ? d->shortfrac : 1.0);
+        return (long)llround((double)S * w);
+    }
+    default:
+        return 0;
+    }
+}
+
+static long long sum_alone(long long local, void *ctx)
+{
+    (void)ctx;
+    return local;
+}
+
 int bench_dist_generate(const bench_dist *d, int P, long S, uint64_t seed, long *out, char *err,
                         size_t errlen)
 {
@@ -225,79 +377,16 @@ int bench_dist_generate(const bench_dist *d, int P, long S, uint64_t seed, long 
         return fail(err, errlen, "P must be >= 1");
     if (S < 0)
         return fail(err, errlen, "size S must be >= 0");
-    size_t n = (size_t)P * (size_t)P;
-    switch (d->kind) {
-    case DIST_UNIFORM:
-        for (int i = 0; i < P; i++)
-            for (int j = 0; j < P; j++) {
-                long v = (long)(bench_rand01(seed, (uint64_t)i, (uint64_t)j, 0) * (double)(S + 1));
-                out[(size_t)i * P + j] = v > S ? S : v;
-            }
-        return 0;
-    case DIST_NORMAL:
-        for (int i = 0; i < P; i++)
-            for (int j = 0; j < P; j++) {
-                long v = 0;
-                /* Redraw negatives (truncation at 0); give up to 0 after 64 tries. */
-                for (uint64_t k = 0; k < 64; k++) {
-                    double x = d->mean * (double)S +
-                               d->sd * (double)S * normal_draw(seed, (uint64_t)i, (uint64_t)j, k);
-                    if (x >= 0) {
-                        v = lround(x);
-                        break;
-                    }
-                }
-                out[(size_t)i * P + j] = v < 0 ? 0 : v;
-            }
-        return 0;
-    case DIST_POWERLAW:
-        for (int i = 0; i < P; i++)
-            for (int j = 0; j < P; j++)
-                out[(size_t)i * P + j] =
-                    S == 0 ? 0
-                           : powerlaw_draw(bench_rand01(seed, (uint64_t)i, (uint64_t)j, 0), S,
-                                           d->exponent);
-        return 0;
-    case DIST_SPARSE: {
-        /* Exactly round(zero * P^2) empty blocks: those with the smallest random keys. */
-        keyed *k = malloc(n * sizeof *k);
-        if (!k)
-            return fail(err, errlen, "out of memory for %zu blocks", n);
-        for (size_t b = 0; b < n; b++) {
-            k[b].key = bench_rand01(seed, b / (size_t)P, b % (size_t)P, 1);
-            k[b].index = b;
-        }
-        qsort(k, n, sizeof *k, keyed_cmp);
-        size_t nzero = (size_t)llround(d->zero * (double)n);
-        for (size_t r = 0; r < n; r++) {
-            size_t b = k[r].index;
-            long v = 0;
-            if (r >= nzero && S > 0)
-                v = 1 + (long)(bench_rand01(seed, b / (size_t)P, b % (size_t)P, 0) * (double)S);
-            out[b] = v > S ? S : v;
-        }
-        free(k);
-        return 0;
-    }
-    case DIST_FFT_N1: {
-        long senders = (5L * P + 7) / 8;      /* ceil(0.625 P) */
-        long receivers = (25L * P + 31) / 32; /* ceil(0.78125 P) */
-        for (int i = 0; i < P; i++)
-            for (int j = 0; j < P; j++)
-                out[(size_t)i * P + j] = (i < senders && j < receivers) ? S : 0;
-        return 0;
-    }
-    case DIST_FFT_N2:
-        for (int i = 0; i < P; i++)
-            for (int j = 0; j < P; j++) {
-                double w = (i == P - 1 ? d->shortfrac : 1.0) * (j == P - 1 ? d->shortfrac : 1.0);
-                out[(size_t)i * P + j] = (long)llround((double)S * w);
-            }
-        return 0;
-    default:
+    if (!bench_dist_uses_size(d))
         return fail(err, errlen, "distribution '%s' is read from a file, not generated",
                     bench_dist_name(d->kind));
-    }
+    bench_dist_cut cut;
+    if (bench_dist_prepare(d, P, seed, 0, P, sum_alone, NULL, &cut, err, errlen) != 0)
+        return -1;
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < P; j++)
+            out[(size_t)i * P + j] = bench_dist_block(d, P, S, seed, &cut, i, j);
+    return 0;
 }
 
 /* ------------------------------------------------------------ files */

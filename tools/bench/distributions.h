@@ -54,10 +54,43 @@ int bench_dist_uses_size(const bench_dist *d);
 
 /*
  * Fill out[i*P + j] for 0 <= i, j < P with the sizes of a synthetic kind for
- * maximum size S and the seed. Returns 0, or -1 with a message.
+ * maximum size S and the seed. Returns 0, or -1 with a message. (P^2 memory:
+ * the bench uses bench_dist_prepare and bench_dist_block per row and column.)
  */
 int bench_dist_generate(const bench_dist *d, int P, long S, uint64_t seed, long *out, char *err,
                         size_t errlen);
+
+/*
+ * What one block needs beyond (seed, i, j): only the sparse kind's exact count
+ * of empty blocks is global; a block is empty when its (key, index) pair is
+ * below this cut.
+ */
+typedef struct bench_dist_cut {
+    uint64_t key, index;
+} bench_dist_cut;
+
+/* Sum of a count over every caller of bench_dist_prepare (MPI_Allreduce in the bench). */
+typedef long long (*bench_dist_sum_fn)(long long local, void *ctx);
+
+/*
+ * Compute the cut of a synthetic kind, each caller holding rows [row_lo, row_hi)
+ * of the matrix (the callers' rows together: all P rows, each once). Collective
+ * over the callers when the kind is sparse: about 60 sums (bisection on the
+ * 53-bit key), 2 log2 P more on key ties; no sum for the other kinds. Memory:
+ * 24 bytes per block held. Returns 0 on every caller, or -1 on every caller with
+ * a message.
+ */
+int bench_dist_prepare(const bench_dist *d, int P, uint64_t seed, int row_lo, int row_hi,
+                       bench_dist_sum_fn sum, void *ctx, bench_dist_cut *cut, char *err,
+                       size_t errlen);
+
+/*
+ * Size of block (i, j) of a synthetic kind: a function of (kind, P, S, seed,
+ * cut, i, j) only, so every rank computes the same value without the matrix;
+ * identical to bench_dist_generate's out[i*P + j].
+ */
+long bench_dist_block(const bench_dist *d, int P, long S, uint64_t seed,
+                      const bench_dist_cut *cut, int i, int j);
 
 /*
  * Read a count matrix for P ranks from a file:

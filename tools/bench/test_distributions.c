@@ -203,6 +203,51 @@ static void test_sparse(void)
     free(m);
 }
 
+/* The sparse kind's former whole-matrix rule: sort all blocks by (key, index), empty the first. */
+static int keyed_ref_cmp(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void test_sparse_blockwise(void)
+{
+    /* bench_dist_block (per block, what each rank computes) equals the sorted reference. */
+    const double zeros[] = {0, 0.3, 0.5, 0.9, 1};
+    for (int P = 1; P <= 37; P += 12)
+        for (int z = 0; z < 5; z++)
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                char text[64];
+                snprintf(text, sizeof text, "sparse:zero=%g", zeros[z]);
+                long S = 100;
+                size_t n = (size_t)P * P;
+                long *m = gen(text, P, S, seed);
+                double *k = malloc(2 * n * sizeof *k);
+                for (size_t b = 0; b < n; b++) {
+                    k[2 * b] = bench_rand01(seed, b / (size_t)P, b % (size_t)P, 1);
+                    k[2 * b + 1] = (double)b;
+                }
+                qsort(k, n, 2 * sizeof *k, keyed_ref_cmp);
+                size_t nzero = (size_t)llround(zeros[z] * (double)n), bad = 0;
+                for (size_t r = 0; r < n; r++) {
+                    size_t b = (size_t)k[2 * r + 1];
+                    long v = 0;
+                    if (r >= nzero) {
+                        v = 1 + (long)(bench_rand01(seed, b / (size_t)P, b % (size_t)P, 0) *
+                                       (double)S);
+                        v = v > S ? S : v;
+                    }
+                    bad += m[b] != v;
+                }
+                CHECK(bad == 0, "%s P=%d seed=%llu: %zu blocks differ from the reference", text,
+                      P, (unsigned long long)seed, bad);
+                free(k);
+                free(m);
+            }
+}
+
 static void test_fft(void)
 {
     /* N1 at P = 32: ranks 0..19 (0.625 P) send S to peers 0..24 (0.78125 P), others nothing. */
@@ -363,6 +408,7 @@ int main(int argc, char **argv)
     test_normal();
     test_powerlaw();
     test_sparse();
+    test_sparse_blockwise();
     test_fft();
     test_parse_errors();
     test_files(dir);

@@ -65,6 +65,15 @@ def usable(args, what):
     return good
 
 
+def with_vendor(recs, what):
+    """The records whose vendor time was measured (speedup plots); ValueError when none."""
+    good = [r for r in recs if results.vendor_measured(r)]
+    if not good:
+        raise ValueError(f"{what} needs vendor timings, and this data has none "
+                         "(tuna-bench --no-vendor)")
+    return good
+
+
 def subplot_grid(n, width=5.0, height=3.6, max_cols=3):
     cols = min(n, max_cols)
     rows = (n + cols - 1) // cols

@@ -18,7 +18,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    recs = common.usable(args, "the compare plot")
+    recs = common.with_vendor(common.usable(args, "the compare plot"), "the compare plot")
     groups = results.group_by(recs, results.dist_label)
     for dist, grp in groups.items():
         panels = results.group_by(grp, lambda r: (results.procs(r), results.rpn_env(r),

@@ -22,7 +22,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    recs = [r for r in common.usable(args, "the heatmap")
+    recs = [r for r in common.with_vendor(common.usable(args, "the heatmap"), "the heatmap")
             if r["algorithm"] == args.algorithm and "radix" in r["params"]]
     if not recs:
         raise ValueError(f"no '{args.algorithm}' configurations with a radix in the data")

@@ -44,7 +44,8 @@ def run(args):
             ax.plot([radices[i]], [times[i]], marker="*", ms=11, color=color, mec="black",
                     mew=0.6, zorder=5)
             vend = results.pooled_vendor(srecs)
-            ax.axhline(1e6 * vend, color=color, ls=":", lw=1)
+            if vend is not None:  # None: --no-vendor
+                ax.axhline(1e6 * vend, color=color, ls=":", lw=1)
         ax.axvline(math.ceil(math.sqrt(P)), color="grey", ls="--", lw=0.8)
         ax.text(math.ceil(math.sqrt(P)), ax.get_ylim()[1], " sqrt(P)", va="top", fontsize=8,
                 color="grey")
