@@ -116,7 +116,10 @@ int tuna_algorithm_find(tuna_collective coll, const char *name);
  *
  * Argument errors found on any rank (negative counts, NULL buffers with
  * non-zero counts, invalid datatypes) are agreed on collectively before any
- * data moves, so every rank returns an error and none hangs.
+ * data moves, so every rank returns an error and none hangs. The environment
+ * variable TUNA_ARGCHECK=local drops that agreement (one small allreduce) for
+ * the linear algorithms, as MPI libraries do; a bad rank may then leave its
+ * peers waiting.
  */
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],

@@ -2,7 +2,9 @@
  * The alltoallv algorithm table: name, parameters (key, range, default,
  * clamping rule) and implementation. Adding an algorithm adds one row here.
  * Parameter values above their maximum are clamped to it; "P" means the
- * communicator size of the call.
+ * communicator size of the call. The last field says whether the algorithm
+ * needs the globally agreed size statistics (then the core's allreduce always
+ * runs; see TUNA_ARGCHECK in src/core/alltoallv.c).
  */
 #include "tuna_internal.h"
 
@@ -15,31 +17,31 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
      tuna_a2av_vendor, false},
     {{"spreadout", "linear: all Irecv/Isend at once, peers in round-robin order from self", 0,
       {{0}}},
-     tuna_a2av_spreadout, true},
+     tuna_a2av_spreadout, false},
     {{"scattered", "linear (MPICH): batches of `block` Irecv/Isend pairs, Waitall per batch", 1,
       {{"block", 1, TUNA_PARAM_P, 32, "pairs per batch, in [1, P]; larger values clamp to P"}}},
-     tuna_a2av_scattered, true},
+     tuna_a2av_scattered, false},
     {{"linear", "linear (Open MPI basic): all receives posted first in ascending rank order, "
                 "then all sends, one Waitall",
       0, {{0}}},
-     tuna_a2av_linear, true},
+     tuna_a2av_linear, false},
     {{"pairwise", "linear (Open MPI): P-1 steps, one Irecv + blocking Send per step", 0, {{0}}},
-     tuna_a2av_pairwise, true},
+     tuna_a2av_pairwise, false},
     {{"xor", "linear: exclusive-or pairing, peer = rank ^ step over the next power of two "
              "(any P: missing peers are skipped)",
       0, {{0}}},
-     tuna_a2av_xor, true},
+     tuna_a2av_xor, false},
     {{"multipair", "linear: `stride` pairwise steps posted together, then Waitall", 1,
       {STRIDE_PARAM}},
-     tuna_a2av_multipair, true},
+     tuna_a2av_multipair, false},
     {{"multipair-waitany",
       "linear: keep `stride` sends and receives in flight, refill on MPI_Waitany", 1,
       {STRIDE_PARAM}},
-     tuna_a2av_multipair_waitany, true},
+     tuna_a2av_multipair_waitany, false},
     {{"multipair-testany",
       "linear: keep `stride` sends and receives in flight, refill on MPI_Testany polling", 1,
       {STRIDE_PARAM}},
-     tuna_a2av_multipair_testany, true},
+     tuna_a2av_multipair_testany, false},
     {{"bruck", "logarithmic: classic radix-2 Bruck (rotation, ceil(log2 P) rounds, inverse "
                "rotation) on blocks padded to the global maximum block size",
       0, {{0}}},

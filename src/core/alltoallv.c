@@ -59,6 +59,25 @@ static int agree(tuna_ctx *ctx, long long v[AGREE_N])
     return MPI_SUCCESS;
 }
 
+/*
+ * TUNA_ARGCHECK: "collective" (default) agrees on argument errors with one allreduce, so a
+ * bad rank cannot hang the others; "local" skips that allreduce for the algorithms that do
+ * not need global size statistics (the linear ones), as MPI libraries do.
+ */
+static int argcheck_local_only(int *local)
+{
+    static int mode = -1; /* -1 unread, 0 collective, 1 local, 2 invalid */
+    if (mode < 0) {
+        const char *s = getenv("TUNA_ARGCHECK");
+        mode = !s || !*s || strcmp(s, "collective") == 0 ? 0 : strcmp(s, "local") == 0 ? 1 : 2;
+    }
+    if (mode == 2)
+        return tuna_error_set(MPI_ERR_ARG, "TUNA_ARGCHECK='%s': expected 'collective' or 'local'",
+                              getenv("TUNA_ARGCHECK"));
+    *local = mode;
+    return MPI_SUCCESS;
+}
+
 static int check_type(MPI_Datatype t, const char *which)
 {
     if (t == MPI_DATATYPE_NULL)
@@ -186,7 +205,16 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, P, me);
     long long agreed[AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0, 0};
-    if (local_rc == MPI_SUCCESS) {
+    int local_only = 0;
+    rc = argcheck_local_only(&local_only);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (local_only && !alg->needs_global_stats) {
+        /* TUNA_ARGCHECK=local: MPI-library behaviour, no allreduce; a rank with bad
+         * arguments returns at once and its peers may wait for it. */
+        if (local_rc != MPI_SUCCESS)
+            return local_rc;
+    } else if (local_rc == MPI_SUCCESS) {
         int ts;
         MPI_Type_size(inplace ? recvtype : sendtype, &ts);
         const int *cnt = inplace ? recvcounts : sendcounts;
@@ -203,9 +231,11 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         agreed[AGREE_ZERO_BLOCKS] = zeros;
         agreed[AGREE_SUM_BYTES] = total;
     }
-    rc = agree(ctx, agreed);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (!(local_only && !alg->needs_global_stats)) {
+        rc = agree(ctx, agreed);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
     if (local_rc != MPI_SUCCESS)
         return local_rc;
     if (agreed[AGREE_ERROR])

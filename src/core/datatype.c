@@ -3,6 +3,7 @@
  * chunks so MPI's int positions never overflow), raw-byte messages of any size.
  */
 #include "tuna_internal.h"
+#include "tuna_coll.h"
 
 #include <limits.h>
 #include <string.h>
@@ -85,23 +86,6 @@ int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, M
     return MPI_SUCCESS;
 }
 
-/* A datatype describing `bytes` raw bytes when the count would not fit an int. */
-static int big_bytes_type(size_t bytes, MPI_Datatype *type)
-{
-    const size_t chunk = (size_t)1 << 30;
-    MPI_Datatype c;
-    TUNA_MPI_CHECK(MPI_Type_contiguous((int)chunk, MPI_BYTE, &c));
-    int lens[2] = {(int)(bytes / chunk), (int)(bytes % chunk)};
-    MPI_Aint disps[2] = {0, (MPI_Aint)(bytes / chunk * chunk)};
-    MPI_Datatype types[2] = {c, MPI_BYTE};
-    int rc = MPI_Type_create_struct(2, lens, disps, types, type);
-    MPI_Type_free(&c);
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "MPI_Type_create_struct for a %zu-byte message failed", bytes);
-    TUNA_MPI_CHECK(MPI_Type_commit(type));
-    return MPI_SUCCESS;
-}
-
 int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
                      MPI_Request *req)
 {
@@ -110,7 +94,7 @@ int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm 
         return MPI_SUCCESS;
     }
     MPI_Datatype t;
-    int rc = big_bytes_type(bytes, &t);
+    int rc = tuna_coll_bytes_type(bytes, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = MPI_Isend(buf, 1, t, peer, tag, comm, req);
@@ -128,7 +112,7 @@ int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
         return MPI_SUCCESS;
     }
     MPI_Datatype t;
-    int rc = big_bytes_type(bytes, &t);
+    int rc = tuna_coll_bytes_type(bytes, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = MPI_Irecv(buf, 1, t, peer, tag, comm, req);

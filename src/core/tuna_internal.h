@@ -132,7 +132,7 @@ typedef int (*tuna_a2av_fn)(const tuna_a2av_args *a);
 typedef struct tuna_a2av_algorithm {
     tuna_algorithm_info info;
     tuna_a2av_fn run;
-    bool needs_intracomm;
+    bool needs_global_stats;    /* uses max_block_bytes & co: the agreement allreduce always runs */
 } tuna_a2av_algorithm;
 
 extern const tuna_a2av_algorithm tuna_a2av_table[];

@@ -11,7 +11,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     int *sc = malloc(sizeof(int) * 4 * (size_t)P), *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
-    int *sb = malloc(sizeof(int) * (size_t)P * P), *rb = malloc(sizeof(int) * (size_t)P * P);
+    /* rank i sends i+j+1 ints to rank j: at most 2P ints per block */
+    int *sb = malloc(sizeof(int) * 2 * (size_t)P * P), *rb = malloc(sizeof(int) * 2 * (size_t)P * P);
     int s = 0, r = 0;
     for (int j = 0; j < P; j++) { /* rank i sends i+j+1 ints to rank j */
         sc[j] = me + j + 1;
