@@ -460,40 +460,35 @@ static int transpose(dfft *f, int forward, const app_algorithm *alg, char *err, 
     return 0;
 }
 
-static int dfft_forward(dfft *f, const app_algorithm *alg, char *err, size_t errlen)
+/* One batch of local 1-D transforms (if this rank has any), scaled, timed as FFT work. */
+static void local_fft(dfft *f, fftw_plan plan, double scale)
 {
     double t0 = app_now(), c0 = app_cpu_now();
-    if (f->yz_fwd)
-        fftw_execute_dft(f->yz_fwd, f->data, f->data);
+    if (plan)
+        fftw_execute_dft(plan, f->data, f->data);
+    if (scale != 1.0)
+        for (size_t i = 0; i < f->in_elems; i++)
+            f->data[i] *= scale;
     app_charge(c0);
     f->t_fft += app_now() - t0;
+}
+
+static int dfft_forward(dfft *f, const app_algorithm *alg, char *err, size_t errlen)
+{
+    local_fft(f, f->yz_fwd, 1.0);
     if (transpose(f, 1, alg, err, errlen))
         return -1;
-    t0 = app_now(), c0 = app_cpu_now();
-    if (f->x_fwd)
-        fftw_execute_dft(f->x_fwd, f->data, f->data);
-    app_charge(c0);
-    f->t_fft += app_now() - t0;
+    local_fft(f, f->x_fwd, 1.0);
     return 0;
 }
 
+/* The inverse, normalised so that backward(forward(x)) == x. */
 static int dfft_backward(dfft *f, const app_algorithm *alg, char *err, size_t errlen)
 {
-    double t0 = app_now(), c0 = app_cpu_now();
-    if (f->x_bwd)
-        fftw_execute_dft(f->x_bwd, f->data, f->data);
-    app_charge(c0);
-    f->t_fft += app_now() - t0;
+    local_fft(f, f->x_bwd, 1.0);
     if (transpose(f, 0, alg, err, errlen))
         return -1;
-    t0 = app_now(), c0 = app_cpu_now();
-    if (f->yz_bwd)
-        fftw_execute_dft(f->yz_bwd, f->data, f->data);
-    double scale = 1.0 / ((double)f->w.n[0] * (double)f->w.n[1] * (double)f->w.n[2]);
-    for (size_t i = 0; i < f->in_elems; i++)
-        f->data[i] *= scale;
-    app_charge(c0);
-    f->t_fft += app_now() - t0;
+    local_fft(f, f->yz_bwd, 1.0 / ((double)f->w.n[0] * (double)f->w.n[1] * (double)f->w.n[2]));
     return 0;
 }
 

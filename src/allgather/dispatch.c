@@ -52,35 +52,19 @@ static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
-    tuna_error_clear();
-    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
-    if (comm == MPI_COMM_NULL)
-        return tuna_error_set(MPI_ERR_COMM, "tuna_allgather: comm is MPI_COMM_NULL");
     tuna_options dflt;
-    if (!opt) {
-        int rc = tuna_options_default(TUNA_ALLGATHER, &dflt);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        opt = &dflt;
-    }
-    if (opt->collective != TUNA_ALLGATHER || opt->algorithm < 0 ||
-        opt->algorithm >= tuna_ag_table_len)
-        return tuna_error_set(MPI_ERR_ARG, "tuna_allgather: options are not allgather options "
-                                           "(use tuna_options_parse)");
+    int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt, &dflt);
+    if (rc != MPI_SUCCESS)
+        return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
-    tuna_stats_current.algorithm = opt->algorithm;
     if (!alg->run)
         return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    int inter = 0;
-    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
-    if (inter)
-        return tuna_error_set(MPI_ERR_COMM,
-                              "algorithm '%s' supports intracommunicators only "
-                              "(use 'vendor' for intercommunicators)",
-                              alg->info.name);
+    rc = tuna_require_intracomm(comm, alg->info.name);
+    if (rc != MPI_SUCCESS)
+        return rc;
 
     tuna_ctx *ctx;
-    int rc = tuna_ctx_get(comm, &ctx);
+    rc = tuna_ctx_get(comm, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;

@@ -33,35 +33,19 @@ static int check_args(const void *sendbuf, const void *recvbuf, int count, MPI_D
 int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
-    tuna_error_clear();
-    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
-    if (comm == MPI_COMM_NULL)
-        return tuna_error_set(MPI_ERR_COMM, "tuna_allreduce: comm is MPI_COMM_NULL");
     tuna_options dflt;
-    if (!opt) {
-        int rc = tuna_options_default(TUNA_ALLREDUCE, &dflt);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        opt = &dflt;
-    }
-    if (opt->collective != TUNA_ALLREDUCE || opt->algorithm < 0 ||
-        opt->algorithm >= tuna_ar_table_len)
-        return tuna_error_set(MPI_ERR_ARG, "tuna_allreduce: options are not allreduce options "
-                                           "(use tuna_options_parse)");
+    int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt, &dflt);
+    if (rc != MPI_SUCCESS)
+        return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
-    tuna_stats_current.algorithm = opt->algorithm;
     if (!alg->run)
         return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
-    int inter = 0;
-    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
-    if (inter)
-        return tuna_error_set(MPI_ERR_COMM,
-                              "algorithm '%s' supports intracommunicators only "
-                              "(use 'vendor' for intercommunicators)",
-                              alg->info.name);
+    rc = tuna_require_intracomm(comm, alg->info.name);
+    if (rc != MPI_SUCCESS)
+        return rc;
 
     tuna_ctx *ctx;
-    int rc = tuna_ctx_get(comm, &ctx);
+    rc = tuna_ctx_get(comm, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;

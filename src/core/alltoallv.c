@@ -85,10 +85,13 @@ static int check_type(MPI_Datatype t, const char *which)
     return MPI_SUCCESS;
 }
 
-/* Local argument checks; the result is then agreed on by all ranks. */
+/*
+ * Local argument checks; the result is then agreed on by all ranks. On success *rcontig
+ * tells whether recvtype is contiguous (inspected once per call: it walks the type).
+ */
 static int check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
                       MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
-                      const int *rdispls, MPI_Datatype recvtype, int P, int me)
+                      const int *rdispls, MPI_Datatype recvtype, int P, int me, bool *rcontig_out)
 {
     bool inplace = sendbuf == MPI_IN_PLACE;
     if (!recvcounts || !rdispls)
@@ -107,6 +110,7 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
     if (!inplace)
         TUNA_MPI_CHECK(MPI_Type_size(sendtype, &ssize));
     bool rcontig = tuna_type_is_contiguous(recvtype);
+    *rcontig_out = rcontig;
     for (int j = 0; j < P; j++) {
         if (recvcounts[j] < 0)
             return tuna_error_set(MPI_ERR_COUNT, "recvcounts[%d] = %d is negative (rank %d)", j,
@@ -154,31 +158,17 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt)
 {
-    tuna_error_clear();
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
-    if (comm == MPI_COMM_NULL)
-        return tuna_error_set(MPI_ERR_COMM, "tuna_alltoallv: comm is MPI_COMM_NULL");
     tuna_options dflt;
-    if (!opt) {
-        int rc = tuna_options_default(TUNA_ALLTOALLV, &dflt);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        opt = &dflt;
-    }
-    if (opt->collective != TUNA_ALLTOALLV || opt->algorithm < 0 ||
-        opt->algorithm >= tuna_a2av_table_len)
-        return tuna_error_set(MPI_ERR_ARG, "tuna_alltoallv: options are not alltoallv options "
-                                           "(use tuna_options_parse)");
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt, &dflt);
+    if (rc != MPI_SUCCESS)
+        return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    tuna_stats_current.algorithm = opt->algorithm;
 
-    int inter = 0;
-    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
     if (alg->run == tuna_a2av_vendor) {
         /* vendor is the MPI library itself, with no tuna overhead on top. */
-        int rc = run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                        recvcounts, rdispls, recvtype, comm);
+        rc = run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm);
         if (tuna_stats_on) {
             tuna_stats_current.total = MPI_Wtime() - t_start;
             tuna_stats_current.phase[TUNA_PHASE_DATA] = tuna_stats_current.total;
@@ -186,24 +176,23 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         }
         return rc;
     }
-    if (inter)
-        return tuna_error_set(MPI_ERR_COMM,
-                              "algorithm '%s' supports intracommunicators only "
-                              "(use 'vendor' for intercommunicators)",
-                              alg->info.name);
+    rc = tuna_require_intracomm(comm, alg->info.name);
+    if (rc != MPI_SUCCESS)
+        return rc;
 
     tuna_timer tm;
     tuna_timer_start(&tm);
     tuna_ctx *ctx;
-    int rc = tuna_ctx_get(comm, &ctx);
+    rc = tuna_ctx_get(comm, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
 
     /* Check locally, then agree: every rank learns whether any rank failed. */
+    bool rcontig = false;
     int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, P, me);
+                              rdispls, recvtype, P, me, &rcontig);
     long long agreed[AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0, 0};
     int local_only = 0;
     rc = argcheck_local_only(&local_only);
@@ -262,7 +251,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     a.rtype = recvtype;
     a.rext = rext;
     a.rsize = (size_t)rsize;
-    a.rcontig = tuna_type_is_contiguous(recvtype);
+    a.rcontig = rcontig;
 
     char *inplace_copy = NULL;
     int *inplace_counts = NULL;

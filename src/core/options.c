@@ -235,3 +235,38 @@ int tuna_options_default(tuna_collective coll, tuna_options *opt)
     }
     return tuna_options_parse(builtin_default(coll), coll, opt);
 }
+
+int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt,
+                    tuna_options *dflt)
+{
+    tuna_error_clear();
+    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
+    const char *name = collective_name(coll);
+    if (comm == MPI_COMM_NULL)
+        return tuna_error_set(MPI_ERR_COMM, "tuna_%s: comm is MPI_COMM_NULL", name);
+    if (!*opt) {
+        int rc = tuna_options_default(coll, dflt);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        *opt = dflt;
+    }
+    if ((*opt)->collective != coll || (*opt)->algorithm < 0 ||
+        (*opt)->algorithm >= tuna_algorithm_count(coll))
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_%s: options are not %s options (use tuna_options_parse)", name,
+                              name);
+    tuna_stats_current.algorithm = (*opt)->algorithm;
+    return MPI_SUCCESS;
+}
+
+int tuna_require_intracomm(MPI_Comm comm, const char *algorithm)
+{
+    int inter = 0;
+    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    if (inter)
+        return tuna_error_set(MPI_ERR_COMM,
+                              "algorithm '%s' supports intracommunicators only "
+                              "(use 'vendor' for intercommunicators)",
+                              algorithm);
+    return MPI_SUCCESS;
+}

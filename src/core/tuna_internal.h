@@ -35,6 +35,18 @@ void tuna_error_clear(void);
                                   __LINE__);                                          \
     } while (0)
 
+/* ------------------------------------------------------------------ entry points */
+
+/*
+ * Common start of every public collective: clears the error and the stats record, rejects
+ * MPI_COMM_NULL, replaces *opt == NULL by the collective's default (stored in *dflt) and
+ * checks that the options belong to `coll`.
+ */
+int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt,
+                    tuna_options *dflt);
+/* MPI_ERR_COMM, naming the algorithm, if comm is an intercommunicator. */
+int tuna_require_intracomm(MPI_Comm comm, const char *algorithm);
+
 /* ------------------------------------------------------------------ timing */
 
 extern int tuna_stats_on;
