@@ -132,7 +132,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
  * opt == NULL means tuna_options_default(TUNA_ALLGATHER), i.e. the
  * TUNA_ALLGATHER environment variable, same grammar as TUNA_ALLTOALLV.
  * Algorithms: vendor, ring, kring:k=K, recursive-doubling, recmul:k=K,
- * recmul-permuted:k=K (docs/algorithms-collectives.md). Every rank must pass
+ * recmul-permuted:k=K, auto (docs/algorithms-collectives.md). Every rank must pass
  * the same algorithm and parameters and the same recvcount * type size;
  * argument errors on any rank are agreed on before data moves, so every rank
  * returns an error and none hangs. Intracommunicators only, except "vendor".
@@ -147,7 +147,7 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
  * order (the ring family runs recursive-doubling for them). opt == NULL means
  * tuna_options_default(TUNA_ALLREDUCE) (the TUNA_ALLREDUCE environment
  * variable). Algorithms: vendor, ring, kring:k=K, recursive-doubling,
- * recmul:k=K. Errors as for tuna_allgather().
+ * recmul:k=K, recmul-permuted:k=K, auto. Errors as for tuna_allgather().
  */
 int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, const tuna_options *opt);
@@ -155,7 +155,8 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 /*
  * Instrumentation. When enabled with tuna_stats_enable(1), each call records
  * a per-phase time breakdown and the peak temporary memory of the algorithm;
- * tuna_stats_last() returns the record of this process's last call. When
+ * tuna_stats_last() returns the record of this process's last tuna_alltoallv,
+ * tuna_allgather or tuna_allreduce call. When
  * disabled (the default) the cost is one branch per phase.
  */
 typedef enum tuna_phase {

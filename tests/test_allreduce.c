@@ -166,9 +166,9 @@ static void error_cases(void)
     if (rc == MPI_SUCCESS)
         fail("recmul:k=3", &(op_case){"int-sum", MPI_INT, MPI_SUM, 0, 1, 1}, 4, 0,
              "MPI_OP_NULL on one rank not reported");
-    if (tuna_options_parse("recmul-permuted:k=2", TUNA_ALLREDUCE, &opt) == MPI_SUCCESS)
-        fail("recmul-permuted", &(op_case){"-", MPI_INT, MPI_SUM, 0, 1, 1}, 0, 0,
-             "unsupported allreduce algorithm accepted");
+    if (tuna_options_parse("recmul-permuted:radix=2", TUNA_ALLREDUCE, &opt) == MPI_SUCCESS)
+        fail("recmul-permuted:radix=2", &(op_case){"-", MPI_INT, MPI_SUM, 0, 1, 1}, 0, 0,
+             "unknown key accepted");
     cases_run += 4;
 }
 
@@ -214,9 +214,9 @@ int main(int argc, char **argv)
     const char *plain[] = {"vendor", "ring", "recursive-doubling", "auto"};
     for (int i = 0; i < 4; i++)
         snprintf(algs[nalgs++], sizeof algs[0], "%s", plain[i]);
-    const char *fams[] = {"kring", "recmul"};
+    const char *fams[] = {"kring", "recmul", "recmul-permuted"};
     const char *ks[] = {"2", "3", "4", "P"};
-    for (int f = 0; f < 2; f++)
+    for (int f = 0; f < 3; f++)
         for (int i = 0; i < 4; i++)
             snprintf(algs[nalgs++], sizeof algs[0], "%s:k=%s", fams[f], ks[i]);
 

@@ -235,3 +235,54 @@ def test_no_vendor_and_no_verify(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["plot", "compare", str(novendor), "-o", str(tmp_path / "c")]) == 1
     assert "--no-vendor" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("collective", ["allgather", "allreduce"])
+def test_collective_sweep(tmp_path, capsys, collective):
+    """--collective allgather|allreduce: every (algorithm, k) configuration runs verified
+    against PMPI (and, with --no-vendor, against the locally computed result); the JSON
+    names the collective; the k plots work on it."""
+    bench = bench_path()
+    listing = subprocess.run([bench, "--collective", collective, "--list"], capture_output=True,
+                             text=True, timeout=60).stdout
+    algs = parse_list(listing)
+    assert {"vendor", "ring", "kring", "recmul", "recmul-permuted", "auto"} <= set(algs)
+    runs = {}
+    for name, extra in (("vendor", []), ("novendor", ["--no-vendor"])):
+        jsonl = tmp_path / f"{collective}-{name}.jsonl"
+        proc = subprocess.run(launcher() + [bench, "-c", collective, "--param", "k=2,3,P",
+                                            "-s", "8,1000", "-n", "2", "-w", "0", "-q",
+                                            "--json", str(jsonl)] + extra,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"== {collective}" in proc.stdout
+        runs[name] = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    for recs in runs.values():
+        seen = {(r["algorithm"], r["params"].get("k"), r["dist"]["S"]) for r in recs}
+        for alg, params in algs.items():
+            ks = {2, 3, NP} if params else {None}
+            for k in ks:
+                for s in (8, 1000):
+                    assert (alg, k, s) in seen, (alg, k, s)
+        for r in recs:
+            assert r["collective"] == collective and r["status"] == "ok" and r["verified"], r
+            assert r["dist"]["name"] == "fixed" and r["dist"]["S_bytes"] in (8, 1000)
+            assert r["rounds"] >= 0 and r["time"]["median"] > 0
+    assert cli.main(["plot", "radix", str(tmp_path / f"{collective}-vendor.jsonl"), "-o",
+                     str(tmp_path / "k"), "--algorithm", "recmul", "--formats", "png"]) == 0
+    assert cli.main(["plot", "compare", str(tmp_path / f"{collective}-vendor.jsonl"), "-o",
+                     str(tmp_path / "c"), "--formats", "png"]) == 0
+    out = capsys.readouterr().out
+    assert "k.png" in out and "c.png" in out
+
+
+def test_collective_rejects_bad_arguments():
+    bench = bench_path()
+    for args, message in ((["-c", "alltoall"], "alltoall"),
+                          (["-c", "allreduce", "-t", "byte"], "--type"),
+                          (["-c", "allgather", "-d", "normal"], "--dist"),
+                          (["-c", "allgather", "-a", "tuna"], "tuna")):
+        proc = subprocess.run(launcher() + [bench] + args, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode != 0, args
+        assert message in proc.stderr, (args, proc.stderr)

@@ -44,6 +44,9 @@ def dist_label(rec):
     """The distribution; count matrices read from files are labelled by kind and scale only,
     so the files of several P (ml_4.txt, ml_8.txt, ...) make one figure."""
     d = rec["dist"]
+    coll = rec.get("collective", "alltoallv")
+    if coll != "alltoallv":  # allgather / allreduce: no distribution, equal contributions
+        return coll
     if d.get("file") is not None:
         return f"{d['name']}:scale={d.get('scale', 1):g}"
     return d["spec"]
@@ -147,3 +150,15 @@ def best_per_algorithm(records):
     for r in records:
         by_alg.setdefault(r["algorithm"], []).append(r)
     return {a: (min(rs, key=median_time), rs) for a, rs in by_alg.items()}
+
+
+def swept_param(records, algorithm, wanted=None):
+    """The parameter a per-parameter plot of `algorithm` uses: `wanted` if given, else
+    'radix' (alltoallv) or the algorithm's only parameter (e.g. 'k' of allgather's recmul).
+    None when the records of that algorithm have no such parameter."""
+    names = {n for r in records if r["algorithm"] == algorithm for n in r["params"]}
+    if wanted:
+        return wanted if wanted in names else None
+    if "radix" in names:
+        return "radix"
+    return next(iter(names)) if len(names) == 1 else None

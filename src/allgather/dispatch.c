@@ -49,8 +49,9 @@ static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return MPI_SUCCESS;
 }
 
-int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          const tuna_options *opt)
 {
     tuna_options dflt;
     int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt, &dflt);
@@ -121,6 +122,7 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     tuna_ag_args a = {.buf = work, .block = block, .ctx = ctx, .rank = me, .size = P};
     for (int i = 0; i < alg->info.nparams; i++)
         a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+    memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     if (rc == MPI_SUCCESS && P > 1)
         rc = alg->run(&a);
     if (!rcontig) {
@@ -129,5 +131,14 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                                    recvtype, rext, (size_t)rsize, ctx->comm);
         free(work);
     }
+    return rc;
+}
+
+int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    int rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt);
+    tuna_stats_publish(t_start);
     return rc;
 }

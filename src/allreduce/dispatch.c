@@ -30,8 +30,9 @@ static int check_args(const void *sendbuf, const void *recvbuf, int count, MPI_D
     return MPI_SUCCESS;
 }
 
-int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, const tuna_options *opt)
+static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          const tuna_options *opt)
 {
     tuna_options dflt;
     int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt, &dflt);
@@ -82,9 +83,19 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     a.contig = tuna_type_is_contiguous(datatype) && a.extent == (MPI_Aint)tsize;
     for (int i = 0; i < alg->info.nparams; i++)
         a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+    memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     if (!inplace)
         rc = tuna_ar_copy(&a, sendbuf, recvbuf, count);
     if (rc == MPI_SUCCESS && P > 1)
         rc = alg->run(&a);
+    return rc;
+}
+
+int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, const tuna_options *opt)
+{
+    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    int rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt);
+    tuna_stats_publish(t_start);
     return rc;
 }

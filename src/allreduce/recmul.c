@@ -16,8 +16,6 @@
 
 #include <stdlib.h>
 
-#define TAG_AR_FOLD_IN 307
-#define TAG_AR_FOLD_OUT 308
 #define TAG_AR_RECMUL 309
 
 static int waitall(int n, MPI_Request *req, const char *what)
@@ -26,28 +24,6 @@ static int waitall(int n, MPI_Request *req, const char *what)
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "recmul allreduce: %s failed", what);
     return MPI_SUCCESS;
-}
-
-/* Leader: reduce the members' vectors (ranks first..last-1) into rbuf, in rank order. */
-static int fold_in(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Request *req)
-{
-    int n = f->last - f->first;
-    for (int i = 0; i < n; i++)
-        TUNA_MPI_CHECK(MPI_Irecv(pool[1 + i], a->count, a->type, f->first + i, TAG_AR_FOLD_IN,
-                                 a->ctx->comm, &req[i]));
-    int rc = waitall(n, req, "fold-in");
-    for (int i = n - 1; i >= 0 && rc == MPI_SUCCESS; i--)
-        rc = tuna_ar_reduce(a, pool[1 + i], a->rbuf, a->count);
-    return rc;
-}
-
-static int fold_out(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req)
-{
-    int n = f->last - f->first;
-    for (int i = 0; i < n; i++)
-        TUNA_MPI_CHECK(MPI_Isend(a->rbuf, a->count, a->type, f->first + i, TAG_AR_FOLD_OUT,
-                                 a->ctx->comm, &req[i]));
-    return waitall(n, req, "fold-out");
 }
 
 /* The log_k Q rounds among leaders; pool[0] is rbuf, pool[1..k-1] temporaries. */
@@ -98,15 +74,8 @@ int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
     tuna_fold f;
     tuna_fold_init(&f, P, k, me);
     tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
-    MPI_Comm comm = a->ctx->comm;
-    if (me != f.last) {
-        MPI_Request req;
-        TUNA_MPI_CHECK(MPI_Isend(a->rbuf, a->count, a->type, f.last, TAG_AR_FOLD_IN, comm, &req));
-        TUNA_MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        TUNA_MPI_CHECK(MPI_Recv(a->rbuf, a->count, a->type, f.last, TAG_AR_FOLD_OUT, comm,
-                                MPI_STATUS_IGNORE));
-        return MPI_SUCCESS;
-    }
+    if (me != f.last)
+        return tuna_ar_fold_member(a, &f);
     k = f.k;
     char **pool = tuna_malloc(sizeof(char *) * (size_t)k);
     void **mem = calloc((size_t)k, sizeof(void *));
@@ -122,11 +91,11 @@ int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
     if (rc == MPI_SUCCESS)
         tuna_stats_temp((size_t)(k - 1) * (size_t)a->count * (size_t)a->extent);
     if (rc == MPI_SUCCESS)
-        rc = fold_in(a, &f, pool, req);
+        rc = tuna_ar_fold_in(a, &f, pool + 1, k - 1);
     if (rc == MPI_SUCCESS)
         rc = rounds(a, &f, pool, req, slot);
     if (rc == MPI_SUCCESS)
-        rc = fold_out(a, &f, req);
+        rc = tuna_ar_fold_out(a, &f);
     if (mem)
         for (int i = 1; i < k; i++)
             free(mem[i]);

@@ -28,6 +28,12 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                 "distance k^r, rank-ordered reduction (extra ranks folded in and out)",
       1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
      tuna_ar_recmul},
+    {{"recmul-permuted",
+      "radix-k reduce-scatter (distance 1 first) + allgather (largest distance first) on "
+      "contiguous ranges, segment ownership in digit-reversed order; 2 log_k P rounds, "
+      "about 2n elements sent (extra ranks folded in and out)",
+      1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+     tuna_ar_recmul_permuted},
     {{"auto", "chooses algorithm and k with the cost model from P, the node topology, the "
               "vector size and the op's commutativity (docs/tuning.md)",
       0, {{0}}},

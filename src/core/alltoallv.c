@@ -24,6 +24,14 @@ const tuna_stats *tuna_stats_last(void)
     return &stats_last;
 }
 
+void tuna_stats_publish(double t_start)
+{
+    if (!tuna_stats_on)
+        return;
+    tuna_stats_current.total = MPI_Wtime() - t_start;
+    stats_last = tuna_stats_current;
+}
+
 const char *tuna_phase_name(tuna_phase phase)
 {
     static const char *const names[TUNA_PHASE_COUNT] = {

@@ -127,6 +127,7 @@ int tuna_permute_blocks_inplace(char *buf, size_t block, int n, const int *src)
         return tuna_error_set(MPI_ERR_NO_MEM, "in-place permutation of %d blocks: out of memory",
                               n);
     }
+    tuna_stats_temp(block + (size_t)n);
     for (int start = 0; start < n; start++) {
         if (done[start])
             continue;

@@ -142,9 +142,17 @@ int tuna_ar_ring(const tuna_ar_args *a);
 int tuna_ar_kring(const tuna_ar_args *a);
 int tuna_ar_recursive_doubling(const tuna_ar_args *a);
 int tuna_ar_recmul(const tuna_ar_args *a);
+int tuna_ar_recmul_permuted(const tuna_ar_args *a);
 int tuna_ar_auto(const tuna_ar_args *a);
 /* Recursive multiplying engine with radix k (recursive doubling is k = 2). */
 int tuna_ar_recmul_run(const tuna_ar_args *a, int k);
+/* Folding steps of the recmul family (see tuna_fold): a member sends its vector to its
+ * leader and receives the result; a leader reduces its members' vectors into rbuf in
+ * rank order (receiving up to ntmp at a time into tmp[0..ntmp-1], n elements each)
+ * before the rounds and sends them the result afterwards. */
+int tuna_ar_fold_member(const tuna_ar_args *a, const tuna_fold *f);
+int tuna_ar_fold_in(const tuna_ar_args *a, const tuna_fold *f, char *const *tmp, int ntmp);
+int tuna_ar_fold_out(const tuna_ar_args *a, const tuna_fold *f);
 
 /* Temporary buffer for n elements of the type; *mem is what to free(). NULL on failure. */
 char *tuna_ar_tmp(const tuna_ar_args *a, int n, void **mem);

@@ -70,6 +70,42 @@ static double recmul(const cmodel *x, long k, double n, bool gather)
     return t;
 }
 
+/*
+ * recmul-permuted allreduce: reduce-scatter rounds at distances 1, k, k^2, ...
+ * each sending and reducing (k-1) ranges of n/k^(r+1), then the allgather rounds
+ * moving the same ranges back; fold-in/out of whole vectors when Qk < P.
+ */
+static double recmul_permuted_allreduce(const cmodel *x, long k, double n)
+{
+    const long P = x->P;
+    if (k < 2)
+        k = 2;
+    if (k > P)
+        k = P;
+    long Qk = 1;
+    int m = 0;
+    while (Qk <= P / k) {
+        Qk *= k;
+        m++;
+    }
+    double per_group = (double)P / (double)Qk, t = 0, part = n;
+    long d = 1;
+    for (int r = 0; r < m; r++, d *= k) {
+        double phi = 0;
+        for (long z = 1; z < k; z++)
+            phi += cross(x, (long)llround(z * d * per_group));
+        phi /= (double)(k - 1);
+        part /= (double)k;
+        double bytes = (double)(k - 1) * part;
+        t += 2.0 * ph(x, (double)(k - 1), bytes, phi) + bytes / x->m->copy_bandwidth;
+    }
+    if (Qk < P) {
+        double phi = cross(x, 1);
+        t += 2.0 * ph(x, per_group, per_group * n, phi) + per_group * n / x->m->copy_bandwidth;
+    }
+    return t;
+}
+
 static void setup(cmodel *x, const tuna_profile *m, const tuna_select_input *in)
 {
     x->m = m;
@@ -139,5 +175,7 @@ double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, 
     }
     if (strcmp(name, "recmul") == 0)
         return recmul(&x, param[0], n, false);
+    if (strcmp(name, "recmul-permuted") == 0)
+        return recmul_permuted_allreduce(&x, param[0], n);
     return -1;
 }

@@ -1,10 +1,11 @@
 /*
- * tuna-bench: non-uniform all-to-all benchmark.
+ * tuna-bench: non-uniform all-to-all benchmark (and, with --collective, of the
+ * allgather and allreduce algorithms on equal contributions).
  *
  * One MPI job sweeps algorithms x parameters (taken from libtuna's table, so
  * new algorithms appear without changes here) x size distributions x sizes x
  * logical ranks per node. Every configuration is timed interleaved with the
- * vendor's MPI_Alltoallv (PMPI_Alltoallv, called directly) so machine drift
+ * vendor's collective (PMPI_Alltoallv etc., called directly) so machine drift
  * hits both alike, and its first call is verified byte for byte against it.
  * --no-vendor and --no-verify drop either (large simulated runs, docs/simulation.md).
  * Output: a table on rank 0's stdout, progress on stderr, JSON lines (--json).
@@ -43,6 +44,7 @@ typedef struct type_choice {
 } type_choice;
 
 typedef struct bench_args {
+    tuna_collective coll; /* alltoallv (default), allgather or allreduce */
     char algorithms[4096];
     param_spec params[MAX_PARAM_SPECS];
     int nparams;
@@ -52,6 +54,7 @@ typedef struct bench_args {
     int ndists;
     const char *type_name;
     MPI_Datatype type;
+    int type_given;
     int unit_elements;
     int iters, warmup;
     unsigned long long seed;
@@ -70,8 +73,13 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: mpiexec -n P tuna-bench [options]\n"
-            "Benchmark libtuna's MPI_Alltoallv algorithms against the MPI library's own.\n\n"
+            "Benchmark libtuna's MPI_Alltoallv (or MPI_Allgather / MPI_Allreduce) algorithms\n"
+            "against the MPI library's own.\n\n"
             "Sweep:\n"
+            "  -c, --collective C      alltoallv (default) | allgather | allreduce; for the\n"
+            "                          last two S is each rank's contribution (allgather block,\n"
+            "                          allreduce vector; MPI_SUM, default type double) and\n"
+            "                          --dist does not apply\n"
             "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default)\n"
             "      --radix SPEC        values of the 'radix' parameter (same as --param radix=SPEC)\n"
             "      --block SPEC        values of the 'block' parameter\n"
@@ -139,6 +147,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
            O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY };
     static const struct option longopts[] = {
+        {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
         {"radix", required_argument, 0, O_RADIX},
         {"block", required_argument, 0, O_BLOCK},
@@ -177,8 +186,21 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     opterr = 0;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":a:s:d:t:n:w:j:qlh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:a:s:d:t:n:w:j:qlh", longopts, NULL)) != -1) {
         switch (c) {
+        case 'c':
+            if (strcmp(optarg, "alltoallv") == 0)
+                a->coll = TUNA_ALLTOALLV;
+            else if (strcmp(optarg, "allgather") == 0)
+                a->coll = TUNA_ALLGATHER;
+            else if (strcmp(optarg, "allreduce") == 0)
+                a->coll = TUNA_ALLREDUCE;
+            else {
+                snprintf(err, errlen,
+                         "--collective '%s': expected alltoallv, allgather or allreduce", optarg);
+                return -1;
+            }
+            break;
         case 'a':
             if (copy_str(a->algorithms, sizeof a->algorithms, optarg, "--algorithms", err,
                          errlen))
@@ -246,6 +268,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
             }
             a->type_name = types[found].name;
             a->type = types[found].type;
+            a->type_given = 1;
             break;
         }
         case O_UNIT:
@@ -315,6 +338,22 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
         return -1;
     }
+    if (a->coll != TUNA_ALLTOALLV) {
+        /* Every rank contributes the same count (MPI's rule for these collectives). */
+        if (a->ndists > 0 || scale > 0) {
+            snprintf(err, errlen, "--dist and --scale apply to --collective alltoallv only");
+            return -1;
+        }
+        if (a->coll == TUNA_ALLREDUCE && !a->type_given) {
+            a->type_name = "double";
+            a->type = MPI_DOUBLE;
+        }
+        if (a->coll == TUNA_ALLREDUCE && (a->type == MPI_BYTE || a->type == MPI_CHAR)) {
+            snprintf(err, errlen, "--collective allreduce sums numbers: --type int, float, "
+                                  "double or int64");
+            return -1;
+        }
+    }
     if (a->ndists == 0)
         bench_dist_parse("uniform", &a->dists[a->ndists++], err, errlen);
     if (scale > 0)
@@ -346,12 +385,17 @@ static void param_value_text(long v, char *buf, size_t len)
         snprintf(buf, len, "%ld", v);
 }
 
-static void print_list(void)
+static const char *coll_name(tuna_collective coll)
 {
-    int n = tuna_algorithm_count(TUNA_ALLTOALLV);
-    printf("alltoallv algorithms (%d):\n", n);
+    return coll == TUNA_ALLGATHER ? "allgather" : coll == TUNA_ALLREDUCE ? "allreduce" : "alltoallv";
+}
+
+static void print_list(tuna_collective coll)
+{
+    int n = tuna_algorithm_count(coll);
+    printf("%s algorithms (%d):\n", coll_name(coll), n);
     for (int i = 0; i < n; i++) {
-        const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, i);
+        const tuna_algorithm_info *info = tuna_algorithm_get(coll, i);
         printf("  %-20s %s\n", info->name, info->description);
         for (int p = 0; p < info->nparams; p++) {
             const tuna_param_info *pi = &info->params[p];
@@ -407,7 +451,7 @@ static int add_config(config **cfg, int *n, int *cap, const tuna_options *opt, c
 static int algorithm_configs(const bench_args *a, int alg, int *used, config **cfg, int *n,
                              int *cap, char *err, size_t errlen)
 {
-    const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, alg);
+    const tuna_algorithm_info *info = tuna_algorithm_get(a->coll, alg);
     long_list vals[TUNA_MAX_PARAMS];
     memset(vals, 0, sizeof vals);
     int rc = 0;
@@ -427,7 +471,7 @@ static int algorithm_configs(const bench_args *a, int alg, int *used, config **c
     }
     int idx[TUNA_MAX_PARAMS] = {0};
     while (rc == 0) {
-        tuna_options opt = {.collective = TUNA_ALLTOALLV, .algorithm = alg};
+        tuna_options opt = {.collective = a->coll, .algorithm = alg};
         for (int p = 0; p < info->nparams; p++) {
             opt.value[p] = vals[p].v[idx[p]];
             opt.set |= 1u << p;
@@ -450,7 +494,7 @@ static int build_configs(const bench_args *a, config **cfg, int *n, char *err, s
     int used[MAX_PARAM_SPECS] = {0};
     *cfg = NULL;
     *n = 0;
-    int count = tuna_algorithm_count(TUNA_ALLTOALLV);
+    int count = tuna_algorithm_count(a->coll);
     char *list = strdup(a->algorithms);
     char *chosen = calloc((size_t)count + 1, 1); /* each algorithm once, in the order given */
     if (!list || !chosen) {
@@ -463,7 +507,7 @@ static int build_configs(const bench_args *a, config **cfg, int *n, char *err, s
     char *save = NULL;
     for (char *tok = strtok_r(list, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         int all = strcmp(tok, "all") == 0;
-        int alg = all ? 0 : tuna_algorithm_find(TUNA_ALLTOALLV, tok);
+        int alg = all ? 0 : tuna_algorithm_find(a->coll, tok);
         if (alg < 0) {
             snprintf(err, errlen, "unknown algorithm '%s' (tuna-bench --list shows them)", tok);
             rc = -1;
@@ -596,6 +640,7 @@ typedef struct dataset {
     char *sbuf, *sbuf0, *rbuf, *rref;
     size_t sbytes, rbytes;
     int shared; /* sbuf and rbuf from SMPI_SHARED_MALLOC (--no-verify under SMPI) */
+    int count;  /* allgather / allreduce: elements every rank contributes */
     /* Global facts from the whole matrix, in bytes. */
     double total_bytes, max_rank_bytes, max_block_bytes, mean_block_bytes, zero_fraction;
 } dataset;
@@ -831,6 +876,110 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
     return 0;
 }
 
+/* Allreduce payload: small integers, so sums are exact in every type and any order. */
+static void fill_summands(MPI_Datatype type, int rank, char *buf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int v = (rank * 7 + i * 3) % 11;
+        if (type == MPI_INT)
+            ((int *)buf)[i] = v;
+        else if (type == MPI_FLOAT)
+            ((float *)buf)[i] = (float)v;
+        else if (type == MPI_DOUBLE)
+            ((double *)buf)[i] = v;
+        else
+            ((int64_t *)buf)[i] = v;
+    }
+}
+
+/*
+ * Data set of --collective allgather / allreduce: every rank contributes the same
+ * S units. Without the vendor, the expected result is computed locally.
+ */
+static int dataset_make_coll(const bench_args *a, const bench_dist *dist, long S, dataset *d,
+                             char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->dist = dist;
+    d->S = S;
+    int tsize;
+    MPI_Type_size(a->type, &tsize);
+    long n = a->unit_elements ? S : S / tsize;
+    long total = a->coll == TUNA_ALLGATHER ? n * P : n;
+    if (total > INT_MAX) {
+        snprintf(err, errlen, "the %s result exceeds INT_MAX elements", coll_name(a->coll));
+        return -1;
+    }
+    d->count = (int)n;
+    d->sbytes = (size_t)n * (size_t)tsize;
+    d->rbytes = (size_t)total * (size_t)tsize;
+    d->total_bytes = (double)d->sbytes * P;
+    d->max_rank_bytes = d->max_block_bytes = d->mean_block_bytes = (double)d->sbytes;
+#ifdef SMPI_SHARED_MALLOC
+    d->shared = !a->verify;
+#endif
+    d->sbuf = payload_alloc(d->sbytes + 1, d->shared);
+    d->rbuf = payload_alloc(d->rbytes + 1, d->shared);
+    if (a->verify) {
+        d->sbuf0 = malloc(d->sbytes + 1);
+        d->rref = malloc(d->rbytes + 1);
+    }
+    int ok = d->sbuf && d->rbuf && (!a->verify || (d->sbuf0 && d->rref));
+    if (ok && !a->verify && !d->shared)
+        memset(d->sbuf, 0, d->sbytes);
+    if (ok && a->verify) {
+        if (a->coll == TUNA_ALLGATHER) {
+            fill_block(a, me, 0, d->sbuf, d->sbytes);
+            if (!a->vendor)
+                for (int j = 0; j < P; j++)
+                    fill_block(a, j, 0, d->rref + (size_t)j * d->sbytes, d->sbytes);
+        } else {
+            fill_summands(a->type, me, d->sbuf, d->count);
+            if (!a->vendor) { /* the sum over ranks, element by element */
+                char *one = malloc(d->sbytes + 1);
+                ok = one != NULL;
+                memset(d->rref, 0, d->rbytes);
+                for (int j = 0; ok && j < P; j++) {
+                    fill_summands(a->type, j, one, d->count);
+                    MPI_Reduce_local(one, d->rref, d->count, a->type, MPI_SUM);
+                }
+                free(one);
+            }
+        }
+        memcpy(d->sbuf0, d->sbuf, d->sbytes);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        snprintf(err, errlen, "out of memory for the buffers");
+        dataset_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* The MPI library's own collective (PMPI), into out. */
+static void call_vendor(const bench_args *a, const dataset *d, char *out, MPI_Comm comm)
+{
+    if (a->coll == TUNA_ALLGATHER)
+        PMPI_Allgather(d->sbuf, d->count, a->type, out, d->count, a->type, comm);
+    else if (a->coll == TUNA_ALLREDUCE)
+        PMPI_Allreduce(d->sbuf, out, d->count, a->type, MPI_SUM, comm);
+    else
+        PMPI_Alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, out, d->rcounts, d->rdispls,
+                       a->type, comm);
+}
+
+static int call_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm comm)
+{
+    if (a->coll == TUNA_ALLGATHER)
+        return tuna_allgather(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, comm,
+                              &c->opt);
+    if (a->coll == TUNA_ALLREDUCE)
+        return tuna_allreduce(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, comm, &c->opt);
+    return tuna_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf, d->rcounts,
+                          d->rdispls, a->type, comm, &c->opt);
+}
+
 /* ------------------------------------------------------------ one configuration */
 
 typedef struct result {
@@ -853,20 +1002,34 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
         size_t at = 0;
         while (at < d->rbytes && d->rbuf[at] == d->rref[at])
             at++;
-        int src = 0;
-        while (src + 1 < P && (size_t)d->rdispls[src + 1] * (size_t)tsize <= at)
-            src++;
+        /* Where: the block's source rank (alltoallv, allgather) or the element (allreduce). */
+        size_t src = 0, first = 0;
+        if (a->coll == TUNA_ALLTOALLV) {
+            while (src + 1 < (size_t)P && (size_t)d->rdispls[src + 1] * (size_t)tsize <= at)
+                src++;
+            first = (size_t)d->rdispls[src] * (size_t)tsize;
+        } else if (a->coll == TUNA_ALLGATHER) {
+            src = at / d->sbytes;
+            first = src * d->sbytes;
+        } else {
+            src = at / (size_t)tsize;
+            first = src * (size_t)tsize;
+        }
+        char vendor_name[32];
+        snprintf(vendor_name, sizeof vendor_name, "PMPI_%c%s", 'A', coll_name(a->coll) + 1);
         snprintf(msg, sizeof msg,
-                 "rank %d: received data differs from %s at byte %zu (block from "
-                 "rank %d, byte %zu of it): got 0x%02x, expected 0x%02x",
-                 me, a->vendor ? "PMPI_Alltoallv" : "the expected payload", at, src, at - (size_t)d->rdispls[src] * (size_t)tsize,
+                 "rank %d: received data differs from %s at byte %zu (%s %zu, byte %zu of it): "
+                 "got 0x%02x, expected 0x%02x",
+                 me, a->vendor ? vendor_name : "the expected result", at,
+                 a->coll == TUNA_ALLREDUCE ? "element" : "block from rank", src, at - first,
                  (unsigned char)d->rbuf[at], (unsigned char)d->rref[at]);
         bad = 1;
     } else if (memcmp(d->sbuf, d->sbuf0, d->sbytes) != 0 ||
-               memcmp(d->scounts, d->scounts0, (size_t)P * sizeof(int)) ||
-               memcmp(d->sdispls, d->sdispls0, (size_t)P * sizeof(int)) ||
-               memcmp(d->rcounts, d->rcounts0, (size_t)P * sizeof(int)) ||
-               memcmp(d->rdispls, d->rdispls0, (size_t)P * sizeof(int))) {
+               (a->coll == TUNA_ALLTOALLV &&
+                (memcmp(d->scounts, d->scounts0, (size_t)P * sizeof(int)) ||
+                 memcmp(d->sdispls, d->sdispls0, (size_t)P * sizeof(int)) ||
+                 memcmp(d->rcounts, d->rcounts0, (size_t)P * sizeof(int)) ||
+                 memcmp(d->rdispls, d->rdispls0, (size_t)P * sizeof(int))))) {
         snprintf(msg, sizeof msg, "rank %d: the send buffer or the count/displacement arrays "
                                   "were modified", me);
         bad = 1;
@@ -919,17 +1082,14 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
                 MPI_Barrier(comm);
                 double t0 = MPI_Wtime();
                 /* Unverified: the vendor overwrites rbuf, which nothing reads. */
-                PMPI_Alltoallv(d->sbuf, d->scounts, d->sdispls, a->type,
-                               a->verify ? d->rref : d->rbuf, d->rcounts, d->rdispls, a->type,
-                               comm);
+                call_vendor(a, d, a->verify ? d->rref : d->rbuf, comm);
                 t_vendor = MPI_Wtime() - t0;
             } else {
                 if (it == 0 && a->verify)
                     memset(d->rbuf, SENTINEL, d->rbytes);
                 MPI_Barrier(comm);
                 double t0 = MPI_Wtime();
-                rc = tuna_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf,
-                                    d->rcounts, d->rdispls, a->type, comm, &c->opt);
+                rc = call_tuna(a, d, c, comm);
                 t_alg = MPI_Wtime() - t0;
             }
         }
@@ -1005,7 +1165,7 @@ static json_t *record_json(const bench_args *a, const run_info *ri, const datase
                            const config *c, const result *r, int rpn_logical, int index,
                            int count)
 {
-    const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, c->opt.algorithm);
+    const tuna_algorithm_info *info = tuna_algorithm_get(a->coll, c->opt.algorithm);
     json_t *params = json_object();
     for (int p = 0; p < info->nparams; p++)
         json_object_set_new(params, info->params[p].name, json_integer(c->opt.value[p]));
@@ -1023,7 +1183,13 @@ static json_t *record_json(const bench_args *a, const run_info *ri, const datase
                         d->S >= 0 ? json_integer(a->unit_elements ? d->S * tsize : d->S)
                                   : json_null());
     json_object_set_new(dist, "type_size", json_integer(tsize));
-    if (d->dist->kind == DIST_NORMAL) {
+    if (a->coll != TUNA_ALLTOALLV) { /* no distribution: every rank contributes S */
+        json_object_set_new(dist, "name", json_string("fixed"));
+        json_object_set_new(dist, "spec", json_string("fixed"));
+        json_object_set_new(dist, "count", json_integer(d->count));
+        if (a->coll == TUNA_ALLREDUCE)
+            json_object_set_new(dist, "op", json_string("sum"));
+    } else if (d->dist->kind == DIST_NORMAL) {
         json_object_set_new(dist, "mean", json_real(d->dist->mean));
         json_object_set_new(dist, "sd", json_real(d->dist->sd));
     } else if (d->dist->kind == DIST_POWERLAW)
@@ -1051,7 +1217,7 @@ static json_t *record_json(const bench_args *a, const run_info *ri, const datase
     json_t *run = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "name", ri->name, "started",
                             ri->started, "command", ri->command, "tuna_version", tver, "index",
                             index, "count", count, "iterations", a->iters, "warmup", a->warmup);
-    json_t *rec = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:i}", "collective", "alltoallv",
+    json_t *rec = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:i}", "collective", coll_name(a->coll),
                             "algorithm", info->name, "params", params, "dist", dist, "machine",
                             machine, "run", run, "ranks_per_node_env", rpn_logical);
     json_object_set_new(rec, "options", json_string(c->name));
@@ -1099,9 +1265,15 @@ static void print_group_header(const bench_args *a, const dataset *d, int rpn_lo
     char rpn[32] = "real nodes";
     if (rpn_logical > 0)
         snprintf(rpn, sizeof rpn, "%d ranks/node", rpn_logical);
-    printf("\n== %s  %s  type %s  P=%d  %s  (mean block %.0f B, max block %.0f B, %.0f%% empty)\n",
-           d->dist->spec, size, a->type_name, P, rpn, d->mean_block_bytes, d->max_block_bytes,
-           100.0 * d->zero_fraction);
+    if (a->coll != TUNA_ALLTOALLV)
+        printf("\n== %s  %s per rank (%d elements)  type %s%s  P=%d  %s\n", coll_name(a->coll),
+               size, d->count, a->type_name, a->coll == TUNA_ALLREDUCE ? "  op sum" : "", P,
+               rpn);
+    else
+        printf("\n== %s  %s  type %s  P=%d  %s  (mean block %.0f B, max block %.0f B, %.0f%% "
+               "empty)\n",
+               d->dist->spec, size, a->type_name, P, rpn, d->mean_block_bytes,
+               d->max_block_bytes, 100.0 * d->zero_fraction);
     printf("%-36s %10s %10s %10s %7s %10s %8s %10s\n", "algorithm", "median_us", "min_us",
            "p90_us", "spread", "vendor_us", "speedup", "temp_KiB");
 }
@@ -1160,7 +1332,7 @@ int main(int argc, char **argv)
             if (a.help)
                 usage(stdout);
             else
-                print_list();
+                print_list(a.coll);
         }
         return 0;
     }
@@ -1241,11 +1413,11 @@ int main(int argc, char **argv)
         nfile += !bench_dist_uses_size(&a.dists[i]);
     int total = rpns.n * ((a.ndists - nfile) * sizes.n + nfile) * ncfg;
     if (me == 0) {
-        printf("tuna-bench: %s, P=%d on %d node(s) of %s (load %.1f); %d configuration(s), %d "
+        printf("tuna-bench %s: %s, P=%d on %d node(s) of %s (load %.1f); %d configuration(s), %d "
                "timed + %d warm-up iterations each, %s; %s\n",
-               ri.mach.library, P, ri.mach.nodes, ri.mach.hostname, ri.mach.loadavg, total,
+               coll_name(a.coll), ri.mach.library, P, ri.mach.nodes, ri.mach.hostname, ri.mach.loadavg, total,
                a.iters, a.warmup,
-               a.vendor ? "interleaved with vendor (PMPI_Alltoallv)" : "vendor not measured",
+               a.vendor ? "interleaved with vendor (PMPI)" : "vendor not measured",
                a.verify ? "first call verified" : "NOT verified (--no-verify)");
         fflush(stdout);
     }
@@ -1273,7 +1445,10 @@ int main(int argc, char **argv)
             int ns = bench_dist_uses_size(dist) ? sizes.n : 1;
             for (int si = 0; si < ns && status == 0; si++) {
                 dataset d;
-                if (dataset_make(&a, dist, sizes.v[si], &d, err, sizeof err) != 0) {
+                int made = a.coll == TUNA_ALLTOALLV
+                               ? dataset_make(&a, dist, sizes.v[si], &d, err, sizeof err)
+                               : dataset_make_coll(&a, dist, sizes.v[si], &d, err, sizeof err);
+                if (made != 0) {
                     if (me == 0)
                         fprintf(stderr, "tuna-bench: %s: %s\n", dist->spec, err);
                     status = 2;
@@ -1282,8 +1457,7 @@ int main(int argc, char **argv)
                 /* Reference result, sentinel-filled first (computed locally without vendor). */
                 if (a.verify && a.vendor) {
                     memset(d.rref, SENTINEL, d.rbytes);
-                    PMPI_Alltoallv(d.sbuf, d.scounts, d.sdispls, a.type, d.rref, d.rcounts,
-                                   d.rdispls, a.type, comm);
+                    call_vendor(&a, &d, d.rref, comm);
                 }
                 for (int ci = 0; ci < ncfg; ci++) {
                     index++;

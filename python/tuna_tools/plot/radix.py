@@ -16,13 +16,18 @@ DESCRIPTION = __doc__
 def add_arguments(parser):
     parser.add_argument("--algorithm", default="tuna",
                         help="algorithm with a 'radix' parameter (default: %(default)s)")
+    parser.add_argument("--param", help="the parameter on the x axis (default: 'radix', or "
+                                        "the algorithm's only parameter, e.g. 'k' of "
+                                        "allgather/allreduce recmul)")
 
 
 def run(args):
-    recs = [r for r in common.usable(args, "the radix plot")
-            if r["algorithm"] == args.algorithm and "radix" in r["params"]]
+    usable = common.usable(args, "the radix plot")
+    param = results.swept_param(usable, args.algorithm, args.param)
+    recs = [r for r in usable if r["algorithm"] == args.algorithm and param in r["params"]]
     if not recs:
-        raise ValueError(f"no '{args.algorithm}' configurations with a radix in the data")
+        raise ValueError(f"no '{args.algorithm}' configurations with a "
+                         f"{args.param or 'radix'} in the data")
     groups = results.group_by(recs, lambda r: (results.dist_label(r), results.procs(r),
                                                results.rpn_env(r)))
     for (dist, P, rpn), grp in groups.items():
@@ -32,7 +37,7 @@ def run(args):
         for k, (size, srecs) in enumerate(by_size.items()):
             best = {}
             for r in srecs:
-                rad = r["params"]["radix"]
+                rad = r["params"][param]
                 if rad not in best or results.median_time(r) < results.median_time(best[rad]):
                     best[rad] = r
             radices = sorted(best)
@@ -51,12 +56,12 @@ def run(args):
                 color="grey")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("radix r")
+        ax.set_xlabel("radix r" if param == "radix" else param)
         ax.set_ylabel("median time per call (µs)")
         ax.xaxis.set_major_formatter(common.matplotlib.ticker.ScalarFormatter())
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, ncol=2, title="★ best radix, dotted: vendor", title_fontsize=8)
-        ax.set_title(f"{args.algorithm}: time vs radix, {dist}{results.rpn_text(rpn)}\n"
+        ax.legend(fontsize=8, ncol=2, title=f"★ best {param}, dotted: vendor", title_fontsize=8)
+        ax.set_title(f"{args.algorithm}: time vs {param}, {dist}{results.rpn_text(rpn)}\n"
                      + common.machine_title(grp, args.title), fontsize=9)
         tag = f"{dist}-P{P}" + (f"-q{rpn}" if rpn else "")
         common.save(fig, args.output, tag, len(groups), args.formats)
