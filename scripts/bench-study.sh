@@ -2,13 +2,16 @@
 # The local study of docs/benchmarks.md: P = 4, 8, 16 ranks on this machine (oversubscribed
 # when P exceeds the cores), maximum block size S = 16 B .. 16 KiB, uniform and power-law block
 # sizes, every algorithm of the table with its parameters swept, each against the vendor
-# MPI_Alltoallv in the same run; then the figures.
+# MPI_Alltoallv in the same run; then the figures. Then the allgather and allreduce algorithms
+# (--collective) with k swept over 2..P, S = 16 B .. 1 MiB per rank, against the vendor's.
 #
 #   scripts/bench-study.sh
 #
 # Environment: TUNA_BUILD_DIR (default: build/main), TUNA_STUDY_DIR (default: docs/figures),
 # TUNA_STUDY_PROCS (default: "4 8 16"), TUNA_STUDY_SIZES (default: 16:16384:x4),
-# TUNA_STUDY_ITERS (timed iterations, default: 15), TUNA_STUDY_WARMUP (default: 2).
+# TUNA_STUDY_ITERS (timed iterations, default: 15), TUNA_STUDY_WARMUP (default: 2),
+# TUNA_STUDY_COLLECTIVES (default: "alltoallv allgather allreduce"),
+# TUNA_STUDY_COLL_SIZES (allgather/allreduce bytes per rank, default: 16:1048576:x4).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,6 +21,8 @@ procs=${TUNA_STUDY_PROCS:-4 8 16}
 sizes=${TUNA_STUDY_SIZES:-16:16384:x4}
 iters=${TUNA_STUDY_ITERS:-15}
 warmup=${TUNA_STUDY_WARMUP:-2}
+collectives=" ${TUNA_STUDY_COLLECTIVES:-alltoallv allgather allreduce} "
+coll_sizes=${TUNA_STUDY_COLL_SIZES:-16:1048576:x4}
 mkdir -p "$out/data"
 out=$(cd "$out" && pwd) # absolute: the runs below work from the project's root
 data=$out/data
@@ -59,7 +64,7 @@ run() { # name P args...: one tuna-bench run, table to $data/name.txt, JSON line
 cd "$root" # file names in the results are relative to the project
 synthetic=(--sizes "$sizes" --dist uniform --dist powerlaw:exponent=1.5)
 all=() radix=() ml=()
-for np in $procs; do
+[[ $collectives == *" alltoallv "* ]] && for np in $procs; do
   # Logical nodes for the hierarchical algorithms: 2 ranks per node at P = 4, else 4.
   q=4
   [ "$np" -le 4 ] && q=2
@@ -77,6 +82,21 @@ for np in $procs; do
     ml+=("$data/ml-P$np.jsonl.gz")
   fi
 done
+
+for coll in allgather allreduce; do
+  [[ $collectives == *" $coll "* ]] || continue
+  files=()
+  for np in $procs; do
+    run "$coll-P$np" "$np" --collective "$coll" --algorithms all --param k=2:P \
+      --sizes "$coll_sizes"
+    files+=("$data/$coll-P$np.jsonl.gz")
+  done
+  for alg in kring recmul recmul-permuted; do
+    "${tuna[@]}" plot radix "${files[@]}" --algorithm "$alg" -o "$out/$coll-k-$alg"
+  done
+  "${tuna[@]}" plot compare "${files[@]}" -o "$out/$coll-compare" --cols 6
+done
+[ ${#all[@]} -gt 0 ] || exit 0
 
 "${tuna[@]}" plot compare "${all[@]}" -o "$out/compare" --cols 6
 if [ ${#ml[@]} -gt 0 ]; then

@@ -9,8 +9,9 @@ Each platform is one SimGrid <cluster> built from a few documented numbers:
               limiter link is shared by both directions)
   link_bw     bandwidth of one network link (torus/dragonfly/fat-tree links)
   link_lat    latency of one network link (per hop)
-  intra_bw    bandwidth of the node's loopback link, shared by all ranks of the node (memory
-              copy rate of intra-node MPI messages)
+  intra_bw    bandwidth of the node's loopback link (memory copy rate of one intra-node MPI
+              message). SimGrid's cluster loopback gives every flow this rate, without
+              sharing between the node's flows (measured; docs/simulation.md)
   intra_lat   latency of one intra-node message
   os, or      per-message software overheads (send, receive), charged by SMPI through
               smpi/os, smpi/or and smpi/ois (SimGrid charges nothing by default)
@@ -152,7 +153,8 @@ def xml_text(name, p):
         f"= {inject / 1e9:g} GB/s each way (limiter link of twice that: SimGrid's limiter "
         "is shared by both directions; none on a torus, see gen_platform.py).",
         f"  Network links: {p['link_bw'] / 1e9:g} GB/s, {p['link_lat'] * 1e9:g} ns per hop.",
-        f"  Intra-node (loopback, shared by the node's ranks): {p['intra_bw'] / 1e9:g} GB/s, "
+        f"  Intra-node (cluster loopback; SimGrid gives each intra-node flow this bandwidth, "
+        f"not shared between flows): {p['intra_bw'] / 1e9:g} GB/s, "
         f"{p['intra_lat'] * 1e9:g} ns.",
         f"  Per-message software overheads (set by tuna sim): os {p['os'] * 1e9:g} ns, "
         f"or {p['or'] * 1e9:g} ns.",

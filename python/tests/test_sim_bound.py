@@ -21,9 +21,21 @@ def test_bound_terms():
     assert abs(lb["latency_s"] - 3 * (1e-6 + 1e-6)) < 1e-15
     # Each node sends 4 ranks x 4 remote peers x 100 B off node.
     assert abs(lb["bandwidth_s"] - 1600 / 1e9) < 1e-15
-    # ... and 4 x 3 x 100 B between its own distinct ranks.
-    assert abs(lb["intra_s"] - 1200 / 4e9) < 1e-15
-    assert lb["bound_s"] == max(lb["latency_s"], lb["bandwidth_s"], lb["intra_s"])
+    # No intra-node term: SimGrid's cluster loopback does not share bandwidth between flows.
+    assert lb["intra_s"] == 0.0
+    assert lb["bound_s"] == max(lb["latency_s"], lb["bandwidth_s"])
+
+
+def test_collective_bounds():
+    P, Q, S = 8, 4, 1000
+    ag = sim.lower_bound_collective(PLAT, P, Q, "allgather", S)
+    # A node receives the 4 outside ranks' blocks.
+    assert abs(ag["bandwidth_s"] - 4 * S / 1e9) < 1e-15
+    ar = sim.lower_bound_collective(PLAT, P, Q, "allreduce", S)
+    assert abs(ar["bandwidth_s"] - S / 1e9) < 1e-15
+    assert ar["latency_s"] == ag["latency_s"] == 3 * (1e-6 + 1e-6)
+    one = sim.lower_bound_collective(PLAT, 4, 4, "allreduce", S)  # one node: latency only
+    assert one["bandwidth_s"] == 0.0 and one["bound_s"] == 2 * (5e-7 + 5e-7 + 2e-7)
 
 
 def test_size_matrix_is_deterministic_and_bounded():

@@ -75,3 +75,29 @@ def test_build_rejects_garbage(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text("not json\n")
     assert cli.main(["tune", "build", str(path)]) == 1
+
+
+def test_smpi_vendor_alltoallv_per_selector():
+    # SimGrid 3.32's alltoallv selectors and the tuna algorithm that behaves like each
+    assert tune.smpi_vendor_alltoallv("default") == "linear"
+    assert tune.smpi_vendor_alltoallv("mpich") == "scattered:block=4"
+    assert tune.smpi_vendor_alltoallv("ompi", 2) == "xor"
+    assert tune.smpi_vendor_alltoallv("ompi", 32) == "linear"
+    assert tune.smpi_vendor_alltoallv("ompi", 64) == "xor"
+    assert tune.smpi_vendor_alltoallv("ompi", 1024) == "linear"
+    with pytest.raises(ValueError):
+        tune.smpi_vendor_alltoallv("ompi")
+    with pytest.raises(ValueError):
+        tune.smpi_vendor_alltoallv("mvapich2")
+
+
+def test_profile_command_writes_vendor_alltoallv(tmp_path):
+    out = tmp_path / "p.json"
+    assert cli.main(["tune", "profile", "--platform", "fattree", "--selector", "mpich",
+                     "-o", str(out)]) == 0
+    p = json.loads(out.read_text())
+    assert p["vendor_alltoallv"] == "scattered:block=4"
+    assert cli.main(["tune", "profile", "--platform", "fattree", "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["vendor_alltoallv"] == "linear"
+    assert cli.main(["tune", "profile", "--platform", "fattree", "--selector", "nosuch",
+                     "-o", str(out)]) == 1

@@ -54,7 +54,7 @@ def write_hostfile(path, procs, rpn, nodes):
             left -= rpn
 
 
-def smpi_config(plat, selector, precision, extra=()):
+def smpi_config(plat, selector, precision, extra=(), collective="alltoallv"):
     """The --cfg flags of a run. Per-message overheads come from the platform; the SMPI
     calibration factors are neutralised so the platform's numbers mean what they say."""
     cfg = [
@@ -67,7 +67,7 @@ def smpi_config(plat, selector, precision, extra=()):
         "smpi/host-speed:1Gf",
     ]
     if selector != "default":
-        cfg.append(f"smpi/alltoallv:{selector}")
+        cfg.append(f"smpi/{collective}:{selector}")
     cfg.extend(extra)
     return cfg
 
@@ -139,7 +139,11 @@ def lower_bound(plat, procs, rpn, sizes):
                set); each round costs at least one send and one receive overhead plus one
                network hop (intra-node latency if all ranks share one node).
     bandwidth: bytes leaving (or entering) the busiest node over its injection bandwidth.
-    intra:     bytes staying inside the busiest node over its loopback (memory) bandwidth.
+    intra:     0. SimGrid's cluster loopback gives every intra-node flow the full loopback
+               bandwidth (it behaves as a FATPIPE; measured, docs/simulation.md), so these
+               platforms put no shared limit on a node's internal traffic, and a term charging
+               the node's internal bytes to one loopback was not a bound (simulated runs beat
+               it). Kept in the output, as 0, for the record format.
     The terms can overlap in time, so their maximum, not their sum, is the bound."""
     import numpy as np
     nodes = -(-procs // rpn)
@@ -152,11 +156,57 @@ def lower_bound(plat, procs, rpn, sizes):
     out_node = np.bincount(node, weights=off.sum(axis=1), minlength=nodes)
     in_node = np.bincount(node, weights=off.sum(axis=0), minlength=nodes)
     inter = max(out_node.max(), in_node.max()) / plat["injection_bw"]
-    on = np.where(same, sizes, 0.0)
-    np.fill_diagonal(on, 0.0)  # a rank's block to itself is a local copy
-    intra = np.bincount(node, weights=on.sum(axis=1), minlength=nodes).max() / plat["intra_bw"]
-    return {"bound_s": max(lat, inter, intra), "latency_s": lat, "bandwidth_s": inter,
-            "intra_s": intra, "rounds": rounds}
+    return {"bound_s": max(lat, inter), "latency_s": lat, "bandwidth_s": inter,
+            "intra_s": 0.0, "rounds": rounds}
+
+
+def lower_bound_collective(plat, procs, rpn, collective, S):
+    """Lower bound of an allgather or allreduce in which every rank contributes S bytes.
+
+    latency:   ceil(log2 P) rounds, as for the all-to-all (every result depends on all P
+               inputs, and the set of inputs a rank can depend on at most doubles per round).
+    bandwidth: allgather: a node must receive the S bytes of every rank outside it,
+               (P - rpn) S over its injection bandwidth; allreduce (N > 1 nodes): every
+               element of the result depends on inputs outside the node, so at least S bytes
+               must enter it.
+    intra:     0, as for the all-to-all (no shared intra-node limit in these platforms).
+    The maximum of the terms is the bound."""
+    nodes = -(-procs // rpn)
+    hop = plat["intra_lat"] if nodes == 1 else plat["link_lat"]
+    rounds = math.ceil(math.log2(procs)) if procs > 1 else 0
+    lat = rounds * (plat["os"] + plat["or"] + hop)
+    local = min(rpn, procs)
+    if collective == "allgather":
+        inter = (procs - local) * S / plat["injection_bw"]
+    else:
+        inter = S / plat["injection_bw"] if nodes > 1 else 0.0
+    return {"bound_s": max(lat, inter), "latency_s": lat, "bandwidth_s": inter,
+            "intra_s": 0.0, "rounds": rounds}
+
+
+def record_bound(rec, plat, procs, rpn, cache):
+    """The lower bound of a tuna-bench record's configuration (None for count matrices read
+    from files), memoised in `cache` per (collective, distribution, S)."""
+    d = rec["dist"]
+    coll = rec.get("collective", "alltoallv")
+    key = (coll, d.get("spec"), d.get("S_bytes"), procs, rpn)
+    if key in cache:
+        return cache[key]
+    lb = None
+    if coll != "alltoallv":
+        lb = lower_bound_collective(plat, procs, rpn, coll, d["S_bytes"])
+    elif d.get("S_bytes") is not None:
+        sizes = size_matrix(d, procs, d["S_bytes"], d.get("seed", 1))
+        if sizes is not None:
+            lb = lower_bound(plat, procs, rpn, sizes)
+            # The bound is only as good as this copy of the bench's generator.
+            if abs(float(sizes.sum()) - d["total_bytes"]) > 0.5 or \
+                    abs(float(sizes.max()) - d["max_block_bytes"]) > 0.5:
+                raise ValueError(f"{d['spec']} S={d['S_bytes']}: the size matrix "
+                                 "rebuilt for the lower bound differs from "
+                                 "tuna-bench's (distributions.c changed?)")
+    cache[key] = lb
+    return lb
 
 
 # ------------------------------------------------------------------ running
@@ -189,11 +239,12 @@ class MemorySampler(threading.Thread):
 
 
 def find_bench(path):
+    # Absolute: smpirun runs in a temporary directory.
     if path:
-        return path
+        return os.path.abspath(path)
     env = os.environ.get("TUNA_SIM_BENCH")
     if env:
-        return env
+        return os.path.abspath(env)
     root = os.path.normpath(os.path.join(HERE, "..", ".."))
     for cand in ("build-sim/tools/tuna-bench", "build-smpi/tools/tuna-bench"):
         if os.path.exists(os.path.join(root, cand)):
@@ -208,7 +259,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         hostfile = os.path.join(tmp, "hosts")
         write_hostfile(hostfile, procs, rpn, plat["nodes"])
         jsonl = os.path.join(tmp, "bench.jsonl")
-        cfg = smpi_config(plat, selector, args.precision, args.cfg or ())
+        cfg = smpi_config(plat, selector, args.precision, args.cfg or (), args.collective)
         bench_args = ["-a", args.algorithms, "-s", args.sizes, "-n", str(args.iters),
                       "-w", str(args.warmup), "--json", jsonl, "-q", "--no-phases",
                       "--run-name", f"sim-{plat['name']}"]
@@ -216,7 +267,11 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             bench_args.append("--no-vendor")
         if args.no_verify:
             bench_args.append("--no-verify")
-        for d in args.dist or ["uniform"]:
+        if args.collective != "alltoallv":
+            if args.dist:
+                raise ValueError("--dist applies to --collective alltoallv only")
+            bench_args += ["-c", args.collective]
+        for d in args.dist or ([] if args.collective != "alltoallv" else ["uniform"]):
             bench_args += ["-d", d]
         for p in args.param or []:
             bench_args += ["--param", p]
@@ -252,22 +307,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             records = [json.loads(line) for line in f if line.strip()]
         bounds = {}
         for rec in records:
-            d = rec["dist"]
-            key = (d.get("spec"), d.get("S_bytes"))
-            if key not in bounds:
-                sizes = (size_matrix(d, procs, d["S_bytes"], d.get("seed", 1))
-                         if d.get("S_bytes") is not None else None)
-                lb = None
-                if sizes is not None:
-                    lb = lower_bound(plat, procs, rpn, sizes)
-                    # The bound is only as good as this copy of the bench's generator.
-                    if abs(float(sizes.sum()) - d["total_bytes"]) > 0.5 or \
-                            abs(float(sizes.max()) - d["max_block_bytes"]) > 0.5:
-                        raise ValueError(f"{d['spec']} S={d['S_bytes']}: the size matrix "
-                                         "rebuilt for the lower bound differs from "
-                                         "tuna-bench's (distributions.c changed?)")
-                bounds[key] = lb
-            lb = bounds[key]
+            lb = record_bound(rec, plat, procs, rpn, bounds)
             sim = {"platform": plat["name"], "platform_xml": os.path.basename(xml),
                    "topology": plat["topology"], "nodes": -(-procs // rpn),
                    "ranks_per_node": rpn, "selector": selector,
@@ -295,7 +335,7 @@ def cmd_run(args):
         for procs in args.procs:
             for sel in args.selectors.split(","):
                 recs, wall, rss, rise = run_one(args, xml, plat, procs, rpn, sel, out)
-                print(f"tuna sim: {plat['name']} P={procs} rpn={rpn} alltoallv={sel}: "
+                print(f"tuna sim: {plat['name']} P={procs} rpn={rpn} {args.collective}={sel}: "
                       f"{len(recs)} configurations, wall {wall:.1f} s, max RSS "
                       f"{(rss or 0) / 1024:.0f} MiB, system memory +{rise:.0f} MiB",
                       file=sys.stderr)
@@ -323,15 +363,16 @@ def family(rec):
 
 
 def best_by_algorithm(records):
-    """{(platform, P, rpn, dist spec, S): {name: record of the fastest parameters}}; the SMPI
-    selectors' own MPI_Alltoallv appear as 'smpi-SELECTOR' (median of the vendor timings of
-    the run)."""
+    """{(platform, P, rpn, dist spec or collective, S): {name: record of the fastest
+    parameters}}; the SMPI selectors' own collective appears as 'smpi-SELECTOR' (median of the
+    vendor timings of the run)."""
+    from tuna_tools import results
     groups = {}
     for r in records:
         if r.get("status") != "ok" or "sim" not in r:
             continue
         s = r["sim"]
-        key = (s["platform"], r["machine"]["P"], s["ranks_per_node"], r["dist"]["spec"],
+        key = (s["platform"], r["machine"]["P"], s["ranks_per_node"], results.dist_label(r),
                r["dist"].get("S_bytes"))
         g = groups.setdefault(key, {})
         name = family(r)
@@ -353,15 +394,32 @@ def best_by_algorithm(records):
     return groups
 
 
+def current_bound(rec, plat_cache, bound_cache):
+    """The bound of a simulated record by today's definition (results files keep the bound
+    of the run that made them); the one recorded if its platform is not in sim/platforms."""
+    s = rec["sim"]
+    name = s["platform"]
+    if name not in plat_cache:
+        try:
+            plat_cache[name] = load_platform(name)[1]
+        except ValueError:
+            plat_cache[name] = None
+    if plat_cache[name] is None:
+        return s.get("bound")
+    return record_bound(rec, plat_cache[name], rec["machine"]["P"], s["ranks_per_node"],
+                        bound_cache)
+
+
 def cmd_summary(args):
     from tuna_tools import results
     recs = results.load(args.files)
     groups = best_by_algorithm(recs)
+    plat_cache, bound_cache = {}, {}
     for key in sorted(groups, key=lambda k: (k[0], k[3], k[1], k[4] or 0)):
         plat, procs, rpn, spec, S = key
         g = groups[key]
         any_rec = next(iter(g.values()))[1]
-        lb = any_rec["sim"].get("bound") or {}
+        lb = current_bound(any_rec, plat_cache, bound_cache) or {}
         print(f"\n#### {plat}, P={procs} ({rpn} per node), {spec}, S={S} B — bound "
               f"{lb.get('bound_s', float('nan')) * 1e6:.1f} us (latency "
               f"{lb.get('latency_s', 0) * 1e6:.1f}, network {lb.get('bandwidth_s', 0) * 1e6:.1f}"
@@ -433,6 +491,8 @@ def register(subparsers):
                    help="fugaku | polaris | fattree (sim/platforms) or a path to an .xml")
     r.add_argument("--procs", type=_int_list, required=True, help="P values, e.g. 256,1024")
     r.add_argument("--rpn", type=int, help="ranks per node (default: the platform's)")
+    r.add_argument("--collective", choices=["alltoallv", "allgather", "allreduce"],
+                   default="alltoallv", help="tuna-bench --collective (default: %(default)s)")
     r.add_argument("-a", "--algorithms", default="tuna,coalesced,staggered",
                    help="tuna-bench algorithm list (default: %(default)s)")
     r.add_argument("--param", action="append", help="tuna-bench --param NAME=SPEC")

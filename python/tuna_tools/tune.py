@@ -6,7 +6,8 @@
   tuna tune build    build the table from existing tuna-bench JSON lines (local runs,
                      `tuna sim run` output, several files at once)
   tuna tune profile  the machine profile (TUNA_PROFILE) of a simulated platform
-                     (sim/platforms/NAME.json), so model and simulation describe one machine
+                     (sim/platforms/NAME.json), so model and simulation describe one machine,
+                     with vendor_alltoallv for the SMPI selector (--selector)
   tuna tune quality  selection quality of auto in JSON lines that hold auto and an
                      exhaustive sweep of the same cells: best / auto (best over tuna's
                      configurations, vendor excluded) and vendor / auto per cell
@@ -205,12 +206,47 @@ def platform_profile(plat):
     }
 
 
+# The tuna algorithm that models each SimGrid 3.32 MPI_Alltoallv selector (--cfg=smpi/alltoallv:
+# NAME; src/smpi/colls/ of SimGrid 3.32, docs/tuning.md). None: not modelled.
+SMPI_VENDOR_ALLTOALLV = {
+    # colls::ialltoallv: every receive, then every send, in rank order, one wait
+    "default": "linear",
+    "ompi_basic_linear": "linear",
+    # alltoallv__bruck despite its name: batches of 4 offsets (self included) from the
+    # rank, receives from rank+i, sends to rank-i, Waitall per batch
+    "mpich": "scattered:block=4",
+    "bruck": "scattered:block=4",
+    # sendrecv with (rank + i, rank - i) for i = 0..P-1
+    "ring": "pairwise",
+    # sendrecv with rank ^ i (power-of-two P)
+    "pair": "xor",
+}
+
+
+def smpi_vendor_alltoallv(selector, procs=None):
+    """vendor_alltoallv for an SMPI selector; 'ompi' decides on the communicator size
+    (Open MPI's coll/tuned fixed rule: basic linear or its XOR 'pair'), so it needs procs."""
+    if selector == "ompi":
+        if not procs:
+            raise ValueError("--selector ompi chooses by communicator size: give --procs P")
+        p = procs
+        linear = p >= 4 and (p < 64 or 128 <= p < 256 or p >= 1024)
+        return "linear" if linear else "xor"
+    if selector not in SMPI_VENDOR_ALLTOALLV:
+        raise ValueError(f"SMPI selector '{selector}': no tuna algorithm models it (known: "
+                         f"{', '.join(sorted(SMPI_VENDOR_ALLTOALLV) + ['ompi'])})")
+    return SMPI_VENDOR_ALLTOALLV[selector]
+
+
 def cmd_profile(args):
     from tuna_tools import sim
     _, plat = sim.load_platform(args.platform)
     if args.rpn:
         plat = dict(plat, ranks_per_node=args.rpn)
-    text = json.dumps(platform_profile(plat), indent=1) + "\n"
+    prof = platform_profile(plat)
+    prof["vendor_alltoallv"] = smpi_vendor_alltoallv(args.selector, args.procs)
+    prof["measured"]["selector"] = args.selector
+    text = json.dumps(prof, indent=1) + "\n"
     if args.output == "-":
         sys.stdout.write(text)
     else:
@@ -252,6 +288,12 @@ def register(subparsers):
     pr = sub.add_parser("profile", help="TUNA_PROFILE of a simulated platform")
     pr.add_argument("--platform", required=True, help="sim/platforms name or .xml path")
     pr.add_argument("--rpn", type=int, help="ranks per node (default: the platform's)")
+    pr.add_argument("--selector", default="default",
+                    help="SMPI MPI_Alltoallv selector the runs use (tuna sim run --selectors): "
+                         "writes the tuna algorithm that models it as vendor_alltoallv "
+                         "(default: %(default)s)")
+    pr.add_argument("--procs", type=int,
+                    help="communicator size, for selectors that decide on it (ompi)")
     pr.add_argument("-o", "--output", default="-")
     pr.set_defaults(func=cmd_profile)
     q = sub.add_parser("quality", help="auto's selection quality per cell (Markdown)")

@@ -1,0 +1,518 @@
+"""``tuna sim``: tuna-bench under SimGrid SMPI on a simulated platform (docs/simulation.md).
+
+  tuna sim run      one smpirun per (P, SMPI alltoallv selector): tuna-bench's JSON lines,
+                    each tagged with a "sim" object (platform, ranks per node, SMPI
+                    configuration, wall time and memory of the run, the lower bound and the
+                    ratios to it)
+  tuna sim bound    the lower bound of one configuration
+  tuna sim summary  a Markdown table from `tuna sim run` output: per configuration the best
+                    parameters of each algorithm, the SMPI selectors, ratios to the bound
+  tuna sim check    compare a run against a recorded baseline of ratios (regression gate)
+
+The platforms are sim/platforms/NAME.xml with NAME.json next to it (sim/gen_platform.py).
+"vendor" in simulation is SMPI's own MPI_Alltoallv, whose algorithm is chosen by
+--cfg=smpi/alltoallv:SELECTOR (default, ompi, mpich, ...): one smpirun per selector.
+"""
+import json
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLATFORM_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "sim", "platforms"))
+
+
+# ------------------------------------------------------------------ platforms
+
+def load_platform(name):
+    """(xml path, parameters) of a platform name from sim/platforms or a path to an .xml."""
+    xml = name if name.endswith(".xml") else os.path.join(PLATFORM_DIR, f"{name}.xml")
+    meta_path = xml[:-4] + ".json"
+    if not os.path.exists(xml) or not os.path.exists(meta_path):
+        raise ValueError(f"platform '{name}': {xml} and {meta_path} are needed "
+                         "(sim/gen_platform.py writes both)")
+    with open(meta_path, encoding="utf-8") as f:
+        return xml, json.load(f)
+
+
+def write_hostfile(path, procs, rpn, nodes):
+    """Node-major placement: rpn ranks on each of the first ceil(P/rpn) nodes."""
+    need = -(-procs // rpn)
+    if need > nodes:
+        raise ValueError(f"P={procs} at {rpn} ranks per node needs {need} nodes; "
+                         f"the platform has {nodes}")
+    with open(path, "w", encoding="utf-8") as f:
+        left = procs
+        for i in range(need):
+            f.write(f"node-{i}:{min(rpn, left)}\n")
+            left -= rpn
+
+
+def smpi_config(plat, selector, precision, extra=(), collective="alltoallv"):
+    """The --cfg flags of a run. Per-message overheads come from the platform; the SMPI
+    calibration factors are neutralised so the platform's numbers mean what they say."""
+    cfg = [
+        "smpi/simulate-computation:no",        # local copies are not charged (see docs)
+        "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
+        "network/crosstraffic:0",
+        f"smpi/os:0:{plat['os']:g}:0", f"smpi/ois:0:{plat['os']:g}:0",
+        f"smpi/or:0:{plat['or']:g}:0",
+        f"surf/precision:{precision:g}",
+        "smpi/host-speed:1Gf",
+    ]
+    if selector != "default":
+        cfg.append(f"smpi/{collective}:{selector}")
+    cfg.extend(extra)
+    return cfg
+
+
+# ------------------------------------------------------------------ lower bound
+
+_M = (1 << 64) - 1
+
+
+def _mix64(x, np):
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _rand01(seed, i, j, k, np):
+    """tuna-bench's bench_rand01 (tools/bench/distributions.c), vectorised."""
+    with np.errstate(over="ignore"):
+        h = _mix64(np.uint64((seed + 0x9E3779B97F4A7C15) & _M), np)
+        h = _mix64(h ^ (i * np.uint64(0xD1B54A32D192ED03)), np)
+        h = _mix64(h ^ (j * np.uint64(0x8CB92BA72F3D8DD7)), np)
+        h = _mix64(h ^ np.uint64((k * 0xABC98388FB8FAC03) & _M), np)
+    return (h >> np.uint64(11)).astype(np.float64) / 9007199254740992.0
+
+
+def size_matrix(dist, procs, S, seed):
+    """The P x P byte matrix tuna-bench builds for a synthetic distribution (uniform, normal,
+    powerlaw), or None for the others."""
+    import numpy as np
+    i = np.arange(procs, dtype=np.uint64)[:, None]
+    j = np.arange(procs, dtype=np.uint64)[None, :]
+    name = dist.get("name")
+    if name == "uniform":
+        v = np.floor(_rand01(seed, i, j, 0, np) * (S + 1))
+        return np.minimum(v, S)
+    if name == "powerlaw":
+        a = dist.get("exponent", 1.5)
+        u = _rand01(seed, i, j, 0, np)
+        hi = S + 1.0
+        if abs(a - 1.0) < 1e-12:
+            x = np.exp(u * math.log(hi))
+        else:
+            b = 1.0 - a
+            x = np.power(1.0 + u * (hi ** b - 1.0), 1.0 / b)
+        return np.clip(np.floor(x), 1, S) if S > 0 else np.zeros((procs, procs))
+    if name == "normal":
+        mean, sd = dist.get("mean", 0.5), dist.get("sd", 0.25)
+        out = np.full((procs, procs), -1.0)
+        for k in range(64):
+            todo = out < 0
+            if not todo.any():
+                break
+            u1 = 1.0 - _rand01(seed, i, j, 2 * k, np)
+            u2 = _rand01(seed, i, j, 2 * k + 1, np)
+            x = mean * S + sd * S * np.sqrt(-2.0 * np.log(u1)) * np.cos(6.283185307179586 * u2)
+            # C's lround: halves away from zero (x >= 0 here).
+            out = np.where(todo & (x >= 0), np.floor(x + 0.5), out)
+        return np.maximum(out, 0)
+    return None
+
+
+def lower_bound(plat, procs, rpn, sizes):
+    """Lower bound in seconds of one all-to-all (max of the terms below) and its terms.
+
+    latency:   ceil(log2 P) rounds are needed for every rank to reach P-1 others when a rank
+               sends one message per round (store and forward at best doubles the informed
+               set); each round costs at least one send and one receive overhead plus one
+               network hop (intra-node latency if all ranks share one node).
+    bandwidth: bytes leaving (or entering) the busiest node over its injection bandwidth.
+    intra:     bytes staying inside the busiest node over its loopback (memory) bandwidth.
+    The terms can overlap in time, so their maximum, not their sum, is the bound."""
+    import numpy as np
+    nodes = -(-procs // rpn)
+    hop = plat["intra_lat"] if nodes == 1 else plat["link_lat"]
+    rounds = math.ceil(math.log2(procs)) if procs > 1 else 0
+    lat = rounds * (plat["os"] + plat["or"] + hop)
+    node = np.arange(procs) // rpn
+    same = node[:, None] == node[None, :]
+    off = np.where(same, 0.0, sizes)
+    out_node = np.bincount(node, weights=off.sum(axis=1), minlength=nodes)
+    in_node = np.bincount(node, weights=off.sum(axis=0), minlength=nodes)
+    inter = max(out_node.max(), in_node.max()) / plat["injection_bw"]
+    on = np.where(same, sizes, 0.0)
+    np.fill_diagonal(on, 0.0)  # a rank's block to itself is a local copy
+    intra = np.bincount(node, weights=on.sum(axis=1), minlength=nodes).max() / plat["intra_bw"]
+    return {"bound_s": max(lat, inter, intra), "latency_s": lat, "bandwidth_s": inter,
+            "intra_s": intra, "rounds": rounds}
+
+
+def lower_bound_collective(plat, procs, rpn, collective, S):
+    """Lower bound of an allgather or allreduce in which every rank contributes S bytes.
+
+    latency:   ceil(log2 P) rounds, as for the all-to-all (every result depends on all P
+               inputs, and the set of inputs a rank can depend on at most doubles per round).
+    bandwidth: allgather: a node must receive the S bytes of every rank outside it,
+               (P - rpn) S over its injection bandwidth; allreduce: among N nodes every node
+               must send (and receive) at least 2 S (N-1)/N bytes (the reduce-scatter +
+               allgather volume bound, node-level vectors).
+    intra:     allgather: the rpn (rpn-1) S bytes between the ranks of a node; allreduce:
+               (rpn-1) S bytes must reach a node's reducing rank(s). Over loopback bandwidth.
+    The maximum of the terms is the bound."""
+    nodes = -(-procs // rpn)
+    hop = plat["intra_lat"] if nodes == 1 else plat["link_lat"]
+    rounds = math.ceil(math.log2(procs)) if procs > 1 else 0
+    lat = rounds * (plat["os"] + plat["or"] + hop)
+    local = min(rpn, procs)
+    if collective == "allgather":
+        inter = (procs - local) * S / plat["injection_bw"]
+        intra = local * (local - 1) * S / plat["intra_bw"]
+    else:
+        inter = 2.0 * S * (nodes - 1) / nodes / plat["injection_bw"]
+        intra = (local - 1) * S / plat["intra_bw"]
+    return {"bound_s": max(lat, inter, intra), "latency_s": lat, "bandwidth_s": inter,
+            "intra_s": intra, "rounds": rounds}
+
+
+# ------------------------------------------------------------------ running
+
+class MemorySampler(threading.Thread):
+    """Peak rise of the system's used memory (MemTotal - MemAvailable) during a run: with
+    many ranks in one process, max RSS misses shared and mmap'd memory. The machine is
+    shared, so this is an upper estimate."""
+
+    def __init__(self, period=0.25):
+        super().__init__(daemon=True)
+        self.period, self.stop_flag = period, threading.Event()
+        self.base = self.peak = self._used()
+
+    @staticmethod
+    def _used():
+        info = {}
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                k, v = line.split(":", 1)
+                info[k] = int(v.split()[0])
+        return info["MemTotal"] - info.get("MemAvailable", info["MemFree"])
+
+    def run(self):
+        while not self.stop_flag.wait(self.period):
+            self.peak = max(self.peak, self._used())
+
+    def rise_mib(self):
+        return max(0, self.peak - self.base) / 1024.0
+
+
+def find_bench(path):
+    # Absolute: smpirun runs in a temporary directory.
+    if path:
+        return os.path.abspath(path)
+    env = os.environ.get("TUNA_SIM_BENCH")
+    if env:
+        return os.path.abspath(env)
+    root = os.path.normpath(os.path.join(HERE, "..", ".."))
+    for cand in ("build-sim/tools/tuna-bench", "build-smpi/tools/tuna-bench"):
+        if os.path.exists(os.path.join(root, cand)):
+            return os.path.join(root, cand)
+    raise ValueError("tuna-bench built with smpicc not found: pass --bench or set "
+                     "TUNA_SIM_BENCH (build: cmake -DTUNA_SMPI=ON -DCMAKE_C_COMPILER=smpicc)")
+
+
+def run_one(args, xml, plat, procs, rpn, selector, out):
+    tmp = tempfile.mkdtemp(prefix="tuna-sim-")
+    try:
+        hostfile = os.path.join(tmp, "hosts")
+        write_hostfile(hostfile, procs, rpn, plat["nodes"])
+        jsonl = os.path.join(tmp, "bench.jsonl")
+        cfg = smpi_config(plat, selector, args.precision, args.cfg or (), args.collective)
+        bench_args = ["-a", args.algorithms, "-s", args.sizes, "-n", str(args.iters),
+                      "-w", str(args.warmup), "--json", jsonl, "-q", "--no-phases",
+                      "--run-name", f"sim-{plat['name']}"]
+        if args.no_vendor:
+            bench_args.append("--no-vendor")
+        if args.no_verify:
+            bench_args.append("--no-verify")
+        if args.collective != "alltoallv":
+            if args.dist:
+                raise ValueError("--dist applies to --collective alltoallv only")
+            bench_args += ["-c", args.collective]
+        for d in args.dist or ([] if args.collective != "alltoallv" else ["uniform"]):
+            bench_args += ["-d", d]
+        for p in args.param or []:
+            bench_args += ["--param", p]
+        cmd = ["smpirun", "-np", str(procs), "-platform", xml, "-hostfile", hostfile]
+        cmd += [f"--cfg={c}" for c in cfg]
+        cmd += ["--log=root.thres:warning", find_bench(args.bench)] + bench_args
+        timefile = os.path.join(tmp, "time")
+        full = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", timefile] + cmd \
+            if os.path.exists("/usr/bin/time") else cmd
+        if args.verbose:
+            print("+ " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+        mem = MemorySampler()
+        mem.start()
+        t0 = time.monotonic()
+        proc = subprocess.run(full, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=args.timeout, check=False)
+        wall = time.monotonic() - t0
+        mem.stop_flag.set()
+        mem.join()
+        rss = cpu = None
+        if os.path.exists(timefile):
+            with open(timefile, encoding="ascii") as f:
+                last = f.read().strip().splitlines()[-1:]
+            if last and len(last[0].split()) == 4:
+                fields = last[0].split()
+                rss, cpu = int(fields[1]), float(fields[2]) + float(fields[3])
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stderr or "").strip().splitlines()[-15:])
+            raise OSError(f"smpirun failed (P={procs}, {selector}, exit "
+                               f"{proc.returncode}):\n{tail}")
+        records = []
+        with open(jsonl, encoding="utf-8") as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        bounds = {}
+        for rec in records:
+            d = rec["dist"]
+            key = (d.get("spec"), d.get("S_bytes"))
+            if key not in bounds and rec.get("collective", "alltoallv") != "alltoallv":
+                bounds[key] = lower_bound_collective(plat, procs, rpn, rec["collective"],
+                                                     d["S_bytes"])
+            if key not in bounds:
+                sizes = (size_matrix(d, procs, d["S_bytes"], d.get("seed", 1))
+                         if d.get("S_bytes") is not None else None)
+                lb = None
+                if sizes is not None:
+                    lb = lower_bound(plat, procs, rpn, sizes)
+                    # The bound is only as good as this copy of the bench's generator.
+                    if abs(float(sizes.sum()) - d["total_bytes"]) > 0.5 or \
+                            abs(float(sizes.max()) - d["max_block_bytes"]) > 0.5:
+                        raise ValueError(f"{d['spec']} S={d['S_bytes']}: the size matrix "
+                                         "rebuilt for the lower bound differs from "
+                                         "tuna-bench's (distributions.c changed?)")
+                bounds[key] = lb
+            lb = bounds[key]
+            sim = {"platform": plat["name"], "platform_xml": os.path.basename(xml),
+                   "topology": plat["topology"], "nodes": -(-procs // rpn),
+                   "ranks_per_node": rpn, "selector": selector,
+                   "smpi_cfg": cfg, "simgrid": "3.32",
+                   "wall_s": round(wall, 2), "cpu_s": cpu, "max_rss_kib": rss,
+                   "mem_rise_mib": round(mem.rise_mib(), 1), "bound": lb}
+            if lb:
+                sim["ratio_to_bound"] = rec["time"]["median"] / lb["bound_s"]
+                if rec.get("vendor") is not None:  # null with --no-vendor
+                    sim["vendor_ratio_to_bound"] = rec["vendor"]["median"] / lb["bound_s"]
+            rec["sim"] = sim
+            out.write(json.dumps(rec) + "\n")
+        out.flush()
+        return records, wall, rss, mem.rise_mib()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_run(args):
+    xml, plat = load_platform(args.platform)
+    rpn = args.rpn or plat["ranks_per_node"]
+    out = open(args.output, "a" if args.append else "w", encoding="utf-8") \
+        if args.output != "-" else sys.stdout
+    try:
+        for procs in args.procs:
+            for sel in args.selectors.split(","):
+                recs, wall, rss, rise = run_one(args, xml, plat, procs, rpn, sel, out)
+                print(f"tuna sim: {plat['name']} P={procs} rpn={rpn} {args.collective}={sel}: "
+                      f"{len(recs)} configurations, wall {wall:.1f} s, max RSS "
+                      f"{(rss or 0) / 1024:.0f} MiB, system memory +{rise:.0f} MiB",
+                      file=sys.stderr)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def cmd_bound(args):
+    _, plat = load_platform(args.platform)
+    rpn = args.rpn or plat["ranks_per_node"]
+    dist = {"name": args.dist}
+    sizes = size_matrix(dist, args.procs, args.size, args.seed)
+    if sizes is None:
+        raise ValueError("bound: uniform, normal or powerlaw only")
+    print(json.dumps(lower_bound(plat, args.procs, rpn, sizes), indent=2))
+    return 0
+
+
+# ------------------------------------------------------------------ summaries
+
+def family(rec):
+    return rec["algorithm"]
+
+
+def best_by_algorithm(records):
+    """{(platform, P, rpn, dist spec, S): {name: record of the fastest parameters}}; the SMPI
+    selectors' own MPI_Alltoallv appear as 'smpi-SELECTOR' (median of the vendor timings of
+    the run)."""
+    groups = {}
+    for r in records:
+        if r.get("status") != "ok" or "sim" not in r:
+            continue
+        s = r["sim"]
+        key = (s["platform"], r["machine"]["P"], s["ranks_per_node"], r["dist"]["spec"],
+               r["dist"].get("S_bytes"))
+        g = groups.setdefault(key, {})
+        name = family(r)
+        if name == "vendor":
+            name = f"smpi-{s['selector']}"
+            t = r["time"]["median"]
+        else:
+            t = r["time"]["median"]
+        vname = f"smpi-{s['selector']}"
+        # --no-vendor: only the 'vendor' algorithm's own time measures the selector.
+        vt = r["vendor"]["median"] if r.get("vendor") is not None else \
+            (t if name == vname else None)
+        if vt is not None and (vname not in g or vt < g[vname][0]):
+            g[vname] = (vt, r, "")
+        if name.startswith("smpi-"):
+            continue
+        if name not in g or t < g[name][0]:
+            g[name] = (t, r, r["options"])
+    return groups
+
+
+def cmd_summary(args):
+    from tuna_tools import results
+    recs = results.load(args.files)
+    groups = best_by_algorithm(recs)
+    for key in sorted(groups, key=lambda k: (k[0], k[3], k[1], k[4] or 0)):
+        plat, procs, rpn, spec, S = key
+        g = groups[key]
+        any_rec = next(iter(g.values()))[1]
+        lb = any_rec["sim"].get("bound") or {}
+        print(f"\n#### {plat}, P={procs} ({rpn} per node), {spec}, S={S} B — bound "
+              f"{lb.get('bound_s', float('nan')) * 1e6:.1f} us (latency "
+              f"{lb.get('latency_s', 0) * 1e6:.1f}, network {lb.get('bandwidth_s', 0) * 1e6:.1f}"
+              f", intra {lb.get('intra_s', 0) * 1e6:.1f})\n")
+        print("| algorithm | best parameters | time (us) | ratio to bound |")
+        print("|---|---|---:|---:|")
+        for name, (t, _, opts) in sorted(g.items(), key=lambda kv: kv[1][0]):
+            ratio = t / lb["bound_s"] if lb.get("bound_s") else float("nan")
+            print(f"| {name} | {opts} | {t * 1e6:.1f} | {ratio:.2f} |")
+    return 0
+
+
+def regression_ratios(records):
+    """{"platform P rpn spec S": smpi-vendor time / best tuna time} per configuration."""
+    out = {}
+    for key, g in best_by_algorithm(records).items():
+        tuna = [v[0] for k, v in g.items() if not k.startswith("smpi-")]
+        vend = [v[0] for k, v in g.items() if k.startswith("smpi-")]
+        if tuna and vend:
+            out[" ".join(str(x) for x in key)] = min(vend) / min(tuna)
+    return out
+
+
+def cmd_check(args):
+    from tuna_tools import results
+    got = regression_ratios(results.load(args.files))
+    if args.record:
+        with open(args.baseline, "w", encoding="utf-8") as f:
+            json.dump({"tolerance": args.tolerance, "ratios": got}, f, indent=2, sort_keys=True)
+            f.write("\n")
+        print(f"tuna sim check: recorded {len(got)} ratios in {args.baseline}")
+        return 0
+    with open(args.baseline, encoding="utf-8") as f:
+        base = json.load(f)
+    tol = base.get("tolerance", args.tolerance)
+    bad = 0
+    for key, want in sorted(base["ratios"].items()):
+        have = got.get(key)
+        if have is None:
+            print(f"MISSING {key}")
+            bad += 1
+        elif have < want * (1 - tol):
+            print(f"SLOWER  {key}: vendor/best-tuna {have:.3f}, baseline {want:.3f}")
+            bad += 1
+        else:
+            note = "faster" if have > want * (1 + tol) else "ok"
+            print(f"{note:7s} {key}: vendor/best-tuna {have:.3f}, baseline {want:.3f}")
+    print(f"tuna sim check: {len(base['ratios']) - bad} of {len(base['ratios'])} within "
+          f"{tol:.0%} or better")
+    return 1 if bad else 0
+
+
+def _int_list(text):
+    try:
+        return [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise ValueError(f"expected a comma-separated list of integers, got '{text}'") from None
+
+
+def register(subparsers):
+    parser = subparsers.add_parser(
+        "sim", help="run tuna-bench under SimGrid SMPI on a simulated platform",
+        description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")
+    sub.required = True
+
+    r = sub.add_parser("run", help="a sweep under smpirun, JSON lines tagged with the platform")
+    r.add_argument("--platform", required=True,
+                   help="fugaku | polaris | fattree (sim/platforms) or a path to an .xml")
+    r.add_argument("--procs", type=_int_list, required=True, help="P values, e.g. 256,1024")
+    r.add_argument("--rpn", type=int, help="ranks per node (default: the platform's)")
+    r.add_argument("--collective", choices=["alltoallv", "allgather", "allreduce"],
+                   default="alltoallv", help="tuna-bench --collective (default: %(default)s)")
+    r.add_argument("-a", "--algorithms", default="tuna,coalesced,staggered",
+                   help="tuna-bench algorithm list (default: %(default)s)")
+    r.add_argument("--param", action="append", help="tuna-bench --param NAME=SPEC")
+    r.add_argument("-s", "--sizes", default="16,256,4K,16K", help="tuna-bench size spec")
+    r.add_argument("-d", "--dist", action="append", help="tuna-bench distribution (repeat)")
+    r.add_argument("-n", "--iters", type=int, default=1,
+                   help="timed iterations (simulated times are deterministic; default 1)")
+    r.add_argument("-w", "--warmup", type=int, default=0,
+                   help="warm-up iterations (the first call is always verified; default 0)")
+    r.add_argument("--selectors", default="default",
+                   help="SMPI MPI_Alltoallv selectors, one smpirun each: default,ompi,mpich")
+    r.add_argument("--no-vendor", action="store_true",
+                   help="tuna-bench --no-vendor: do not simulate the SMPI MPI_Alltoallv next "
+                        "to every configuration (add -a vendor to measure it once)")
+    r.add_argument("--no-verify", action="store_true",
+                   help="tuna-bench --no-verify: unverified, SMPI_SHARED_MALLOC'ed payloads "
+                        "(memory flat in P)")
+    r.add_argument("--precision", type=float, default=1e-7,
+                   help="surf/precision of the bandwidth solver (default %(default)g)")
+    r.add_argument("--cfg", action="append", help="extra SimGrid --cfg=KEY:VALUE")
+    r.add_argument("--bench", help="tuna-bench built with smpicc (default: build-sim/)")
+    r.add_argument("--timeout", type=float, default=None, help="seconds per smpirun")
+    r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")
+    r.add_argument("--append", action="store_true")
+    r.add_argument("-v", "--verbose", action="store_true")
+    r.set_defaults(func=cmd_run)
+
+    b = sub.add_parser("bound", help="lower bound of one configuration")
+    b.add_argument("--platform", required=True)
+    b.add_argument("--procs", type=int, required=True)
+    b.add_argument("--rpn", type=int)
+    b.add_argument("--dist", default="uniform", choices=["uniform", "normal", "powerlaw"])
+    b.add_argument("--size", type=int, required=True, help="maximum block size S in bytes")
+    b.add_argument("--seed", type=int, default=1)
+    b.set_defaults(func=cmd_bound)
+
+    s = sub.add_parser("summary", help="Markdown tables from `tuna sim run` output")
+    s.add_argument("files", nargs="+")
+    s.set_defaults(func=cmd_summary)
+
+    c = sub.add_parser("check", help="compare ratios against a recorded baseline")
+    c.add_argument("files", nargs="+")
+    c.add_argument("--baseline", required=True)
+    c.add_argument("--tolerance", type=float, default=0.05)
+    c.add_argument("--record", action="store_true", help="write the baseline instead")
+    c.set_defaults(func=cmd_check)

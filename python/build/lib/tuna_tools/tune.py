@@ -1,0 +1,263 @@
+"""``tuna tune``: tuning tables for ``auto`` (docs/tuning.md).
+
+  tuna tune run      run tuna-bench sweeps locally under mpiexec (every algorithm and a
+                     parameter grid, plus auto, vendor measured interleaved), write the JSON
+                     lines, and build the table from them
+  tuna tune build    build the table from existing tuna-bench JSON lines (local runs,
+                     `tuna sim run` output, several files at once)
+  tuna tune profile  the machine profile (TUNA_PROFILE) of a simulated platform
+                     (sim/platforms/NAME.json), so model and simulation describe one machine
+  tuna tune quality  selection quality of auto in JSON lines that hold auto and an
+                     exhaustive sweep of the same cells: best / auto (best over tuna's
+                     configurations, vendor excluded) and vendor / auto per cell
+
+Table key: (P, ranks per node, size bucket, sparsity bucket), with the buckets computed
+exactly as libtuna does (src/select/tuning.c): size bucket = ceil(log2(max block bytes)),
+0 for blocks <= 1 byte; sparsity bucket = floor(4 * fraction of empty blocks), at most 3.
+Within a key, a configuration is scored by the geometric mean over the key's cells
+(distribution x size) of its median time / the cell's best median time, counting only
+configurations measured in every cell; the lowest score wins.
+"""
+import json
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+from tuna_tools import results
+
+
+def size_bucket(max_block):
+    """ceil(log2(max_block)) in integer arithmetic (as tuna_select_size_bucket)."""
+    if not max_block or max_block <= 1:
+        return 0
+    return min(62, (int(math.ceil(max_block)) - 1).bit_length())
+
+
+def sparsity_bucket(zero_fraction):
+    return max(0, min(3, int(math.floor(4.0 * zero_fraction))))
+
+
+def key_of(rec):
+    d = rec["dist"]
+    m = rec["machine"]
+    return (m["P"], m.get("ranks_per_node") or 0, size_bucket(d["max_block_bytes"]),
+            sparsity_bucket(d["zero_fraction"]))
+
+
+def cell_of(rec):
+    """A measured cell: machine (simulated platform or run name), distribution, size."""
+    d = rec["dist"]
+    where = (rec.get("sim") or {}).get("platform") or (rec.get("run") or {}).get("name", "")
+    return (d["spec"], d.get("S_bytes"), d.get("file"), d["seed"], where)
+
+
+def _geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("inf")
+
+
+def build_table(records, source):
+    """The table's entries (sorted by key) from tuna-bench records."""
+    groups = {}
+    for r in results.ok(records):
+        if r["algorithm"] == "auto":
+            continue
+        cells = groups.setdefault(key_of(r), {})
+        cells.setdefault(cell_of(r), {})[r["options"]] = r
+    entries = []
+    for key in sorted(groups):
+        cells = groups[key]
+        best = {c: min(rs[o]["time"]["median"] for o in rs) for c, rs in cells.items()}
+        common = set.intersection(*(set(rs) for rs in cells.values()))
+        if not common:
+            continue
+        scored = sorted(
+            (_geomean([cells[c][o]["time"]["median"] / best[c] for c in cells]), o)
+            for o in common)
+        score, opts = scored[0]
+        times = [cells[c][opts]["time"]["median"] for c in cells]
+        vtimes = [cells[c][opts]["vendor"]["median"] for c in cells]
+        entries.append({
+            "P": key[0], "ranks_per_node": key[1], "size_bucket": key[2],
+            "sparsity_bucket": key[3], "options": opts,
+            "time": _geomean(times), "vendor_time": _geomean(vtimes),
+            "source": f"{source}; {len(cells)} cell(s), {len(common)} configurations, "
+                      f"score {score:.3f}",
+        })
+    return {"tuna_tuning": 1, "collective": "alltoallv", "entries": entries}
+
+
+def write_table(table, path):
+    text = json.dumps(table, indent=1) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"tuna tune: {len(table['entries'])} entries written to {path}", file=sys.stderr)
+
+
+def quality(records, normalize=False):
+    """Rows (key, cell, auto time, best time, best options, vendor time) per cell with auto.
+    normalize: each record's time is divided by the vendor time measured interleaved with
+    it (same period of machine load), so drifting load on a shared machine cancels; the
+    vendor column is then 1."""
+    cells = {}
+    for r in results.ok(records):
+        cells.setdefault((key_of(r), cell_of(r)), []).append(r)
+    rows = []
+    for (key, cell), rs in sorted(cells.items(), key=lambda kv: repr(kv[0])):
+        auto = [r for r in rs if r["algorithm"] == "auto"]
+        # auto chooses among tuna's algorithms: vendor is compared separately (last column)
+        others = [r for r in rs if r["algorithm"] not in ("auto", "vendor")]
+        if not auto or not others:
+            continue
+        def t(r):
+            return r["time"]["median"] / (r["vendor"]["median"] if normalize else 1.0)
+        a = t(auto[0])
+        b = min(others, key=t)
+        vendor = 1.0 if normalize else auto[0]["vendor"]["median"]
+        rows.append((key, cell, a, t(b), b["options"], vendor))
+    return rows
+
+
+def cmd_quality(args):
+    rows = quality(results.load(args.files), args.normalize)
+    unit, scale = ("x vendor", 1.0) if args.normalize else ("us", 1e6)
+    if not rows:
+        raise ValueError("no cell holds both an auto record and other configurations")
+    print(f"| machine | P | Q | distribution | S (B) | auto ({unit}) | best ({unit}) | best configuration "
+          "| best/auto | vendor/auto |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    qs, vs = [], []
+    for key, cell, a, b, bo, v in rows:
+        qs.append(b / a)
+        vs.append(v / a)
+        print(f"| {cell[4]} | {key[0]} | {key[1]} | {cell[0]} | {cell[1]} | {a * scale:.3g} | {b * scale:.3g} "
+              f"| `{bo}` | {b / a:.3f} | {v / a:.3f} |")
+    print(f"\n{len(rows)} cells: best/auto geometric mean {_geomean(qs):.3f}, worst "
+          f"{min(qs):.3f}; vendor/auto geometric mean {_geomean(vs):.3f}, worst {min(vs):.3f}")
+    if args.min_quality is not None and _geomean(qs) < args.min_quality:
+        print(f"tuna tune quality: geometric mean {_geomean(qs):.3f} below "
+              f"{args.min_quality}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_build(args):
+    recs = results.load(args.files)
+    write_table(build_table(recs, "tuna tune build " + " ".join(args.files)), args.output)
+    return 0
+
+
+def cmd_run(args):
+    bench = args.bench or shutil.which("tuna-bench")
+    if not bench or not os.path.exists(bench):
+        raise ValueError("tuna-bench not found: give --bench PATH")
+    mpiexec = shlex.split(args.mpiexec)
+    jsonl = args.jsonl or (args.output + ".jsonl" if args.output != "-" else "tune.jsonl")
+    first = True
+    for p in args.procs:
+        cmd = mpiexec + ["-n", str(p), bench, "-a", args.algorithms, "--param", args.param,
+                         "-s", args.sizes, "-n", str(args.iters), "-w", str(args.warmup),
+                         "-j", jsonl, "-q"]
+        if not first:
+            cmd.append("--append")
+        for d in args.dist or ["uniform"]:
+            cmd += ["-d", d]
+        if args.rpn:
+            cmd += ["--ranks-per-node", args.rpn]
+        print("tuna tune: " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+        rc = subprocess.call(cmd)
+        if rc != 0:
+            raise ValueError(f"tuna-bench exited with {rc}")
+        first = False
+    write_table(build_table(results.load([jsonl]), f"tuna tune run ({jsonl})"), args.output)
+    return 0
+
+
+def platform_profile(plat):
+    """TUNA_PROFILE contents describing a `tuna sim` platform as SMPI runs it (sim.py's
+    smpi_config): per-message overheads os + or, no charge for local copies or datatypes
+    (smpi/simulate-computation:no), the loopback link shared by the ranks of a host, NIC
+    bandwidth per NIC, and a network latency of a typical path (hops x link latency)."""
+    q = plat["ranks_per_node"]
+    if plat.get("topology") == "torus":
+        hops = max(1.0, sum(plat.get("dims", [4])) / 4.0)  # mean distance of a torus ring
+    else:
+        hops = 3.0  # fat tree / dragonfly: up, across, down
+    o = plat["os"] + plat["or"]
+    return {
+        "tuna_profile": 1,
+        "name": f"sim-{plat['name']}",
+        "intra": {"latency": plat["intra_lat"], "overhead": o, "gap": 0.0,
+                  "bandwidth": plat["intra_bw"] / q},
+        "inter": {"latency": hops * plat["link_lat"], "overhead": o, "gap": 0.0,
+                  "bandwidth": plat["nic_bw"]},
+        "nics_per_node": int(plat["nic_count"]),
+        "copy_bandwidth": 1e15,
+        "datatype_overhead": 0.0,
+        "datatype_block": 0.0,
+        "measured": {"from_platform": plat["name"], "ranks_per_node": q, "hops": hops,
+                     "note": "derived by `tuna tune profile` from sim/platforms"},
+    }
+
+
+def cmd_profile(args):
+    from tuna_tools import sim
+    _, plat = sim.load_platform(args.platform)
+    if args.rpn:
+        plat = dict(plat, ranks_per_node=args.rpn)
+    text = json.dumps(platform_profile(plat), indent=1) + "\n"
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    return 0
+
+
+def _int_list(text):
+    try:
+        return [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise ValueError(f"not a list of integers: {text}") from None
+
+
+def register(subparsers):
+    t = subparsers.add_parser("tune", help="tuning tables for auto (docs/tuning.md)")
+    sub = t.add_subparsers(dest="tune_command", metavar="ACTION")
+    sub.required = True
+    r = sub.add_parser("run", help="run tuna-bench sweeps with mpiexec and write a table")
+    r.add_argument("--procs", type=_int_list, required=True, help="P values, e.g. 2,4,8")
+    r.add_argument("--rpn", help="tuna-bench --ranks-per-node list (logical nodes)")
+    r.add_argument("-a", "--algorithms", default="all", help="tuna-bench algorithm list")
+    r.add_argument("--param", default="*=powers", help="tuna-bench --param grid")
+    r.add_argument("-s", "--sizes", default="16,256,4K,16K", help="tuna-bench size spec")
+    r.add_argument("-d", "--dist", action="append", help="distribution (repeat)")
+    r.add_argument("-n", "--iters", type=int, default=20)
+    r.add_argument("-w", "--warmup", type=int, default=3)
+    r.add_argument("--bench", help="path of tuna-bench (default: on PATH)")
+    r.add_argument("--mpiexec", default="mpiexec",
+                   help="launcher and its flags, e.g. 'mpiexec --oversubscribe'")
+    r.add_argument("--jsonl", help="where the sweep's JSON lines go (default OUTPUT.jsonl)")
+    r.add_argument("-o", "--output", default="-", help="tuning table (default stdout)")
+    r.set_defaults(func=cmd_run)
+    b = sub.add_parser("build", help="build a table from tuna-bench JSON lines")
+    b.add_argument("files", nargs="+")
+    b.add_argument("-o", "--output", default="-")
+    b.set_defaults(func=cmd_build)
+    pr = sub.add_parser("profile", help="TUNA_PROFILE of a simulated platform")
+    pr.add_argument("--platform", required=True, help="sim/platforms name or .xml path")
+    pr.add_argument("--rpn", type=int, help="ranks per node (default: the platform's)")
+    pr.add_argument("-o", "--output", default="-")
+    pr.set_defaults(func=cmd_profile)
+    q = sub.add_parser("quality", help="auto's selection quality per cell (Markdown)")
+    q.add_argument("files", nargs="+")
+    q.add_argument("--normalize", action="store_true",
+                   help="divide every time by its interleaved vendor time (noisy machines)")
+    q.add_argument("--min-quality", type=float,
+                   help="exit 1 if the geometric mean of best/auto is below this")
+    q.set_defaults(func=cmd_quality)
