@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 int app_parse_algorithms(const char *list, app_algorithm **out, int *n, char *err, size_t errlen)
 {
@@ -85,85 +84,17 @@ json_t *app_minmax_json(app_minmax m)
 
 void app_run_init(app_run *r, const char *app, const char *run_name, int argc, char **argv)
 {
-    memset(r, 0, sizeof *r);
-    int me;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &r->P);
-    if (gethostname(r->hostname, sizeof r->hostname - 1) != 0)
-        strcpy(r->hostname, "unknown");
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(lib, &len);
-    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
-    size_t cut = strcspn(lib, "\n\r,"); /* first line: library and version */
-    lib[cut] = '\0';
-    while (cut > 0 && (lib[cut - 1] == ' ' || lib[cut - 1] == '\t'))
-        lib[--cut] = '\0';
-    snprintf(r->library, sizeof r->library, "%.500s", lib);
-
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
-    int local, lrank;
-    MPI_Comm_size(node, &local);
-    MPI_Comm_rank(node, &lrank);
-    MPI_Comm_free(&node);
-    int leader = lrank == 0, lo = local, hi = local;
-    MPI_Allreduce(&leader, &r->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    r->rpn_physical = lo == hi ? lo : 0;
-    const char *env = getenv("TUNA_RANKS_PER_NODE");
-    r->rpn_env = env ? atoi(env) : 0;
-    r->loadavg = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &r->loadavg) != 1)
-            r->loadavg = -1;
-        fclose(f);
-    }
-
-    time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(r->started, sizeof r->started, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    if (run_name)
-        snprintf(r->name, sizeof r->name, "%s", run_name);
-    else {
-        char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
-        snprintf(r->name, sizeof r->name, "%s-%.64s-P%d-%s", app, r->hostname, r->P, stamp);
-    }
-    size_t used = 0;
-    for (int i = 0; i < argc && used + 2 < sizeof r->command; i++) {
-        int w = snprintf(r->command + used, sizeof r->command - used, "%s%s", i ? " " : "",
-                         argv[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
+    tuna_run_meta_init(r, app, run_name, argc, argv);
 }
 
 json_t *app_run_machine_json(const app_run *r)
 {
-    int version, subversion;
-    MPI_Get_version(&version, &subversion);
-    char mpiver[32];
-    snprintf(mpiver, sizeof mpiver, "%d.%d", version, subversion);
-    json_t *m = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "hostname", r->hostname,
-                          "mpi_library", r->library, "mpi_standard", mpiver, "P", r->P, "nodes",
-                          r->nodes, "ranks_per_node_physical", r->rpn_physical,
-                          "ranks_per_node", r->rpn_env > 0 ? r->rpn_env : r->rpn_physical);
-    json_object_set_new(m, "loadavg_1min", r->loadavg >= 0 ? json_real(r->loadavg) : json_null());
-    return m;
+    return tuna_run_meta_machine_json(r, r->rpn_env);
 }
 
 json_t *app_run_json(const app_run *r)
 {
-    char tver[32];
-    snprintf(tver, sizeof tver, "%d.%d.%d", TUNA_VERSION_MAJOR, TUNA_VERSION_MINOR,
-             TUNA_VERSION_PATCH);
-    return json_pack("{s:s,s:s,s:s,s:s}", "name", r->name, "started", r->started, "command",
-                     r->command, "tuna_version", tver);
+    return tuna_run_meta_run_json(r);
 }
 
 void app_json_line(FILE *f, json_t *rec)

@@ -5,6 +5,7 @@
 #ifndef TUNA_APP_COMMON_H
 #define TUNA_APP_COMMON_H
 
+#include "run_meta.h"
 #include "tuna.h"
 
 #include <jansson.h>
@@ -33,18 +34,9 @@ typedef struct app_minmax {
 app_minmax app_minmax_over_ranks(double v, MPI_Comm comm);
 json_t *app_minmax_json(app_minmax m);
 
-/* Run metadata shared by every record of one run (tuna-bench's "machine" and "run" objects). */
-typedef struct app_run {
-    char name[256];
-    char started[64];
-    char command[4096];
-    char hostname[256];
-    char library[512];
-    int P, nodes, rpn_physical, rpn_env;
-    double loadavg;
-} app_run;
-
-/* Collective over MPI_COMM_WORLD. */
+/* Run metadata shared by every record of one run (tuna-bench's "machine" and "run" objects):
+ * tools/common/run_meta.h. app_run_init is collective over MPI_COMM_WORLD. */
+typedef tuna_run_meta app_run;
 void app_run_init(app_run *r, const char *app, const char *run_name, int argc, char **argv);
 json_t *app_run_machine_json(const app_run *r);
 json_t *app_run_json(const app_run *r);

@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "distributions.h"
+#include "run_meta.h"
 #include "specs.h"
 #include "tuna.h"
 
@@ -24,8 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define SENTINEL 0xA5
 #define MAX_PARAM_SPECS 16
@@ -580,54 +579,6 @@ static json_t *summary_json(const summary *s)
                      s->p90, "max", s->max, "mean", s->mean, "spread", s->spread);
 }
 
-/* ------------------------------------------------------------ machine */
-
-typedef struct machine {
-    char hostname[256];
-    char library[512];
-    int version, subversion;
-    int nodes;
-    int rpn_physical; /* ranks per node if equal on every node, else 0 */
-    double loadavg;   /* rank 0's 1-minute load average at the start (-1: unknown) */
-} machine;
-
-static void machine_info(machine *m)
-{
-    memset(m, 0, sizeof *m);
-    if (gethostname(m->hostname, sizeof m->hostname - 1) != 0)
-        strcpy(m->hostname, "unknown");
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(lib, &len);
-    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
-    /* The first line names the library and version; trim it. */
-    size_t cut = strcspn(lib, "\n\r,");
-    lib[cut] = '\0';
-    while (cut > 0 && (lib[cut - 1] == ' ' || lib[cut - 1] == '\t'))
-        lib[--cut] = '\0';
-    snprintf(m->library, sizeof m->library, "%.500s", lib);
-    MPI_Get_version(&m->version, &m->subversion);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
-    int local, lrank;
-    MPI_Comm_size(node, &local);
-    MPI_Comm_rank(node, &lrank);
-    MPI_Comm_free(&node);
-    int leader = lrank == 0, lo = local, hi = local;
-    MPI_Allreduce(&leader, &m->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    m->rpn_physical = lo == hi ? lo : 0;
-    /* Timings on a shared machine depend on its load: record it (Linux; -1 elsewhere). */
-    m->loadavg = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &m->loadavg) != 1)
-            m->loadavg = -1;
-        fclose(f);
-    }
-}
-
 /* ------------------------------------------------------------ data sets */
 
 /* Buffers and counts of one (distribution, size). */
@@ -1154,14 +1105,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
 
 /* ------------------------------------------------------------ output */
 
-typedef struct run_info {
-    char name[256];
-    char started[64];
-    char command[4096];
-    machine mach;
-} run_info;
-
-static json_t *record_json(const bench_args *a, const run_info *ri, const dataset *d,
+static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const dataset *d,
                            const config *c, const result *r, int rpn_logical, int index,
                            int count)
 {
@@ -1202,21 +1146,12 @@ static json_t *record_json(const bench_args *a, const run_info *ri, const datase
         json_object_set_new(dist, "file", json_string(d->dist->path));
         json_object_set_new(dist, "scale", json_real(d->dist->scale));
     }
-    char mpiver[32];
-    snprintf(mpiver, sizeof mpiver, "%d.%d", ri->mach.version, ri->mach.subversion);
-    json_t *machine = json_pack(
-        "{s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "hostname", ri->mach.hostname, "mpi_library",
-        ri->mach.library, "mpi_standard", mpiver, "P", P, "nodes", ri->mach.nodes,
-        "ranks_per_node_physical", ri->mach.rpn_physical, "ranks_per_node",
-        rpn_logical > 0 ? rpn_logical : ri->mach.rpn_physical);
-    json_object_set_new(machine, "loadavg_1min",
-                        ri->mach.loadavg >= 0 ? json_real(ri->mach.loadavg) : json_null());
-    char tver[32];
-    snprintf(tver, sizeof tver, "%d.%d.%d", TUNA_VERSION_MAJOR, TUNA_VERSION_MINOR,
-             TUNA_VERSION_PATCH);
-    json_t *run = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:i}", "name", ri->name, "started",
-                            ri->started, "command", ri->command, "tuna_version", tver, "index",
-                            index, "count", count, "iterations", a->iters, "warmup", a->warmup);
+    json_t *machine = tuna_run_meta_machine_json(ri, rpn_logical);
+    json_t *run = tuna_run_meta_run_json(ri);
+    json_object_set_new(run, "index", json_integer(index));
+    json_object_set_new(run, "count", json_integer(count));
+    json_object_set_new(run, "iterations", json_integer(a->iters));
+    json_object_set_new(run, "warmup", json_integer(a->warmup));
     json_t *rec = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:i}", "collective", coll_name(a->coll),
                             "algorithm", info->name, "params", params, "dist", dist, "machine",
                             machine, "run", run, "ranks_per_node_env", rpn_logical);
@@ -1365,30 +1300,8 @@ int main(int argc, char **argv)
         long_list_add(&rpns, env && atoi(env) > 0 ? atoi(env) : 0);
     }
 
-    run_info ri;
-    memset(&ri, 0, sizeof ri);
-    machine_info(&ri.mach);
-    time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(ri.started, sizeof ri.started, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    if (a.run_name)
-        snprintf(ri.name, sizeof ri.name, "%s", a.run_name);
-    else {
-        char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
-        snprintf(ri.name, sizeof ri.name, "%.64s-P%d-%s", ri.mach.hostname, P, stamp);
-    }
-    size_t used = 0;
-    for (int i = 0; i < argc && used + 2 < sizeof ri.command; i++) {
-        int w = snprintf(ri.command + used, sizeof ri.command - used, "%s%s", i ? " " : "",
-                         argv[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    if (used >= sizeof ri.command)
-        used = sizeof ri.command - 1;
+    tuna_run_meta ri;
+    tuna_run_meta_init(&ri, NULL, a.run_name, argc, argv);
 
     FILE *json = NULL;
     int jok = 1;
@@ -1415,7 +1328,7 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("tuna-bench %s: %s, P=%d on %d node(s) of %s (load %.1f); %d configuration(s), %d "
                "timed + %d warm-up iterations each, %s; %s\n",
-               coll_name(a.coll), ri.mach.library, P, ri.mach.nodes, ri.mach.hostname, ri.mach.loadavg, total,
+               coll_name(a.coll), ri.library, P, ri.nodes, ri.hostname, ri.loadavg, total,
                a.iters, a.warmup,
                a.vendor ? "interleaved with vendor (PMPI)" : "vendor not measured",
                a.verify ? "first call verified" : "NOT verified (--no-verify)");

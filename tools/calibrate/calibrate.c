@@ -345,6 +345,28 @@ int main(int argc, char **argv)
         char name[64];
         snprintf(name, sizeof name, "calibrated on %.40s", host);
         json_object_set_new(measured, "host", json_string(host));
+        /* vendor_alltoallv: the built-in guess for this MPI library, written when it does not
+         * depend on P (Open MPI's does: auto applies that rule per call instead). */
+        char version[MPI_MAX_LIBRARY_VERSION_STRING] = "", vendor[96] = "";
+        int vlen = 0;
+        MPI_Get_library_version(version, &vlen);
+        version[strcspn(version, "\n")] = '\0';
+        json_object_set_new(measured, "mpi_library", json_string(version));
+        tuna_mpi_library lib = tuna_mpi_library_detect(version);
+        tuna_options vo;
+        int how = tuna_vendor_alltoallv_guess(lib, P, &vo);
+        if (how == TUNA_VENDOR_GUESS_FIXED &&
+            tuna_options_format(&vo, vendor, sizeof vendor) != MPI_SUCCESS)
+            vendor[0] = '\0';
+        json_object_set_new(
+            measured, "vendor_alltoallv",
+            json_string(how == TUNA_VENDOR_GUESS_FIXED
+                            ? "built-in guess for this MPI library (docs/tuning.md)"
+                        : how == TUNA_VENDOR_GUESS_BY_P
+                            ? "not written: this library chooses by communicator size; auto "
+                              "applies its built-in rule per call"
+                            : "not written: unknown MPI library, vendor is not a candidate of "
+                              "auto unless you add the key"));
         json_t *root = json_pack(
             "{s:i,s:s,s:{s:f,s:f,s:f,s:f},s:{s:f,s:f,s:f,s:f},s:i,s:f,s:f,s:f,s:o}",
             "tuna_profile", 1, "name", name, "intra", "latency", p.intra.latency, "overhead",
@@ -354,6 +376,8 @@ int main(int argc, char **argv)
             p.copy_bandwidth, "datatype_overhead", p.datatype_overhead, "datatype_block",
             p.datatype_block, "measured", measured);
         measured = NULL;
+        if (root && vendor[0])
+            json_object_set_new(root, "vendor_alltoallv", json_string(vendor));
         if (!root)
             rc = 1;
         else if (ca.out) {
