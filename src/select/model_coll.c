@@ -31,27 +31,44 @@ static double cross(const cmodel *x, long d)
  * plus fold-in and fold-out phases when Qk < P. `gather`: messages carry the
  * blocks gathered so far (allgather); otherwise the whole vector and a reduction.
  */
-static double recmul(const cmodel *x, long k, double n, bool gather)
+/* The folding of tuna_fold: k clamped to [2, P], Qk = k^m groups of P/Qk ranks on average. */
+typedef struct fold_shape {
+    long k, Qk;
+    int m;
+    double per_group;
+} fold_shape;
+
+static fold_shape fold_shape_of(long P, long k)
+{
+    fold_shape f = {.k = k < 2 ? 2 : (k > P ? P : k), .Qk = 1, .m = 0};
+    while (f.Qk <= P / f.k) {
+        f.Qk *= f.k;
+        f.m++;
+    }
+    f.per_group = (double)P / (double)f.Qk;
+    return f;
+}
+
+/* Mean cross-node fraction of a leader's k-1 partners at distance d groups. */
+static double partners_cross(const cmodel *x, const fold_shape *f, long d)
+{
+    double phi = 0;
+    for (long z = 1; z < f->k; z++)
+        phi += cross(x, (long)llround(z * d * f->per_group));
+    return phi / (double)(f->k - 1);
+}
+
+static double recmul(const cmodel *x, long k_in, double n, bool gather)
 {
     const long P = x->P;
-    if (k < 2)
-        k = 2;
-    if (k > P)
-        k = P;
-    long Qk = 1;
-    int m = 0;
-    while (Qk <= P / k) {
-        Qk *= k;
-        m++;
-    }
-    double per_group = (double)P / (double)Qk; /* ranks per group, on average */
-    double t = 0, held = per_group;             /* allgather: blocks a leader holds */
+    const fold_shape f = fold_shape_of(P, k_in);
+    const long k = f.k, Qk = f.Qk;
+    const int m = f.m;
+    const double per_group = f.per_group;
+    double t = 0, held = per_group; /* allgather: blocks a leader holds */
     long d = 1;
     for (int r = 0; r < m; r++, d *= k) {
-        double phi = 0;
-        for (long z = 1; z < k; z++)
-            phi += cross(x, (long)llround(z * d * per_group));
-        phi /= (double)(k - 1);
+        double phi = partners_cross(x, &f, d);
         if (gather) {
             t += ph(x, (double)(k - 1), (double)(k - 1) * held * n, phi);
             held *= (double)k;
@@ -75,31 +92,20 @@ static double recmul(const cmodel *x, long k, double n, bool gather)
  * each sending and reducing (k-1) ranges of n/k^(r+1), then the allgather rounds
  * moving the same ranges back; fold-in/out of whole vectors when Qk < P.
  */
-static double recmul_permuted_allreduce(const cmodel *x, long k, double n)
+static double recmul_permuted_allreduce(const cmodel *x, long k_in, double n)
 {
-    const long P = x->P;
-    if (k < 2)
-        k = 2;
-    if (k > P)
-        k = P;
-    long Qk = 1;
-    int m = 0;
-    while (Qk <= P / k) {
-        Qk *= k;
-        m++;
-    }
-    double per_group = (double)P / (double)Qk, t = 0, part = n;
+    const fold_shape f = fold_shape_of(x->P, k_in);
+    const long k = f.k;
+    const double per_group = f.per_group;
+    double t = 0, part = n;
     long d = 1;
-    for (int r = 0; r < m; r++, d *= k) {
-        double phi = 0;
-        for (long z = 1; z < k; z++)
-            phi += cross(x, (long)llround(z * d * per_group));
-        phi /= (double)(k - 1);
+    for (int r = 0; r < f.m; r++, d *= k) {
+        double phi = partners_cross(x, &f, d);
         part /= (double)k;
         double bytes = (double)(k - 1) * part;
         t += 2.0 * ph(x, (double)(k - 1), bytes, phi) + bytes / x->m->copy_bandwidth;
     }
-    if (Qk < P) {
+    if (f.Qk < x->P) {
         double phi = cross(x, 1);
         t += 2.0 * ph(x, per_group, per_group * n, phi) + per_group * n / x->m->copy_bandwidth;
     }
