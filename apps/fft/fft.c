@@ -14,6 +14,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "app_common.h"
+#include "cli.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -155,29 +156,17 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
                 return -1;
             }
             break;
-        case 'n': {
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 1 || v > 1000000) {
-                snprintf(err, errlen, "--iters '%s': expected an integer in [1, 1000000]",
-                         optarg);
+        case 'n':
+            if (cli_int("--iters", optarg, 1, 1000000, &a->iters, err, errlen))
                 return -1;
-            }
-            a->iters = (int)v;
             break;
-        }
         case O_SERIAL:
-            a->serial_max = strtol(optarg, &end, 10);
-            if (end == optarg || *end || a->serial_max < 0) {
-                snprintf(err, errlen, "--serial-max '%s': expected an integer >= 0", optarg);
+            if (cli_long("--serial-max", optarg, 0, LONG_MAX, &a->serial_max, err, errlen))
                 return -1;
-            }
             break;
         case O_SEED:
-            a->seed = strtoull(optarg, &end, 10);
-            if (end == optarg || *end) {
-                snprintf(err, errlen, "--seed '%s': expected a non-negative integer", optarg);
+            if (cli_seed(optarg, &a->seed, err, errlen))
                 return -1;
-            }
             break;
         case 'j':
             a->json_path = optarg;
@@ -191,18 +180,12 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
         case 'h':
             a->help = 1;
             break;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-            return -1;
         default:
-            snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
-            return -1;
+            return cli_getopt_error(c, argv, err, errlen);
         }
     }
-    if (optind < argc) {
-        snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (cli_no_positional(argc, argv, err, errlen))
         return -1;
-    }
     return 0;
 }
 

@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "app_common.h"
+#include "cli.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -97,7 +98,6 @@ static int parse_args(int argc, char **argv, tc_args *a, char *err, size_t errle
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, ":a:g:n:j:qh", longopts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'a':
             if (strlen(optarg) >= sizeof a->algorithms) {
@@ -113,29 +113,17 @@ static int parse_args(int argc, char **argv, tc_args *a, char *err, size_t errle
             }
             a->graphs[a->ngraphs++] = optarg;
             break;
-        case 'n': {
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 1 || v > 100000) {
-                snprintf(err, errlen, "--repeat '%s': expected an integer in [1, 100000]",
-                         optarg);
+        case 'n':
+            if (cli_int("--repeat", optarg, 1, 100000, &a->repeat, err, errlen))
                 return -1;
-            }
-            a->repeat = (int)v;
             break;
-        }
         case O_CHECK:
-            a->check_max = strtol(optarg, &end, 10);
-            if (end == optarg || *end || a->check_max < 0) {
-                snprintf(err, errlen, "--check-max '%s': expected an integer >= 0", optarg);
+            if (cli_long("--check-max", optarg, 0, LONG_MAX, &a->check_max, err, errlen))
                 return -1;
-            }
             break;
         case O_SEED:
-            a->seed = strtoull(optarg, &end, 10);
-            if (end == optarg || *end) {
-                snprintf(err, errlen, "--seed '%s': expected a non-negative integer", optarg);
+            if (cli_seed(optarg, &a->seed, err, errlen))
                 return -1;
-            }
             break;
         case 'j':
             a->json_path = optarg;
@@ -149,18 +137,12 @@ static int parse_args(int argc, char **argv, tc_args *a, char *err, size_t errle
         case 'h':
             a->help = 1;
             break;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-            return -1;
         default:
-            snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
-            return -1;
+            return cli_getopt_error(c, argv, err, errlen);
         }
     }
-    if (optind < argc) {
-        snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (cli_no_positional(argc, argv, err, errlen))
         return -1;
-    }
     if (a->ngraphs == 0)
         a->graphs[a->ngraphs++] = "chain:64";
     return 0;

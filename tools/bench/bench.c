@@ -11,6 +11,7 @@
  * Output: a table on rank 0's stdout, progress on stderr, JSON lines (--json).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "cli.h"
 #include "distributions.h"
 #include "run_meta.h"
 #include "specs.h"
@@ -127,16 +128,6 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *what, ch
         return -1;
     }
     strcpy(dst, src);
-    return 0;
-}
-
-static int parse_int(const char *s, int lo, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > INT_MAX)
-        return -1;
-    *out = (int)v;
     return 0;
 }
 
@@ -277,26 +268,17 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
             }
             a->unit_elements = strcmp(optarg, "elements") == 0;
             break;
-        case O_SEED: {
-            char *end;
-            a->seed = strtoull(optarg, &end, 10);
-            if (end == optarg || *end) {
-                snprintf(err, errlen, "--seed '%s': expected a non-negative integer", optarg);
+        case O_SEED:
+            if (cli_seed(optarg, &a->seed, err, errlen))
                 return -1;
-            }
             break;
-        }
         case 'n':
-            if (parse_int(optarg, 1, &a->iters)) {
-                snprintf(err, errlen, "--iters '%s': expected an integer >= 1", optarg);
+            if (cli_int("--iters", optarg, 1, INT_MAX, &a->iters, err, errlen))
                 return -1;
-            }
             break;
         case 'w':
-            if (parse_int(optarg, 0, &a->warmup)) {
-                snprintf(err, errlen, "--warmup '%s': expected an integer >= 0", optarg);
+            if (cli_int("--warmup", optarg, 0, INT_MAX, &a->warmup, err, errlen))
                 return -1;
-            }
             break;
         case O_NOPHASES:
             a->phases = 0;
@@ -325,18 +307,12 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         case 'h':
             a->help = 1;
             break;
-        case ':':
-            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-            return -1;
         default:
-            snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
-            return -1;
+            return cli_getopt_error(c, argv, err, errlen);
         }
     }
-    if (optind < argc) {
-        snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+    if (cli_no_positional(argc, argv, err, errlen))
         return -1;
-    }
     if (a->coll != TUNA_ALLTOALLV) {
         /* Every rank contributes the same count (MPI's rule for these collectives). */
         if (a->ndists > 0 || scale > 0) {
