@@ -8,6 +8,9 @@
  *                                   get MPI_ERR_ARG naming the variable, none may hang
  *   test_auto --expect-table OPTS   TUNA_TUNING has an entry for the uniform 1 KiB case:
  *                                   auto must run OPTS and report auto_source = 2
+ *   test_auto --expect-vendor       TUNA_PROFILE's vendor_alltoallv makes vendor's model
+ *                                   best: auto must run vendor (auto_source = 1, the model's
+ *                                   time) and still deliver PMPI_Alltoallv's bytes
  */
 #include "tuna_select.h"
 
@@ -116,8 +119,11 @@ static void run_pattern(int pat, int seed, const tuna_options *opt, tuna_stats *
     CHECK(out->auto_source == 1 || out->auto_source == 2, "%s: auto_source = %d",
           pat_names[pat], out->auto_source);
     const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, out->algorithm);
-    CHECK((info && strcmp(info->name, "auto") != 0 && strcmp(info->name, "vendor") != 0) ||
-              out->auto_source == 2,
+    tuna_options vm; /* vendor is a model candidate when something models it */
+    bool vendor_ok = out->auto_source == 2 ||
+                     tuna_select_vendor_model(P, &vm) != TUNA_VENDOR_MODEL_NONE;
+    CHECK(info && strcmp(info->name, "auto") != 0 &&
+              (strcmp(info->name, "vendor") != 0 || vendor_ok),
           "%s: auto ran '%s'", pat_names[pat], info ? info->name : "?");
     cases++;
     free(all);
@@ -211,6 +217,79 @@ static void file_validation(void)
                   "copy_bandwidth");
     check_profile("dup", "{\"tuna_profile\": 1, %s, \"name\": \"a\", \"name\": \"b\"}", false,
                   NULL);
+    /* vendor_alltoallv: a tuna alltoallv option string (not vendor or auto). */
+    check_profile("vendor-good", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": "
+                                 "\"scattered:block=32\"}",
+                  true, NULL);
+    check_profile("vendor-symbolic", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": "
+                                     "\"tuna:radix=sqrtP\"}",
+                  true, NULL);
+    check_profile("vendor-bad-alg", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": "
+                                    "\"nosuch\"}",
+                  false, "nosuch");
+    check_profile("vendor-bad-alg-key", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": "
+                                        "\"nosuch\"}",
+                  false, "vendor_alltoallv");
+    check_profile("vendor-bad-param", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": "
+                                      "\"scattered:block=0\"}",
+                  false, "block");
+    check_profile("vendor-unknown-param", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": "
+                                          "\"scattered:radix=4\"}",
+                  false, "radix");
+    check_profile("vendor-self", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": "
+                                 "\"vendor\"}",
+                  false, "vendor_alltoallv");
+    check_profile("vendor-auto", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": \"auto\"}",
+                  false, "vendor_alltoallv");
+    check_profile("vendor-number", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": 3}",
+                  false, "vendor_alltoallv");
+    {
+        char buf[1024];
+        snprintf(buf, sizeof buf,
+                 "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": \"scattered:block=4\"}",
+                 good_levels);
+        const char *path = write_tmp("vendor-value", buf);
+        tuna_profile vp;
+        tuna_options want;
+        tuna_options_parse("scattered:block=4", TUNA_ALLTOALLV, &want);
+        CHECK(tuna_profile_load(path, &vp) == MPI_SUCCESS && vp.has_vendor_alltoallv &&
+                  vp.vendor_alltoallv.algorithm == want.algorithm &&
+                  vp.vendor_alltoallv.value[0] == 4,
+              "vendor_alltoallv not stored");
+        remove(path);
+        check_profile("vendor-absent", "{\"tuna_profile\": 1, %s}", true, NULL);
+    }
+    /* The built-in guesses (docs/tuning.md): library strings and their algorithms. */
+    {
+        tuna_options o;
+        char txt[64];
+        CHECK(tuna_mpi_library_detect("Open MPI v4.1.4, package: Debian OpenMPI") ==
+                      TUNA_MPILIB_OPENMPI &&
+                  tuna_mpi_library_detect("MPICH Version:\t4.0.2\nMPICH Release") ==
+                      TUNA_MPILIB_MPICH &&
+                  tuna_mpi_library_detect("SMPI Version 3.32. Copyright") == TUNA_MPILIB_SMPI &&
+                  tuna_mpi_library_detect("Intel(R) MPI Library 2021") == TUNA_MPILIB_UNKNOWN &&
+                  tuna_mpi_library_detect(NULL) == TUNA_MPILIB_UNKNOWN,
+              "library detection");
+        CHECK(tuna_vendor_alltoallv_guess(TUNA_MPILIB_UNKNOWN, 8, &o) == TUNA_VENDOR_GUESS_NONE,
+              "unknown library guessed");
+        struct { tuna_mpi_library lib; int P; int how; const char *alg; } g[] = {
+            {TUNA_MPILIB_OPENMPI, 2, TUNA_VENDOR_GUESS_BY_P, "pairwise"},
+            {TUNA_MPILIB_OPENMPI, 8, TUNA_VENDOR_GUESS_BY_P, "linear"},
+            {TUNA_MPILIB_OPENMPI, 64, TUNA_VENDOR_GUESS_BY_P, "pairwise"},
+            {TUNA_MPILIB_OPENMPI, 1024, TUNA_VENDOR_GUESS_BY_P, "linear"},
+            {TUNA_MPILIB_MPICH, 64, TUNA_VENDOR_GUESS_FIXED, "scattered:block=32"},
+            {TUNA_MPILIB_SMPI, 64, TUNA_VENDOR_GUESS_FIXED, "linear"},
+        };
+        for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
+            int how = tuna_vendor_alltoallv_guess(g[i].lib, g[i].P, &o);
+            txt[0] = '\0';
+            tuna_options_format(&o, txt, sizeof txt);
+            CHECK(how == g[i].how && strcmp(txt, g[i].alg) == 0,
+                  "guess for %s at P=%d: %d '%s', want '%s'", tuna_mpi_library_name(g[i].lib),
+                  g[i].P, how, txt, g[i].alg);
+        }
+    }
 
     const char *head = "{\"tuna_tuning\": 1, \"collective\": \"alltoallv\", \"entries\": [";
     char buf[1024];
@@ -340,6 +419,21 @@ int main(int argc, char **argv)
         run_pattern(PAT_ONE_HEAVY, 1, &opt, &s); /* other buckets: the model */
         CHECK(s.auto_source == 1, "model expected outside the table, source %d",
               s.auto_source);
+    } else if (argc > 1 && strcmp(argv[1], "--expect-vendor") == 0) {
+        tuna_options vm;
+        CHECK(tuna_select_vendor_model(P, &vm) == TUNA_VENDOR_MODEL_PROFILE,
+              "TUNA_PROFILE has no vendor_alltoallv");
+        for (int pat = 0; pat < PAT_N; pat++)
+            for (int seed = 0; seed < 2; seed++) {
+                run_pattern(pat, seed, &opt, &s); /* bytes checked against PMPI there */
+                const tuna_algorithm_info *info =
+                    tuna_algorithm_get(TUNA_ALLTOALLV, s.algorithm);
+                CHECK(info && strcmp(info->name, "vendor") == 0 && s.auto_source == 1 &&
+                          s.predicted > 0,
+                      "%s: auto ran '%s' (source %d, predicted %g), want vendor from the model",
+                      pat_names[pat], info ? info->name : "?", s.auto_source, s.predicted);
+                run_pattern(pat, seed, NULL, &s); /* the default is auto: the same */
+            }
     } else {
         if (me == 0)
             file_validation();

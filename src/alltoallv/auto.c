@@ -60,11 +60,24 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
     if (!first_in_bucket(a->ctx->comm, sb, zb))
         return;
     const tuna_algorithm_info *info = &tuna_a2av_table[c->algorithm].info;
-    char opts[128];
+    char opts[256];
     int n = snprintf(opts, sizeof opts, "%s", info->name);
     for (int i = 0; i < info->nparams && n > 0 && (size_t)n < sizeof opts; i++)
         n += snprintf(opts + n, sizeof opts - (size_t)n, "%c%s=%ld", i ? ',' : ':',
                       info->params[i].name, c->param[i]);
+    /* vendor: say which algorithm stood in for the MPI library in the model. */
+    tuna_options vm;
+    int src = tuna_a2av_table[c->algorithm].run == tuna_a2av_vendor
+                  ? tuna_select_vendor_model(in->P, &vm)
+                  : TUNA_VENDOR_MODEL_NONE;
+    char vopts[96];
+    if (src != TUNA_VENDOR_MODEL_NONE && n > 0 && (size_t)n < sizeof opts &&
+        tuna_options_format(&vm, vopts, sizeof vopts) == MPI_SUCCESS)
+        snprintf(opts + n, sizeof opts - (size_t)n, " (modelled as %s, %s%s)", vopts,
+                 src == TUNA_VENDOR_MODEL_PROFILE ? "profile's vendor_alltoallv"
+                                                  : "built-in guess for ",
+                 src == TUNA_VENDOR_MODEL_PROFILE ? ""
+                                                  : tuna_mpi_library_name(tuna_select_library()));
     const tuna_profile *prof = NULL;
     tuna_select_profile(&prof);
     tuna_log(1,

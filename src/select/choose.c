@@ -21,6 +21,7 @@ static struct {
     char msg[512];          /* its message */
     tuna_profile profile;
     tuna_tuning tuning;
+    tuna_mpi_library library; /* from MPI_Get_library_version: the built-in vendor model */
     unsigned long long checksum;
 } sel;
 
@@ -48,6 +49,11 @@ static void load_files(void)
         snprintf(sel.msg, sizeof sel.msg, "%s: %s", var, tuna_error_string(rc));
         sel.rc = rc;
     }
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int vlen = 0;
+    version[0] = '\0';
+    if (MPI_Get_library_version(version, &vlen) == MPI_SUCCESS)
+        sel.library = tuna_mpi_library_detect(version);
     unsigned long long h = 1469598103934665603ULL;
     const tuna_profile *p = &sel.profile;
     double v[] = {p->intra.latency, p->intra.overhead, p->intra.gap, p->intra.bandwidth,
@@ -55,6 +61,12 @@ static void load_files(void)
                   (double)p->nics_per_node, p->copy_bandwidth, p->datatype_overhead,
                   p->datatype_block};
     mix(&h, v, sizeof v);
+    /* What models vendor: the profile's algorithm, or the library the built-in guess uses. */
+    int vm[2 + TUNA_MAX_PARAMS] = {p->has_vendor_alltoallv ? p->vendor_alltoallv.algorithm : -1,
+                                   p->has_vendor_alltoallv ? -1 : (int)sel.library};
+    for (int i = 0; p->has_vendor_alltoallv && i < TUNA_MAX_PARAMS; i++)
+        vm[2 + i] = (int)p->vendor_alltoallv.value[i];
+    mix(&h, vm, sizeof vm);
     for (int i = 0; i < sel.tuning.n; i++) {
         const tuna_tuning_entry *e = &sel.tuning.entries[i];
         int k[] = {e->P, e->Q, e->size_bucket, e->sparsity_bucket, e->opt.algorithm};
@@ -87,6 +99,38 @@ int tuna_select_profile(const tuna_profile **out)
         return load_error();
     *out = &sel.profile;
     return MPI_SUCCESS;
+}
+
+tuna_mpi_library tuna_select_library(void)
+{
+    load_once();
+    return sel.library;
+}
+
+int tuna_select_vendor_model(int P, tuna_options *opt)
+{
+    load_once();
+    if (sel.profile.has_vendor_alltoallv) {
+        *opt = sel.profile.vendor_alltoallv;
+        return TUNA_VENDOR_MODEL_PROFILE;
+    }
+    return tuna_vendor_alltoallv_guess(sel.library, P, opt) != TUNA_VENDOR_GUESS_NONE
+               ? TUNA_VENDOR_MODEL_BUILTIN
+               : TUNA_VENDOR_MODEL_NONE;
+}
+
+/* Model time of vendor: that of the algorithm modelling it, parameters resolved at P;
+ * negative when nothing models it. */
+static double vendor_time(const tuna_select_input *in)
+{
+    tuna_options o;
+    if (tuna_select_vendor_model(in->P, &o) == TUNA_VENDOR_MODEL_NONE)
+        return -1;
+    const tuna_algorithm_info *info = &tuna_a2av_table[o.algorithm].info;
+    long param[TUNA_MAX_PARAMS] = {0};
+    for (int i = 0; i < info->nparams; i++)
+        param[i] = tuna_coll_resolve_param(&info->params[i], o.value[i], in->P);
+    return tuna_model_alltoallv(&sel.profile, in, o.algorithm, param);
 }
 
 /* ------------------------------------------------------------ agreement per communicator */
@@ -185,9 +229,14 @@ static int grid(const tuna_select_input *in, int alg, int pi, long p0, long *v)
     return n;
 }
 
-static void consider(const tuna_select_input *in, int alg, const long *param, tuna_choice *best)
+static bool is_vendor(int alg)
 {
-    double t = tuna_model_alltoallv(&sel.profile, in, alg, param);
+    return tuna_a2av_table[alg].run == tuna_a2av_vendor;
+}
+
+/* Candidate `alg` with model time t (negative: not a candidate). */
+static void consider_time(int alg, const long *param, double t, tuna_choice *best)
+{
     if (t < 0)
         return;
     /* Strictly better only: ties keep the earlier table row and smaller parameters. */
@@ -200,13 +249,26 @@ static void consider(const tuna_select_input *in, int alg, const long *param, tu
     }
 }
 
+static void consider(const tuna_select_input *in, int alg, const long *param, tuna_choice *best)
+{
+    consider_time(alg, param, tuna_model_alltoallv(&sel.profile, in, alg, param), best);
+}
+
 static void model_choice(const tuna_select_input *in, tuna_choice *best)
 {
     best->algorithm = -1;
     best->predicted = 0;
     best->from_table = false;
+    /* vendor first, so it wins ties: the library runs the same algorithm without tuna's
+     * per-call work (buffer normalisation, request arrays, stats). */
+    const long none[TUNA_MAX_PARAMS] = {0};
+    for (int alg = 0; alg < tuna_a2av_table_len; alg++)
+        if (is_vendor(alg))
+            consider_time(alg, none, vendor_time(in), best);
     for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
         const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
+        if (is_vendor(alg))
+            continue;
         long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
         if (info->nparams == 0) {
             consider(in, alg, param, best);
@@ -264,8 +326,10 @@ int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out)
         c.algorithm = e->opt.algorithm;
         for (int i = 0; i < info->nparams; i++)
             c.param[i] = tuna_coll_resolve_param(&info->params[i], e->opt.value[i], in->P);
-        c.predicted = tuna_model_alltoallv(&sel.profile, in, c.algorithm, c.param);
-        if (c.predicted < 0) /* vendor: no model */
+        c.predicted = is_vendor(c.algorithm)
+                          ? vendor_time(in)
+                          : tuna_model_alltoallv(&sel.profile, in, c.algorithm, c.param);
+        if (c.predicted < 0) /* vendor without a model */
             c.predicted = 0;
         c.from_table = true;
     } else {

@@ -81,12 +81,43 @@ static int load_level(json_t *root, const char *name, tuna_level_profile *l, con
     return rc;
 }
 
+/* "vendor_alltoallv": the option string of the tuna algorithm that models the MPI library's
+ * own MPI_Alltoallv (vendor and auto cannot model it: one is what is modelled, the other is
+ * not modelled at all). */
+static int load_vendor_model(json_t *root, tuna_profile *p, const char *path)
+{
+    json_t *v = json_object_get(root, "vendor_alltoallv");
+    if (!v)
+        return MPI_SUCCESS;
+    if (!json_is_string(v))
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"vendor_alltoallv\" must be an "
+                                           "alltoallv option string such as \"scattered:block=32\"",
+                              path);
+    const char *s = json_string_value(v);
+    tuna_options o;
+    if (tuna_options_parse(s, TUNA_ALLTOALLV, &o) != MPI_SUCCESS) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", tuna_error_string(MPI_ERR_ARG));
+        tuna_error_clear(); /* replace the parser's message with the located one */
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"vendor_alltoallv\": %s", path, msg);
+    }
+    const char *name = tuna_a2av_table[o.algorithm].info.name;
+    if (strcmp(name, "vendor") == 0 || strcmp(name, "auto") == 0)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"vendor_alltoallv\" = \"%s\": name the "
+                                           "tuna algorithm that behaves like the MPI library's "
+                                           "MPI_Alltoallv (not vendor or auto)",
+                              path, s);
+    p->has_vendor_alltoallv = true;
+    p->vendor_alltoallv = o;
+    return MPI_SUCCESS;
+}
+
 int tuna_profile_load(const char *path, tuna_profile *out)
 {
     static const char *const keys[] = {"tuna_profile", "name",           "intra",
                                        "inter",        "nics_per_node",  "copy_bandwidth",
                                        "datatype_overhead", "datatype_block", "measured",
-                                       NULL};
+                                       "vendor_alltoallv", NULL};
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
     if (!root)
@@ -130,6 +161,8 @@ int tuna_profile_load(const char *path, tuna_profile *out)
         rc = get_number(root, "", "datatype_overhead", false, false, &p.datatype_overhead, path);
     if (!rc)
         rc = get_number(root, "", "datatype_block", false, false, &p.datatype_block, path);
+    if (!rc)
+        rc = load_vendor_model(root, &p, path);
     json_decref(root);
     if (!rc)
         *out = p;

@@ -24,6 +24,8 @@ typedef struct tuna_profile {
     double copy_bandwidth;      /* local memcpy bytes per second (packing, padding) */
     double datatype_overhead;   /* seconds to create, commit and free one derived datatype */
     double datatype_block;      /* seconds per block described by a derived datatype */
+    bool has_vendor_alltoallv;  /* the file names the algorithm that models vendor */
+    tuna_options vendor_alltoallv; /* that algorithm ("vendor_alltoallv"; never vendor/auto) */
 } tuna_profile;
 
 /* The built-in profile (docs/tuning.md lists its values and where they come from). */
@@ -35,6 +37,41 @@ void tuna_profile_builtin(tuna_profile *p);
  * the file and the problem; *p is written only on success.
  */
 int tuna_profile_load(const char *path, tuna_profile *p);
+
+/* MPI libraries whose default MPI_Alltoallv algorithm tuna knows (docs/tuning.md). */
+typedef enum tuna_mpi_library {
+    TUNA_MPILIB_UNKNOWN,
+    TUNA_MPILIB_OPENMPI,
+    TUNA_MPILIB_MPICH,
+    TUNA_MPILIB_SMPI,
+} tuna_mpi_library;
+
+/* The library named by an MPI_Get_library_version string (UNKNOWN for anything else). */
+tuna_mpi_library tuna_mpi_library_detect(const char *version);
+const char *tuna_mpi_library_name(tuna_mpi_library lib);
+
+/* How the built-in guess of a library's MPI_Alltoallv algorithm depends on P. */
+enum { TUNA_VENDOR_GUESS_NONE, TUNA_VENDOR_GUESS_FIXED, TUNA_VENDOR_GUESS_BY_P };
+
+/*
+ * The tuna algorithm that models library `lib`'s default MPI_Alltoallv at P ranks, written
+ * to *opt. Returns TUNA_VENDOR_GUESS_NONE (unknown library, *opt untouched), _FIXED (the
+ * same for every P) or _BY_P (the library decides on the communicator size).
+ */
+int tuna_vendor_alltoallv_guess(tuna_mpi_library lib, int P, tuna_options *opt);
+
+/* Where the process-wide model of vendor comes from (tuna_select_vendor_model). */
+enum { TUNA_VENDOR_MODEL_NONE, TUNA_VENDOR_MODEL_PROFILE, TUNA_VENDOR_MODEL_BUILTIN };
+
+/*
+ * The algorithm modelling `vendor` at P ranks: the profile's "vendor_alltoallv", else the
+ * built-in guess for the MPI library this process runs on. Returns one of
+ * TUNA_VENDOR_MODEL_* (NONE: vendor is not a candidate of `auto`).
+ */
+int tuna_select_vendor_model(int P, tuna_options *opt);
+
+/* The MPI library this process runs on (MPI_Get_library_version), for logs and tools. */
+tuna_mpi_library tuna_select_library(void);
 
 /* Everything the choice depends on; identical on every rank of the communicator. */
 typedef struct tuna_select_input {
@@ -76,15 +113,18 @@ double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, 
 typedef struct tuna_choice {
     int algorithm;                 /* table index */
     long param[TUNA_MAX_PARAMS];   /* resolved values */
-    double predicted;              /* model time, seconds (0 for a table entry naming vendor) */
+    double predicted;              /* model time, seconds (vendor: of the algorithm modelling
+                                      it; 0 for a table entry naming an unmodelled vendor) */
     bool from_table;               /* true: a TUNA_TUNING entry decided */
 } tuna_choice;
 
 /*
  * The configuration `auto` runs for these inputs: the tuning table's entry if
  * TUNA_TUNING has one for (P, Q, size bucket, sparsity bucket), otherwise the
- * candidate with the smallest model time (ties: lower table index, then lower
- * parameters). A pure function of the inputs, the profile and the table.
+ * candidate with the smallest model time (ties: vendor first — the library runs it
+ * without tuna's per-call work —, then lower table index, then lower parameters). vendor
+ * is a candidate when tuna_select_vendor_model() has a model for it. A pure function of
+ * the inputs, the profile (incl. the MPI library's identity) and the table.
  */
 int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out);
 

@@ -1,0 +1,73 @@
+/*
+ * Which tuna algorithm models an MPI library's own MPI_Alltoallv, so that `auto` can weigh
+ * `vendor` against tuna's algorithms. The built-in guesses follow the libraries' default
+ * decision rules (where they were read: docs/tuning.md, "vendor as a candidate"); a site
+ * that changes its library's algorithm writes "vendor_alltoallv" into the profile instead.
+ */
+#include "tuna_select.h"
+
+#include <string.h>
+
+tuna_mpi_library tuna_mpi_library_detect(const char *version)
+{
+    if (!version)
+        return TUNA_MPILIB_UNKNOWN;
+    /* Prefixes of the libraries' own strings; derivatives (Cray MPICH, MVAPICH, Intel MPI)
+     * print something else and tune alltoallv their own way: unknown. */
+    if (strncmp(version, "Open MPI v", 10) == 0)
+        return TUNA_MPILIB_OPENMPI;
+    if (strncmp(version, "MPICH Version:", 14) == 0)
+        return TUNA_MPILIB_MPICH;
+    if (strncmp(version, "SMPI Version", 12) == 0)
+        return TUNA_MPILIB_SMPI;
+    return TUNA_MPILIB_UNKNOWN;
+}
+
+const char *tuna_mpi_library_name(tuna_mpi_library lib)
+{
+    switch (lib) {
+    case TUNA_MPILIB_OPENMPI:
+        return "Open MPI";
+    case TUNA_MPILIB_MPICH:
+        return "MPICH";
+    case TUNA_MPILIB_SMPI:
+        return "SMPI";
+    default:
+        return "unknown MPI library";
+    }
+}
+
+int tuna_vendor_alltoallv_guess(tuna_mpi_library lib, int P, tuna_options *opt)
+{
+    const char *alg;
+    int how = TUNA_VENDOR_GUESS_FIXED;
+    switch (lib) {
+    case TUNA_MPILIB_OPENMPI:
+        /* coll/tuned's fixed rule looks at the communicator size only: basic linear
+         * (receives, then sends, in rank order) or pairwise. */
+        alg = P < 4      ? "pairwise"
+              : P < 64   ? "linear"
+              : P < 128  ? "pairwise"
+              : P < 256  ? "linear"
+              : P < 1024 ? "pairwise"
+                         : "linear";
+        how = TUNA_VENDOR_GUESS_BY_P;
+        break;
+    case TUNA_MPILIB_MPICH:
+        /* MPIR_Alltoallv_intra_scattered, MPIR_CVAR_ALLTOALL_THROTTLE = 32 pairs per batch. */
+        alg = "scattered:block=32";
+        break;
+    case TUNA_MPILIB_SMPI:
+        /* SimGrid's default selector: ialltoallv, all receives then all sends in rank order
+         * (its "mpich" selector runs batches of 4: `tuna tune profile --selector`). */
+        alg = "linear";
+        break;
+    default:
+        return TUNA_VENDOR_GUESS_NONE;
+    }
+    tuna_options o;
+    if (tuna_options_parse(alg, TUNA_ALLTOALLV, &o) != MPI_SUCCESS)
+        return TUNA_VENDOR_GUESS_NONE; /* not reached: the strings above are table rows */
+    *opt = o;
+    return how;
+}
