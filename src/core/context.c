@@ -151,15 +151,21 @@ static int topology_init(tuna_ctx *c)
             free(leaders);
             return tuna_error_set(rc, "node topology: MPI_Allgather failed");
         }
-        /* Leaders are ranks; a node's index is the count of distinct leaders below it. */
+        /* Leaders are ranks; a node's index is the count of distinct leaders below it:
+         * below[s] = leaders among ranks 0..s-1 (one pass, not one scan per rank). */
+        int *below = tuna_malloc(sizeof(int) * ((size_t)P + 1));
+        if (!below) {
+            free(leaders);
+            return MPI_ERR_NO_MEM;
+        }
+        below[0] = 0;
+        for (int s = 0; s < P; s++)
+            below[s + 1] = below[s] + (leaders[2 * s] == s);
         for (int r = 0; r < P; r++) {
-            int l = leaders[2 * r], id = 0;
-            for (int s = 0; s < l; s++)
-                if (leaders[2 * s] == s)
-                    id++;
-            c->node_of[r] = id;
+            c->node_of[r] = below[leaders[2 * r]];
             c->local_of[r] = leaders[2 * r + 1];
         }
+        free(below);
         free(leaders);
     }
     c->nnodes = 0;
