@@ -64,12 +64,25 @@ def smpi_config(plat, selector, precision, extra=(), collective="alltoallv"):
         f"smpi/os:0:{plat['os']:g}:0", f"smpi/ois:0:{plat['os']:g}:0",
         f"smpi/or:0:{plat['or']:g}:0",
         f"surf/precision:{precision:g}",
+        # Model-neutral (no simulated time changed at P = 64, 128): at the default 1e-5 a
+        # rounding residual trips an assertion in SimGrid 3.32's max-min solver whose message
+        # reads out of bounds (segmentation fault at P >= 1024; docs/simulation.md).
+        "maxmin/precision:1e-3",
         "smpi/host-speed:1Gf",
     ]
     if selector != "default":
         cfg.append(f"smpi/{collective}:{selector}")
     cfg.extend(extra)
     return cfg
+
+
+# `tuna sim run --scale` (see /work/briefs/smpi-scale-report.md):
+#  - send-is-detached-thresh:0: every send is rendezvous. SimGrid 3.32 keeps all detached
+#    (eager) sends in one list that CommImpl::finish() scans linearly, so eager runs cost
+#    O(messages in flight) per message. This CHANGES THE MODEL: simulated times drop by up to
+#    50% at S = 16 B (less at 16 KiB); do not mix them with default-threshold results.
+#  (maxmin/precision:1e-3, needed from P = 1024 on, is in every run's configuration.)
+SCALE_CFG = ("smpi/send-is-detached-thresh:0",)
 
 
 # ------------------------------------------------------------------ lower bound
@@ -259,10 +272,17 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         hostfile = os.path.join(tmp, "hosts")
         write_hostfile(hostfile, procs, rpn, plat["nodes"])
         jsonl = os.path.join(tmp, "bench.jsonl")
-        cfg = smpi_config(plat, selector, args.precision, args.cfg or (), args.collective)
+        extra = list(SCALE_CFG if args.scale else ()) + list(args.cfg or ())
+        cfg = smpi_config(plat, selector, args.precision, extra, args.collective)
         bench_args = ["-a", args.algorithms, "-s", args.sizes, "-n", str(args.iters),
                       "-w", str(args.warmup), "--json", jsonl, "-q", "--no-phases",
                       "--run-name", f"sim-{plat['name']}"]
+        if not args.discover_nodes:
+            # tuna learns the node layout from TUNA_RANKS_PER_NODE (node-major, as the
+            # hostfile places ranks) instead of an MPI_Allgather on its first call: SMPI's
+            # default allgather posts all P^2 messages at once, which dominated the cost of
+            # large runs and, with -w 0, the first (timed) call's simulated time.
+            bench_args += ["--ranks-per-node", str(rpn)]
         if args.no_vendor:
             bench_args.append("--no-vendor")
         if args.no_verify:
@@ -286,8 +306,17 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         mem = MemorySampler()
         mem.start()
         t0 = time.monotonic()
-        proc = subprocess.run(full, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, timeout=args.timeout, check=False)
+        # A session of its own: on timeout the whole group goes, smpimain included
+        # (subprocess.run would kill /usr/bin/time only and leave the simulator running).
+        with subprocess.Popen(full, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True) as proc:
+            try:
+                _, stderr = proc.communicate(timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.communicate()
+                raise OSError(f"smpirun timed out after {args.timeout:g} s (P={procs}, "
+                              f"{selector})") from None
         wall = time.monotonic() - t0
         mem.stop_flag.set()
         mem.join()
@@ -299,7 +328,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
                 fields = last[0].split()
                 rss, cpu = int(fields[1]), float(fields[2]) + float(fields[3])
         if proc.returncode != 0:
-            tail = "\n".join((proc.stderr or "").strip().splitlines()[-15:])
+            tail = "\n".join((stderr or "").strip().splitlines()[-15:])
             raise OSError(f"smpirun failed (P={procs}, {selector}, exit "
                                f"{proc.returncode}):\n{tail}")
         records = []
@@ -312,9 +341,11 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
                    "topology": plat["topology"], "nodes": -(-procs // rpn),
                    "ranks_per_node": rpn, "selector": selector,
                    "smpi_cfg": cfg, "simgrid": "3.32",
+                   "tuna_nodes": "discovered" if args.discover_nodes else "TUNA_RANKS_PER_NODE",
+                   "scale_preset": bool(args.scale),
                    "wall_s": round(wall, 2), "cpu_s": cpu, "max_rss_kib": rss,
                    "mem_rise_mib": round(mem.rise_mib(), 1), "bound": lb}
-            if lb:
+            if lb and rec.get("time"):  # error records have no time
                 sim["ratio_to_bound"] = rec["time"]["median"] / lb["bound_s"]
                 if rec.get("vendor") is not None:  # null with --no-vendor
                     sim["vendor_ratio_to_bound"] = rec["vendor"]["median"] / lb["bound_s"]
@@ -327,6 +358,8 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
 
 
 def cmd_run(args):
+    if args.scale:
+        args.no_vendor = args.no_verify = True
     xml, plat = load_platform(args.platform)
     rpn = args.rpn or plat["ranks_per_node"]
     out = open(args.output, "a" if args.append else "w", encoding="utf-8") \
@@ -510,6 +543,14 @@ def register(subparsers):
     r.add_argument("--no-verify", action="store_true",
                    help="tuna-bench --no-verify: unverified, SMPI_SHARED_MALLOC'ed payloads "
                         "(memory flat in P)")
+    r.add_argument("--scale", action="store_true",
+                   help="large-P preset: --no-vendor --no-verify plus --cfg " +
+                        " --cfg ".join(SCALE_CFG) + " (rendezvous sends: a different "
+                        "model, see sim.py)")
+    r.add_argument("--discover-nodes", action="store_true",
+                   help="let tuna discover the nodes with MPI on its first call (an "
+                        "MPI_Allgather inside the first timed call) instead of passing "
+                        "--ranks-per-node RPN to tuna-bench")
     r.add_argument("--precision", type=float, default=1e-7,
                    help="surf/precision of the bandwidth solver (default %(default)g)")
     r.add_argument("--cfg", action="append", help="extra SimGrid --cfg=KEY:VALUE")
