@@ -45,3 +45,33 @@ def test_size_matrix_is_deterministic_and_bounded():
         assert (a == b).all() and a.min() >= 0
         if name != "normal":
             assert a.max() <= 1000
+
+
+def _rec(alg, params, t, scale=False, vendor=None):
+    return {"algorithm": alg, "params": params, "options": alg, "status": "ok",
+            "collective": "alltoallv",
+            "dist": {"name": "uniform", "spec": "uniform", "S_bytes": 16, "seed": 1,
+                     "total_bytes": 0, "max_block_bytes": 0},
+            "machine": {"P": 4}, "time": {"median": t},
+            "vendor": {"median": vendor} if vendor else None,
+            "sim": {"platform": "nosuch", "ranks_per_node": 2, "selector": "mpich",
+                    "scale_preset": scale,
+                    "bound": {"bound_s": 1e-6, "latency_s": 1e-6, "bandwidth_s": 0,
+                              "intra_s": 0}}}
+
+
+def test_table_keeps_models_apart(tmp_path, capsys):
+    """`tuna sim table`: best parameters per algorithm, SMPI's vendor, and runs of the
+    rendezvous preset (--scale) in rows of their own."""
+    import json
+    from tuna_tools import cli
+    path = tmp_path / "r.jsonl"
+    recs = [_rec("tuna", {"radix": 2}, 3e-6, vendor=5e-6), _rec("tuna", {"radix": 4}, 2e-6),
+            _rec("tuna", {"radix": 4}, 1e-6, scale=True)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert cli.main(["sim", "table", str(path)]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| nosuch")]
+    assert len(rows) == 2, out
+    assert "2.0 (4), 2.0x" in rows[0] and "5.0, 5.0x" in rows[0]
+    assert "[rendezvous]" in rows[1] and "1.0 (4), 1.0x" in rows[1]

@@ -405,7 +405,10 @@ def best_by_algorithm(records):
         if r.get("status") != "ok" or "sim" not in r:
             continue
         s = r["sim"]
-        key = (s["platform"], r["machine"]["P"], s["ranks_per_node"], results.dist_label(r),
+        label = results.dist_label(r)
+        if s.get("scale_preset"):  # rendezvous sends: another model, never mixed
+            label += " [rendezvous]"
+        key = (s["platform"], r["machine"]["P"], s["ranks_per_node"], label,
                r["dist"].get("S_bytes"))
         g = groups.setdefault(key, {})
         name = family(r)
@@ -462,6 +465,41 @@ def cmd_summary(args):
         for name, (t, _, opts) in sorted(g.items(), key=lambda kv: kv[1][0]):
             ratio = t / lb["bound_s"] if lb.get("bound_s") else float("nan")
             print(f"| {name} | {opts} | {t * 1e6:.1f} | {ratio:.2f} |")
+    return 0
+
+
+def cmd_table(args):
+    """One Markdown row per (platform, P, distribution, S): the bound, the SMPI selectors'
+    alltoallv and each algorithm at its best parameters (time, ratio to the bound)."""
+    from tuna_tools import results
+    groups = best_by_algorithm(results.load(args.files))
+    plat_cache, bound_cache = {}, {}
+    names = []
+    for g in groups.values():
+        for n in g:
+            if n not in names:
+                names.append(n)
+    names.sort(key=lambda n: (not n.startswith("smpi-"), n))
+    print("| platform | P | sizes | S | bound (us) | " +
+          " | ".join(f"{n} (us, x bound)" for n in names) + " |")
+    print("|---|---:|---|---:|---:|" + "---:|" * len(names))
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[3], k[4] or 0)):
+        plat, procs, rpn, label, S = key
+        g = groups[key]
+        lb = current_bound(next(iter(g.values()))[1], plat_cache, bound_cache) or {}
+        b = lb.get("bound_s")
+        cells = []
+        for n in names:
+            if n not in g:
+                cells.append("-")
+                continue
+            t, rec, _ = g[n]
+            par = ",".join(str(v) for v in rec["params"].values()) if not n.startswith("smpi-") \
+                else ""
+            cells.append(f"{t * 1e6:.1f}" + (f" ({par})" if par else "") +
+                         (f", {t / b:.1f}x" if b else ""))
+        print(f"| {plat} | {procs} | {label} | {S} | {b * 1e6 if b else float('nan'):.1f} | " +
+              " | ".join(cells) + " |")
     return 0
 
 
@@ -573,6 +611,11 @@ def register(subparsers):
     s = sub.add_parser("summary", help="Markdown tables from `tuna sim run` output")
     s.add_argument("files", nargs="+")
     s.set_defaults(func=cmd_summary)
+
+    t = sub.add_parser("table", help="one Markdown row per configuration: bound, SMPI, each "
+                                     "algorithm's best parameters")
+    t.add_argument("files", nargs="+")
+    t.set_defaults(func=cmd_table)
 
     c = sub.add_parser("check", help="compare ratios against a recorded baseline")
     c.add_argument("files", nargs="+")
