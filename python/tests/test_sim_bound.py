@@ -75,3 +75,12 @@ def test_table_keeps_models_apart(tmp_path, capsys):
     assert len(rows) == 2, out
     assert "2.0 (4), 2.0x" in rows[0] and "5.0, 5.0x" in rows[0]
     assert "[rendezvous]" in rows[1] and "1.0 (4), 1.0x" in rows[1]
+
+
+def test_bound_cache_is_per_platform():
+    cache = {}
+    rec = {"collective": "allreduce", "dist": {"spec": "fixed", "S_bytes": 8}}
+    slow = dict(PLAT, name="slow", os=1e-5)
+    a = sim.record_bound(rec, dict(PLAT, name="fast"), 8, 4, cache)
+    b = sim.record_bound(rec, slow, 8, 4, cache)
+    assert b["latency_s"] > a["latency_s"]

@@ -202,7 +202,7 @@ def record_bound(rec, plat, procs, rpn, cache):
     from files), memoised in `cache` per (collective, distribution, S)."""
     d = rec["dist"]
     coll = rec.get("collective", "alltoallv")
-    key = (coll, d.get("spec"), d.get("S_bytes"), procs, rpn)
+    key = (plat.get("name"), coll, d.get("spec"), d.get("S_bytes"), procs, rpn)
     if key in cache:
         return cache[key]
     lb = None
