@@ -622,6 +622,40 @@ static void dataset_free(dataset *d)
     memset(d, 0, sizeof *d);
 }
 
+/*
+ * The payload buffers of a data set whose sbytes / rbytes are set: send and receive buffers
+ * (shared under SMPI when unverified), and, when verifying, a copy of the input and the
+ * reference result. Returns 1, or 0 if out of memory (dataset_free releases what exists).
+ */
+static int payload_buffers(const bench_args *a, dataset *d)
+{
+#ifdef SMPI_SHARED_MALLOC
+    d->shared = !a->verify;
+#endif
+    d->sbuf = payload_alloc(d->sbytes + 1, d->shared);
+    d->rbuf = payload_alloc(d->rbytes + 1, d->shared);
+    if (a->verify) {
+        d->sbuf0 = malloc(d->sbytes + 1);
+        d->rref = malloc(d->rbytes + 1);
+    }
+    int ok = d->sbuf && d->rbuf && (!a->verify || (d->sbuf0 && d->rref));
+    if (ok && !a->verify && !d->shared)
+        memset(d->sbuf, 0, d->sbytes);
+    return ok;
+}
+
+/* Every rank's allocation outcome, agreed: 0, or -1 everywhere (data set freed). */
+static int buffers_agreed(int ok, dataset *d, char *err, size_t errlen)
+{
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        snprintf(err, errlen, "out of memory for the buffers");
+        dataset_free(d);
+        return -1;
+    }
+    return 0;
+}
+
 /* bench_dist_sum_fn over MPI_COMM_WORLD. */
 static long long sum_over_ranks(long long local, void *ctx)
 {
@@ -766,19 +800,8 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
         }
         d->sbytes = (size_t)so * (size_t)tsize;
         d->rbytes = (size_t)ro * (size_t)tsize;
-#ifdef SMPI_SHARED_MALLOC
-        d->shared = !a->verify;
-#endif
-        d->sbuf = payload_alloc(d->sbytes + 1, d->shared);
-        d->rbuf = payload_alloc(d->rbytes + 1, d->shared);
-        if (a->verify) {
-            d->sbuf0 = malloc(d->sbytes + 1);
-            d->rref = malloc(d->rbytes + 1);
-        }
-        ok = d->sbuf && d->rbuf && (!a->verify || (d->sbuf0 && d->rref));
+        ok = payload_buffers(a, d);
     }
-    if (ok && !a->verify && !d->shared)
-        memset(d->sbuf, 0, d->sbytes);
     if (ok && a->verify) {
         /* Payload: bytes from a per-(source, destination) stream, so misplaced data shows. */
         for (int j = 0; j < P; j++)
@@ -794,13 +817,7 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
         memcpy(d->rcounts0, d->rcounts, ib);
         memcpy(d->rdispls0, d->rdispls, ib);
     }
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok) {
-        snprintf(err, errlen, "out of memory for the buffers");
-        dataset_free(d);
-        return -1;
-    }
-    return 0;
+    return buffers_agreed(ok, d, err, errlen);
 }
 
 /* Allreduce payload: small integers, so sums are exact in every type and any order. */
@@ -842,18 +859,7 @@ static int dataset_make_coll(const bench_args *a, const bench_dist *dist, long S
     d->rbytes = (size_t)total * (size_t)tsize;
     d->total_bytes = (double)d->sbytes * P;
     d->max_rank_bytes = d->max_block_bytes = d->mean_block_bytes = (double)d->sbytes;
-#ifdef SMPI_SHARED_MALLOC
-    d->shared = !a->verify;
-#endif
-    d->sbuf = payload_alloc(d->sbytes + 1, d->shared);
-    d->rbuf = payload_alloc(d->rbytes + 1, d->shared);
-    if (a->verify) {
-        d->sbuf0 = malloc(d->sbytes + 1);
-        d->rref = malloc(d->rbytes + 1);
-    }
-    int ok = d->sbuf && d->rbuf && (!a->verify || (d->sbuf0 && d->rref));
-    if (ok && !a->verify && !d->shared)
-        memset(d->sbuf, 0, d->sbytes);
+    int ok = payload_buffers(a, d);
     if (ok && a->verify) {
         if (a->coll == TUNA_ALLGATHER) {
             fill_block(a, me, 0, d->sbuf, d->sbytes);
@@ -875,13 +881,7 @@ static int dataset_make_coll(const bench_args *a, const bench_dist *dist, long S
         }
         memcpy(d->sbuf0, d->sbuf, d->sbytes);
     }
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok) {
-        snprintf(err, errlen, "out of memory for the buffers");
-        dataset_free(d);
-        return -1;
-    }
-    return 0;
+    return buffers_agreed(ok, d, err, errlen);
 }
 
 /* The MPI library's own collective (PMPI), into out. */
