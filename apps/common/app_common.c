@@ -82,21 +82,6 @@ json_t *app_minmax_json(app_minmax m)
     return json_pack("{s:f,s:f,s:f}", "min", m.min, "max", m.max, "mean", m.mean);
 }
 
-void app_run_init(app_run *r, const char *app, const char *run_name, int argc, char **argv)
-{
-    tuna_run_meta_init(r, app, run_name, argc, argv);
-}
-
-json_t *app_run_machine_json(const app_run *r)
-{
-    return tuna_run_meta_machine_json(r, r->rpn_env);
-}
-
-json_t *app_run_json(const app_run *r)
-{
-    return tuna_run_meta_run_json(r);
-}
-
 void app_json_line(FILE *f, json_t *rec)
 {
     char *line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(9));

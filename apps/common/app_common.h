@@ -1,6 +1,7 @@
 /*
  * Shared helpers of the applications under apps/: the --algorithms list (tuna's option-string
- * grammar), statistics over ranks, run metadata and JSON lines in tuna-bench's conventions.
+ * grammar), statistics over ranks and JSON lines in tuna-bench's conventions. Run metadata
+ * (the records' "machine" and "run" objects) is tools/common/run_meta.h, shared with tuna-bench.
  */
 #ifndef TUNA_APP_COMMON_H
 #define TUNA_APP_COMMON_H
@@ -33,13 +34,6 @@ typedef struct app_minmax {
 } app_minmax;
 app_minmax app_minmax_over_ranks(double v, MPI_Comm comm);
 json_t *app_minmax_json(app_minmax m);
-
-/* Run metadata shared by every record of one run (tuna-bench's "machine" and "run" objects):
- * tools/common/run_meta.h. app_run_init is collective over MPI_COMM_WORLD. */
-typedef tuna_run_meta app_run;
-void app_run_init(app_run *r, const char *app, const char *run_name, int argc, char **argv);
-json_t *app_run_machine_json(const app_run *r);
-json_t *app_run_json(const app_run *r);
 
 /* Write one compact JSON line and free rec. */
 void app_json_line(FILE *f, json_t *rec);

@@ -581,7 +581,7 @@ typedef struct alg_result {
     char error[512];
 } alg_result;
 
-static json_t *record_json(const fft_args *a, const app_run *run, const workload *w,
+static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const workload *w,
                            const app_algorithm *alg, const alg_result *r, int verified,
                            double bytes)
 {
@@ -621,14 +621,14 @@ static json_t *record_json(const fft_args *a, const app_run *run, const workload
         json_object_set_new(t, keys[k], app_minmax_json(mm[k]));
     }
     json_object_set_new(rec, "time", t); /* seconds per round trip, over ranks */
-    json_object_set_new(rec, "machine", app_run_machine_json(run));
-    json_object_set_new(rec, "run", app_run_json(run));
+    json_object_set_new(rec, "machine", tuna_run_meta_machine_json(run, run->rpn_env));
+    json_object_set_new(rec, "run", tuna_run_meta_run_json(run));
     json_object_set_new(rec, "ranks_per_node_env", json_integer(run->rpn_env));
     return rec;
 }
 
 /* Runs every algorithm on one workload; returns 0 (all right), 1 (a wrong answer), 2 (error). */
-static int run_workload(const fft_args *a, const app_run *run, const workload *w,
+static int run_workload(const fft_args *a, const tuna_run_meta *run, const workload *w,
                         const app_algorithm *algs, int nalg, FILE *json)
 {
     char err[1024] = "";
@@ -819,8 +819,8 @@ int main(int argc, char **argv)
         free(algs);
         return fail_all("--workload: empty list");
     }
-    app_run run;
-    app_run_init(&run, "fft", a.run_name, argc, argv);
+    tuna_run_meta run;
+    tuna_run_meta_init(&run, "fft", a.run_name, argc, argv);
     FILE *json = NULL;
     int jok = 1;
     if (me == 0 && a.json_path && !(json = fopen(a.json_path, "w")))

@@ -724,7 +724,7 @@ static int serial_check(const graph *g, const u64set *path)
 
 /* ------------------------------------------------------------ one graph */
 
-static json_t *record_json(const tc_args *a, const app_run *run, const char *spec,
+static json_t *record_json(const tc_args *a, const tuna_run_meta *run, const char *spec,
                            const graph *g, const app_algorithm *alg, const tc_result *r,
                            int verified, int checked)
 {
@@ -757,13 +757,13 @@ static json_t *record_json(const tc_args *a, const app_run *run, const char *spe
                             app_minmax_json(app_minmax_over_ranks(vals[k] / a->repeat,
                                                                   comm_app)));
     json_object_set_new(rec, "time", t); /* seconds per closure, over ranks */
-    json_object_set_new(rec, "machine", app_run_machine_json(run));
-    json_object_set_new(rec, "run", app_run_json(run));
+    json_object_set_new(rec, "machine", tuna_run_meta_machine_json(run, run->rpn_env));
+    json_object_set_new(rec, "run", tuna_run_meta_run_json(run));
     json_object_set_new(rec, "ranks_per_node_env", json_integer(run->rpn_env));
     return rec;
 }
 
-static int run_graph(const tc_args *a, const app_run *run, const char *spec,
+static int run_graph(const tc_args *a, const tuna_run_meta *run, const char *spec,
                      const app_algorithm *algs, int nalg, FILE *json)
 {
     char err[1024] = "";
@@ -882,8 +882,8 @@ int main(int argc, char **argv)
     int nalg = 0;
     if (app_parse_algorithms(a.algorithms, &algs, &nalg, err, sizeof err))
         return fail_all(err);
-    app_run run;
-    app_run_init(&run, "tc", a.run_name, argc, argv);
+    tuna_run_meta run;
+    tuna_run_meta_init(&run, "tc", a.run_name, argc, argv);
     FILE *json = NULL;
     int jok = 1;
     if (me == 0 && a.json_path && !(json = fopen(a.json_path, "w")))

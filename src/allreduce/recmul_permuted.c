@@ -134,8 +134,6 @@ static int allgather(const plan *pl)
             rc = tuna_coll_waitall(nreq, pl->req);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "recmul-permuted allreduce: allgather exchange failed");
-        if (d == 1)
-            break;
     }
     return rc;
 }

@@ -42,11 +42,11 @@ void tuna_error_clear(void);
  * MPI_COMM_NULL, replaces *opt == NULL by the collective's default (stored in *dflt) and
  * checks that the options belong to `coll`.
  */
+int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt,
+                    tuna_options *dflt);
 /* End of a call: its total time (from t_start, an MPI_Wtime taken when stats are on)
  * and the current record become tuna_stats_last(). No-op when stats are off. */
 void tuna_stats_publish(double t_start);
-int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt,
-                    tuna_options *dflt);
 /* MPI_ERR_COMM, naming the algorithm, if comm is an intercommunicator. */
 int tuna_require_intracomm(MPI_Comm comm, const char *algorithm);
 
