@@ -11,6 +11,10 @@
  *   test_auto --expect-vendor       TUNA_PROFILE's vendor_alltoallv makes vendor's model
  *                                   best: auto must run vendor (auto_source = 1, the model's
  *                                   time) and still deliver PMPI_Alltoallv's bytes
+ *   test_auto --expect-lagged       TUNA_ARGCHECK=local: each choice must be the model's for
+ *                                   the previous call's statistics (reduced here
+ *                                   independently), or this call's when that choice needs
+ *                                   them or there is no previous call
  */
 #include "tuna_select.h"
 
@@ -21,6 +25,7 @@
 #include <unistd.h>
 
 static int P, me, failures, cases;
+static bool lagged_mode; /* --expect-lagged: auto_source 3 and 4 are valid */
 
 #define CHECK(cond, ...)                                                                       \
     do {                                                                                       \
@@ -46,9 +51,10 @@ static uint64_t mix64(uint64_t x)
  * (its own maximum, total, zeros) says "tiny and sparse" on some ranks and
  * "huge and dense" on others.
  */
-enum { PAT_ONE_HEAVY, PAT_RANK_SCALED, PAT_SPARSE_SOME, PAT_POWER, PAT_UNIFORM_1K, PAT_N };
+enum { PAT_ONE_HEAVY, PAT_RANK_SCALED, PAT_SPARSE_SOME, PAT_POWER, PAT_UNIFORM_1K, PAT_TINY,
+       PAT_N };
 static const char *pat_names[PAT_N] = {"one-heavy-rank", "rank-scaled", "sparse-on-odd-ranks",
-                                       "power-law-per-rank", "uniform-1KiB"};
+                                       "power-law-per-rank", "uniform-1KiB", "tiny"};
 
 static int count_of(int pat, int src, int dst, int seed)
 {
@@ -61,7 +67,8 @@ static int count_of(int pat, int src, int dst, int seed)
         int e = (int)(h % 17);
         return (src + dst) % 3 ? (int)((h >> 8) % 2) : (1 << e) / (1 + src % 4);
     }
-    default: return 1024;
+    case PAT_UNIFORM_1K: return 1024;
+    default: return 1 + (int)(h % 4);
     }
 }
 
@@ -116,8 +123,8 @@ static void run_pattern(int pat, int seed, const tuna_options *opt, tuna_stats *
               "(params %g,%g)",
               pat_names[pat], seed, r, all[(size_t)r * n], all[(size_t)r * n + 2],
               all[(size_t)r * n + 3], all[0], all[2], all[3]);
-    CHECK(out->auto_source == 1 || out->auto_source == 2, "%s: auto_source = %d",
-          pat_names[pat], out->auto_source);
+    CHECK(out->auto_source >= 1 && out->auto_source <= (lagged_mode ? 4 : 2),
+          "%s: auto_source = %d", pat_names[pat], out->auto_source);
     const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, out->algorithm);
     tuna_options vm; /* vendor is a model candidate when something models it */
     bool vendor_ok = out->auto_source == 2 ||
@@ -131,6 +138,70 @@ static void run_pattern(int pat, int seed, const tuna_options *opt, tuna_stats *
     free(rb);
     free(ref);
     free(sc);
+}
+
+/* The selector's input for a pattern: statistics reduced here, not by the library. */
+static tuna_select_input global_input(int pat, int seed)
+{
+    long long mx[2] = {0, 0}, sum[2] = {0, 0}; /* max block, max total; zeros, bytes */
+    for (int j = 0; j < P; j++) {
+        long long b = count_of(pat, me, j, seed);
+        mx[0] = b > mx[0] ? b : mx[0];
+        mx[1] += b;
+        sum[0] += b == 0;
+        sum[1] += b;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    tuna_ctx *ctx;
+    tuna_ctx_get(MPI_COMM_WORLD, &ctx);
+    double blocks = (double)P * P;
+    return (tuna_select_input){P, ctx->ranks_per_node, ctx->nnodes, (double)mx[0],
+                               (double)sum[1] / blocks, (double)mx[1], (double)sum[0] / blocks,
+                               false};
+}
+
+static bool same_choice(const tuna_stats *s, const tuna_choice *c)
+{
+    return s->algorithm == c->algorithm && memcmp(s->params, c->param, sizeof c->param) == 0;
+}
+
+/* TUNA_ARGCHECK=local: auto decides from the previous call's statistics (see main). */
+static void expect_lagged(const tuna_options *opt)
+{
+    int lagged = 0, now = 0;
+    tuna_select_input prev = {0};
+    for (int round = 0; round < 2; round++)
+        for (int pat = 0; pat < PAT_N; pat++)
+            for (int seed = 0; seed < 3; seed++) {
+                tuna_select_input in = global_input(pat, seed);
+                tuna_choice want, from_prev;
+                tuna_stats s;
+                CHECK(tuna_select_alltoallv(&in, &want) == MPI_SUCCESS, "select");
+                bool first = round == 0 && pat == 0 && seed == 0;
+                bool use_prev = false;
+                if (!first) {
+                    prev.agree_pending = true; /* its statistics-needing choices cost more */
+                    CHECK(tuna_select_alltoallv(&prev, &from_prev) == MPI_SUCCESS, "select");
+                    use_prev = !tuna_a2av_table[from_prev.algorithm].needs_global_stats;
+                }
+                run_pattern(pat, seed, round ? NULL : opt, &s); /* NULL: the default, auto */
+                const tuna_choice *w = use_prev ? &from_prev : &want;
+                CHECK(same_choice(&s, w) && s.auto_source == (use_prev ? 3 : 1),
+                      "%s seed %d: ran %s (%ld,%ld) source %d, want %s (%ld,%ld) source %d",
+                      pat_names[pat], seed, tuna_algorithm_get(TUNA_ALLTOALLV, s.algorithm)->name,
+                      s.params[0], s.params[1], s.auto_source,
+                      tuna_algorithm_get(TUNA_ALLTOALLV, w->algorithm)->name, w->param[0],
+                      w->param[1], use_prev ? 3 : 1);
+                lagged += use_prev;
+                now += !use_prev;
+                prev = in;
+            }
+    /* Both paths must have run, or this test checked only one of them. */
+    CHECK(lagged > 0 && now > 1, "lagged choices %d, agreed-now choices %d", lagged, now);
+    if (me == 0)
+        printf("P=%d: %d choices from the previous call's statistics, %d from this call's\n", P,
+               lagged, now);
 }
 
 /* ------------------------------------------------------------ file validation (rank 0) */
@@ -356,7 +427,7 @@ static void model_checks(void)
                 int N = Q ? Ps[i] / Q : 3;
                 if (Q && Ps[i] % Q)
                     continue;
-                tuna_select_input in = {Ps[i], Q, N, S, S / 2, S / 2 * Ps[i], 0.1};
+                tuna_select_input in = {Ps[i], Q, N, S, S / 2, S / 2 * Ps[i], 0.1, false};
                 tuna_choice a, b;
                 CHECK(tuna_select_alltoallv(&in, &a) == MPI_SUCCESS, "select");
                 CHECK(tuna_select_alltoallv(&in, &b) == MPI_SUCCESS, "select");
@@ -434,6 +505,9 @@ int main(int argc, char **argv)
                       pat_names[pat], info ? info->name : "?", s.auto_source, s.predicted);
                 run_pattern(pat, seed, NULL, &s); /* the default is auto: the same */
             }
+    } else if (argc > 1 && strcmp(argv[1], "--expect-lagged") == 0) {
+        lagged_mode = true;
+        expect_lagged(&opt);
     } else {
         if (me == 0)
             file_validation();

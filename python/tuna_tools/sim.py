@@ -25,7 +25,26 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PLATFORM_DIR = os.path.normpath(os.path.join(HERE, "..", "..", "sim", "platforms"))
+
+
+def project_root():
+    """The tuna source tree: the one this module lives in, else (an installed `tuna`) the
+    current directory or the nearest parent holding sim/platforms."""
+    cands = [os.path.normpath(os.path.join(HERE, "..", ".."))]
+    d = os.getcwd()
+    while True:
+        cands.append(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for c in cands:
+        if os.path.isdir(os.path.join(c, "sim", "platforms")):
+            return c
+    return cands[0]
+
+
+PLATFORM_DIR = os.path.join(project_root(), "sim", "platforms")
 
 
 # ------------------------------------------------------------------ platforms
@@ -258,7 +277,7 @@ def find_bench(path):
     env = os.environ.get("TUNA_SIM_BENCH")
     if env:
         return os.path.abspath(env)
-    root = os.path.normpath(os.path.join(HERE, "..", ".."))
+    root = project_root()
     for cand in ("build-sim/tools/tuna-bench", "build-smpi/tools/tuna-bench"):
         if os.path.exists(os.path.join(root, cand)):
             return os.path.join(root, cand)

@@ -3,7 +3,8 @@
  * on (P, ranks per node, nodes, and the core's globally reduced size
  * statistics), through a tuning table entry (TUNA_TUNING) or the cost model
  * (TUNA_PROFILE or the built-in profile), then runs it. The same inputs give
- * the same choice on every rank; see docs/tuning.md.
+ * the same choice on every rank; see docs/tuning.md. Under TUNA_ARGCHECK=local
+ * the statistics are the previous call's, so a linear choice costs no allreduce.
  */
 #include "tuna_internal.h"
 #include "../select/tuna_select.h"
@@ -51,7 +52,7 @@ static bool first_in_bucket(MPI_Comm comm, int size_bucket, int sparsity_bucket)
 }
 
 static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
-                       const tuna_choice *c)
+                       const tuna_choice *c, bool lagged)
 {
     if (tuna_verbosity() < 1 || a->rank != 0)
         return;
@@ -82,18 +83,15 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
     tuna_select_profile(&prof);
     tuna_log(1,
              "auto: P=%d Q=%d N=%d, max block %.0f B, mean block %.1f B, %.0f%% empty "
-             "(size bucket %d, sparsity bucket %d): %s, model time %.3g us (%s, profile %s)",
+             "(size bucket %d, sparsity bucket %d%s): %s, model time %.3g us (%s, profile %s)",
              in->P, in->Q, in->N, in->max_block, in->mean_block, 100.0 * in->zero_fraction, sb,
-             zb, opts, c->predicted * 1e6, c->from_table ? "tuning table" : "model",
-             prof ? prof->name : "?");
+             zb, lagged ? ", previous call's statistics" : "", opts, c->predicted * 1e6,
+             c->from_table ? "tuning table" : "model", prof ? prof->name : "?");
 }
 
-int tuna_a2av_auto(const tuna_a2av_args *a)
+static tuna_select_input input_of(const tuna_a2av_args *a, bool lagged)
 {
-    int rc = tuna_select_agree(a->ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    tuna_select_input in = {
+    return (tuna_select_input){
         .P = a->size,
         .Q = a->ctx->ranks_per_node,
         .N = a->ctx->nnodes,
@@ -101,18 +99,77 @@ int tuna_a2av_auto(const tuna_a2av_args *a)
         .mean_block = a->mean_block_bytes,
         .total_max = (double)a->total_bytes_max,
         .zero_fraction = a->zero_fraction,
+        .agree_pending = lagged,
     };
-    tuna_choice c;
-    rc = tuna_select_alltoallv(&in, &c);
+}
+
+static int choose(const tuna_a2av_args *a, bool lagged, tuna_choice *c)
+{
+    tuna_select_input in = input_of(a, lagged);
+    int rc = tuna_select_alltoallv(&in, c);
+    if (rc == MPI_SUCCESS)
+        log_choice(a, &in, c, lagged);
+    return rc;
+}
+
+/*
+ * TUNA_ARGCHECK=local: the core did not agree on this call's statistics. Decide from the
+ * previous auto call's (every rank holds the same agreed values), and agree on this call's
+ * with a nonblocking allreduce that overlaps the chosen algorithm, for the next call. The
+ * first call on a communicator, and a choice that needs the statistics itself (the Bruck
+ * family, TuNA), agree now and decide from this call's values.
+ */
+static int choose_lagged(tuna_a2av_args *cur, tuna_choice *c, bool *lagged)
+{
+    tuna_ctx *ctx = cur->ctx;
+    *lagged = false;
+    if (ctx->lagged_req != MPI_REQUEST_NULL)
+        TUNA_MPI_CHECK(MPI_Wait(&ctx->lagged_req, MPI_STATUS_IGNORE));
+    int rc;
+    if (ctx->lagged_valid) {
+        tuna_a2av_args prev = *cur;
+        tuna_a2av_set_stats(&prev, ctx->lagged_stats);
+        rc = choose(&prev, true, c);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!tuna_a2av_table[c->algorithm].needs_global_stats) {
+            ctx->lagged_valid = false;
+            memcpy(ctx->lagged_stats, cur->local_stats, sizeof ctx->lagged_stats);
+            rc = tuna_agree_start(ctx, ctx->lagged_stats, &ctx->lagged_req);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            ctx->lagged_valid = true; /* once lagged_req completes */
+            *lagged = true;
+            return MPI_SUCCESS;
+        }
+    }
+    long long v[TUNA_AGREE_N];
+    memcpy(v, cur->local_stats, sizeof v);
+    rc = tuna_agree(ctx, v);
     if (rc != MPI_SUCCESS)
         return rc;
-    log_choice(a, &in, &c);
+    memcpy(ctx->lagged_stats, v, sizeof v);
+    ctx->lagged_valid = true;
+    tuna_a2av_set_stats(cur, v);
+    return choose(cur, false, c);
+}
 
+int tuna_a2av_auto(const tuna_a2av_args *a)
+{
+    int rc = tuna_select_agree(a->ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
     tuna_a2av_args chosen = *a;
+    tuna_choice c;
+    bool lagged = false;
+    rc = a->stats_agreed ? choose(a, false, &c) : choose_lagged(&chosen, &c, &lagged);
+    if (rc != MPI_SUCCESS)
+        return rc;
+
     memcpy(chosen.param, c.param, sizeof chosen.param);
     tuna_stats_current.algorithm = c.algorithm;
     memcpy(tuna_stats_current.params, c.param, sizeof tuna_stats_current.params);
     tuna_stats_current.predicted = c.predicted;
-    tuna_stats_current.auto_source = c.from_table ? 2 : 1;
+    tuna_stats_current.auto_source = (c.from_table ? 2 : 1) + (lagged ? 2 : 0);
     return tuna_a2av_table[c.algorithm].run(&chosen);
 }

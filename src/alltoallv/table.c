@@ -83,7 +83,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     {{"auto", "chooses algorithm and parameters from sizes agreed by all ranks: a TUNA_TUNING "
               "table entry, else the cost model (docs/tuning.md)",
       0, {{0}}},
-     tuna_a2av_auto, true},
+     tuna_a2av_auto, false /* agrees itself when the core did not (auto.c) */},
 };
 
 const int tuna_a2av_table_len = (int)(sizeof tuna_a2av_table / sizeof tuna_a2av_table[0]);

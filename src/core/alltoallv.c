@@ -39,32 +39,58 @@ const char *tuna_phase_name(tuna_phase phase)
     return (int)phase >= 0 && phase < TUNA_PHASE_COUNT ? names[phase] : "?";
 }
 
-/* Values reduced over all ranks in one allreduce: see agree_op(). */
-enum { AGREE_ERROR, AGREE_MAX_BLOCK, AGREE_MAX_TOTAL, AGREE_ZERO_BLOCKS, AGREE_SUM_BYTES, AGREE_N };
-
-/* Element-wise max of the first three entries, sum of the others. */
+/* Element-wise max of the first three entries, sum of the others (TUNA_AGREE_*). */
 static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     (void)type;
     const long long *a = in;
     long long *b = inout;
-    for (int k = 0; k + AGREE_N <= *len; k += AGREE_N) {
-        for (int i = 0; i < AGREE_ZERO_BLOCKS; i++)
+    for (int k = 0; k + TUNA_AGREE_N <= *len; k += TUNA_AGREE_N) {
+        for (int i = 0; i < TUNA_AGREE_ZERO_BLOCKS; i++)
             if (a[k + i] > b[k + i])
                 b[k + i] = a[k + i];
-        b[k + AGREE_ZERO_BLOCKS] += a[k + AGREE_ZERO_BLOCKS];
-        b[k + AGREE_SUM_BYTES] += a[k + AGREE_SUM_BYTES];
+        b[k + TUNA_AGREE_ZERO_BLOCKS] += a[k + TUNA_AGREE_ZERO_BLOCKS];
+        b[k + TUNA_AGREE_SUM_BYTES] += a[k + TUNA_AGREE_SUM_BYTES];
     }
 }
 
 static MPI_Op agree_op = MPI_OP_NULL;
 
-static int agree(tuna_ctx *ctx, long long v[AGREE_N])
+static int agree_op_init(void)
 {
     if (agree_op == MPI_OP_NULL)
         TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
-    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
     return MPI_SUCCESS;
+}
+
+int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
+{
+    int rc = agree_op_init();
+    if (rc != MPI_SUCCESS)
+        return rc;
+    TUNA_MPI_CHECK(
+        MPI_Allreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
+    return MPI_SUCCESS;
+}
+
+int tuna_agree_start(tuna_ctx *ctx, long long v[TUNA_AGREE_N], MPI_Request *req)
+{
+    int rc = agree_op_init();
+    if (rc != MPI_SUCCESS)
+        return rc;
+    TUNA_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op,
+                                  ctx->comm, req));
+    return MPI_SUCCESS;
+}
+
+void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N])
+{
+    const double blocks = (double)a->size * a->size;
+    a->max_block_bytes = (size_t)v[TUNA_AGREE_MAX_BLOCK];
+    a->total_bytes_max = (size_t)v[TUNA_AGREE_MAX_TOTAL];
+    a->zero_fraction = (double)v[TUNA_AGREE_ZERO_BLOCKS] / blocks;
+    a->mean_block_bytes = (double)v[TUNA_AGREE_SUM_BYTES] / blocks;
+    a->stats_agreed = true;
 }
 
 /*
@@ -199,17 +225,12 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     bool rcontig = false;
     int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, P, me, &rcontig);
-    long long agreed[AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0, 0};
+    long long agreed[TUNA_AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0, 0};
     int local_only = 0;
     rc = argcheck_local_only(&local_only);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (local_only && !alg->needs_global_stats) {
-        /* TUNA_ARGCHECK=local: MPI-library behaviour, no allreduce; a rank with bad
-         * arguments returns at once and its peers may wait for it. */
-        if (local_rc != MPI_SUCCESS)
-            return local_rc;
-    } else if (local_rc == MPI_SUCCESS) {
+    if (local_rc == MPI_SUCCESS) {
         int ts;
         MPI_Type_size(inplace ? recvtype : sendtype, &ts);
         const int *cnt = inplace ? recvcounts : sendcounts;
@@ -221,19 +242,25 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                 maxb = b;
             zeros += b == 0;
         }
-        agreed[AGREE_MAX_BLOCK] = maxb;
-        agreed[AGREE_MAX_TOTAL] = total;
-        agreed[AGREE_ZERO_BLOCKS] = zeros;
-        agreed[AGREE_SUM_BYTES] = total;
+        agreed[TUNA_AGREE_MAX_BLOCK] = maxb;
+        agreed[TUNA_AGREE_MAX_TOTAL] = total;
+        agreed[TUNA_AGREE_ZERO_BLOCKS] = zeros;
+        agreed[TUNA_AGREE_SUM_BYTES] = total;
     }
-    if (!(local_only && !alg->needs_global_stats)) {
-        rc = agree(ctx, agreed);
+    long long local_stats[TUNA_AGREE_N];
+    memcpy(local_stats, agreed, sizeof local_stats);
+    /* TUNA_ARGCHECK=local: MPI-library behaviour, no allreduce for the algorithms that do
+     * not need the statistics; a rank with bad arguments returns at once and its peers may
+     * wait for it. */
+    const bool agree_now = !(local_only && !alg->needs_global_stats);
+    if (agree_now) {
+        rc = tuna_agree(ctx, agreed);
         if (rc != MPI_SUCCESS)
             return rc;
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;
-    if (agreed[AGREE_ERROR])
+    if (agreed[TUNA_AGREE_ERROR])
         return tuna_error_set(MPI_ERR_ARG,
                               "tuna_alltoallv: invalid arguments on another rank; no data moved");
 
@@ -304,10 +331,9 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     a.sdisp = disp;
     a.sext = sext;
     a.ssize = (size_t)ssize;
-    a.max_block_bytes = (size_t)agreed[AGREE_MAX_BLOCK];
-    a.total_bytes_max = (size_t)agreed[AGREE_MAX_TOTAL];
-    a.zero_fraction = (double)agreed[AGREE_ZERO_BLOCKS] / ((double)P * P);
-    a.mean_block_bytes = (double)agreed[AGREE_SUM_BYTES] / ((double)P * P);
+    memcpy(a.local_stats, local_stats, sizeof a.local_stats);
+    if (agree_now)
+        tuna_a2av_set_stats(&a, agreed);
     for (int i = 0; i < alg->info.nparams; i++)
         a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
     memcpy(tuna_stats_current.params, a.param, sizeof a.param);

@@ -84,6 +84,19 @@ static inline void tuna_stats_rounds(int rounds)
 
 /* ------------------------------------------------------------------ context */
 
+/*
+ * Values of one alltoallv call reduced over all ranks by tuna_agree(): an error flag and
+ * the size statistics (maximum of the first three entries, sum of the others).
+ */
+enum {
+    TUNA_AGREE_ERROR,
+    TUNA_AGREE_MAX_BLOCK,   /* largest block in bytes */
+    TUNA_AGREE_MAX_TOTAL,   /* most bytes one rank sends */
+    TUNA_AGREE_ZERO_BLOCKS, /* number of empty blocks */
+    TUNA_AGREE_SUM_BYTES,   /* bytes sent by all ranks */
+    TUNA_AGREE_N
+};
+
 /* Per-communicator state, cached on the user's communicator as an attribute. */
 typedef struct tuna_ctx {
     MPI_Comm comm;          /* private duplicate: all internal traffic */
@@ -101,6 +114,11 @@ typedef struct tuna_ctx {
     /* Reusable scratch, grown on demand and kept until the communicator is freed. */
     void *scratch[4];
     size_t scratch_len[4];
+    /* auto under TUNA_ARGCHECK=local decides from the previous auto call's statistics,
+     * agreed by a nonblocking allreduce that overlaps that call (src/alltoallv/auto.c). */
+    long long lagged_stats[TUNA_AGREE_N];
+    MPI_Request lagged_req;  /* in flight into lagged_stats, or MPI_REQUEST_NULL */
+    bool lagged_valid;       /* lagged_stats holds agreed values (once lagged_req is done) */
     struct tuna_ctx *next, *prev;  /* list of live contexts, freed at MPI_Finalize */
 } tuna_ctx;
 
@@ -139,6 +157,9 @@ typedef struct tuna_a2av_args {
     size_t total_bytes_max;     /* global maximum over ranks of bytes sent by one rank */
     double zero_fraction;       /* global fraction of empty blocks */
     double mean_block_bytes;    /* global mean block size in bytes */
+    bool stats_agreed;          /* the four fields above are set (else TUNA_ARGCHECK=local
+                                 * skipped the agreement: they are 0) */
+    long long local_stats[TUNA_AGREE_N]; /* this rank's contribution to the agreement */
 } tuna_a2av_args;
 
 typedef int (*tuna_a2av_fn)(const tuna_a2av_args *a);
@@ -149,6 +170,12 @@ typedef struct tuna_a2av_algorithm {
     tuna_a2av_fn run;
     bool needs_global_stats;    /* uses max_block_bytes & co: the agreement allreduce always runs */
 } tuna_a2av_algorithm;
+
+/* Reduce v (TUNA_AGREE_N values) over ctx->comm in place: blocking, or started as *req. */
+int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N]);
+int tuna_agree_start(tuna_ctx *ctx, long long v[TUNA_AGREE_N], MPI_Request *req);
+/* Fill a's global statistics fields from agreed values. */
+void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N]);
 
 extern const tuna_a2av_algorithm tuna_a2av_table[];
 extern const int tuna_a2av_table_len;

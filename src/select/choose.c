@@ -249,9 +249,23 @@ static void consider_time(int alg, const long *param, double t, tuna_choice *bes
     }
 }
 
+/* One allreduce of the TUNA_AGREE_N statistics (recursive doubling, as MPI libraries run
+ * small allreduces). */
+static double agreement_time(const tuna_select_input *in)
+{
+    int rd = tuna_algorithm_find(TUNA_ALLREDUCE, "recursive-doubling");
+    const long none[TUNA_MAX_PARAMS] = {0};
+    double t = tuna_model_allreduce(&sel.profile, in, (double)(TUNA_AGREE_N * sizeof(long long)),
+                                    true, rd, none);
+    return t > 0 ? t : 0;
+}
+
 static void consider(const tuna_select_input *in, int alg, const long *param, tuna_choice *best)
 {
-    consider_time(alg, param, tuna_model_alltoallv(&sel.profile, in, alg, param), best);
+    double t = tuna_model_alltoallv(&sel.profile, in, alg, param);
+    if (t >= 0 && in->agree_pending && tuna_a2av_table[alg].needs_global_stats)
+        t += agreement_time(in);
+    consider_time(alg, param, t, best);
 }
 
 static void model_choice(const tuna_select_input *in, tuna_choice *best)
@@ -296,7 +310,7 @@ static bool same_input(const tuna_select_input *a, const tuna_select_input *b)
 {
     return a->P == b->P && a->Q == b->Q && a->N == b->N && a->max_block == b->max_block &&
            a->mean_block == b->mean_block && a->total_max == b->total_max &&
-           a->zero_fraction == b->zero_fraction;
+           a->zero_fraction == b->zero_fraction && a->agree_pending == b->agree_pending;
 }
 
 #define MEMO 8

@@ -82,6 +82,9 @@ typedef struct tuna_select_input {
     double mean_block;      /* global mean block (all P^2 blocks), bytes */
     double total_max;       /* global maximum of the bytes one rank sends */
     double zero_fraction;   /* global fraction of empty blocks */
+    bool agree_pending;     /* the call's statistics are not agreed yet (TUNA_ARGCHECK=local,
+                               previous call's values above): an algorithm that needs them
+                               pays one more allreduce */
 } tuna_select_input;
 
 /* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log. */
