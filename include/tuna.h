@@ -119,8 +119,8 @@ int tuna_algorithm_find(tuna_collective coll, const char *name);
  * data moves, so every rank returns an error and none hangs. The environment
  * variable TUNA_ARGCHECK=local drops that agreement (one small allreduce) for
  * the linear algorithms, as MPI libraries do; a bad rank may then leave its
- * peers waiting. "auto" then decides from the previous call's statistics
- * (agreed by a nonblocking allreduce that overlaps the call).
+ * peers waiting. "auto" then agrees on the size statistics only once every
+ * TUNA_AUTO_PERIOD calls and decides from the last agreed ones in between.
  */
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
@@ -181,7 +181,7 @@ typedef struct tuna_stats {
                                         (0 if a tuning table chose vendor, which has no model) */
     int auto_source;                 /* 0: not auto; 1: auto chose by the model; 2: by a
                                         TUNA_TUNING table entry (docs/tuning.md); 3, 4: the
-                                        same from the previous auto call's statistics
+                                        same from statistics agreed on an earlier call
                                         (TUNA_ARGCHECK=local) */
 } tuna_stats;
 

@@ -11,10 +11,10 @@
  *   test_auto --expect-vendor       TUNA_PROFILE's vendor_alltoallv makes vendor's model
  *                                   best: auto must run vendor (auto_source = 1, the model's
  *                                   time) and still deliver PMPI_Alltoallv's bytes
- *   test_auto --expect-lagged       TUNA_ARGCHECK=local: each choice must be the model's for
- *                                   the previous call's statistics (reduced here
- *                                   independently), or this call's when that choice needs
- *                                   them or there is no previous call
+ *   test_auto --expect-reuse        TUNA_ARGCHECK=local: each choice must be the model's for
+ *                                   the last agreed statistics (reduced here independently),
+ *                                   or this call's on the first call, every
+ *                                   TUNA_AUTO_PERIOD-th, and when that choice needs them
  */
 #include "tuna_select.h"
 
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 static int P, me, failures, cases;
-static bool lagged_mode; /* --expect-lagged: auto_source 3 and 4 are valid */
+static bool reuse_mode; /* --expect-reuse: auto_source 3 and 4 are valid */
 
 #define CHECK(cond, ...)                                                                       \
     do {                                                                                       \
@@ -123,7 +123,7 @@ static void run_pattern(int pat, int seed, const tuna_options *opt, tuna_stats *
               "(params %g,%g)",
               pat_names[pat], seed, r, all[(size_t)r * n], all[(size_t)r * n + 2],
               all[(size_t)r * n + 3], all[0], all[2], all[3]);
-    CHECK(out->auto_source >= 1 && out->auto_source <= (lagged_mode ? 4 : 2),
+    CHECK(out->auto_source >= 1 && out->auto_source <= (reuse_mode ? 4 : 2),
           "%s: auto_source = %d", pat_names[pat], out->auto_source);
     const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, out->algorithm);
     tuna_options vm; /* vendor is a model candidate when something models it */
@@ -166,42 +166,54 @@ static bool same_choice(const tuna_stats *s, const tuna_choice *c)
     return s->algorithm == c->algorithm && memcmp(s->params, c->param, sizeof c->param) == 0;
 }
 
-/* TUNA_ARGCHECK=local: auto decides from the previous call's statistics (see main). */
-static void expect_lagged(const tuna_options *opt)
+/*
+ * TUNA_ARGCHECK=local: auto agrees on the statistics on its first call and once every
+ * TUNA_AUTO_PERIOD calls, and decides from the last agreed ones in between unless that
+ * choice needs the statistics itself (then it agrees at once). The same rule, replayed here
+ * on statistics reduced by the test, must predict every choice and its source.
+ */
+static void expect_reuse(const tuna_options *opt)
 {
-    int lagged = 0, now = 0;
-    tuna_select_input prev = {0};
+    const int period = tuna_select_auto_period();
+    int reused = 0, agreed = 0, reuses = 0;
+    bool valid = false;
+    tuna_select_input last = {0};
     for (int round = 0; round < 2; round++)
         for (int pat = 0; pat < PAT_N; pat++)
             for (int seed = 0; seed < 3; seed++) {
                 tuna_select_input in = global_input(pat, seed);
-                tuna_choice want, from_prev;
+                tuna_choice want, from_last;
                 tuna_stats s;
                 CHECK(tuna_select_alltoallv(&in, &want) == MPI_SUCCESS, "select");
-                bool first = round == 0 && pat == 0 && seed == 0;
-                bool use_prev = false;
-                if (!first) {
-                    prev.agree_pending = true; /* its statistics-needing choices cost more */
-                    CHECK(tuna_select_alltoallv(&prev, &from_prev) == MPI_SUCCESS, "select");
-                    use_prev = !tuna_a2av_table[from_prev.algorithm].needs_global_stats;
+                bool reuse = false;
+                if (valid && reuses + 1 < period) {
+                    last.agree_pending = true; /* statistics-needing choices cost more */
+                    CHECK(tuna_select_alltoallv(&last, &from_last) == MPI_SUCCESS, "select");
+                    reuse = !tuna_a2av_table[from_last.algorithm].needs_global_stats;
                 }
                 run_pattern(pat, seed, round ? NULL : opt, &s); /* NULL: the default, auto */
-                const tuna_choice *w = use_prev ? &from_prev : &want;
-                CHECK(same_choice(&s, w) && s.auto_source == (use_prev ? 3 : 1),
+                const tuna_choice *w = reuse ? &from_last : &want;
+                CHECK(same_choice(&s, w) && s.auto_source == (reuse ? 3 : 1),
                       "%s seed %d: ran %s (%ld,%ld) source %d, want %s (%ld,%ld) source %d",
                       pat_names[pat], seed, tuna_algorithm_get(TUNA_ALLTOALLV, s.algorithm)->name,
                       s.params[0], s.params[1], s.auto_source,
                       tuna_algorithm_get(TUNA_ALLTOALLV, w->algorithm)->name, w->param[0],
-                      w->param[1], use_prev ? 3 : 1);
-                lagged += use_prev;
-                now += !use_prev;
-                prev = in;
+                      w->param[1], reuse ? 3 : 1);
+                if (reuse) {
+                    reused++;
+                    reuses++;
+                } else {
+                    agreed++;
+                    last = in;
+                    valid = true;
+                    reuses = 0;
+                }
             }
     /* Both paths must have run, or this test checked only one of them. */
-    CHECK(lagged > 0 && now > 1, "lagged choices %d, agreed-now choices %d", lagged, now);
+    CHECK(reused > 0 && agreed > 1, "reused choices %d, agreed choices %d", reused, agreed);
     if (me == 0)
-        printf("P=%d: %d choices from the previous call's statistics, %d from this call's\n", P,
-               lagged, now);
+        printf("P=%d, TUNA_AUTO_PERIOD=%d: %d choices from the last agreed statistics, %d "
+               "agreed\n", P, period, reused, agreed);
 }
 
 /* ------------------------------------------------------------ file validation (rank 0) */
@@ -312,6 +324,20 @@ static void file_validation(void)
                   false, "vendor_alltoallv");
     check_profile("vendor-auto", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": \"auto\"}",
                   false, "vendor_alltoallv");
+    check_profile("agreement-good", "{\"tuna_profile\": 1, %s, \"agreement\": "
+                                    "{\"per_round\": 2e-6, \"per_rank\": 1e-7}}",
+                  true, NULL);
+    check_profile("agreement-negative", "{\"tuna_profile\": 1, %s, \"agreement\": "
+                                        "{\"per_round\": -1, \"per_rank\": 0}}",
+                  false, "agreement.per_round");
+    check_profile("agreement-missing", "{\"tuna_profile\": 1, %s, \"agreement\": "
+                                       "{\"per_round\": 1e-6}}",
+                  false, "agreement.per_rank");
+    check_profile("agreement-typo", "{\"tuna_profile\": 1, %s, \"agreement\": "
+                                    "{\"per_round\": 1e-6, \"per_rank\": 0, \"rounds\": 3}}",
+                  false, "agreement.rounds");
+    check_profile("agreement-number", "{\"tuna_profile\": 1, %s, \"agreement\": 3}", false,
+                  "agreement");
     check_profile("vendor-number", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": 3}",
                   false, "vendor_alltoallv");
     {
@@ -505,9 +531,9 @@ int main(int argc, char **argv)
                       pat_names[pat], info ? info->name : "?", s.auto_source, s.predicted);
                 run_pattern(pat, seed, NULL, &s); /* the default is auto: the same */
             }
-    } else if (argc > 1 && strcmp(argv[1], "--expect-lagged") == 0) {
-        lagged_mode = true;
-        expect_lagged(&opt);
+    } else if (argc > 1 && strcmp(argv[1], "--expect-reuse") == 0) {
+        reuse_mode = true;
+        expect_reuse(&opt);
     } else {
         if (me == 0)
             file_validation();

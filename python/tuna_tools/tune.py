@@ -26,6 +26,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from tuna_tools import results
 
@@ -238,6 +239,57 @@ def smpi_vendor_alltoallv(selector, procs=None):
     return SMPI_VENDOR_ALLTOALLV[selector]
 
 
+def fit_agreement(points):
+    """(per_round, per_rank) >= 0 with t(P) ~ per_round * ceil(log2 P) + per_rank * (P - 1),
+    least squares over (P, t) points; a negative coefficient is dropped and the other refit."""
+    rows = [(math.ceil(math.log2(p)), p - 1.0, t) for p, t in points if p > 1]
+    if not rows:
+        raise ValueError("the agreement needs at least one P > 1")
+
+    def one(k):  # least squares with a single coefficient (column k)
+        den = sum(r[k] * r[k] for r in rows)
+        return sum(r[k] * r[2] for r in rows) / den if den else 0.0
+
+    if len(rows) >= 2:
+        a11 = sum(r[0] * r[0] for r in rows)
+        a12 = sum(r[0] * r[1] for r in rows)
+        a22 = sum(r[1] * r[1] for r in rows)
+        b1 = sum(r[0] * r[2] for r in rows)
+        b2 = sum(r[1] * r[2] for r in rows)
+        det = a11 * a22 - a12 * a12
+        if abs(det) > 1e-12 * a11 * a22:
+            x = ((b1 * a22 - b2 * a12) / det, (a11 * b2 - a12 * b1) / det)
+            if x[0] >= 0 and x[1] >= 0:
+                return x
+    # One coefficient: whichever single term fits better.
+    cands = [(one(0), 0.0), (0.0, one(1))]
+    err = [sum((c[0] * r[0] + c[1] * r[1] - r[2]) ** 2 for r in rows) for c in cands]
+    return cands[0] if err[0] <= err[1] else cands[1]
+
+
+def simulate_agreement(args, plat_name, procs, rpn):
+    """Simulated time of the MPI library's 40-byte MPI_Allreduce (tuna's statistics
+    agreement) at each P, with tuna sim's settings."""
+    out = []
+    with tempfile.TemporaryDirectory(prefix="tuna-agree-") as tmp:
+        path = os.path.join(tmp, "agree.jsonl")
+        cmd = [sys.executable, "-m", "tuna_tools", "sim", "run", "--platform", plat_name,
+               "--procs", ",".join(str(p) for p in procs), "--rpn", str(rpn),
+               "--collective", "allreduce", "-a", "vendor", "-s", "40", "--no-vendor",
+               "-w", "1", "-o", path]
+        if args.bench:
+            cmd += ["--bench", args.bench]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] +
+            [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                rec = json.loads(line)
+                out.append((rec["machine"]["P"], rec["time"]["median"]))
+    return sorted(out)
+
+
 def cmd_profile(args):
     from tuna_tools import sim
     _, plat = sim.load_platform(args.platform)
@@ -246,6 +298,12 @@ def cmd_profile(args):
     prof = platform_profile(plat)
     prof["vendor_alltoallv"] = smpi_vendor_alltoallv(args.selector, args.procs)
     prof["measured"]["selector"] = args.selector
+    if args.agreement_procs:
+        points = simulate_agreement(args, args.platform, args.agreement_procs,
+                                    plat["ranks_per_node"])
+        per_round, per_rank = fit_agreement(points)
+        prof["agreement"] = {"per_round": per_round, "per_rank": per_rank}
+        prof["measured"]["agreement_allreduce"] = {str(p): t for p, t in points}
     text = json.dumps(prof, indent=1) + "\n"
     if args.output == "-":
         sys.stdout.write(text)
@@ -294,6 +352,11 @@ def register(subparsers):
                          "(default: %(default)s)")
     pr.add_argument("--procs", type=int,
                     help="communicator size, for selectors that decide on it (ompi)")
+    pr.add_argument("--agreement-procs", type=_int_list, default=[64, 256],
+                    help="P values at which to simulate the MPI library's small allreduce "
+                         "(tuna's statistics agreement) and fit the profile's \"agreement\" "
+                         "(default: 64,256; empty: leave it to the model)")
+    pr.add_argument("--bench", help="tuna-bench built with smpicc (as tuna sim run --bench)")
     pr.add_argument("-o", "--output", default="-")
     pr.set_defaults(func=cmd_profile)
     q = sub.add_parser("quality", help="auto's selection quality per cell (Markdown)")

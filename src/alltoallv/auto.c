@@ -4,7 +4,8 @@
  * statistics), through a tuning table entry (TUNA_TUNING) or the cost model
  * (TUNA_PROFILE or the built-in profile), then runs it. The same inputs give
  * the same choice on every rank; see docs/tuning.md. Under TUNA_ARGCHECK=local
- * the statistics are the previous call's, so a linear choice costs no allreduce.
+ * the statistics are agreed once every TUNA_AUTO_PERIOD calls, so a linear
+ * choice usually costs no allreduce.
  */
 #include "tuna_internal.h"
 #include "../select/tuna_select.h"
@@ -52,7 +53,7 @@ static bool first_in_bucket(MPI_Comm comm, int size_bucket, int sparsity_bucket)
 }
 
 static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
-                       const tuna_choice *c, bool lagged)
+                       const tuna_choice *c, bool reusing)
 {
     if (tuna_verbosity() < 1 || a->rank != 0)
         return;
@@ -85,11 +86,11 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
              "auto: P=%d Q=%d N=%d, max block %.0f B, mean block %.1f B, %.0f%% empty "
              "(size bucket %d, sparsity bucket %d%s): %s, model time %.3g us (%s, profile %s)",
              in->P, in->Q, in->N, in->max_block, in->mean_block, 100.0 * in->zero_fraction, sb,
-             zb, lagged ? ", previous call's statistics" : "", opts, c->predicted * 1e6,
+             zb, reusing ? ", last agreed statistics" : "", opts, c->predicted * 1e6,
              c->from_table ? "tuning table" : "model", prof ? prof->name : "?");
 }
 
-static tuna_select_input input_of(const tuna_a2av_args *a, bool lagged)
+static tuna_select_input input_of(const tuna_a2av_args *a, bool reusing)
 {
     return (tuna_select_input){
         .P = a->size,
@@ -99,47 +100,41 @@ static tuna_select_input input_of(const tuna_a2av_args *a, bool lagged)
         .mean_block = a->mean_block_bytes,
         .total_max = (double)a->total_bytes_max,
         .zero_fraction = a->zero_fraction,
-        .agree_pending = lagged,
+        .agree_pending = reusing,
     };
 }
 
-static int choose(const tuna_a2av_args *a, bool lagged, tuna_choice *c)
+static int choose(const tuna_a2av_args *a, bool reusing, tuna_choice *c)
 {
-    tuna_select_input in = input_of(a, lagged);
+    tuna_select_input in = input_of(a, reusing);
     int rc = tuna_select_alltoallv(&in, c);
     if (rc == MPI_SUCCESS)
-        log_choice(a, &in, c, lagged);
+        log_choice(a, &in, c, reusing);
     return rc;
 }
 
 /*
- * TUNA_ARGCHECK=local: the core did not agree on this call's statistics. Decide from the
- * previous auto call's (every rank holds the same agreed values), and agree on this call's
- * with a nonblocking allreduce that overlaps the chosen algorithm, for the next call. The
- * first call on a communicator, and a choice that needs the statistics itself (the Bruck
- * family, TuNA), agree now and decide from this call's values.
+ * TUNA_ARGCHECK=local: the core did not agree on this call's statistics. Agree on them (one
+ * allreduce) on the first auto call of a communicator and then once every TUNA_AUTO_PERIOD
+ * calls; in between, decide from the last agreed values, which every rank holds alike, so
+ * a linear choice (vendor included) runs with no allreduce at all. A choice that needs the
+ * statistics itself (Bruck family, TuNA) agrees at once and decides from this call's values.
+ * Every rank counts the same calls, so all agree on the same ones.
  */
-static int choose_lagged(tuna_a2av_args *cur, tuna_choice *c, bool *lagged)
+static int choose_reusing(tuna_a2av_args *cur, tuna_choice *c, bool *reused)
 {
     tuna_ctx *ctx = cur->ctx;
-    *lagged = false;
-    if (ctx->lagged_req != MPI_REQUEST_NULL)
-        TUNA_MPI_CHECK(MPI_Wait(&ctx->lagged_req, MPI_STATUS_IGNORE));
+    *reused = false;
     int rc;
-    if (ctx->lagged_valid) {
-        tuna_a2av_args prev = *cur;
-        tuna_a2av_set_stats(&prev, ctx->lagged_stats);
-        rc = choose(&prev, true, c);
+    if (ctx->agreed_valid && ctx->agreed_reuses + 1 < tuna_select_auto_period()) {
+        tuna_a2av_args last = *cur;
+        tuna_a2av_set_stats(&last, ctx->agreed_stats);
+        rc = choose(&last, true, c);
         if (rc != MPI_SUCCESS)
             return rc;
         if (!tuna_a2av_table[c->algorithm].needs_global_stats) {
-            ctx->lagged_valid = false;
-            memcpy(ctx->lagged_stats, cur->local_stats, sizeof ctx->lagged_stats);
-            rc = tuna_agree_start(ctx, ctx->lagged_stats, &ctx->lagged_req);
-            if (rc != MPI_SUCCESS)
-                return rc;
-            ctx->lagged_valid = true; /* once lagged_req completes */
-            *lagged = true;
+            ctx->agreed_reuses++;
+            *reused = true;
             return MPI_SUCCESS;
         }
     }
@@ -148,8 +143,9 @@ static int choose_lagged(tuna_a2av_args *cur, tuna_choice *c, bool *lagged)
     rc = tuna_agree(ctx, v);
     if (rc != MPI_SUCCESS)
         return rc;
-    memcpy(ctx->lagged_stats, v, sizeof v);
-    ctx->lagged_valid = true;
+    memcpy(ctx->agreed_stats, v, sizeof v);
+    ctx->agreed_valid = true;
+    ctx->agreed_reuses = 0;
     tuna_a2av_set_stats(cur, v);
     return choose(cur, false, c);
 }
@@ -161,8 +157,8 @@ int tuna_a2av_auto(const tuna_a2av_args *a)
         return rc;
     tuna_a2av_args chosen = *a;
     tuna_choice c;
-    bool lagged = false;
-    rc = a->stats_agreed ? choose(a, false, &c) : choose_lagged(&chosen, &c, &lagged);
+    bool reused = false;
+    rc = a->stats_agreed ? choose(a, false, &c) : choose_reusing(&chosen, &c, &reused);
     if (rc != MPI_SUCCESS)
         return rc;
 
@@ -170,6 +166,6 @@ int tuna_a2av_auto(const tuna_a2av_args *a)
     tuna_stats_current.algorithm = c.algorithm;
     memcpy(tuna_stats_current.params, c.param, sizeof tuna_stats_current.params);
     tuna_stats_current.predicted = c.predicted;
-    tuna_stats_current.auto_source = (c.from_table ? 2 : 1) + (lagged ? 2 : 0);
+    tuna_stats_current.auto_source = (c.from_table ? 2 : 1) + (reused ? 2 : 0);
     return tuna_a2av_table[c.algorithm].run(&chosen);
 }

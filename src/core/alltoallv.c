@@ -56,30 +56,12 @@ static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 
 static MPI_Op agree_op = MPI_OP_NULL;
 
-static int agree_op_init(void)
+int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
 {
     if (agree_op == MPI_OP_NULL)
         TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
-    return MPI_SUCCESS;
-}
-
-int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
-{
-    int rc = agree_op_init();
-    if (rc != MPI_SUCCESS)
-        return rc;
     TUNA_MPI_CHECK(
         MPI_Allreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
-    return MPI_SUCCESS;
-}
-
-int tuna_agree_start(tuna_ctx *ctx, long long v[TUNA_AGREE_N], MPI_Request *req)
-{
-    int rc = agree_op_init();
-    if (rc != MPI_SUCCESS)
-        return rc;
-    TUNA_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op,
-                                  ctx->comm, req));
     return MPI_SUCCESS;
 }
 

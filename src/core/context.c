@@ -23,10 +23,6 @@ static void ctx_free(tuna_ctx *ctx)
         live_head = ctx->next;
     if (ctx->next)
         ctx->next->prev = ctx->prev;
-    /* Every rank started the same statistics allreduce (auto.c), so this wait completes;
-     * the communicator is being freed (or MPI finalized) collectively. */
-    if (ctx->lagged_req != MPI_REQUEST_NULL)
-        MPI_Wait(&ctx->lagged_req, MPI_STATUS_IGNORE);
     if (ctx->comm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->comm);
     for (int i = 0; i < 4; i++)
@@ -220,7 +216,6 @@ int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out)
         return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
     c->comm = MPI_COMM_NULL;
     c->user = comm;
-    c->lagged_req = MPI_REQUEST_NULL;
     /* Link first so that ctx_free() can always unlink. */
     c->next = live_head;
     if (live_head)

@@ -114,11 +114,11 @@ typedef struct tuna_ctx {
     /* Reusable scratch, grown on demand and kept until the communicator is freed. */
     void *scratch[4];
     size_t scratch_len[4];
-    /* auto under TUNA_ARGCHECK=local decides from the previous auto call's statistics,
-     * agreed by a nonblocking allreduce that overlaps that call (src/alltoallv/auto.c). */
-    long long lagged_stats[TUNA_AGREE_N];
-    MPI_Request lagged_req;  /* in flight into lagged_stats, or MPI_REQUEST_NULL */
-    bool lagged_valid;       /* lagged_stats holds agreed values (once lagged_req is done) */
+    /* auto under TUNA_ARGCHECK=local: the statistics it last agreed on, reused for up to
+     * TUNA_AUTO_PERIOD - 1 further calls (src/alltoallv/auto.c). */
+    long long agreed_stats[TUNA_AGREE_N];
+    bool agreed_valid;
+    int agreed_reuses;       /* calls decided from agreed_stats since they were agreed */
     struct tuna_ctx *next, *prev;  /* list of live contexts, freed at MPI_Finalize */
 } tuna_ctx;
 
@@ -171,9 +171,8 @@ typedef struct tuna_a2av_algorithm {
     bool needs_global_stats;    /* uses max_block_bytes & co: the agreement allreduce always runs */
 } tuna_a2av_algorithm;
 
-/* Reduce v (TUNA_AGREE_N values) over ctx->comm in place: blocking, or started as *req. */
+/* Reduce v (TUNA_AGREE_N values) over ctx->comm in place. */
 int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N]);
-int tuna_agree_start(tuna_ctx *ctx, long long v[TUNA_AGREE_N], MPI_Request *req);
 /* Fill a's global statistics fields from agreed values. */
 void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N]);
 

@@ -22,6 +22,7 @@ static struct {
     tuna_profile profile;
     tuna_tuning tuning;
     tuna_mpi_library library; /* from MPI_Get_library_version: the built-in vendor model */
+    int auto_period;        /* TUNA_AUTO_PERIOD */
     unsigned long long checksum;
 } sel;
 
@@ -49,6 +50,19 @@ static void load_files(void)
         snprintf(sel.msg, sizeof sel.msg, "%s: %s", var, tuna_error_string(rc));
         sel.rc = rc;
     }
+    const char *ps = getenv("TUNA_AUTO_PERIOD");
+    sel.auto_period = TUNA_AUTO_PERIOD_DEFAULT;
+    if (ps && *ps && sel.rc == MPI_SUCCESS) {
+        char *end;
+        long k = strtol(ps, &end, 10);
+        if (*end || k < 1 || k > 1000000) {
+            snprintf(sel.msg, sizeof sel.msg,
+                     "TUNA_AUTO_PERIOD='%s': expected an integer in [1, 1000000]", ps);
+            sel.rc = MPI_ERR_ARG;
+        } else {
+            sel.auto_period = (int)k;
+        }
+    }
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int vlen = 0;
     version[0] = '\0';
@@ -59,7 +73,8 @@ static void load_files(void)
     double v[] = {p->intra.latency, p->intra.overhead, p->intra.gap, p->intra.bandwidth,
                   p->inter.latency, p->inter.overhead, p->inter.gap, p->inter.bandwidth,
                   (double)p->nics_per_node, p->copy_bandwidth, p->datatype_overhead,
-                  p->datatype_block};
+                  p->datatype_block, p->has_agreement, p->agreement_per_round,
+                  p->agreement_per_rank};
     mix(&h, v, sizeof v);
     /* What models vendor: the profile's algorithm, or the library the built-in guess uses. */
     int vm[2 + TUNA_MAX_PARAMS] = {p->has_vendor_alltoallv ? p->vendor_alltoallv.algorithm : -1,
@@ -73,6 +88,7 @@ static void load_files(void)
         mix(&h, k, sizeof k);
         mix(&h, e->opt.value, sizeof e->opt.value);
     }
+    mix(&h, &sel.auto_period, sizeof sel.auto_period);
     mix(&h, &sel.rc, sizeof sel.rc);
     sel.checksum = h >> 2; /* positive as a long long */
 }
@@ -99,6 +115,12 @@ int tuna_select_profile(const tuna_profile **out)
         return load_error();
     *out = &sel.profile;
     return MPI_SUCCESS;
+}
+
+int tuna_select_auto_period(void)
+{
+    load_once();
+    return sel.auto_period;
 }
 
 tuna_mpi_library tuna_select_library(void)
@@ -159,12 +181,13 @@ int tuna_select_agree(tuna_ctx *ctx)
     if (sel.rc != MPI_SUCCESS)
         return load_error();
     if (status == 1)
-        return tuna_error_set(MPI_ERR_ARG, "auto: TUNA_PROFILE or TUNA_TUNING failed to load on "
-                                           "another rank (run with TUNA_VERBOSE=1 there)");
+        return tuna_error_set(MPI_ERR_ARG, "auto: TUNA_PROFILE, TUNA_TUNING or TUNA_AUTO_PERIOD "
+                                           "failed to load on another rank (run with "
+                                           "TUNA_VERBOSE=1 there)");
     if (status == 2)
         return tuna_error_set(MPI_ERR_ARG, "auto: the ranks loaded different TUNA_PROFILE / "
-                                           "TUNA_TUNING contents; every rank must see the same "
-                                           "files");
+                                           "TUNA_TUNING contents or TUNA_AUTO_PERIOD values; "
+                                           "every rank must see the same");
     return MPI_SUCCESS;
 }
 
@@ -249,10 +272,14 @@ static void consider_time(int alg, const long *param, double t, tuna_choice *bes
     }
 }
 
-/* One allreduce of the TUNA_AGREE_N statistics (recursive doubling, as MPI libraries run
- * small allreduces). */
+/* One allreduce of the TUNA_AGREE_N statistics: the profile's measured "agreement", else
+ * recursive doubling (what MPI libraries run for small allreduces). */
 static double agreement_time(const tuna_select_input *in)
 {
+    const tuna_profile *p = &sel.profile;
+    if (p->has_agreement)
+        return p->agreement_per_round * ceil(log2((double)(in->P > 1 ? in->P : 1))) +
+               p->agreement_per_rank * (double)(in->P - 1);
     int rd = tuna_algorithm_find(TUNA_ALLREDUCE, "recursive-doubling");
     const long none[TUNA_MAX_PARAMS] = {0};
     double t = tuna_model_allreduce(&sel.profile, in, (double)(TUNA_AGREE_N * sizeof(long long)),

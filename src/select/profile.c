@@ -112,12 +112,33 @@ static int load_vendor_model(json_t *root, tuna_profile *p, const char *path)
     return MPI_SUCCESS;
 }
 
+/* "agreement": {"per_round": s, "per_rank": s} (see tuna_profile). */
+static int load_agreement(json_t *root, tuna_profile *p, const char *path)
+{
+    static const char *const keys[] = {"per_round", "per_rank", NULL};
+    json_t *o = json_object_get(root, "agreement");
+    if (!o)
+        return MPI_SUCCESS;
+    if (!json_is_object(o))
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"agreement\" must be an object with "
+                                           "keys per_round, per_rank",
+                              path);
+    int rc = check_keys(o, keys, "agreement.", path);
+    if (!rc)
+        rc = get_number(o, "agreement.", "per_round", true, false, &p->agreement_per_round,
+                        path);
+    if (!rc)
+        rc = get_number(o, "agreement.", "per_rank", true, false, &p->agreement_per_rank, path);
+    p->has_agreement = rc == MPI_SUCCESS;
+    return rc;
+}
+
 int tuna_profile_load(const char *path, tuna_profile *out)
 {
     static const char *const keys[] = {"tuna_profile", "name",           "intra",
                                        "inter",        "nics_per_node",  "copy_bandwidth",
                                        "datatype_overhead", "datatype_block", "measured",
-                                       "vendor_alltoallv", NULL};
+                                       "vendor_alltoallv", "agreement", NULL};
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
     if (!root)
@@ -163,6 +184,8 @@ int tuna_profile_load(const char *path, tuna_profile *out)
         rc = get_number(root, "", "datatype_block", false, false, &p.datatype_block, path);
     if (!rc)
         rc = load_vendor_model(root, &p, path);
+    if (!rc)
+        rc = load_agreement(root, &p, path);
     json_decref(root);
     if (!rc)
         *out = p;

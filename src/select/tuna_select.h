@@ -26,6 +26,11 @@ typedef struct tuna_profile {
     double datatype_block;      /* seconds per block described by a derived datatype */
     bool has_vendor_alltoallv;  /* the file names the algorithm that models vendor */
     tuna_options vendor_alltoallv; /* that algorithm ("vendor_alltoallv"; never vendor/auto) */
+    /* "agreement": the MPI library's small MPI_Allreduce (tuna's statistics agreement) takes
+     * per_round * ceil(log2 P) + per_rank * (P - 1) seconds; absent: modelled as recursive
+     * doubling on the levels above. */
+    bool has_agreement;
+    double agreement_per_round, agreement_per_rank;
 } tuna_profile;
 
 /* The built-in profile (docs/tuning.md lists its values and where they come from). */
@@ -83,7 +88,7 @@ typedef struct tuna_select_input {
     double total_max;       /* global maximum of the bytes one rank sends */
     double zero_fraction;   /* global fraction of empty blocks */
     bool agree_pending;     /* the call's statistics are not agreed yet (TUNA_ARGCHECK=local,
-                               previous call's values above): an algorithm that needs them
+                               earlier agreed values above): an algorithm that needs them
                                pays one more allreduce */
 } tuna_select_input;
 
@@ -157,8 +162,16 @@ const tuna_tuning_entry *tuna_tuning_find(const tuna_tuning *t, int P, int Q, in
                                           int sparsity_bucket);
 
 /*
- * Once per communicator: agree that every rank loaded the same profile and
- * tuning table (a checksum, one allreduce on the private communicator, then
+ * TUNA_AUTO_PERIOD (default TUNA_AUTO_PERIOD_DEFAULT): under TUNA_ARGCHECK=local, auto agrees
+ * on the size statistics once every that many calls on a communicator and decides from the
+ * last agreed ones in between (src/alltoallv/auto.c). Part of the checksum below.
+ */
+#define TUNA_AUTO_PERIOD_DEFAULT 32
+int tuna_select_auto_period(void);
+
+/*
+ * Once per communicator: agree that every rank loaded the same profile,
+ * tuning table and TUNA_AUTO_PERIOD (a checksum, one allreduce on the private communicator, then
  * cached on it). Returns an error on every rank if any rank failed to load
  * them or if they differ, so no rank runs an algorithm its peers do not.
  */

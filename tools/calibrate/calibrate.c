@@ -17,6 +17,7 @@
 
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,26 @@ static void usage(FILE *f)
             "Node membership: MPI_COMM_TYPE_SHARED, or TUNA_RANKS_PER_NODE=Q logical nodes.\n");
 }
 
+/* Median time of tuna's statistics agreement (tuna_agree: one small allreduce) over all
+ * ranks, each sample the slowest rank's. */
+static double agreement_time(tuna_ctx *ctx, int iters)
+{
+    double *t = malloc(sizeof(double) * (size_t)iters);
+    long long v[TUNA_AGREE_N] = {0};
+    for (int k = -2; k < iters; k++) { /* two warm-up rounds */
+        MPI_Barrier(ctx->comm);
+        double t0 = MPI_Wtime();
+        tuna_agree(ctx, v);
+        double dt = MPI_Wtime() - t0;
+        MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
+        if (k >= 0 && t)
+            t[k] = dt;
+    }
+    double m = t ? median(t, iters) : 0;
+    free(t);
+    return m;
+}
+
 static int parse(int argc, char **argv, cal_args *a)
 {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'},
@@ -300,6 +321,11 @@ int main(int argc, char **argv)
             p.nics_per_node = ca.nics;
     }
 
+    /* The statistics agreement, as the log2 P rounds MPI libraries take for it. */
+    double agree = P > 1 ? agreement_time(ctx, ca.iters) : 0;
+    double agree_round = P > 1 ? agree / ceil(log2((double)P)) : 0;
+    json_object_set_new(measured, "agreement_allreduce", json_real(agree));
+
     /* Local costs on rank 0: memcpy bandwidth and a derived datatype's life cycle. */
     if (me == 0) {
         char *dst = malloc(bufsz);
@@ -378,6 +404,9 @@ int main(int argc, char **argv)
         measured = NULL;
         if (root && vendor[0])
             json_object_set_new(root, "vendor_alltoallv", json_string(vendor));
+        if (root && P > 1)
+            json_object_set_new(root, "agreement",
+                                json_pack("{s:f,s:f}", "per_round", agree_round, "per_rank", 0.0));
         if (!root)
             rc = 1;
         else if (ca.out) {
