@@ -4,17 +4,25 @@ those that agreed (every PERIOD-th call, counting the warm-up ones), and the tim
 the default period K = 32, mean(reusing) + (mean(agreeing) - mean(reusing)) / K, against
 vendor's mean over the same interleaved iterations.
 
-    python3 sim/auto_vs_vendor.py PERIOD FILE.jsonl...
+    python3 sim/auto_vs_vendor.py PERIOD FILE.jsonl... [--min RATIO]
+
+--min RATIO: exit 1 if any cell's vendor/auto is below RATIO (the CI check).
 """
 import json, math, sys
 K = 32
-if len(sys.argv) < 3:
+args = sys.argv[1:]
+minimum = None
+if "--min" in args:
+    i = args.index("--min")
+    minimum = float(args[i + 1])
+    del args[i:i + 2]
+if len(args) < 2:
     sys.exit(__doc__)
-period = int(sys.argv[1])
+period = int(args[0])
 rows = []
 print("| platform | selector | distribution | S (B) | vendor mean (us) | auto, reusing calls (us) | auto, agreeing calls (us) | vendor/auto at K = 32 |")
 print("|---|---|---|---|---|---|---|---|")
-for f in sys.argv[2:]:
+for f in args[1:]:
     for line in open(f):
         r = json.loads(line)
         if r["algorithm"] != "auto":
@@ -39,3 +47,8 @@ for sel in ("default", "mpich"):
     if xs:
         print(f"\n{sel}: {len(xs)} cells, geometric mean {math.exp(sum(map(math.log, xs))/len(xs)):.3f}, "
               f"worst {min(xs):.3f}, below 0.95: {sum(x < 0.95 for x in xs)}")
+if not rows:
+    sys.exit("no auto records")
+if minimum is not None and min(q for _, q in rows) < minimum:
+    print(f"FAIL: a cell's vendor/auto is below {minimum}")
+    sys.exit(1)
