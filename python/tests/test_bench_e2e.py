@@ -87,7 +87,7 @@ def sweep(tmp_path_factory):
     assert listing.returncode == 0, listing.stderr
     table = parse_list(listing.stdout)
     assert "vendor" in table and "scattered" in table, listing.stdout
-    algorithms = ["vendor", "scattered"]
+    algorithms = ["vendor", "scattered"] + (["auto"] if "auto" in table else [])
     # An algorithm with a radix for the radix plot and the heatmap (TuNA when it is there).
     radix_algs = [a for a, ps in table.items() if any(p[0] == "radix" for p in ps)]
     radix_alg = "tuna" if "tuna" in radix_algs else (radix_algs[0] if radix_algs else None)
@@ -154,7 +154,7 @@ def test_table_and_progress(sweep):
     assert re.search(r"\[\d+/\d+\]", sweep["stderr"]), "no progress on stderr"
 
 
-@pytest.mark.parametrize("kind", ["radix", "compare", "heatmap", "breakdown"])
+@pytest.mark.parametrize("kind", ["radix", "compare", "heatmap", "breakdown", "quality"])
 def test_plot_commands_write_png(sweep, kind, capsys):
     if kind in ("radix", "heatmap") and not sweep["radix_alg"]:
         pytest.skip("no algorithm with a radix parameter in the table")

@@ -1,6 +1,7 @@
 """`tuna tune` on synthetic records (no MPI needed): buckets as libtuna computes them, the
 table's best configuration per key, selection quality, platform profiles."""
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -60,6 +61,36 @@ def test_quality_rows(tmp_path, capsys):
     assert cli.main(["tune", "quality", str(path), "--min-quality", "0.9"]) == 1
 
 
+def test_quality_takes_vendor_from_a_vendor_record(tmp_path, capsys):
+    # --no-vendor runs (tuna sim --scale): vendor is a record of its own, not interleaved
+    recs = [record("spreadout", 4, 256, 2e-5), record("auto", 4, 256, 2.5e-5),
+            record("vendor", 4, 256, 4e-5)]
+    for r in recs:
+        r["vendor"] = None
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    rows = tune.quality([json.loads(line) for line in path.read_text().splitlines()])
+    assert [(a, b, v) for _, _, a, b, _, v in rows] == [(2.5e-5, 2e-5, 4e-5)]
+    recs.pop()  # no vendor at all: the column is '-'
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert cli.main(["tune", "quality", str(path)]) == 0
+    assert "| - |" in capsys.readouterr().out
+
+
+def test_fit_agreement_recovers_both_terms():
+    # t(P) = a ceil(log2 P) + b (P - 1), exactly, from two or three points
+    def t(p, a, b):
+        return a * math.ceil(math.log2(p)) + b * (p - 1)
+    for a, b in ((2e-6, 0.0), (0.0, 4e-7), (1e-6, 1e-7)):
+        got = tune.fit_agreement([(p, t(p, a, b)) for p in (64, 256, 1024)])
+        assert got == pytest.approx((a, b), abs=1e-12)
+    # one point: the better single term, never a negative coefficient
+    got = tune.fit_agreement([(64, 12e-6)])
+    assert min(got) >= 0 and t(64, *got) == pytest.approx(12e-6)
+    with pytest.raises(ValueError):
+        tune.fit_agreement([(1, 1e-6)])
+
+
 def test_platform_profile_is_a_valid_profile():
     plat = {"name": "x", "ranks_per_node": 4, "topology": "torus", "dims": [4, 4, 4],
             "os": 1e-7, "or": 2e-7, "intra_lat": 3e-7, "intra_bw": 4e10, "link_lat": 1e-7,
@@ -92,12 +123,21 @@ def test_smpi_vendor_alltoallv_per_selector():
 
 
 def test_profile_command_writes_vendor_alltoallv(tmp_path):
+    # --agreement-procs '': no simulation (the SMPI build is tested by sim_auto_profile)
     out = tmp_path / "p.json"
+    no_sim = ["--agreement-procs", ""]
     assert cli.main(["tune", "profile", "--platform", "fattree", "--selector", "mpich",
-                     "-o", str(out)]) == 0
+                     "-o", str(out)] + no_sim) == 0
     p = json.loads(out.read_text())
-    assert p["vendor_alltoallv"] == "scattered:block=4"
-    assert cli.main(["tune", "profile", "--platform", "fattree", "-o", str(out)]) == 0
+    assert p["vendor_alltoallv"] == "scattered:block=4" and "agreement" not in p
+    assert cli.main(["tune", "profile", "--platform", "fattree", "-o", str(out)] + no_sim) == 0
     assert json.loads(out.read_text())["vendor_alltoallv"] == "linear"
     assert cli.main(["tune", "profile", "--platform", "fattree", "--selector", "nosuch",
-                     "-o", str(out)]) == 1
+                     "-o", str(out)] + no_sim) == 1
+
+
+def test_profile_agreement_needs_the_smpi_bench(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TUNA_SIM_BENCH", str(tmp_path / "missing-tuna-bench"))
+    assert cli.main(["tune", "profile", "--platform", "fattree", "--bench",
+                     str(tmp_path / "missing-tuna-bench"), "-o", str(tmp_path / "p.json")]) == 1
+    assert "tuna-bench" in capsys.readouterr().err

@@ -105,7 +105,8 @@ def quality(records, normalize=False):
     """Rows (key, cell, auto time, best time, best options, vendor time) per cell with auto.
     normalize: each record's time is divided by the vendor time measured interleaved with
     it (same period of machine load), so drifting load on a shared machine cancels; the
-    vendor column is then 1."""
+    vendor column is then 1. Vendor's time is the one measured interleaved with auto, else
+    that of a 'vendor' record of the cell (runs with --no-vendor), else None."""
     cells = {}
     for r in results.ok(records):
         cells.setdefault((key_of(r), cell_of(r)), []).append(r)
@@ -120,7 +121,13 @@ def quality(records, normalize=False):
             return r["time"]["median"] / (r["vendor"]["median"] if normalize else 1.0)
         a = t(auto[0])
         b = min(others, key=t)
-        vendor = 1.0 if normalize else auto[0]["vendor"]["median"]
+        vrec = [r for r in rs if r["algorithm"] == "vendor"]
+        if normalize:
+            vendor = 1.0
+        elif auto[0].get("vendor"):
+            vendor = auto[0]["vendor"]["median"]
+        else:
+            vendor = vrec[0]["time"]["median"] if vrec else None
         rows.append((key, cell, a, t(b), b["options"], vendor))
     return rows
 
@@ -136,11 +143,15 @@ def cmd_quality(args):
     qs, vs = [], []
     for key, cell, a, b, bo, v in rows:
         qs.append(b / a)
-        vs.append(v / a)
+        if v is not None:
+            vs.append(v / a)
+        vtext = f"{v / a:.3f}" if v is not None else "-"
         print(f"| {cell[4]} | {key[0]} | {key[1]} | {cell[0]} | {cell[1]} | {a * scale:.3g} | {b * scale:.3g} "
-              f"| `{bo}` | {b / a:.3f} | {v / a:.3f} |")
+              f"| `{bo}` | {b / a:.3f} | {vtext} |")
+    vsum = (f"vendor/auto geometric mean {_geomean(vs):.3f}, worst {min(vs):.3f}" if vs
+            else "no vendor time")
     print(f"\n{len(rows)} cells: best/auto geometric mean {_geomean(qs):.3f}, worst "
-          f"{min(qs):.3f}; vendor/auto geometric mean {_geomean(vs):.3f}, worst {min(vs):.3f}")
+          f"{min(qs):.3f}; {vsum}")
     if args.min_quality is not None and _geomean(qs) < args.min_quality:
         print(f"tuna tune quality: geometric mean {_geomean(qs):.3f} below "
               f"{args.min_quality}", file=sys.stderr)
@@ -270,6 +281,11 @@ def fit_agreement(points):
 def simulate_agreement(args, plat_name, procs, rpn):
     """Simulated time of the MPI library's 40-byte MPI_Allreduce (tuna's statistics
     agreement) at each P, with tuna sim's settings."""
+    from tuna_tools import sim
+    bench = sim.find_bench(args.bench)
+    if not os.path.exists(bench):
+        raise ValueError(f"tuna-bench built with smpicc not found at {bench}: the profile's "
+                         "agreement is simulated (pass --agreement-procs '' to skip it)")
     out = []
     with tempfile.TemporaryDirectory(prefix="tuna-agree-") as tmp:
         path = os.path.join(tmp, "agree.jsonl")
@@ -277,8 +293,7 @@ def simulate_agreement(args, plat_name, procs, rpn):
                "--procs", ",".join(str(p) for p in procs), "--rpn", str(rpn),
                "--collective", "allreduce", "-a", "vendor", "-s", "40", "--no-vendor",
                "-w", "1", "-o", path]
-        if args.bench:
-            cmd += ["--bench", args.bench]
+        cmd += ["--bench", bench]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] +
             [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))

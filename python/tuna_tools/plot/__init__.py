@@ -1,7 +1,7 @@
 """``tuna plot KIND FILE.jsonl...``: figures from tuna-bench results, one module per kind."""
 import importlib
 
-KINDS = ["radix", "compare", "heatmap", "breakdown"]
+KINDS = ["radix", "compare", "heatmap", "breakdown", "quality"]
 
 
 def register(subparsers):
