@@ -73,9 +73,15 @@ def write_hostfile(path, procs, rpn, nodes):
             left -= rpn
 
 
-def smpi_config(plat, selector, precision, extra=(), collective="alltoallv"):
+def smpi_config(plat, selector, precision, extra=(), collective="alltoallv",
+                agreement_allreduce="rdb"):
     """The --cfg flags of a run. Per-message overheads come from the platform; the SMPI
-    calibration factors are neutralised so the platform's numbers mean what they say."""
+    calibration factors are neutralised so the platform's numbers mean what they say.
+    agreement_allreduce: SMPI's MPI_Allreduce algorithm, which tuna's alltoallv uses for its
+    one small agreement per call. SMPI's default allreduce grows linearly with P (57 us at
+    P = 256 on the Fugaku-like platform, against 6 us for recursive doubling, what MPI
+    libraries run for small allreduces), so it is replaced unless the run measures allreduce
+    itself, an --cfg sets it, or the value is 'default'."""
     cfg = [
         "smpi/simulate-computation:no",        # local copies are not charged (see docs)
         "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
@@ -91,6 +97,9 @@ def smpi_config(plat, selector, precision, extra=(), collective="alltoallv"):
     ]
     if selector != "default":
         cfg.append(f"smpi/{collective}:{selector}")
+    if (agreement_allreduce != "default" and collective != "allreduce"
+            and not any(str(c).startswith("smpi/allreduce:") for c in extra)):
+        cfg.append(f"smpi/allreduce:{agreement_allreduce}")
     cfg.extend(extra)
     return cfg
 
@@ -292,7 +301,8 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         write_hostfile(hostfile, procs, rpn, plat["nodes"])
         jsonl = os.path.join(tmp, "bench.jsonl")
         extra = list(SCALE_CFG if args.scale else ()) + list(args.cfg or ())
-        cfg = smpi_config(plat, selector, args.precision, extra, args.collective)
+        cfg = smpi_config(plat, selector, args.precision, extra, args.collective,
+                          args.agreement_allreduce)
         bench_args = ["-a", args.algorithms, "-s", args.sizes, "-n", str(args.iters),
                       "-w", str(args.warmup), "--json", jsonl, "-q", "--no-phases",
                       "--run-name", f"sim-{plat['name']}"]
@@ -611,6 +621,10 @@ def register(subparsers):
     r.add_argument("--precision", type=float, default=1e-7,
                    help="surf/precision of the bandwidth solver (default %(default)g)")
     r.add_argument("--cfg", action="append", help="extra SimGrid --cfg=KEY:VALUE")
+    r.add_argument("--agreement-allreduce", default="rdb",
+                   help="SMPI allreduce algorithm for tuna's per-call agreement (alltoallv and "
+                        "allgather runs; default: rdb, recursive doubling, as MPI libraries "
+                        "run small allreduces; 'default' keeps SMPI's, linear in P)")
     r.add_argument("--bench", help="tuna-bench built with smpicc (default: build-sim/)")
     r.add_argument("--timeout", type=float, default=None, help="seconds per smpirun")
     r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")
