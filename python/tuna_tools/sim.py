@@ -73,15 +73,19 @@ def write_hostfile(path, procs, rpn, nodes):
             left -= rpn
 
 
+# SMPI's default barrier and allreduce are linear in P; MPI libraries run logarithmic ones at
+# these sizes. tuna-bench synchronises every timed call with MPI_Barrier (a linear barrier
+# releases the ranks up to P overheads apart, and the skew lands in the measured time), and
+# every tuna alltoallv call performs one small allreduce (its agreement).
+LOG_COLLS = {"barrier": "ompi_bruck", "allreduce": "rdb"}
+
+
 def smpi_config(plat, selector, precision, extra=(), collective="alltoallv",
-                agreement_allreduce="rdb"):
+                library_colls="log"):
     """The --cfg flags of a run. Per-message overheads come from the platform; the SMPI
     calibration factors are neutralised so the platform's numbers mean what they say.
-    agreement_allreduce: SMPI's MPI_Allreduce algorithm, which tuna's alltoallv uses for its
-    one small agreement per call. SMPI's default allreduce grows linearly with P (57 us at
-    P = 256 on the Fugaku-like platform, against 6 us for recursive doubling, what MPI
-    libraries run for small allreduces), so it is replaced unless the run measures allreduce
-    itself, an --cfg sets it, or the value is 'default'."""
+    library_colls 'log': the MPI library's barrier and allreduce are logarithmic (LOG_COLLS),
+    except the collective the run measures and any an --cfg sets; 'default': SMPI's own."""
     cfg = [
         "smpi/simulate-computation:no",        # local copies are not charged (see docs)
         "smpi/bw-factor:0:1", "smpi/lat-factor:0:1",
@@ -97,9 +101,12 @@ def smpi_config(plat, selector, precision, extra=(), collective="alltoallv",
     ]
     if selector != "default":
         cfg.append(f"smpi/{collective}:{selector}")
-    if (agreement_allreduce != "default" and collective != "allreduce"
-            and not any(str(c).startswith("smpi/allreduce:") for c in extra)):
-        cfg.append(f"smpi/allreduce:{agreement_allreduce}")
+    if library_colls == "log":
+        for coll, alg in LOG_COLLS.items():
+            if coll != collective and not any(str(c).startswith(f"smpi/{coll}:") for c in extra):
+                cfg.append(f"smpi/{coll}:{alg}")
+    elif library_colls != "default":
+        raise ValueError(f"--library-colls '{library_colls}': expected 'log' or 'default'")
     cfg.extend(extra)
     return cfg
 
@@ -302,7 +309,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         jsonl = os.path.join(tmp, "bench.jsonl")
         extra = list(SCALE_CFG if args.scale else ()) + list(args.cfg or ())
         cfg = smpi_config(plat, selector, args.precision, extra, args.collective,
-                          args.agreement_allreduce)
+                          args.library_colls)
         bench_args = ["-a", args.algorithms, "-s", args.sizes, "-n", str(args.iters),
                       "-w", str(args.warmup), "--json", jsonl, "-q", "--no-phases",
                       "--run-name", f"sim-{plat['name']}"]
@@ -621,10 +628,11 @@ def register(subparsers):
     r.add_argument("--precision", type=float, default=1e-7,
                    help="surf/precision of the bandwidth solver (default %(default)g)")
     r.add_argument("--cfg", action="append", help="extra SimGrid --cfg=KEY:VALUE")
-    r.add_argument("--agreement-allreduce", default="rdb",
-                   help="SMPI allreduce algorithm for tuna's per-call agreement (alltoallv and "
-                        "allgather runs; default: rdb, recursive doubling, as MPI libraries "
-                        "run small allreduces; 'default' keeps SMPI's, linear in P)")
+    r.add_argument("--library-colls", choices=["log", "default"], default="log",
+                   help="the MPI library's barrier (tuna-bench's synchronisation) and small "
+                        "allreduce (tuna's agreement): 'log' = dissemination barrier and "
+                        "recursive doubling, as MPI libraries run them (default); 'default' = "
+                        "SMPI's own, linear in P (runs before 2026-11-22)")
     r.add_argument("--bench", help="tuna-bench built with smpicc (default: build-sim/)")
     r.add_argument("--timeout", type=float, default=None, help="seconds per smpirun")
     r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")

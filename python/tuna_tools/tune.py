@@ -294,8 +294,9 @@ def simulate_agreement(args, plat_name, procs, rpn):
                "--collective", "allreduce", "-a", "vendor", "-s", "40", "--no-vendor",
                "-w", "1", "-o", path]
         cmd += ["--bench", bench]
-        if args.agreement_allreduce != "default":  # the allreduce tuna sim run gives tuna
-            cmd += ["--cfg", f"smpi/allreduce:{args.agreement_allreduce}"]
+        cmd += ["--library-colls", args.library_colls]
+        if args.library_colls == "log":  # the allreduce tuna sim run gives tuna's agreement
+            cmd += ["--cfg", f"smpi/allreduce:{sim.LOG_COLLS['allreduce']}"]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] +
             [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
@@ -373,9 +374,9 @@ def register(subparsers):
                     help="P values at which to simulate the MPI library's small allreduce "
                          "(tuna's statistics agreement) and fit the profile's \"agreement\" "
                          "(default: 64,256; empty: leave it to the model)")
-    pr.add_argument("--agreement-allreduce", default="rdb",
-                    help="SMPI allreduce algorithm of the runs the profile is for (tuna sim run "
-                         "--agreement-allreduce; default: %(default)s)")
+    pr.add_argument("--library-colls", choices=["log", "default"], default="log",
+                    help="tuna sim run --library-colls of the runs the profile is for "
+                         "(default: %(default)s)")
     pr.add_argument("--bench", help="tuna-bench built with smpicc (as tuna sim run --bench)")
     pr.add_argument("-o", "--output", default="-")
     pr.set_defaults(func=cmd_profile)
