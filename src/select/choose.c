@@ -287,11 +287,13 @@ static double agreement_time(const tuna_select_input *in)
     return t > 0 ? t : 0;
 }
 
-static void consider(const tuna_select_input *in, int alg, const long *param, tuna_choice *best)
+/* agree: what an algorithm that needs the statistics pays on top (0 when they are agreed). */
+static void consider(const tuna_select_input *in, int alg, const long *param, double agree,
+                     tuna_choice *best)
 {
     double t = tuna_model_alltoallv(&sel.profile, in, alg, param);
-    if (t >= 0 && in->agree_pending && tuna_a2av_table[alg].needs_global_stats)
-        t += agreement_time(in);
+    if (t >= 0 && tuna_a2av_table[alg].needs_global_stats)
+        t += agree;
     consider_time(alg, param, t, best);
 }
 
@@ -306,26 +308,27 @@ static void model_choice(const tuna_select_input *in, tuna_choice *best)
     for (int alg = 0; alg < tuna_a2av_table_len; alg++)
         if (is_vendor(alg))
             consider_time(alg, none, vendor_time(in), best);
+    const double agree = in->agree_pending ? agreement_time(in) : 0; /* once, not per candidate */
     for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
         const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
         if (is_vendor(alg))
             continue;
         long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
         if (info->nparams == 0) {
-            consider(in, alg, param, best);
+            consider(in, alg, param, agree, best);
             continue;
         }
         int n0 = grid(in, alg, 0, 0, v0);
         for (int i = 0; i < n0; i++) {
             param[0] = v0[i];
             if (info->nparams == 1) {
-                consider(in, alg, param, best);
+                consider(in, alg, param, agree, best);
                 continue;
             }
             int n1 = grid(in, alg, 1, v0[i], v1);
             for (int k = 0; k < n1; k++) {
                 param[1] = v1[k];
-                consider(in, alg, param, best);
+                consider(in, alg, param, agree, best);
             }
         }
     }
