@@ -59,26 +59,47 @@ static int check_keys(json_t *obj, const char *const *allowed, const char *where
     return MPI_SUCCESS;
 }
 
+/*
+ * Object `name` of `root` holding exactly the numbers keys[0..n-1], all required, into
+ * *out[i] (> 0 where positive[i]). An absent object is an error if `required`, else leaves
+ * *found false.
+ */
+static int load_numbers(json_t *root, const char *name, bool required, int n,
+                        const char *const *keys, const bool *positive, double *const *out,
+                        bool *found, const char *path)
+{
+    json_t *o = json_object_get(root, name);
+    *found = false;
+    if (!o && !required)
+        return MPI_SUCCESS;
+    if (!o || !json_is_object(o)) {
+        char list[128] = "";
+        for (int i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     keys[i]);
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"%s\" must be an object with keys %s",
+                              path, name, list);
+    }
+    const char *allowed[8]; /* n <= 7: the callers below */
+    for (int i = 0; i < n; i++)
+        allowed[i] = keys[i];
+    allowed[n] = NULL;
+    char where[32];
+    snprintf(where, sizeof where, "%s.", name);
+    int rc = check_keys(o, allowed, where, path);
+    for (int i = 0; i < n && !rc; i++)
+        rc = get_number(o, where, keys[i], true, positive[i], out[i], path);
+    *found = rc == MPI_SUCCESS;
+    return rc;
+}
+
 static int load_level(json_t *root, const char *name, tuna_level_profile *l, const char *path)
 {
-    static const char *const keys[] = {"latency", "overhead", "gap", "bandwidth", NULL};
-    json_t *o = json_object_get(root, name);
-    if (!o || !json_is_object(o))
-        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"%s\" must be an object with keys "
-                                           "latency, overhead, gap, bandwidth",
-                              path, name);
-    char where[16];
-    snprintf(where, sizeof where, "%s.", name);
-    int rc = check_keys(o, keys, where, path);
-    if (!rc)
-        rc = get_number(o, where, "latency", true, false, &l->latency, path);
-    if (!rc)
-        rc = get_number(o, where, "overhead", true, false, &l->overhead, path);
-    if (!rc)
-        rc = get_number(o, where, "gap", true, false, &l->gap, path);
-    if (!rc)
-        rc = get_number(o, where, "bandwidth", true, true, &l->bandwidth, path);
-    return rc;
+    static const char *const keys[] = {"latency", "overhead", "gap", "bandwidth"};
+    static const bool positive[] = {false, false, false, true};
+    double *const out[] = {&l->latency, &l->overhead, &l->gap, &l->bandwidth};
+    bool found;
+    return load_numbers(root, name, true, 4, keys, positive, out, &found, path);
 }
 
 /* "vendor_alltoallv": the option string of the tuna algorithm that models the MPI library's
@@ -115,22 +136,11 @@ static int load_vendor_model(json_t *root, tuna_profile *p, const char *path)
 /* "agreement": {"per_round": s, "per_rank": s} (see tuna_profile). */
 static int load_agreement(json_t *root, tuna_profile *p, const char *path)
 {
-    static const char *const keys[] = {"per_round", "per_rank", NULL};
-    json_t *o = json_object_get(root, "agreement");
-    if (!o)
-        return MPI_SUCCESS;
-    if (!json_is_object(o))
-        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"agreement\" must be an object with "
-                                           "keys per_round, per_rank",
-                              path);
-    int rc = check_keys(o, keys, "agreement.", path);
-    if (!rc)
-        rc = get_number(o, "agreement.", "per_round", true, false, &p->agreement_per_round,
+    static const char *const keys[] = {"per_round", "per_rank"};
+    static const bool positive[] = {false, false};
+    double *const out[] = {&p->agreement_per_round, &p->agreement_per_rank};
+    return load_numbers(root, "agreement", false, 2, keys, positive, out, &p->has_agreement,
                         path);
-    if (!rc)
-        rc = get_number(o, "agreement.", "per_rank", true, false, &p->agreement_per_rank, path);
-    p->has_agreement = rc == MPI_SUCCESS;
-    return rc;
 }
 
 int tuna_profile_load(const char *path, tuna_profile *out)
