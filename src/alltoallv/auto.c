@@ -104,13 +104,11 @@ static tuna_select_input input_of(const tuna_a2av_args *a, bool reusing)
     };
 }
 
-static int choose(const tuna_a2av_args *a, bool reusing, tuna_choice *c)
+/* The choice for a's statistics; *in receives the selector's input (for the log). */
+static int choose(const tuna_a2av_args *a, bool reusing, tuna_select_input *in, tuna_choice *c)
 {
-    tuna_select_input in = input_of(a, reusing);
-    int rc = tuna_select_alltoallv(&in, c);
-    if (rc == MPI_SUCCESS)
-        log_choice(a, &in, c, reusing);
-    return rc;
+    *in = input_of(a, reusing);
+    return tuna_select_alltoallv(in, c);
 }
 
 /*
@@ -121,7 +119,8 @@ static int choose(const tuna_a2av_args *a, bool reusing, tuna_choice *c)
  * statistics itself (Bruck family, TuNA) agrees at once and decides from this call's values.
  * Every rank counts the same calls, so all agree on the same ones.
  */
-static int choose_reusing(tuna_a2av_args *cur, tuna_choice *c, bool *reused)
+static int choose_reusing(tuna_a2av_args *cur, tuna_select_input *in, tuna_choice *c,
+                          bool *reused)
 {
     tuna_ctx *ctx = cur->ctx;
     *reused = false;
@@ -129,7 +128,7 @@ static int choose_reusing(tuna_a2av_args *cur, tuna_choice *c, bool *reused)
     if (ctx->agreed_valid && ctx->agreed_reuses + 1 < tuna_select_auto_period()) {
         tuna_a2av_args last = *cur;
         tuna_a2av_set_stats(&last, ctx->agreed_stats);
-        rc = choose(&last, true, c);
+        rc = choose(&last, true, in, c);
         if (rc != MPI_SUCCESS)
             return rc;
         if (!tuna_a2av_table[c->algorithm].needs_global_stats) {
@@ -147,7 +146,7 @@ static int choose_reusing(tuna_a2av_args *cur, tuna_choice *c, bool *reused)
     ctx->agreed_valid = true;
     ctx->agreed_reuses = 0;
     tuna_a2av_set_stats(cur, v);
-    return choose(cur, false, c);
+    return choose(cur, false, in, c);
 }
 
 int tuna_a2av_auto(const tuna_a2av_args *a)
@@ -156,11 +155,14 @@ int tuna_a2av_auto(const tuna_a2av_args *a)
     if (rc != MPI_SUCCESS)
         return rc;
     tuna_a2av_args chosen = *a;
+    tuna_select_input in;
     tuna_choice c;
     bool reused = false;
-    rc = a->stats_agreed ? choose(a, false, &c) : choose_reusing(&chosen, &c, &reused);
+    rc = a->stats_agreed ? choose(a, false, &in, &c)
+                         : choose_reusing(&chosen, &in, &c, &reused);
     if (rc != MPI_SUCCESS)
         return rc;
+    log_choice(a, &in, &c, reused); /* the choice that runs, not one set aside */
 
     memcpy(chosen.param, c.param, sizeof chosen.param);
     tuna_stats_current.algorithm = c.algorithm;
