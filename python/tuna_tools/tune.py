@@ -121,12 +121,12 @@ def quality(records, normalize=False):
             return r["time"]["median"] / (r["vendor"]["median"] if normalize else 1.0)
         a = t(auto[0])
         b = min(others, key=t)
-        vrec = [r for r in rs if r["algorithm"] == "vendor"]
         if normalize:
             vendor = 1.0
         elif auto[0].get("vendor"):
             vendor = auto[0]["vendor"]["median"]
         else:
+            vrec = [r for r in rs if r["algorithm"] == "vendor"]
             vendor = vrec[0]["time"]["median"] if vrec else None
         rows.append((key, cell, a, t(b), b["options"], vendor))
     return rows
