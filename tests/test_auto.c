@@ -19,6 +19,7 @@
 #include "tuna_select.h"
 
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +341,40 @@ static void file_validation(void)
                   "agreement");
     check_profile("vendor-number", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": 3}",
                   false, "vendor_alltoallv");
+    /* network: a torus of at most TUNA_TORUS_MAX_NODES nodes, TUNA_TORUS_MAX_DIMS dims. */
+    check_profile("network-good", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                  "\"torus\", \"dims\": [8, 8, 8], \"link_bandwidth\": 6.8e9}}",
+                  true, NULL);
+    check_profile("network-topology", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                      "\"mesh\", \"dims\": [8], \"link_bandwidth\": 1e9}}",
+                  false, "network.topology");
+    check_profile("network-dims-empty", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                        "\"torus\", \"dims\": [], \"link_bandwidth\": 1e9}}",
+                  false, "network.dims");
+    check_profile("network-dims-zero", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                       "\"torus\", \"dims\": [4, 0], \"link_bandwidth\": 1e9}}",
+                  false, "network.dims");
+    check_profile("network-dims-float", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                        "\"torus\", \"dims\": [4.5], \"link_bandwidth\": 1e9}}",
+                  false, "network.dims");
+    check_profile("network-too-big", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                     "\"torus\", \"dims\": [16, 16, 16], \"link_bandwidth\": 1e9}}",
+                  false, "at most");
+    check_profile("network-too-many-dims",
+                  "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": \"torus\", "
+                  "\"dims\": [2, 2, 2, 2, 2, 2, 2], \"link_bandwidth\": 1e9}}",
+                  false, "network.dims");
+    check_profile("network-no-bw", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                   "\"torus\", \"dims\": [8]}}",
+                  false, "network.link_bandwidth");
+    check_profile("network-zero-bw", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                     "\"torus\", \"dims\": [8], \"link_bandwidth\": 0}}",
+                  false, "network.link_bandwidth");
+    check_profile("network-typo", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
+                                  "\"torus\", \"dim\": [8], \"link_bandwidth\": 1e9}}",
+                  false, "network.dim");
+    check_profile("network-array", "{\"tuna_profile\": 1, %s, \"network\": [8, 8]}", false,
+                  "network");
     {
         char buf[1024];
         snprintf(buf, sizeof buf,
@@ -439,6 +474,55 @@ static void file_validation(void)
           "sparsity buckets");
 }
 
+/*
+ * The network term against link loads counted by hand (SimGrid's dimension-order routing,
+ * each dimension the shorter way, nodes 0..N-1 first dimension fastest).
+ */
+static void network_checks(void)
+{
+    tuna_profile t;
+    tuna_profile_builtin(&t);
+    CHECK(tuna_model_net_load(&t, 64, 32, 2, 1, 63, 1) == 0, "no torus, yet a network term");
+    t.torus_ndims = 3;
+    t.torus_dims[0] = t.torus_dims[1] = t.torus_dims[2] = 8;
+    t.torus_link_bandwidth = 1e9;
+    struct { int P, Q, N; long d0, d1, step; double want; } c[] = {
+        /* two nodes: every off-node byte of node 0 crosses the one link 0 -> 1 */
+        {64, 32, 2, 1, 63, 1, 1.0},
+        {64, 32, 2, 32, 32, 1, 1.0},
+        /* distance 16 of 32 per node: half the ranks cross, all on the same link */
+        {64, 32, 2, 16, 16, 1, 1.0},
+        /* a full ring of 8, shift by one node: each up-link carries one node's traffic */
+        {256, 32, 8, 32, 32, 1, 1.0},
+        /* shift by 3 nodes: each up-link is on 3 routes */
+        {256, 32, 8, 96, 96, 1, 3.0},
+        /* shift by 4 (half-way): nodes 0-3 and 5-7 go up, node 4 down; the up-links of
+         * nodes 0..3 are on 4 routes, those of 4..7 on 3 */
+        {256, 32, 8, 128, 128, 1, 4.0},
+        /* all 7 node shifts equally (ranks sending to the same local rank everywhere): shifts
+         * 1-4 go up, 5-7 down; the up-link 0 -> 1 is on 1 + 2 + 3 + 4 routes (shift 4: from
+         * nodes 0, 5, 6, 7), the down-links on 1 + 2 + 3 (+ 1 for node 4's shift 4) */
+        {256, 32, 8, 32, 224, 32, 10.0 / 7},
+        /* 16 nodes = two rings of 8 in x, stacked in y: shift by 8 = one hop in y */
+        {512, 32, 16, 256, 256, 1, 1.0},
+        /* nothing off-node */
+        {64, 32, 2, 64, 64, 1, 0.0},
+        /* unequal nodes (P != N Q): not modelled */
+        {60, 32, 2, 1, 59, 1, 0.0},
+        /* more nodes than the torus has: not modelled */
+        {1026, 1, 1026, 1, 1, 1, 0.0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        double got = tuna_model_net_load(&t, c[i].P, c[i].Q, c[i].N, c[i].d0, c[i].d1,
+                                         c[i].step);
+        CHECK(fabs(got - c[i].want) < 1e-6, "net load case %zu (P=%d N=%d d=%ld..%ld/%ld): %g, "
+              "want %g", i, c[i].P, c[i].N, c[i].d0, c[i].d1, c[i].step, got, c[i].want);
+    }
+    /* The phase: node 0's 32 ranks send 1 MB each over the one link at 1 GB/s: 32 ms. */
+    double ph = tuna_model_phase_net(&t, 32, 1, 1e6, 1e6, 1.0, 1.0);
+    CHECK(fabs(ph - 32e-3) < 1e-3, "phase with the network term: %g s, want about 0.032", ph);
+}
+
 /* The model is a pure function: same input, same choice; every candidate has a finite cost. */
 static void model_checks(void)
 {
@@ -535,8 +619,10 @@ int main(int argc, char **argv)
         reuse_mode = true;
         expect_reuse(&opt);
     } else {
-        if (me == 0)
+        if (me == 0) {
             file_validation();
+            network_checks();
+        }
         model_checks();
         for (int pat = 0; pat < PAT_N; pat++)
             for (int seed = 0; seed < 4; seed++) {

@@ -202,7 +202,7 @@ def platform_profile(plat):
     else:
         hops = 3.0  # fat tree / dragonfly: up, across, down
     o = plat["os"] + plat["or"]
-    return {
+    prof = {
         "tuna_profile": 1,
         "name": f"sim-{plat['name']}",
         "intra": {"latency": plat["intra_lat"], "overhead": o, "gap": 0.0,
@@ -216,6 +216,12 @@ def platform_profile(plat):
         "measured": {"from_platform": plat["name"], "ranks_per_node": q, "hops": hops,
                      "note": "derived by `tuna tune profile` from sim/platforms"},
     }
+    if plat.get("topology") == "torus":
+        # SimGrid routes a torus dimension by dimension over links of link_bw each way, and
+        # tuna sim places the job on nodes 0..N-1: the model's network term (docs/tuning.md).
+        prof["network"] = {"topology": "torus", "dims": list(plat["dims"]),
+                           "link_bandwidth": plat["link_bw"]}
+    return prof
 
 
 # The tuna algorithm that models each SimGrid 3.32 MPI_Alltoallv selector (--cfg=smpi/alltoallv:

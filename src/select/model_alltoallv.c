@@ -32,8 +32,10 @@ static enum model_alg model_of(int alg)
 typedef struct model {
     const tuna_profile *m;
     int P, Q, N;      /* Q: ranks per node used by the model (P / N when nodes differ) */
+    int Qeq;          /* ranks per node if the nodes are equal, else 0 (no network term) */
     double B;         /* global maximum block */
     double a;         /* bytes per destination of the rank that sends most: total_max / P */
+    double am;        /* mean bytes per destination (the mean block): a node's ranks on average */
     double nz;        /* fraction of non-empty blocks (linear algorithms skip empty ones) */
 } model;
 
@@ -62,6 +64,12 @@ static double cross_fraction(const model *x, long d)
  */
 double tuna_model_phase(const tuna_profile *prof, int Q, double m, double bytes, double phi)
 {
+    return tuna_model_phase_net(prof, Q, m, bytes, bytes, phi, 0);
+}
+
+double tuna_model_phase_net(const tuna_profile *prof, int Q, double m, double bytes,
+                            double node_bytes, double phi, double net)
+{
     if (m <= 0)
         return 0;
     const tuna_level_profile *I = &prof->intra, *E = &prof->inter;
@@ -70,16 +78,24 @@ double tuna_model_phase(const tuna_profile *prof, int Q, double m, double bytes,
     double g = m * (phi * E->gap + (1 - phi) * I->gap);
     /* The rank with the most off-node traffic: at least one message's worth. */
     double phi_worst = phi > 0 ? fmin(1.0, phi + 1.0 / m) : 0;
-    double t = g;
+    /* Receives are posted first; the send half of the overhead overlaps the transfers. */
+    double t = fmax(g, o / 2);
     t = fmax(t, bytes * (1 - phi) / I->bandwidth);
     t = fmax(t, bytes * phi_worst / E->bandwidth);
-    t = fmax(t, bytes * phi * Q / (prof->nics_per_node * E->bandwidth));
-    return L + o + t;
+    /* Node-level limits: the Q ranks' off-node bytes, each rank sending node_bytes. */
+    t = fmax(t, node_bytes * phi * Q / (prof->nics_per_node * E->bandwidth));
+    if (net > 0 && prof->torus_link_bandwidth > 0) /* the busiest link of the network */
+        t = fmax(t, node_bytes * phi * Q * net / prof->torus_link_bandwidth);
+    return L + o / 2 + t;
 }
 
-static double phase(const model *x, double m, double bytes, double phi)
+/* A phase whose messages go to rank distances d0, d0 + step, ..., d1 (the network term);
+ * `bytes` of the busiest rank, `nbytes` of a rank on average (the node-level limits). */
+static double phase(const model *x, double m, double bytes, double nbytes, double phi, long d0,
+                    long d1, long step)
 {
-    return tuna_model_phase(x->m, x->Q, m, bytes, phi);
+    double net = phi > 0 ? tuna_model_net_load(x->m, x->P, x->Qeq, x->N, d0, d1, step) : 0;
+    return tuna_model_phase_net(x->m, x->Q, m, bytes, nbytes, phi, net);
 }
 
 /* Bytes of a round in which each rank sends m of its blocks: the round ends with its slowest
@@ -110,12 +126,13 @@ static double batched_linear(const model *x, long b)
     if (n <= 0)
         return 0;
     if (b >= n) /* one phase: the busiest rank's total, no extra straggler block */
-        return phase(x, n * x->nz, n * x->a, cross_range(x, 1, n));
+        return phase(x, n * x->nz, n * x->a, n * x->am, cross_range(x, 1, n), 1, n, 1);
     double t = 0;
     for (long d0 = 1; d0 <= n; d0 += b) {
         long d1 = d0 + b - 1 < n ? d0 + b - 1 : n;
         double m = (double)(d1 - d0 + 1);
-        t += phase(x, m * x->nz, round_bytes(x, m), cross_range(x, d0, d1));
+        t += phase(x, m * x->nz, round_bytes(x, m), m * x->am, cross_range(x, d0, d1), d0, d1,
+                   1);
     }
     return t;
 }
@@ -125,7 +142,7 @@ static double stepwise(const model *x)
 {
     double t = 0;
     for (long d = 1; d < x->P; d++)
-        t += phase(x, x->nz, round_bytes(x, 1), cross_fraction(x, d) > 0 ? 1.0 : 0.0);
+        t += phase(x, x->nz, round_bytes(x, 1), x->am, cross_fraction(x, d), d, d, 1);
     return t;
 }
 
@@ -136,7 +153,7 @@ static double window(const model *x, long s)
     if (n <= 0)
         return 0;
     double phi = cross_range(x, 1, n);
-    double full = phase(x, n * x->nz, n * x->a, phi);
+    double full = phase(x, n * x->nz, n * x->a, n * x->am, phi, 1, n, 1);
     double L = phi > 0 ? x->m->inter.latency : x->m->intra.latency;
     double turns = ceil((double)n / (double)(s < 1 ? 1 : s));
     return fmax(full, turns * L + n * x->nz * (phi * x->m->inter.overhead +
@@ -162,13 +179,14 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
     double t = 0, moved = 0;
     for (long w = 1; w < x->P; w *= 2) {
         double n = digit_count(x->P, 2, w, 1);
-        double phi = cross_fraction(x, w) > 0 ? 1.0 : 0.0;
+        double phi = cross_fraction(x, w);
         moved += n;
         if (twophase)
-            t += phase(x, 1, 8 * n, phi) + phase(x, 1, round_bytes(x, n), phi) +
+            t += phase(x, 1, 8 * n, 8 * n, phi, w, w, 1) +
+                 phase(x, 1, round_bytes(x, n), n * x->am, phi, w, w, 1) +
                  2 * n * x->a / x->m->copy_bandwidth;
         else
-            t += phase(x, 1, n * x->B, phi);
+            t += phase(x, 1, n * x->B, n * x->B, phi, w, w, 1);
     }
     *slots_moved = moved;
     return t;
@@ -179,7 +197,7 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
  * metadata phase (8 bytes per block) and a data phase (the blocks' bytes, one message per
  * round), plus two derived datatypes per round. Blocks average a bytes, at most B bytes.
  */
-static double tuna_rounds(const model *x, long P, long r, long b, double a, double B,
+static double tuna_rounds(const model *x, long P, long r, long b, double a, double am, double B,
                           bool intra_only)
 {
     if (r > P)
@@ -195,7 +213,9 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
     for (long w = 1; w < P;) {
         for (long z0 = 1; z0 < r && z0 * w < P; z0 += b) {
             double msgs = 0, blocks = 0, phi = 0;
+            long z1 = z0;
             for (long z = z0; z < z0 + b && z < r && z * w < P; z++) {
+                z1 = z;
                 double n = digit_count(P, r, w, z);
                 msgs += 1;
                 blocks += n;
@@ -205,7 +225,8 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             phi /= msgs;
             double bytes = fmin(blocks * B, blocks * a + (B - a));
             /* hindexed data: the library gathers and scatters it (one copy each side) */
-            t += phase(x, msgs, 8 * blocks, phi) + phase(x, msgs, bytes, phi) +
+            t += phase(x, msgs, 8 * blocks, 8 * blocks, phi, z0 * w, z1 * w, w) +
+                 phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
                  2 * bytes / m->copy_bandwidth;
         }
         if (w > (P - 1) / r)
@@ -220,21 +241,26 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
 {
     const tuna_profile *m = x->m;
     if (x->N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
-        return tuna_rounds(x, x->P, r, r - 1, x->a, x->B, true);
+        return tuna_rounds(x, x->P, r, r - 1, x->a, x->am, x->B, true);
     const long Q = x->Q, N = x->N;
     if (r > Q)
         r = Q;
     double a_sub = N * x->a, B_sub = N * x->a + (x->B - x->a);
-    double t = Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, B_sub, true) : 0;
-    t += phase(x, (double)(N - 1), 8.0 * Q * (N - 1), 1.0); /* sizes, one message per node */
+    double t = Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, true) : 0;
+    /* sizes, one message to the same local rank of every other node */
+    double sizes = 8.0 * Q * (N - 1);
+    t += phase(x, (double)(N - 1), sizes, sizes, 1.0, Q, (N - 1) * Q, Q);
     long msgs = coalesced ? N - 1 : (N - 1) * Q;
-    double per_msg = coalesced ? Q * x->a : x->a;
+    double per_msg = coalesced ? Q * x->a : x->a, per_msg_mean = coalesced ? Q * x->am : x->am;
     long blocks_per_msg = coalesced ? Q : 1;
     if (b > msgs)
         b = msgs;
     for (long k = 0; k < msgs; k += b) {
         double mm = (double)(k + b <= msgs ? b : msgs - k);
-        t += phase(x, mm, mm * per_msg + (x->B - x->a), 1.0) +
+        /* coalesced visits node distances k+1.., staggered spreads each batch over them all */
+        long n0 = coalesced ? k + 1 : 1, n1 = coalesced ? k + (long)mm : N - 1;
+        t += phase(x, mm, mm * per_msg + (x->B - x->a), mm * per_msg_mean, 1.0, n0 * Q, n1 * Q,
+                   Q) +
              2 * mm * per_msg / m->copy_bandwidth;
         t += mm * 2 * (m->datatype_overhead + blocks_per_msg * m->datatype_block);
     }
@@ -249,11 +275,13 @@ double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, 
         return -1;
     model x = {.m = m, .P = in->P, .N = in->N < 1 ? 1 : in->N, .B = in->max_block};
     x.Q = in->Q > 0 ? in->Q : (in->P + x.N - 1) / x.N;
+    x.Qeq = in->Q > 0 ? in->Q : 0;
     if (x.Q < 1)
         x.Q = 1;
     x.a = in->total_max / (double)in->P;
     if (x.a > x.B)
         x.a = x.B;
+    x.am = in->mean_block < x.a ? in->mean_block : x.a;
     x.nz = 1.0 - in->zero_fraction;
     if (in->P <= 1 || in->max_block <= 0)
         return 0;
@@ -283,11 +311,11 @@ double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, 
         return t + (2.0 * P * x.B + 2.0 * moved * x.B) / cb;
     }
     case M_TWOPHASE_BRUCK: return bruck_rounds(&x, true, &moved);
-    case M_TUNA: return tuna_rounds(&x, P, param[0], param[1], x.a, x.B, false);
+    case M_TUNA: return tuna_rounds(&x, P, param[0], param[1], x.a, x.am, x.B, false);
     case M_COALESCED:
     case M_STAGGERED:
         if (in->Q <= 0) /* unequal nodes: the algorithm runs flat tuna with the same radix */
-            return tuna_rounds(&x, P, param[0], param[1], x.a, x.B, false);
+            return tuna_rounds(&x, P, param[0], param[1], x.a, x.am, x.B, false);
         return hierarchical(&x, param[0], param[1], k == M_COALESCED);
     case M_NONE: break;
     }

@@ -143,12 +143,60 @@ static int load_agreement(json_t *root, tuna_profile *p, const char *path)
                         path);
 }
 
+/* "network": {"topology": "torus", "dims": [X, Y, ...], "link_bandwidth": bytes/s} (see
+ * tuna_profile; absent: no network term). */
+static int load_network(json_t *root, tuna_profile *p, const char *path)
+{
+    static const char *const keys[] = {"topology", "dims", "link_bandwidth", NULL};
+    json_t *o = json_object_get(root, "network");
+    if (!o)
+        return MPI_SUCCESS;
+    if (!json_is_object(o))
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network\" must be an object with keys "
+                                           "topology, dims, link_bandwidth",
+                              path);
+    int rc = check_keys(o, keys, "network.", path);
+    if (rc)
+        return rc;
+    json_t *topo = json_object_get(o, "topology");
+    if (!json_is_string(topo) || strcmp(json_string_value(topo), "torus") != 0)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.topology\" must be \"torus\" "
+                                           "(the only network the model describes; leave "
+                                           "\"network\" out otherwise)",
+                              path);
+    json_t *dims = json_object_get(o, "dims");
+    size_t nd = json_is_array(dims) ? json_array_size(dims) : 0;
+    if (nd < 1 || nd > TUNA_TORUS_MAX_DIMS)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.dims\" must be an array of 1 "
+                                           "to %d integers",
+                              path, TUNA_TORUS_MAX_DIMS);
+    long nodes = 1;
+    for (size_t j = 0; j < nd; j++) {
+        json_t *d = json_array_get(dims, j);
+        json_int_t v = json_is_integer(d) ? json_integer_value(d) : 0;
+        if (v < 1 || v > TUNA_TORUS_MAX_NODES)
+            return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.dims\"[%zu] must be an "
+                                               "integer in [1, %d]",
+                                  path, j, TUNA_TORUS_MAX_NODES);
+        nodes *= (long)v;
+        if (nodes > TUNA_TORUS_MAX_NODES)
+            return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.dims\": the model handles "
+                                               "tori of at most %d nodes",
+                                  path, TUNA_TORUS_MAX_NODES);
+        p->torus_dims[j] = (int)v;
+    }
+    rc = get_number(o, "network.", "link_bandwidth", true, true, &p->torus_link_bandwidth, path);
+    if (!rc)
+        p->torus_ndims = (int)nd;
+    return rc;
+}
+
 int tuna_profile_load(const char *path, tuna_profile *out)
 {
     static const char *const keys[] = {"tuna_profile", "name",           "intra",
                                        "inter",        "nics_per_node",  "copy_bandwidth",
                                        "datatype_overhead", "datatype_block", "measured",
-                                       "vendor_alltoallv", "agreement", NULL};
+                                       "vendor_alltoallv", "agreement", "network", NULL};
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
     if (!root)
@@ -196,6 +244,8 @@ int tuna_profile_load(const char *path, tuna_profile *out)
         rc = load_vendor_model(root, &p, path);
     if (!rc)
         rc = load_agreement(root, &p, path);
+    if (!rc)
+        rc = load_network(root, &p, path);
     json_decref(root);
     if (!rc)
         *out = p;

@@ -8,6 +8,11 @@
 
 #include "tuna_internal.h"
 
+/* Largest torus the network term models (its link loads live on the stack). */
+#define TUNA_TORUS_MAX_DIMS 6
+#define TUNA_TORUS_MAX_NODES 1024
+#define TUNA_TORUS_MAX_LINKS (2 * TUNA_TORUS_MAX_DIMS * TUNA_TORUS_MAX_NODES)
+
 /* LogGP-style parameters of one level of the machine (seconds, bytes per second). */
 typedef struct tuna_level_profile {
     double latency;    /* L: one-way latency of a small message */
@@ -31,6 +36,12 @@ typedef struct tuna_profile {
      * doubling on the levels above. */
     bool has_agreement;
     double agreement_per_round, agreement_per_rank;
+    /* "network": a torus of torus_dims[0] x ... nodes (first dimension fastest), routed
+     * dimension by dimension, each direction of a link torus_link_bandwidth bytes/s; the
+     * job's nodes are its first N. torus_ndims = 0: the NICs are the only inter-node limit. */
+    int torus_ndims;
+    int torus_dims[TUNA_TORUS_MAX_DIMS];
+    double torus_link_bandwidth;
 } tuna_profile;
 
 /* The built-in profile (docs/tuning.md lists its values and where they come from). */
@@ -109,6 +120,20 @@ double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, 
  * ranks whose peer at distance d is on another node (consecutive placement). */
 double tuna_model_phase(const tuna_profile *m, int Q, double msgs, double bytes, double phi);
 double tuna_model_cross(int P, int Q, int N, long d);
+/* The same with the node-level limits (NICs, network) on `node_bytes` per rank (a rank on
+ * average; `bytes` is the busiest rank's) and the network term: with `net` =
+ * tuna_model_net_load() > 0, the node's off-node bytes (node_bytes * phi * Q) times `net`
+ * cross the busiest link at the profile's link bandwidth. */
+double tuna_model_phase_net(const tuna_profile *m, int Q, double msgs, double bytes,
+                            double node_bytes, double phi, double net);
+/*
+ * The busiest directed link's share of a node's off-node bytes in a phase where every rank
+ * sends equally to the ranks at distances d0, d0 + step, ..., <= d1 (mod P), P = N * Q ranks
+ * placed consecutively on the profile's torus (model_network.c). 0 without a torus, with
+ * unequal nodes, more nodes than the torus has, or nothing off-node.
+ */
+double tuna_model_net_load(const tuna_profile *m, int P, int Q, int N, long d0, long d1,
+                           long step);
 
 /* Predicted time of allgather / allreduce algorithm `alg` (their tables), `bytes` per rank's
  * block (allgather) or of the vector (allreduce); negative for vendor and auto. */
