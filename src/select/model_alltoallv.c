@@ -56,17 +56,13 @@ static double cross_fraction(const model *x, long d)
 }
 
 /*
- * One phase: every rank posts m messages carrying `bytes` bytes, a fraction
- * phi of them to other nodes, then waits for all of them.
- *   T = L + m*o + max(m*g, intra bytes / bw_intra, inter bytes of one rank /
- *       bw_inter, inter bytes of the node / (nics * bw_inter))
+ * One phase: every rank posts m messages carrying `bytes` bytes (`node_bytes` on average), a
+ * fraction phi of them to other nodes, then waits for all of them:
+ *   T = L + m*o/2 + max(m*o/2, m*g, intra bytes / bw_intra, inter bytes of one rank /
+ *       bw_inter, inter bytes of the node / (nics * bw_inter), the busiest link's bytes /
+ *       bw_link)
  * with L, o, g of the inter-node level as soon as anything crosses nodes.
  */
-double tuna_model_phase(const tuna_profile *prof, int Q, double m, double bytes, double phi)
-{
-    return tuna_model_phase_net(prof, Q, m, bytes, bytes, phi, 0);
-}
-
 double tuna_model_phase_net(const tuna_profile *prof, int Q, double m, double bytes,
                             double node_bytes, double phi, double net)
 {

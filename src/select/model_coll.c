@@ -13,11 +13,15 @@
 typedef struct cmodel {
     const tuna_profile *m;
     int P, Q, N;
+    int Qeq; /* ranks per node if the nodes are equal, else 0 (no network term) */
 } cmodel;
 
-static double ph(const cmodel *x, double msgs, double bytes, double phi)
+/* A phase to the ranks at distances d0, d0 + step, ..., d1 (every rank sends as much). */
+static double ph(const cmodel *x, double msgs, double bytes, double phi, long d0, long d1,
+                 long step)
 {
-    return tuna_model_phase(x->m, x->Q, msgs, bytes, phi);
+    double net = phi > 0 ? tuna_model_net_load(x->m, x->P, x->Qeq, x->N, d0, d1, step) : 0;
+    return tuna_model_phase_net(x->m, x->Q, msgs, bytes, bytes, phi, net);
 }
 
 static double cross(const cmodel *x, long d)
@@ -49,6 +53,13 @@ static fold_shape fold_shape_of(long P, long k)
     return f;
 }
 
+/* Rank distance of a leader's first partner at distance d groups (the others: multiples). */
+static long partners_step(const fold_shape *f, long d)
+{
+    long s = (long)llround((double)d * f->per_group);
+    return s < 1 ? 1 : s;
+}
+
 /* Mean cross-node fraction of a leader's k-1 partners at distance d groups. */
 static double partners_cross(const cmodel *x, const fold_shape *f, long d)
 {
@@ -69,18 +80,19 @@ static double recmul(const cmodel *x, long k_in, double n, bool gather)
     long d = 1;
     for (int r = 0; r < m; r++, d *= k) {
         double phi = partners_cross(x, &f, d);
+        long s = partners_step(&f, d);
         if (gather) {
-            t += ph(x, (double)(k - 1), (double)(k - 1) * held * n, phi);
+            t += ph(x, (double)(k - 1), (double)(k - 1) * held * n, phi, s, (k - 1) * s, s);
             held *= (double)k;
         } else {
-            t += ph(x, (double)(k - 1), (double)(k - 1) * n, phi) +
+            t += ph(x, (double)(k - 1), (double)(k - 1) * n, phi, s, (k - 1) * s, s) +
                  (double)(k - 1) * n / x->m->copy_bandwidth;
         }
     }
     if (Qk < P) {
         double phi = cross(x, 1);
-        t += ph(x, per_group, per_group * n, phi);                 /* fold in */
-        t += ph(x, per_group, per_group * (gather ? P * n : n), phi); /* fold out */
+        t += ph(x, per_group, per_group * n, phi, 1, 1, 1);                 /* fold in */
+        t += ph(x, per_group, per_group * (gather ? P * n : n), phi, 1, 1, 1); /* fold out */
         if (!gather)
             t += per_group * n / x->m->copy_bandwidth;
     }
@@ -101,13 +113,16 @@ static double recmul_permuted_allreduce(const cmodel *x, long k_in, double n)
     long d = 1;
     for (int r = 0; r < f.m; r++, d *= k) {
         double phi = partners_cross(x, &f, d);
+        long s = partners_step(&f, d);
         part /= (double)k;
         double bytes = (double)(k - 1) * part;
-        t += 2.0 * ph(x, (double)(k - 1), bytes, phi) + bytes / x->m->copy_bandwidth;
+        t += 2.0 * ph(x, (double)(k - 1), bytes, phi, s, (k - 1) * s, s) +
+             bytes / x->m->copy_bandwidth;
     }
     if (f.Qk < x->P) {
         double phi = cross(x, 1);
-        t += 2.0 * ph(x, per_group, per_group * n, phi) + per_group * n / x->m->copy_bandwidth;
+        t += 2.0 * ph(x, per_group, per_group * n, phi, 1, 1, 1) +
+             per_group * n / x->m->copy_bandwidth;
     }
     return t;
 }
@@ -120,6 +135,7 @@ static void setup(cmodel *x, const tuna_profile *m, const tuna_select_input *in)
     x->Q = in->Q > 0 ? in->Q : (in->P + x->N - 1) / x->N;
     if (x->Q < 1)
         x->Q = 1;
+    x->Qeq = in->Q > 0 ? in->Q : 0;
 }
 
 double tuna_model_allgather(const tuna_profile *m, const tuna_select_input *in, double n,
@@ -136,11 +152,11 @@ double tuna_model_allgather(const tuna_profile *m, const tuna_select_input *in, 
     if (P <= 1 || n <= 0)
         return 0;
     if (strcmp(name, "ring") == 0)
-        return (double)(P - 1) * ph(&x, 1, n, cross(&x, 1));
+        return (double)(P - 1) * ph(&x, 1, n, cross(&x, 1), 1, 1, 1);
     if (strcmp(name, "kring") == 0) {
         long g = tuna_coll_kring_group((int)P, param[0]), G = P / g;
-        return (double)(G - 1) * ph(&x, 1, n, cross(&x, g)) +
-               (double)(g - 1) * ph(&x, 1, (double)G * n, cross(&x, 1));
+        return (double)(G - 1) * ph(&x, 1, n, cross(&x, g), g, g, 1) +
+               (double)(g - 1) * ph(&x, 1, (double)G * n, cross(&x, 1), 1, 1, 1);
     }
     if (strcmp(name, "recursive-doubling") == 0)
         return recmul(&x, 2, n, true);
@@ -171,12 +187,12 @@ double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, 
     if (strcmp(name, "recursive-doubling") == 0)
         return recmul(&x, 2, n, false);
     if (strcmp(name, "ring") == 0)
-        return 2.0 * (double)(P - 1) * ph(&x, 1, n / (double)P, cross(&x, 1)) +
+        return 2.0 * (double)(P - 1) * ph(&x, 1, n / (double)P, cross(&x, 1), 1, 1, 1) +
                (double)(P - 1) * n / (double)P / cb;
     if (strcmp(name, "kring") == 0) {
         long g = tuna_coll_kring_group((int)P, param[0]), G = P / g;
-        return 2.0 * (double)(g - 1) * ph(&x, 1, n / (double)g, cross(&x, 1)) +
-               2.0 * (double)(G - 1) * ph(&x, 1, n / (double)P, cross(&x, g)) +
+        return 2.0 * (double)(g - 1) * ph(&x, 1, n / (double)g, cross(&x, 1), 1, 1, 1) +
+               2.0 * (double)(G - 1) * ph(&x, 1, n / (double)P, cross(&x, g), g, g, 1) +
                (double)(P - 1) * n / (double)P / cb;
     }
     if (strcmp(name, "recmul") == 0)

@@ -115,17 +115,15 @@ int tuna_select_sparsity_bucket(double zero_fraction); /* floor(4 z), clamped to
 double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, int alg,
                             const long *param);
 
-/* Shared model terms (docs/tuning.md): the cost of one phase in which every rank posts m
- * messages of `bytes` bytes in total, a fraction phi of them off-node; and the fraction of
- * ranks whose peer at distance d is on another node (consecutive placement). */
-double tuna_model_phase(const tuna_profile *m, int Q, double msgs, double bytes, double phi);
-double tuna_model_cross(int P, int Q, int N, long d);
-/* The same with the node-level limits (NICs, network) on `node_bytes` per rank (a rank on
- * average; `bytes` is the busiest rank's) and the network term: with `net` =
+/* Shared model terms (docs/tuning.md). The cost of one phase in which every rank posts m
+ * messages of `bytes` bytes in total (the busiest rank; `node_bytes` a rank on average, for
+ * the node-level limits: NICs and network), a fraction phi of them off-node; with `net` =
  * tuna_model_net_load() > 0, the node's off-node bytes (node_bytes * phi * Q) times `net`
  * cross the busiest link at the profile's link bandwidth. */
 double tuna_model_phase_net(const tuna_profile *m, int Q, double msgs, double bytes,
                             double node_bytes, double phi, double net);
+/* The fraction of ranks whose peer at distance d is on another node (consecutive placement). */
+double tuna_model_cross(int P, int Q, int N, long d);
 /*
  * The busiest directed link's share of a node's off-node bytes in a phase where every rank
  * sends equally to the ranks at distances d0, d0 + step, ..., <= d1 (mod P), P = N * Q ranks
