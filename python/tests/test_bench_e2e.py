@@ -148,6 +148,23 @@ def test_json_lines_hold_every_configuration(sweep):
     assert all(abs(r["dist"]["zero_fraction"] - 0.25) < 1e-9 for r in matrix)
 
 
+def test_auto_records_say_what_ran(sweep):
+    """auto's records name the configuration its last call ran (a row of the table, with the
+    table's parameters), the model's time and the source; other records have none."""
+    if "auto" not in sweep["algorithms"]:
+        pytest.skip("no auto in this build")
+    recs = [json.loads(line) for line in sweep["jsonl"].read_text().splitlines()]
+    autos = [r for r in recs if r["algorithm"] == "auto"]
+    assert autos and all("auto_choice" not in r for r in recs if r["algorithm"] != "auto")
+    for r in autos:
+        ch = r["auto_choice"]
+        name, _, params = ch["options"].partition(":")
+        assert name in sweep["table"] and name != "auto", ch
+        want = {p[0] for p in sweep["table"][name]}
+        assert {kv.split("=")[0] for kv in params.split(",") if kv} == want, ch
+        assert ch["source"] in (1, 2, 3, 4) and ch["predicted"] >= 0, ch
+
+
 def test_table_and_progress(sweep):
     assert "speedup" in sweep["stdout"] and "vendor_us" in sweep["stdout"]
     assert "scattered:block=1" in sweep["stdout"]

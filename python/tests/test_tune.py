@@ -53,11 +53,12 @@ def test_table_picks_the_best_common_configuration(tmp_path):
 
 def test_quality_rows(tmp_path, capsys):
     recs = [record("spreadout", 4, 256, 2e-5), record("auto", 4, 256, 2.5e-5, vendor=5e-5)]
+    recs[1]["auto_choice"] = {"options": "tuna:radix=3,block=2", "predicted": 1e-5, "source": 1}
     path = tmp_path / "q.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     assert cli.main(["tune", "quality", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "0.800" in out and "2.000" in out
+    assert "0.800" in out and "2.000" in out and "`tuna:radix=3,block=2`" in out
     assert cli.main(["tune", "quality", str(path), "--min-quality", "0.9"]) == 1
 
 
@@ -94,12 +95,16 @@ def test_fit_agreement_recovers_both_terms():
 def test_platform_profile_is_a_valid_profile():
     plat = {"name": "x", "ranks_per_node": 4, "topology": "torus", "dims": [4, 4, 4],
             "os": 1e-7, "or": 2e-7, "intra_lat": 3e-7, "intra_bw": 4e10, "link_lat": 1e-7,
-            "nic_bw": 1e10, "nic_count": 2}
+            "nic_bw": 1e10, "nic_count": 2, "link_bw": 5e9}
     p = tune.platform_profile(plat)
     assert p["tuna_profile"] == 1 and p["nics_per_node"] == 2
     assert p["intra"]["bandwidth"] == pytest.approx(1e10)
     assert p["inter"]["overhead"] == pytest.approx(3e-7)
     assert set(p["intra"]) == {"latency", "overhead", "gap", "bandwidth"}
+    # a torus: the model's network term (SimGrid routes it link by link)
+    assert p["network"] == {"topology": "torus", "dims": [4, 4, 4], "link_bandwidth": 5e9}
+    # other topologies: full bisection, no network key
+    assert "network" not in tune.platform_profile(dict(plat, topology="fat-tree"))
 
 
 def test_build_rejects_garbage(tmp_path):

@@ -132,21 +132,31 @@ def quality(records, normalize=False):
     return rows
 
 
+def auto_choices(records):
+    """What auto ran per (key, cell): tuna-bench's auto_choice of its last timed call
+    ('-' for records from before tuna-bench wrote it)."""
+    return {(key_of(r), cell_of(r)): r.get("auto_choice", {}).get("options", "-")
+            for r in results.ok(records) if r["algorithm"] == "auto"}
+
+
 def cmd_quality(args):
-    rows = quality(results.load(args.files), args.normalize)
+    recs = results.load(args.files)
+    rows = quality(recs, args.normalize)
+    ran = auto_choices(recs)
     unit, scale = ("x vendor", 1.0) if args.normalize else ("us", 1e6)
     if not rows:
         raise ValueError("no cell holds both an auto record and other configurations")
-    print(f"| machine | P | Q | distribution | S (B) | auto ({unit}) | best ({unit}) | best configuration "
-          "| best/auto | vendor/auto |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| machine | P | Q | distribution | S (B) | auto ({unit}) | auto ran | best ({unit}) "
+          "| best configuration | best/auto | vendor/auto |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     qs, vs = [], []
     for key, cell, a, b, bo, v in rows:
         qs.append(b / a)
         if v is not None:
             vs.append(v / a)
         vtext = f"{v / a:.3f}" if v is not None else "-"
-        print(f"| {cell[4]} | {key[0]} | {key[1]} | {cell[0]} | {cell[1]} | {a * scale:.3g} | {b * scale:.3g} "
+        print(f"| {cell[4]} | {key[0]} | {key[1]} | {cell[0]} | {cell[1]} | {a * scale:.3g} "
+              f"| `{ran.get((key, cell), '-')}` | {b * scale:.3g} "
               f"| `{bo}` | {b / a:.3f} | {vtext} |")
     vsum = (f"vendor/auto geometric mean {_geomean(vs):.3f}, worst {min(vs):.3f}" if vs
             else "no vendor time")

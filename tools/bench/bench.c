@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -918,6 +919,11 @@ typedef struct result {
     size_t temp_bytes;              /* max over ranks and iterations */
     int rounds;                     /* max over ranks */
     double *samples, *vsamples;     /* per-iteration max over ranks (rank 0) */
+    /* auto: what its last timed call ran (every rank chose the same) */
+    bool has_choice;
+    char choice[160];
+    double predicted;
+    int auto_source;
 } result;
 
 static void verify_or_abort(const bench_args *a, const dataset *d, const config *c, int tsize,
@@ -997,6 +1003,11 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
     }
     unsigned long temp = 0;
     int rounds = 0;
+    /* auto: tuna_stats says what it chose (a few clock reads per call; off otherwise). */
+    const tuna_algorithm_info *self = tuna_algorithm_get(a->coll, c->opt.algorithm);
+    bool is_auto = self && strcmp(self->name, "auto") == 0;
+    if (is_auto)
+        tuna_stats_enable(1);
     for (int it = 0; it < total; it++) {
         double t_alg = 0, t_vendor = 0;
         int rc = MPI_SUCCESS;
@@ -1032,6 +1043,8 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             MPI_Bcast(local, (int)sizeof local, MPI_CHAR, who, comm);
             snprintf(r->error, sizeof r->error, "rank %d: %s", who, local);
             free(ta), free(tv), free(ph);
+            if (is_auto)
+                tuna_stats_enable(a->phases);
             return;
         }
         if (it == 0 && a->verify)
@@ -1050,6 +1063,20 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
                     rounds = st->rounds;
             }
         }
+    }
+    if (is_auto) {
+        const tuna_stats *st = tuna_stats_last();
+        const tuna_algorithm_info *ran = tuna_algorithm_get(a->coll, st->algorithm);
+        r->has_choice = ran != NULL;
+        if (ran) {
+            int n = snprintf(r->choice, sizeof r->choice, "%s", ran->name);
+            for (int p = 0; p < ran->nparams && n > 0 && (size_t)n < sizeof r->choice; p++)
+                n += snprintf(r->choice + n, sizeof r->choice - (size_t)n, "%s%s=%ld",
+                              p ? "," : ":", ran->params[p].name, st->params[p]);
+        }
+        r->predicted = st->predicted;
+        r->auto_source = st->auto_source;
+        tuna_stats_enable(a->phases);
     }
     /* Per iteration, the maximum over ranks: the collective's time is its slowest rank's. */
     MPI_Reduce(me == 0 ? MPI_IN_PLACE : ta, ta, a->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
@@ -1143,6 +1170,13 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     /* --no-vendor: vendor, speedup and vendor_samples are null (not measured). */
     json_object_set_new(rec, "vendor", a->vendor ? summary_json(&r->vendor) : json_null());
     json_object_set_new(rec, "speedup", a->vendor ? json_real(r->speedup) : json_null());
+    if (r->has_choice) { /* auto: its last timed call's choice, model time and source */
+        json_t *ch = json_object();
+        json_object_set_new(ch, "options", json_string(r->choice));
+        json_object_set_new(ch, "predicted", json_real(r->predicted));
+        json_object_set_new(ch, "source", json_integer(r->auto_source));
+        json_object_set_new(rec, "auto_choice", ch);
+    }
     json_t *samples = json_array(), *vsamples = a->vendor ? json_array() : json_null();
     for (int k = 0; k < a->iters; k++) {
         json_array_append_new(samples, json_real(r->samples[k]));
