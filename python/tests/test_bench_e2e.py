@@ -165,6 +165,23 @@ def test_auto_records_say_what_ran(sweep):
         assert ch["source"] in (1, 2, 3, 4) and ch["predicted"] >= 0, ch
 
 
+def test_tune_model_ranks_the_measured_configurations(sweep, capsys, monkeypatch):
+    """tuna tune model runs tuna-model on the sweep's statistics: one row per cell, the pick
+    among the measured configurations, and what auto would run; bad input is an error."""
+    if not os.environ.get("TUNA_MODEL"):
+        pytest.skip("TUNA_MODEL not set (ctest sets it)")
+    monkeypatch.delenv("TUNA_PROFILE", raising=False)
+    assert cli.main(["tune", "model", str(sweep["jsonl"]), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "best/pick geometric mean" in out and "| measured (us) | model (us) |" in out
+    recs = [json.loads(line) for line in sweep["jsonl"].read_text().splitlines()]
+    cells = {(r["dist"]["spec"], r["dist"]["S_bytes"]) for r in recs}
+    assert out.count("| `") >= len(cells)
+    proc = subprocess.run([os.environ["TUNA_MODEL"]], input="4 2 2 16 8 100 0 nosuch\n",
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout.startswith("error:") and "nosuch" in proc.stdout
+
+
 def test_table_and_progress(sweep):
     assert "speedup" in sweep["stdout"] and "vendor_us" in sweep["stdout"]
     assert "scattered:block=1" in sweep["stdout"]

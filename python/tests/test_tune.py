@@ -107,6 +107,16 @@ def test_platform_profile_is_a_valid_profile():
     assert "network" not in tune.platform_profile(dict(plat, topology="fat-tree"))
 
 
+def test_model_input_line():
+    rec = {"machine": {"P": 8, "nodes": 2, "ranks_per_node": 4},
+           "dist": {"max_block_bytes": 16.0, "mean_block_bytes": 8.5, "max_rank_bytes": 90.0,
+                    "zero_fraction": 0.25}}
+    assert tune.model_input(rec, "tuna:radix=2") == "8 4 2 16.0 8.5 90.0 0.25 tuna:radix=2"
+    # unequal nodes (P != nodes x ranks per node): Q = 0, as libtuna's context says
+    rec["machine"]["P"] = 7
+    assert tune.model_input(rec, "auto").startswith("7 0 2 ")
+
+
 def test_build_rejects_garbage(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text("not json\n")

@@ -11,6 +11,9 @@
   tuna tune quality  selection quality of auto in JSON lines that hold auto and an
                      exhaustive sweep of the same cells: best / auto (best over tuna's
                      configurations, vendor excluded) and vendor / auto per cell
+  tuna tune model    the cost model (tuna-model, TUNA_PROFILE) against measured sweeps:
+                     per cell the configuration it ranks first among those measured, and
+                     its measured time against the measured best
 
 Table key: (P, ranks per node, size bucket, sparsity bucket), with the buckets computed
 exactly as libtuna does (src/select/tuning.c): size bucket = ceil(log2(max block bytes)),
@@ -166,6 +169,88 @@ def cmd_quality(args):
         print(f"tuna tune quality: geometric mean {_geomean(qs):.3f} below "
               f"{args.min_quality}", file=sys.stderr)
         return 1
+    return 0
+
+
+def model_input(rec, options):
+    """tuna-model's input line for a record's statistics and an option string."""
+    m, d = rec["machine"], rec["dist"]
+    P, N, q = m["P"], m.get("nodes") or 1, m.get("ranks_per_node") or 0
+    Q = q if q * N == P else 0
+    return (f"{P} {Q} {N} {d['max_block_bytes']} {d['mean_block_bytes']} "
+            f"{d['max_rank_bytes']} {d['zero_fraction']} {options}")
+
+
+def find_model(path):
+    """tuna-model: --model, $TUNA_MODEL, next to the project's builds, or on PATH."""
+    for cand in (path, os.environ.get("TUNA_MODEL"),
+                 os.path.join(os.path.dirname(__file__), "..", "..", "build", "openmpi",
+                              "tools", "tuna-model"),
+                 shutil.which("tuna-model")):
+        if cand and os.path.exists(cand):
+            return os.path.abspath(cand)
+    raise ValueError("tuna-model not found: pass --model or set TUNA_MODEL (it is built with "
+                     "tuna, tools/model)")
+
+
+def model_check(records, model):
+    """Per cell: the configuration the model ranks first among those measured, its measured
+    time, the measured best (tuna's configurations, as in quality()), and what auto would run
+    with the same statistics. Returns (rows, predictions); the model runs under TUNA_PROFILE."""
+    cells = {}
+    for r in results.ok(records):
+        if r["algorithm"] != "auto":
+            cells.setdefault((key_of(r), cell_of(r)), {})[r["options"]] = r
+    lines, where = [], []
+    for kc, cfg in sorted(cells.items(), key=lambda kv: repr(kv[0])):
+        any_rec = next(iter(cfg.values()))
+        for o in list(cfg) + ["auto"]:
+            lines.append(model_input(any_rec, o))
+            where.append((kc, o))
+    proc = subprocess.run([model], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, timeout=600)
+    out = proc.stdout.splitlines()
+    if len(out) != len(lines):
+        raise ValueError(f"tuna-model answered {len(out)} of {len(lines)} lines: "
+                         f"{proc.stderr.strip()}")
+    pred = {}
+    for (kc, o), text in zip(where, out):
+        if text.startswith("error:"):
+            raise ValueError(f"tuna-model: {o}: {text}")
+        t, resolved = text.split(" ", 1)
+        pred.setdefault(kc, {})[o] = (float(t), resolved)
+    rows = []
+    for kc, cfg in sorted(cells.items(), key=lambda kv: repr(kv[0])):
+        measured = {o: r["time"]["median"] for o, r in cfg.items()}
+        tuna = {o: t for o, t in measured.items() if o != "vendor"}
+        if not tuna:
+            continue
+        best = min(tuna, key=tuna.get)
+        pick = min(measured, key=lambda o: (pred[kc][o][0], o != "vendor"))
+        rows.append((kc, pick, measured[pick], best, measured[best], pred[kc]["auto"][1]))
+    return rows, pred, cells
+
+
+def cmd_model(args):
+    rows, pred, cells = model_check(results.load(args.files), find_model(args.model))
+    if not rows:
+        raise ValueError("no cell with measured configurations")
+    print("| machine | P | Q | distribution | S (B) | model's pick | its time (us) | best | "
+          "best (us) | best/pick | auto would run |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    qs = []
+    for (key, cell), pick, tp, best, tb, auto in rows:
+        qs.append(tb / tp)
+        print(f"| {cell[4]} | {key[0]} | {key[1]} | {cell[0]} | {cell[1]} | `{pick}` | "
+              f"{tp * 1e6:.3g} | `{best}` | {tb * 1e6:.3g} | {tb / tp:.3f} | `{auto}` |")
+    print(f"\n{len(rows)} cells: best/pick geometric mean {_geomean(qs):.3f}, worst {min(qs):.3f}")
+    if args.all:
+        print("\n| machine | distribution | S (B) | configuration | measured (us) | model (us) |")
+        print("|---|---|---|---|---|---|")
+        for kc, cfg in sorted(cells.items(), key=lambda kv: repr(kv[0])):
+            for o in sorted(cfg, key=lambda o: cfg[o]["time"]["median"]):
+                print(f"| {kc[1][4]} | {kc[1][0]} | {kc[1][1]} | `{o}` | "
+                      f"{cfg[o]['time']['median'] * 1e6:.3g} | {pred[kc][o][0] * 1e6:.3g} |")
     return 0
 
 
@@ -377,6 +462,13 @@ def register(subparsers):
     b.add_argument("files", nargs="+")
     b.add_argument("-o", "--output", default="-")
     b.set_defaults(func=cmd_build)
+    mo = sub.add_parser("model", help="the cost model against measured configurations: its "
+                        "pick per cell vs the measured best (TUNA_PROFILE: the profile)")
+    mo.add_argument("files", nargs="+", help="tuna-bench JSON lines")
+    mo.add_argument("--model", help="path of tuna-model (default: $TUNA_MODEL, the build, PATH)")
+    mo.add_argument("--all", action="store_true",
+                    help="also list every configuration's measured and predicted time")
+    mo.set_defaults(func=cmd_model)
     pr = sub.add_parser("profile", help="TUNA_PROFILE of a simulated platform")
     pr.add_argument("--platform", required=True, help="sim/platforms name or .xml path")
     pr.add_argument("--rpn", type=int, help="ranks per node (default: the platform's)")

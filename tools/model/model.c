@@ -1,0 +1,112 @@
+/*
+ * tuna-model: the cost model of auto (docs/tuning.md) for given inputs, without a run.
+ *
+ *   TUNA_PROFILE=profile.json tuna-model < inputs
+ *
+ * Each input line: P Q N MAX_BLOCK MEAN_BLOCK MAX_RANK_BYTES ZERO_FRACTION OPTIONS
+ * (the global statistics every rank agrees on, bytes; Q = 0 for unequal nodes; OPTIONS an
+ * alltoallv option string). Each output line: the predicted seconds of OPTIONS with those
+ * statistics, then OPTIONS resolved ("auto": what auto would run, from the model or the
+ * TUNA_TUNING table). vendor is predicted as the algorithm that models it (the profile's
+ * vendor_alltoallv, else the guess for the MPI library tuna-model runs on). A line that
+ * cannot be evaluated prints "error: REASON" and the tool goes on (exit status 1 at the end).
+ * `tuna tune model` (python/tuna_tools/tune.py) drives it over tuna-bench JSON lines.
+ */
+#include "tuna_coll.h"
+#include "tuna_select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "name:key=value,..." of a table row and resolved parameters. */
+static void format_options(int alg, const long *param, char *out, size_t len)
+{
+    const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
+    int n = snprintf(out, len, "%s", info->name);
+    for (int p = 0; p < info->nparams && n > 0 && (size_t)n < len; p++)
+        n += snprintf(out + n, len - (size_t)n, "%s%s=%ld", p ? "," : ":", info->params[p].name,
+                      param[p]);
+}
+
+/* One input line; 0 on success (the answer printed), 1 after printing an error. */
+static int evaluate(const tuna_profile *prof, const char *line)
+{
+    int P, Q, N;
+    double B, mean, tmax, z;
+    char opts[256];
+    if (sscanf(line, "%d %d %d %lf %lf %lf %lf %255s", &P, &Q, &N, &B, &mean, &tmax, &z,
+               opts) != 8) {
+        printf("error: expected P Q N MAX_BLOCK MEAN_BLOCK MAX_RANK_BYTES ZERO_FRACTION "
+               "OPTIONS\n");
+        return 1;
+    }
+    if (P < 1 || N < 1 || Q < 0 || (Q > 0 && (long)Q * N != P) || B < 0 || mean < 0 ||
+        tmax < 0 || z < 0 || z > 1) {
+        printf("error: out of range (P >= 1, N >= 1, Q = 0 or Q * N = P, sizes >= 0, "
+               "0 <= zero fraction <= 1)\n");
+        return 1;
+    }
+    tuna_select_input in = {P, Q, N, B, mean, tmax, z, false};
+    tuna_options o;
+    if (tuna_options_parse(opts, TUNA_ALLTOALLV, &o) != MPI_SUCCESS) {
+        printf("error: %s\n", tuna_error_string(MPI_ERR_ARG));
+        return 1;
+    }
+    char text[256];
+    const char *name = tuna_a2av_table[o.algorithm].info.name;
+    if (strcmp(name, "auto") == 0) {
+        tuna_choice c;
+        int rc = tuna_select_alltoallv(&in, &c);
+        if (rc != MPI_SUCCESS) {
+            printf("error: %s\n", tuna_error_string(rc));
+            return 1;
+        }
+        format_options(c.algorithm, c.param, text, sizeof text);
+        printf("%.9g %s\n", c.predicted, text);
+        return 0;
+    }
+    int alg = o.algorithm;
+    if (strcmp(name, "vendor") == 0 && tuna_select_vendor_model(P, &o) == TUNA_VENDOR_MODEL_NONE) {
+        printf("error: nothing models vendor (no vendor_alltoallv in the profile, MPI library "
+               "unknown)\n");
+        return 1;
+    }
+    const tuna_algorithm_info *info = &tuna_a2av_table[o.algorithm].info;
+    long param[TUNA_MAX_PARAMS] = {0};
+    for (int i = 0; i < info->nparams; i++)
+        param[i] = tuna_coll_resolve_param(&info->params[i], o.value[i], P);
+    double t = tuna_model_alltoallv(prof, &in, o.algorithm, param);
+    format_options(o.algorithm, param, text, sizeof text);
+    printf("%.9g %s%s\n", t, alg != o.algorithm ? "vendor=" : "", text);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    if (argc > 1) {
+        fprintf(stderr, "usage: TUNA_PROFILE=FILE tuna-model < inputs\n"
+                        "input lines: P Q N MAX_BLOCK MEAN_BLOCK MAX_RANK_BYTES "
+                        "ZERO_FRACTION OPTIONS\n");
+        MPI_Finalize();
+        return strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    }
+    const tuna_profile *prof;
+    int rc = tuna_select_profile(&prof);
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "tuna-model: %s\n", tuna_error_string(rc));
+        MPI_Finalize();
+        return 2;
+    }
+    int bad = 0;
+    char line[512];
+    while (fgets(line, sizeof line, stdin)) {
+        if (line[0] == '\n' || line[0] == '#')
+            continue;
+        bad |= evaluate(prof, line);
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return bad;
+}
