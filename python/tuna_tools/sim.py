@@ -294,7 +294,8 @@ def find_bench(path):
     if env:
         return os.path.abspath(env)
     root = project_root()
-    for cand in ("build-sim/tools/tuna-bench", "build-smpi/tools/tuna-bench"):
+    for cand in ("build/smpi/tools/tuna-bench", "build-sim/tools/tuna-bench",
+                 "build-smpi/tools/tuna-bench"):
         if os.path.exists(os.path.join(root, cand)):
             return os.path.join(root, cand)
     raise ValueError("tuna-bench built with smpicc not found: pass --bench or set "
