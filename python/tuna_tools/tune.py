@@ -182,11 +182,10 @@ def model_input(rec, options):
 
 
 def find_model(path):
-    """tuna-model: --model, $TUNA_MODEL, next to the project's builds, or on PATH."""
-    for cand in (path, os.environ.get("TUNA_MODEL"),
-                 os.path.join(os.path.dirname(__file__), "..", "..", "build", "openmpi",
-                              "tools", "tuna-model"),
-                 shutil.which("tuna-model")):
+    """tuna-model: --model, $TUNA_MODEL, on PATH, or in the source tree's Open MPI build."""
+    from tuna_tools import sim
+    for cand in (path, os.environ.get("TUNA_MODEL"), shutil.which("tuna-model"),
+                 os.path.join(sim.project_root(), "build", "openmpi", "tools", "tuna-model")):
         if cand and os.path.exists(cand):
             return os.path.abspath(cand)
     raise ValueError("tuna-model not found: pass --model or set TUNA_MODEL (it is built with "
