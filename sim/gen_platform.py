@@ -25,6 +25,12 @@ Usage:
   sim/gen_platform.py --name mine --topology fat-tree --nodes 64 --cores 16 \
       --nic-count 1 --nic-bw 12.5e9 --link-bw 12.5e9 --link-lat 1e-6 \
       --intra-bw 50e9 --intra-lat 3e-7 --os 5e-7 --or 5e-7 --out-dir /tmp/plat
+  sim/gen_platform.py --name site --from-profile profile.json --ranks-per-node 32 \
+      [--nodes 64 | a torus profile's own dimensions] --out-dir /tmp/plat
+
+--from-profile takes the numbers from a TUNA_PROFILE (tuna-calibrate's, or any), so that the
+simulated platform and auto's model describe one machine: the inverse of `tuna tune profile`
+(a platform made from a profile gives that profile back; python/tests/test_tune.py).
 """
 import argparse
 import json
@@ -107,6 +113,61 @@ PRESETS = {
         ],
     },
 }
+
+
+def from_profile(prof, ranks_per_node, topology="crossbar", nodes=None, cores=None):
+    """Platform numbers from a TUNA_PROFILE dict: the inverse of tuna_tools.tune's
+    platform_profile(). A torus profile (`network`) gives a torus of its dimensions, links
+    and hops; otherwise `topology` (crossbar or fat-tree) with `nodes`, links as fast as the
+    node's NICs together and 3 hops per path. Returns (platform, warnings): what SMPI cannot
+    express (a gap, different per-message overheads per level, copy and datatype costs, which
+    simulate-computation:no does not charge) is left out and said."""
+    q = ranks_per_node
+    intra, inter = prof["intra"], prof["inter"]
+    nics = int(prof.get("nics_per_node", 1))
+    warn = []
+    if intra.get("gap", 0) or inter.get("gap", 0):
+        warn.append("gap: SMPI has no per-message gap; left out")
+    if intra["overhead"] != inter["overhead"]:
+        warn.append("overhead: SMPI charges one os/or for both levels; the inter-node one is used")
+    costly = {"copy_bandwidth": prof.get("copy_bandwidth", 0) < 1e14,  # 1e15: free
+              "datatype_overhead": prof.get("datatype_overhead", 0) > 0,
+              "datatype_block": prof.get("datatype_block", 0) > 0}
+    for key in (k for k, c in costly.items() if c and k in prof):
+        warn.append(f"{key}: not simulated (smpi/simulate-computation:no); left out")
+    p = {"description": f"from the profile '{prof.get('name', '?')}'",
+         "cores": max(q, cores or q), "ranks_per_node": q,
+         "nic_count": nics, "nic_bw": inter["bandwidth"],
+         "intra_bw": intra["bandwidth"] * q, "intra_lat": intra["latency"],
+         "os": inter["overhead"] / 2, "or": inter["overhead"] / 2,
+         "sources": [f"TUNA_PROFILE '{prof.get('name', '?')}' (sim/gen_platform.py --from-profile)"]}
+    net = prof.get("network")
+    if net:
+        p["topology"] = "torus"
+        p["dims"] = list(net["dims"])
+        p["link_bw"] = net["link_bandwidth"]
+        hops = max(1.0, sum(p["dims"]) / 4.0)
+    else:
+        if topology not in ("crossbar", "fat-tree") or not nodes:
+            raise ValueError("a profile without a torus needs --topology crossbar|fat-tree and "
+                             "--nodes")
+        p["topology"] = topology
+        p["link_bw"] = nics * inter["bandwidth"]
+        hops = 3.0
+        if topology == "crossbar":
+            p["nodes"] = nodes
+        else:
+            p["fat_tree"] = fat_tree_of(nodes)
+    p["link_lat"] = inter["latency"] / hops
+    return p, warn
+
+
+def fat_tree_of(nodes):
+    """A 2-level fat tree of `nodes` leaves: sqrt(nodes) switches of sqrt(nodes) nodes."""
+    leaf = max(1, int(math.isqrt(nodes)))
+    if nodes % leaf:
+        raise ValueError("fat-tree: the node count must be a product of two factors <= sqrt")
+    return [2, [leaf, nodes // leaf], [1, leaf], [1, 1]]
 
 
 def node_count(p):
@@ -215,7 +276,25 @@ def main(argv=None):
     ap.add_argument("--os", type=float, default=5e-7, help="send overhead, seconds")
     ap.add_argument("--or", dest="or_", type=float, default=5e-7,
                     help="receive overhead, seconds")
+    ap.add_argument("--from-profile", metavar="FILE",
+                    help="take the numbers from a TUNA_PROFILE (with --name, --ranks-per-node; "
+                         "--topology/--nodes unless the profile describes a torus)")
     args = ap.parse_args(argv)
+
+    if args.from_profile:
+        if not args.name or not args.ranks_per_node:
+            ap.error("--from-profile needs --name and --ranks-per-node")
+        with open(args.from_profile, encoding="utf-8") as f:
+            prof = json.load(f)
+        try:
+            p, warn = from_profile(prof, args.ranks_per_node, args.topology, args.nodes,
+                                   args.cores)
+        except (KeyError, TypeError, ValueError) as e:
+            ap.error(f"--from-profile {args.from_profile}: {e}")
+        for w in warn:
+            print(f"gen_platform: {w}", file=sys.stderr)
+        print(write(args.name, p, args.out_dir))
+        return 0
 
     if args.name:
         p = {"description": f"custom {args.topology} platform", "topology": args.topology,
@@ -242,10 +321,10 @@ def main(argv=None):
             if args.topology == "crossbar":
                 p["nodes"] = args.nodes
             else:
-                leaf = max(1, int(math.isqrt(args.nodes)))
-                if args.nodes % leaf:
-                    ap.error("fat-tree: --nodes must be a product of two factors <= sqrt")
-                p["fat_tree"] = [2, [leaf, args.nodes // leaf], [1, leaf], [1, 1]]
+                try:
+                    p["fat_tree"] = fat_tree_of(args.nodes)
+                except ValueError as e:
+                    ap.error(str(e))
         print(write(args.name, p, args.out_dir))
         return 0
     for name in args.preset or sorted(PRESETS):

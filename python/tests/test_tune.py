@@ -117,6 +117,41 @@ def test_model_input_line():
     assert tune.model_input(rec, "auto").startswith("7 0 2 ")
 
 
+def _gen_platform():
+    import importlib.util
+    path = Path(__file__).resolve().parents[2] / "sim" / "gen_platform.py"
+    spec = importlib.util.spec_from_file_location("gen_platform", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_platform_from_profile_round_trips():
+    """sim/gen_platform.py --from-profile is the inverse of `tuna tune profile`: the platform
+    made from a profile gives the same profile back (torus and crossbar), and what SMPI cannot
+    express is said, not silently dropped."""
+    gp = _gen_platform()
+    levels = {"intra": {"latency": 3e-7, "overhead": 4e-7, "gap": 0.0, "bandwidth": 3e9},
+              "inter": {"latency": 1.2e-6, "overhead": 4e-7, "gap": 0.0, "bandwidth": 6e9}}
+    torus = dict(levels, tuna_profile=1, name="t", nics_per_node=4,
+                 network={"topology": "torus", "dims": [4, 4, 2], "link_bandwidth": 5e9})
+    for prof, kw in ((torus, {}), (dict(levels, tuna_profile=1, name="c", nics_per_node=2),
+                                   {"topology": "crossbar", "nodes": 16})):
+        plat, warn = gp.from_profile(prof, 8, **kw)
+        assert warn == []
+        back = tune.platform_profile(dict(plat, name="x"))
+        for level in ("intra", "inter"):
+            for key in ("latency", "overhead", "gap", "bandwidth"):
+                assert back[level][key] == pytest.approx(prof[level][key]), (level, key)
+        assert back["nics_per_node"] == prof["nics_per_node"]
+        assert back.get("network") == prof.get("network")
+        assert "<cluster" in gp.xml_text("x", plat)
+    _, warn = gp.from_profile(dict(torus, copy_bandwidth=8e9, intra=dict(levels["intra"], gap=1e-8)), 8)
+    assert any("gap" in w for w in warn) and any("copy_bandwidth" in w for w in warn)
+    with pytest.raises(ValueError):
+        gp.from_profile(dict(levels, tuna_profile=1), 8)  # no torus: topology and nodes needed
+
+
 def test_build_rejects_garbage(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text("not json\n")
