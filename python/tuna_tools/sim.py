@@ -634,7 +634,8 @@ def register(subparsers):
                         "allreduce (tuna's agreement): 'log' = dissemination barrier and "
                         "recursive doubling, as MPI libraries run them (default); 'default' = "
                         "SMPI's own, linear in P (runs before 2026-11-22)")
-    r.add_argument("--bench", help="tuna-bench built with smpicc (default: build-sim/)")
+    r.add_argument("--bench", help="tuna-bench built with smpicc (default: $TUNA_SIM_BENCH, "
+                   "else build/smpi/ (scripts/test.sh), build-sim/ or build-smpi/)")
     r.add_argument("--timeout", type=float, default=None, help="seconds per smpirun")
     r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")
     r.add_argument("--append", action="store_true")
