@@ -984,6 +984,22 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
+/* What auto's last call ran (tuna_stats_last: every rank chose the same). */
+static void record_choice(const bench_args *a, result *r)
+{
+    const tuna_stats *st = tuna_stats_last();
+    const tuna_algorithm_info *ran = tuna_algorithm_get(a->coll, st->algorithm);
+    r->has_choice = ran != NULL;
+    if (ran) {
+        int n = snprintf(r->choice, sizeof r->choice, "%s", ran->name);
+        for (int p = 0; p < ran->nparams && n > 0 && (size_t)n < sizeof r->choice; p++)
+            n += snprintf(r->choice + n, sizeof r->choice - (size_t)n, "%s%s=%ld",
+                          p ? "," : ":", ran->params[p].name, st->params[p]);
+    }
+    r->predicted = st->predicted;
+    r->auto_source = st->auto_source;
+}
+
 static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Comm comm,
                        result *r)
 {
@@ -1003,10 +1019,13 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
     }
     unsigned long temp = 0;
     int rounds = 0;
-    /* auto: tuna_stats says what it chose (a few clock reads per call; off otherwise). */
+    /* auto: tuna_stats says what it chose. With --no-phases (every simulation) the stats are
+     * on for the warm-up calls only: their clock reads move simulated time (SMPI: 1.9 us of a
+     * 15 us call), so the timed calls must run as every other configuration's do. */
     const tuna_algorithm_info *self = tuna_algorithm_get(a->coll, c->opt.algorithm);
     bool is_auto = self && strcmp(self->name, "auto") == 0;
-    if (is_auto)
+    bool choice_in_warmup = is_auto && !a->phases;
+    if (is_auto && (a->phases || a->warmup > 0))
         tuna_stats_enable(1);
     for (int it = 0; it < total; it++) {
         double t_alg = 0, t_vendor = 0;
@@ -1049,6 +1068,10 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
         }
         if (it == 0 && a->verify)
             verify_or_abort(a, d, c, tsize, comm);
+        if (choice_in_warmup && it == a->warmup - 1) {
+            record_choice(a, r);
+            tuna_stats_enable(0);
+        }
         if (it >= a->warmup) {
             int k = it - a->warmup;
             ta[k] = t_alg;
@@ -1065,17 +1088,8 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
         }
     }
     if (is_auto) {
-        const tuna_stats *st = tuna_stats_last();
-        const tuna_algorithm_info *ran = tuna_algorithm_get(a->coll, st->algorithm);
-        r->has_choice = ran != NULL;
-        if (ran) {
-            int n = snprintf(r->choice, sizeof r->choice, "%s", ran->name);
-            for (int p = 0; p < ran->nparams && n > 0 && (size_t)n < sizeof r->choice; p++)
-                n += snprintf(r->choice + n, sizeof r->choice - (size_t)n, "%s%s=%ld",
-                              p ? "," : ":", ran->params[p].name, st->params[p]);
-        }
-        r->predicted = st->predicted;
-        r->auto_source = st->auto_source;
+        if (a->phases)
+            record_choice(a, r);
         tuna_stats_enable(a->phases);
     }
     /* Per iteration, the maximum over ranks: the collective's time is its slowest rank's. */
@@ -1170,7 +1184,8 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     /* --no-vendor: vendor, speedup and vendor_samples are null (not measured). */
     json_object_set_new(rec, "vendor", a->vendor ? summary_json(&r->vendor) : json_null());
     json_object_set_new(rec, "speedup", a->vendor ? json_real(r->speedup) : json_null());
-    if (r->has_choice) { /* auto: its last timed call's choice, model time and source */
+    if (r->has_choice) { /* auto: its choice (last timed call, or last warm-up call with
+                            --no-phases), model time and source */
         json_t *ch = json_object();
         json_object_set_new(ch, "options", json_string(r->choice));
         json_object_set_new(ch, "predicted", json_real(r->predicted));
