@@ -519,7 +519,8 @@ static void network_checks(void)
               "want %g", i, c[i].P, c[i].N, c[i].d0, c[i].d1, c[i].step, got, c[i].want);
     }
     /* The phase: node 0's 32 ranks send 1 MB each over the one link at 1 GB/s: 32 ms. */
-    double ph = tuna_model_phase_net(&t, 32, 1, 1e6, 1e6, 1.0, 1.0);
+    const tuna_model_layout two_nodes = {.P = 64, .Q = 32, .Qeq = 32, .N = 2};
+    double ph = tuna_model_phase(&t, &two_nodes, 1, 1e6, 1e6, 1.0, 32, 32, 1);
     CHECK(fabs(ph - 32e-3) < 1e-3, "phase with the network term: %g s, want about 0.032", ph);
 }
 

@@ -31,28 +31,36 @@ static enum model_alg model_of(int alg)
 /* Per-evaluation constants. */
 typedef struct model {
     const tuna_profile *m;
-    int P, Q, N;      /* Q: ranks per node used by the model (P / N when nodes differ) */
-    int Qeq;          /* ranks per node if the nodes are equal, else 0 (no network term) */
+    tuna_model_layout l;
     double B;         /* global maximum block */
     double a;         /* bytes per destination of the rank that sends most: total_max / P */
     double am;        /* mean bytes per destination (the mean block): a node's ranks on average */
     double nz;        /* fraction of non-empty blocks (linear algorithms skip empty ones) */
 } model;
 
-/* Fraction of ranks whose peer at distance d (consecutive placement) is on another node. */
-double tuna_model_cross(int P, int Q, int N, long d)
+tuna_model_layout tuna_model_layout_of(const tuna_select_input *in)
 {
-    if (N <= 1 || P <= 1)
+    tuna_model_layout l = {.P = in->P, .N = in->N < 1 ? 1 : in->N, .Qeq = in->Q > 0 ? in->Q : 0};
+    l.Q = in->Q > 0 ? in->Q : (in->P + l.N - 1) / l.N;
+    if (l.Q < 1)
+        l.Q = 1;
+    return l;
+}
+
+/* Fraction of ranks whose peer at distance d (consecutive placement) is on another node. */
+double tuna_model_cross(const tuna_model_layout *l, long d)
+{
+    if (l->N <= 1 || l->P <= 1)
         return 0;
-    long e = d % P;
-    if (P - e < e)
-        e = P - e;
-    return e >= Q ? 1.0 : (double)e / Q;
+    long e = d % l->P;
+    if (l->P - e < e)
+        e = l->P - e;
+    return e >= l->Q ? 1.0 : (double)e / l->Q;
 }
 
 static double cross_fraction(const model *x, long d)
 {
-    return tuna_model_cross(x->P, x->Q, x->N, d);
+    return tuna_model_cross(&x->l, d);
 }
 
 /*
@@ -63,11 +71,13 @@ static double cross_fraction(const model *x, long d)
  *       bw_link)
  * with L, o, g of the inter-node level as soon as anything crosses nodes.
  */
-double tuna_model_phase_net(const tuna_profile *prof, int Q, double m, double bytes,
-                            double node_bytes, double phi, double net)
+double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, double m,
+                        double bytes, double node_bytes, double phi, long d0, long d1, long step)
 {
     if (m <= 0)
         return 0;
+    const int Q = lay->Q;
+    double net = phi > 0 ? tuna_model_net_load(prof, lay->P, lay->Qeq, lay->N, d0, d1, step) : 0;
     const tuna_level_profile *I = &prof->intra, *E = &prof->inter;
     double L = phi > 0 ? E->latency : I->latency;
     double o = m * (phi * E->overhead + (1 - phi) * I->overhead);
@@ -90,8 +100,7 @@ double tuna_model_phase_net(const tuna_profile *prof, int Q, double m, double by
 static double phase(const model *x, double m, double bytes, double nbytes, double phi, long d0,
                     long d1, long step)
 {
-    double net = phi > 0 ? tuna_model_net_load(x->m, x->P, x->Qeq, x->N, d0, d1, step) : 0;
-    return tuna_model_phase_net(x->m, x->Q, m, bytes, nbytes, phi, net);
+    return tuna_model_phase(x->m, &x->l, m, bytes, nbytes, phi, d0, d1, step);
 }
 
 /* Bytes of a round in which each rank sends m of its blocks: the round ends with its slowest
@@ -106,7 +115,7 @@ static double round_bytes(const model *x, double m)
 /* Mean cross fraction over distances d0..d1. */
 static double cross_range(const model *x, long d0, long d1)
 {
-    if (x->N <= 1 || d1 < d0)
+    if (x->l.N <= 1 || d1 < d0)
         return 0;
     double s = 0;
     for (long d = d0; d <= d1; d++)
@@ -118,7 +127,7 @@ static double cross_range(const model *x, long d0, long d1)
  * (scattered, multipair; b = P-1: spreadout, linear). */
 static double batched_linear(const model *x, long b)
 {
-    const long n = x->P - 1;
+    const long n = x->l.P - 1;
     if (n <= 0)
         return 0;
     if (b >= n) /* one phase: the busiest rank's total, no extra straggler block */
@@ -137,7 +146,7 @@ static double batched_linear(const model *x, long b)
 static double stepwise(const model *x)
 {
     double t = 0;
-    for (long d = 1; d < x->P; d++)
+    for (long d = 1; d < x->l.P; d++)
         t += phase(x, x->nz, round_bytes(x, 1), x->am, cross_fraction(x, d), d, d, 1);
     return t;
 }
@@ -145,7 +154,7 @@ static double stepwise(const model *x)
 /* Sliding window of `s` messages each way: latency is exposed once per window turn only. */
 static double window(const model *x, long s)
 {
-    const long n = x->P - 1;
+    const long n = x->l.P - 1;
     if (n <= 0)
         return 0;
     double phi = cross_range(x, 1, n);
@@ -173,8 +182,8 @@ static double digit_count(long P, long r, long w, long z)
 static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
 {
     double t = 0, moved = 0;
-    for (long w = 1; w < x->P; w *= 2) {
-        double n = digit_count(x->P, 2, w, 1);
+    for (long w = 1; w < x->l.P; w *= 2) {
+        double n = digit_count(x->l.P, 2, w, 1);
         double phi = cross_fraction(x, w);
         moved += n;
         if (twophase)
@@ -236,9 +245,9 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
 static double hierarchical(const model *x, long r, long b, bool coalesced)
 {
     const tuna_profile *m = x->m;
-    if (x->N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
-        return tuna_rounds(x, x->P, r, r - 1, x->a, x->am, x->B, true);
-    const long Q = x->Q, N = x->N;
+    if (x->l.N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
+        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, true);
+    const long Q = x->l.Q, N = x->l.N;
     if (r > Q)
         r = Q;
     double a_sub = N * x->a, B_sub = N * x->a + (x->B - x->a);
@@ -269,11 +278,7 @@ double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, 
     enum model_alg k = model_of(alg);
     if (k == M_NONE)
         return -1;
-    model x = {.m = m, .P = in->P, .N = in->N < 1 ? 1 : in->N, .B = in->max_block};
-    x.Q = in->Q > 0 ? in->Q : (in->P + x.N - 1) / x.N;
-    x.Qeq = in->Q > 0 ? in->Q : 0;
-    if (x.Q < 1)
-        x.Q = 1;
+    model x = {.m = m, .l = tuna_model_layout_of(in), .B = in->max_block};
     x.a = in->total_max / (double)in->P;
     if (x.a > x.B)
         x.a = x.B;

@@ -12,21 +12,19 @@
 
 typedef struct cmodel {
     const tuna_profile *m;
-    int P, Q, N;
-    int Qeq; /* ranks per node if the nodes are equal, else 0 (no network term) */
+    tuna_model_layout l;
 } cmodel;
 
 /* A phase to the ranks at distances d0, d0 + step, ..., d1 (every rank sends as much). */
 static double ph(const cmodel *x, double msgs, double bytes, double phi, long d0, long d1,
                  long step)
 {
-    double net = phi > 0 ? tuna_model_net_load(x->m, x->P, x->Qeq, x->N, d0, d1, step) : 0;
-    return tuna_model_phase_net(x->m, x->Q, msgs, bytes, bytes, phi, net);
+    return tuna_model_phase(x->m, &x->l, msgs, bytes, bytes, phi, d0, d1, step);
 }
 
 static double cross(const cmodel *x, long d)
 {
-    return tuna_model_cross(x->P, x->Q, x->N, d);
+    return tuna_model_cross(&x->l, d);
 }
 
 /*
@@ -71,7 +69,7 @@ static double partners_cross(const cmodel *x, const fold_shape *f, long d)
 
 static double recmul(const cmodel *x, long k_in, double n, bool gather)
 {
-    const long P = x->P;
+    const long P = x->l.P;
     const fold_shape f = fold_shape_of(P, k_in);
     const long k = f.k, Qk = f.Qk;
     const int m = f.m;
@@ -106,7 +104,7 @@ static double recmul(const cmodel *x, long k_in, double n, bool gather)
  */
 static double recmul_permuted_allreduce(const cmodel *x, long k_in, double n)
 {
-    const fold_shape f = fold_shape_of(x->P, k_in);
+    const fold_shape f = fold_shape_of(x->l.P, k_in);
     const long k = f.k;
     const double per_group = f.per_group;
     double t = 0, part = n;
@@ -119,23 +117,12 @@ static double recmul_permuted_allreduce(const cmodel *x, long k_in, double n)
         t += 2.0 * ph(x, (double)(k - 1), bytes, phi, s, (k - 1) * s, s) +
              bytes / x->m->copy_bandwidth;
     }
-    if (f.Qk < x->P) {
+    if (f.Qk < x->l.P) {
         double phi = cross(x, 1);
         t += 2.0 * ph(x, per_group, per_group * n, phi, 1, 1, 1) +
              per_group * n / x->m->copy_bandwidth;
     }
     return t;
-}
-
-static void setup(cmodel *x, const tuna_profile *m, const tuna_select_input *in)
-{
-    x->m = m;
-    x->P = in->P;
-    x->N = in->N < 1 ? 1 : in->N;
-    x->Q = in->Q > 0 ? in->Q : (in->P + x->N - 1) / x->N;
-    if (x->Q < 1)
-        x->Q = 1;
-    x->Qeq = in->Q > 0 ? in->Q : 0;
 }
 
 double tuna_model_allgather(const tuna_profile *m, const tuna_select_input *in, double n,
@@ -144,8 +131,7 @@ double tuna_model_allgather(const tuna_profile *m, const tuna_select_input *in, 
     if (alg < 0 || alg >= tuna_ag_table_len)
         return -1;
     const char *name = tuna_ag_table[alg].info.name;
-    cmodel x;
-    setup(&x, m, in);
+    cmodel x = {.m = m, .l = tuna_model_layout_of(in)};
     const long P = in->P;
     if (strcmp(name, "vendor") == 0 || strcmp(name, "auto") == 0)
         return -1;
@@ -173,8 +159,7 @@ double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, 
     if (alg < 0 || alg >= tuna_ar_table_len)
         return -1;
     const char *name = tuna_ar_table[alg].info.name;
-    cmodel x;
-    setup(&x, m, in);
+    cmodel x = {.m = m, .l = tuna_model_layout_of(in)};
     const long P = in->P;
     if (strcmp(name, "vendor") == 0 || strcmp(name, "auto") == 0)
         return -1;

@@ -115,15 +115,23 @@ int tuna_select_sparsity_bucket(double zero_fraction); /* floor(4 z), clamped to
 double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, int alg,
                             const long *param);
 
+/* Where the ranks are, as the models see it: P ranks placed consecutively on N nodes of Q
+ * (Q = ceil(P / N) when the nodes differ; Qeq is Q for equal nodes, else 0: no network term). */
+typedef struct tuna_model_layout {
+    int P, Q, Qeq, N;
+} tuna_model_layout;
+tuna_model_layout tuna_model_layout_of(const tuna_select_input *in);
+
 /* Shared model terms (docs/tuning.md). The cost of one phase in which every rank posts m
  * messages of `bytes` bytes in total (the busiest rank; `node_bytes` a rank on average, for
- * the node-level limits: NICs and network), a fraction phi of them off-node; with `net` =
- * tuna_model_net_load() > 0, the node's off-node bytes (node_bytes * phi * Q) times `net`
- * cross the busiest link at the profile's link bandwidth. */
-double tuna_model_phase_net(const tuna_profile *m, int Q, double msgs, double bytes,
-                            double node_bytes, double phi, double net);
+ * the node-level limits: NICs and network) to the ranks at distances d0, d0 + step, ..., d1,
+ * a fraction phi of them off-node; on a torus the node's off-node bytes (node_bytes * phi * Q)
+ * times tuna_model_net_load() cross the busiest link at the profile's link bandwidth. */
+double tuna_model_phase(const tuna_profile *m, const tuna_model_layout *l, double msgs,
+                        double bytes, double node_bytes, double phi, long d0, long d1,
+                        long step);
 /* The fraction of ranks whose peer at distance d is on another node (consecutive placement). */
-double tuna_model_cross(int P, int Q, int N, long d);
+double tuna_model_cross(const tuna_model_layout *l, long d);
 /*
  * The busiest directed link's share of a node's off-node bytes in a phase where every rank
  * sends equally to the ranks at distances d0, d0 + step, ..., <= d1 (mod P), P = N * Q ranks
