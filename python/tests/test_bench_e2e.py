@@ -182,6 +182,31 @@ def test_tune_model_ranks_the_measured_configurations(sweep, capsys, monkeypatch
     assert proc.returncode == 1 and proc.stdout.startswith("error:") and "nosuch" in proc.stdout
 
 
+def test_auto_vendor_wins_ties_only_against_its_own_algorithm(tmp_path, monkeypatch):
+    """vendor is weighed just before the algorithm that models it: modelled as `spreadout` it
+    wins the tie with spreadout (the library runs it without tuna's per-call work); modelled
+    as rank-ordered `linear` it loses the same tie to spreadout, which comes first."""
+    if not os.environ.get("TUNA_MODEL"):
+        pytest.skip("TUNA_MODEL not set (ctest sets it)")
+    data = data_dir()
+    prof = json.loads((data / "profile_vendor_best.json").read_text())
+    picks = {}
+    for model in ("spreadout", "linear"):
+        prof["vendor_alltoallv"] = model
+        path = tmp_path / f"vendor-{model}.json"
+        path.write_text(json.dumps(prof))
+        monkeypatch.setenv("TUNA_PROFILE", str(path))
+        proc = subprocess.run([os.environ["TUNA_MODEL"]],
+                              input="8 4 2 16 8 100 0 auto\n8 4 2 16 8 100 0 vendor\n"
+                                    "8 4 2 16 8 100 0 spreadout\n",
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        rows = [line.split() for line in proc.stdout.splitlines()]
+        assert float(rows[1][0]) == pytest.approx(float(rows[2][0])), rows  # a tie
+        picks[model] = rows[0][1]
+    assert picks == {"spreadout": "vendor", "linear": "spreadout"}
+
+
 def test_table_and_progress(sweep):
     assert "speedup" in sweep["stdout"] and "vendor_us" in sweep["stdout"]
     assert "scattered:block=1" in sweep["stdout"]

@@ -152,6 +152,22 @@ def test_platform_from_profile_round_trips():
         gp.from_profile(dict(levels, tuna_profile=1), 8)  # no torus: topology and nodes needed
 
 
+def test_platform_limiter_only_on_plain_clusters():
+    """SimGrid 3.32 shares a FAT_TREE or DRAGONFLY cluster's limiter link between all its
+    nodes (a node's share fell as 1/N, docs/simulation.md): the generator emits one only for a
+    plain cluster, makes the node's own link the injection limit elsewhere, and refuses a fat
+    tree or dragonfly whose NICs and link disagree."""
+    gp = _gen_platform()
+    for name in ("fattree", "polaris", "fugaku"):
+        assert "limiter_link" not in gp.xml_text(name, gp.PRESETS[name]), name
+    xbar = dict(gp.PRESETS["fattree"], topology="crossbar", nodes=16)
+    assert 'limiter_link="2.5e+10Bps"' in gp.xml_text("x", xbar)
+    for topo in ("fat-tree", "dragonfly"):
+        bad = dict(gp.PRESETS["polaris" if topo == "dragonfly" else "fattree"], nic_count=3)
+        with pytest.raises(ValueError, match="injection"):
+            gp.xml_text("x", bad)
+
+
 def test_build_rejects_garbage(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text("not json\n")

@@ -307,15 +307,26 @@ static void model_choice(const tuna_select_input *in, tuna_choice *best)
     best->algorithm = -1;
     best->predicted = 0;
     best->from_table = false;
-    /* vendor first, so it wins ties: the library runs the same algorithm without tuna's
-     * per-call work (buffer normalisation, request arrays, stats). */
+    /* vendor is considered just before the algorithm that models it, so it wins ties against
+     * that algorithm (the library runs it without tuna's per-call work: buffer normalisation,
+     * request arrays, stats) but not against an earlier row it merely ties: `spreadout` beats
+     * a vendor modelled as rank-ordered `linear` (same model time, but every rank sending to
+     * the same receivers first costs 3-16% at medium sizes in SMPI; docs/tuning.md). */
     const long none[TUNA_MAX_PARAMS] = {0};
-    for (int alg = 0; alg < tuna_a2av_table_len; alg++)
-        if (is_vendor(alg))
-            consider_time(alg, none, vendor_time(in), best);
+    tuna_options vo;
+    const int vendor_model = tuna_select_vendor_model(in->P, &vo) == TUNA_VENDOR_MODEL_NONE
+                                 ? -1
+                                 : vo.algorithm;
+    bool vendor_done = vendor_model < 0; /* nothing models vendor: not a candidate */
     const double agree = in->agree_pending ? agreement_time(in) : 0; /* once, not per candidate */
     for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
         const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
+        if (!vendor_done && alg == vendor_model) {
+            for (int v = 0; v < tuna_a2av_table_len; v++)
+                if (is_vendor(v))
+                    consider_time(v, none, vendor_time(in), best);
+            vendor_done = true;
+        }
         if (is_vendor(alg))
             continue;
         long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
@@ -337,6 +348,10 @@ static void model_choice(const tuna_select_input *in, tuna_choice *best)
             }
         }
     }
+    if (!vendor_done) /* modelled by a row after the last candidate */
+        for (int v = 0; v < tuna_a2av_table_len; v++)
+            if (is_vendor(v))
+                consider_time(v, none, vendor_time(in), best);
 }
 
 /* ------------------------------------------------------------ the choice */
