@@ -100,6 +100,9 @@ def test_platform_profile_is_a_valid_profile():
     assert p["tuna_profile"] == 1 and p["nics_per_node"] == 2
     assert p["intra"]["bandwidth"] == pytest.approx(1e10)
     assert p["inter"]["overhead"] == pytest.approx(3e-7)
+    # tuna sim run --scale (rendezvous sends): SMPI charges the send overhead only
+    r = tune.platform_profile(plat, rendezvous=True)
+    assert r["inter"]["overhead"] == pytest.approx(1e-7) == r["intra"]["overhead"]
     assert set(p["intra"]) == {"latency", "overhead", "gap", "bandwidth"}
     # a torus: the model's network term (SimGrid routes it link by link)
     assert p["network"] == {"topology": "torus", "dims": [4, 4, 4], "link_bandwidth": 5e9}

@@ -287,9 +287,11 @@ def cmd_run(args):
     return 0
 
 
-def platform_profile(plat):
+def platform_profile(plat, rendezvous=False):
     """TUNA_PROFILE contents describing a `tuna sim` platform as SMPI runs it (sim.py's
-    smpi_config): per-message overheads os + or, no charge for local copies or datatypes
+    smpi_config): per-message overheads os + or (os alone for `tuna sim run --scale`'s
+    rendezvous sends: SMPI charges `or` only when a detached, eager message completes a
+    receive; measured, docs/tuning.md), no charge for local copies or datatypes
     (smpi/simulate-computation:no), the loopback link shared by the ranks of a host, NIC
     bandwidth per NIC, and a network latency of a typical path (hops x link latency)."""
     q = plat["ranks_per_node"]
@@ -297,7 +299,7 @@ def platform_profile(plat):
         hops = max(1.0, sum(plat.get("dims", [4])) / 4.0)  # mean distance of a torus ring
     else:
         hops = 3.0  # fat tree / dragonfly: up, across, down
-    o = plat["os"] + plat["or"]
+    o = plat["os"] if rendezvous else plat["os"] + plat["or"]
     prof = {
         "tuna_profile": 1,
         "name": f"sim-{plat['name']}",
@@ -397,6 +399,8 @@ def simulate_agreement(args, plat_name, procs, rpn):
                "-w", "1", "-o", path]
         cmd += ["--bench", bench]
         cmd += ["--library-colls", args.library_colls]
+        if args.scale:
+            cmd.append("--scale")
         if args.library_colls == "log":  # the allreduce tuna sim run gives tuna's agreement
             cmd += ["--cfg", f"smpi/allreduce:{sim.LOG_COLLS['allreduce']}"]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -415,7 +419,9 @@ def cmd_profile(args):
     _, plat = sim.load_platform(args.platform)
     if args.rpn:
         plat = dict(plat, ranks_per_node=args.rpn)
-    prof = platform_profile(plat)
+    prof = platform_profile(plat, rendezvous=args.scale)
+    if args.scale:
+        prof["measured"]["sends"] = "rendezvous (tuna sim run --scale)"
     prof["vendor_alltoallv"] = smpi_vendor_alltoallv(args.selector, args.procs)
     prof["measured"]["selector"] = args.selector
     if args.agreement_procs:
@@ -486,6 +492,9 @@ def register(subparsers):
     pr.add_argument("--library-colls", choices=["log", "default"], default="log",
                     help="tuna sim run --library-colls of the runs the profile is for "
                          "(default: %(default)s)")
+    pr.add_argument("--scale", action="store_true",
+                    help="the runs use tuna sim run --scale (rendezvous sends): SMPI then "
+                         "charges the send overhead only (os), not os + or")
     pr.add_argument("--bench", help="tuna-bench built with smpicc (as tuna sim run --bench)")
     pr.add_argument("-o", "--output", default="-")
     pr.set_defaults(func=cmd_profile)
