@@ -141,7 +141,7 @@ def from_profile(prof, ranks_per_node, topology="crossbar", nodes=None, cores=No
     p = {"description": f"from the profile '{prof.get('name', '?')}'",
          "cores": max(q, cores or q), "ranks_per_node": q,
          "nic_count": nics, "nic_bw": inter["bandwidth"],
-         "intra_bw": intra["bandwidth"] * q, "intra_lat": intra["latency"],
+         "intra_bw": intra["bandwidth"], "intra_lat": intra["latency"],
          "os": inter["overhead"] / 2, "or": inter["overhead"] / 2,
          "sources": [f"TUNA_PROFILE '{prof.get('name', '?')}' (sim/gen_platform.py --from-profile)"]}
     net = prof.get("network")

@@ -98,7 +98,7 @@ def test_platform_profile_is_a_valid_profile():
             "nic_bw": 1e10, "nic_count": 2, "link_bw": 5e9}
     p = tune.platform_profile(plat)
     assert p["tuna_profile"] == 1 and p["nics_per_node"] == 2
-    assert p["intra"]["bandwidth"] == pytest.approx(1e10)
+    assert p["intra"]["bandwidth"] == pytest.approx(4e10)  # the loopback, per message
     assert p["inter"]["overhead"] == pytest.approx(3e-7)
     # tuna sim run --scale (rendezvous sends): SMPI charges the send overhead only
     r = tune.platform_profile(plat, rendezvous=True)

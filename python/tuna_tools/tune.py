@@ -292,7 +292,8 @@ def platform_profile(plat, rendezvous=False):
     smpi_config): per-message overheads os + or (os alone for `tuna sim run --scale`'s
     rendezvous sends: SMPI charges `or` only when a detached, eager message completes a
     receive; measured, docs/tuning.md), no charge for local copies or datatypes
-    (smpi/simulate-computation:no), the loopback link shared by the ranks of a host, NIC
+    (smpi/simulate-computation:no), every intra-node message at the loopback bandwidth
+    (SimGrid does not share a cluster's loopback between flows: docs/simulation.md), NIC
     bandwidth per NIC, and a network latency of a typical path (hops x link latency)."""
     q = plat["ranks_per_node"]
     if plat.get("topology") == "torus":
@@ -304,7 +305,7 @@ def platform_profile(plat, rendezvous=False):
         "tuna_profile": 1,
         "name": f"sim-{plat['name']}",
         "intra": {"latency": plat["intra_lat"], "overhead": o, "gap": 0.0,
-                  "bandwidth": plat["intra_bw"] / q},
+                  "bandwidth": plat["intra_bw"]},
         "inter": {"latency": hops * plat["link_lat"], "overhead": o, "gap": 0.0,
                   "bandwidth": plat["nic_bw"]},
         "nics_per_node": int(plat["nic_count"]),
