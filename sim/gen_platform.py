@@ -121,8 +121,9 @@ PRESETS = {
 def from_profile(prof, ranks_per_node, topology="crossbar", nodes=None, cores=None):
     """Platform numbers from a TUNA_PROFILE dict: the inverse of tuna_tools.tune's
     platform_profile(). A torus profile (`network`) gives a torus of its dimensions, links
-    and hops; otherwise `topology` (crossbar or fat-tree) with `nodes`, links as fast as the
-    node's NICs together and 3 hops per path. Returns (platform, warnings): what SMPI cannot
+    and hops, a dragonfly profile a dragonfly of its shape (its node link is the node's
+    injection: NIC bandwidth = link bandwidth / NICs); otherwise `topology` (crossbar or
+    fat-tree) with `nodes`, links as fast as the node's NICs together and 3 hops per path. Returns (platform, warnings): what SMPI cannot
     express (a gap, different per-message overheads per level, copy and datatype costs, which
     simulate-computation:no does not charge) is left out and said."""
     q = ranks_per_node
@@ -145,7 +146,19 @@ def from_profile(prof, ranks_per_node, topology="crossbar", nodes=None, cores=No
          "os": inter["overhead"] / 2, "or": inter["overhead"] / 2,
          "sources": [f"TUNA_PROFILE '{prof.get('name', '?')}' (sim/gen_platform.py --from-profile)"]}
     net = prof.get("network")
-    if net:
+    if net and net.get("topology") == "dragonfly":
+        p["topology"] = "dragonfly"
+        p["dragonfly"] = [list(net["groups"]), list(net["chassis"]), list(net["routers"]),
+                          net["nodes_per_router"]]
+        p["link_bw"] = net["link_bandwidth"]
+        # the node's link is its injection (no limiter link on a dragonfly, xml_text)
+        p["nic_bw"] = net["link_bandwidth"] / nics
+        if not math.isclose(p["nic_bw"], inter["bandwidth"], rel_tol=1e-9):
+            warn.append(f"inter.bandwidth: a dragonfly node injects through one link of "
+                        f"network.link_bandwidth; NIC bandwidth {p['nic_bw']:g} used, not "
+                        f"{inter['bandwidth']:g}")
+        hops = 3.0
+    elif net:
         p["topology"] = "torus"
         p["dims"] = list(net["dims"])
         p["link_bw"] = net["link_bandwidth"]

@@ -341,7 +341,7 @@ static void file_validation(void)
                   "agreement");
     check_profile("vendor-number", "{\"tuna_profile\": 1, %s, \"vendor_alltoallv\": 3}",
                   false, "vendor_alltoallv");
-    /* network: a torus of at most TUNA_TORUS_MAX_NODES nodes, TUNA_TORUS_MAX_DIMS dims. */
+    /* network: a torus of at most TUNA_NET_MAX_NODES nodes, TUNA_TORUS_MAX_DIMS dims. */
     check_profile("network-good", "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": "
                                   "\"torus\", \"dims\": [8, 8, 8], \"link_bandwidth\": 6.8e9}}",
                   true, NULL);
@@ -375,6 +375,38 @@ static void file_validation(void)
                   false, "network.dim");
     check_profile("network-array", "{\"tuna_profile\": 1, %s, \"network\": [8, 8]}", false,
                   "network");
+    /* network: a dragonfly (SimGrid's G,GL;C,CL;R,RL;n as named arrays). */
+#define DF_PROFILE(body) "{\"tuna_profile\": 1, %s, \"network\": {\"topology\": \"dragonfly\", " body "}}"
+    check_profile("dragonfly-good",
+                  DF_PROFILE("\"groups\": [8, 2], \"chassis\": [2, 2], \"routers\": [4, 1], "
+                             "\"nodes_per_router\": 8, \"link_bandwidth\": 5e10"),
+                  true, NULL);
+    check_profile("dragonfly-no-routers",
+                  DF_PROFILE("\"groups\": [8, 2], \"chassis\": [2, 2], "
+                             "\"nodes_per_router\": 8, \"link_bandwidth\": 5e10"),
+                  false, "network.routers");
+    check_profile("dragonfly-one-number",
+                  DF_PROFILE("\"groups\": [8], \"chassis\": [2, 2], \"routers\": [4, 1], "
+                             "\"nodes_per_router\": 8, \"link_bandwidth\": 5e10"),
+                  false, "network.groups");
+    check_profile("dragonfly-zero-links",
+                  DF_PROFILE("\"groups\": [8, 2], \"chassis\": [2, 0], \"routers\": [4, 1], "
+                             "\"nodes_per_router\": 8, \"link_bandwidth\": 5e10"),
+                  false, "network.chassis");
+    check_profile("dragonfly-too-big",
+                  DF_PROFILE("\"groups\": [16, 2], \"chassis\": [2, 2], \"routers\": [4, 1], "
+                             "\"nodes_per_router\": 16, \"link_bandwidth\": 5e10"),
+                  false, "at most");
+    check_profile("dragonfly-torus-key",
+                  DF_PROFILE("\"dims\": [8], \"groups\": [8, 2], \"chassis\": [2, 2], "
+                             "\"routers\": [4, 1], \"nodes_per_router\": 8, "
+                             "\"link_bandwidth\": 5e10"),
+                  false, "network.dims");
+    check_profile("dragonfly-no-nodes",
+                  DF_PROFILE("\"groups\": [8, 2], \"chassis\": [2, 2], \"routers\": [4, 1], "
+                             "\"link_bandwidth\": 5e10"),
+                  false, "network.nodes_per_router");
+#undef DF_PROFILE
     {
         char buf[1024];
         snprintf(buf, sizeof buf,
@@ -483,9 +515,10 @@ static void network_checks(void)
     tuna_profile t;
     tuna_profile_builtin(&t);
     CHECK(tuna_model_net_load(&t, 64, 32, 2, 1, 63, 1) == 0, "no torus, yet a network term");
-    t.torus_ndims = 3;
-    t.torus_dims[0] = t.torus_dims[1] = t.torus_dims[2] = 8;
-    t.torus_link_bandwidth = 1e9;
+    t.net_topology = TUNA_NET_TORUS;
+    t.net_ndims = 3;
+    t.net_dims[0] = t.net_dims[1] = t.net_dims[2] = 8;
+    t.net_link_bandwidth = 1e9;
     struct { int P, Q, N; long d0, d1, step; double want; } c[] = {
         /* two nodes: every off-node byte of node 0 crosses the one link 0 -> 1 */
         {64, 32, 2, 1, 63, 1, 1.0},
@@ -517,6 +550,41 @@ static void network_checks(void)
                                          c[i].step);
         CHECK(fabs(got - c[i].want) < 1e-6, "net load case %zu (P=%d N=%d d=%ld..%ld/%ld): %g, "
               "want %g", i, c[i].P, c[i].N, c[i].d0, c[i].d1, c[i].step, got, c[i].want);
+    }
+    /* A Polaris-like dragonfly (SimGrid "8,2;2,2;4,1;8": 8 nodes per router, 4 routers per
+     * chassis joined by 1 green link each, 2 chassis per group joined by 2 black links per
+     * blade, 8 groups with 2 blue links per pair), loads in units of one node's off-node
+     * bytes over one cable. */
+    tuna_profile df;
+    tuna_profile_builtin(&df);
+    df.net_topology = TUNA_NET_DRAGONFLY;
+    df.net_ndims = 7;
+    const int shape[7] = {8, 2, 2, 2, 4, 1, 8};
+    memcpy(df.net_dims, shape, sizeof shape);
+    df.net_link_bandwidth = 5e10;
+    struct { int P, Q, N; long d0, d1, step; double want; } g[] = {
+        /* 8 nodes on one router: only the node links, each carrying its node's bytes */
+        {256, 32, 8, 1, 255, 1, 1.0},
+        /* 16 nodes, shift by 8 nodes: router 0's 8 nodes all cross its green link to blade 1 */
+        {512, 32, 16, 256, 256, 1, 8.0},
+        /* 32 nodes (one chassis), every node shift equally: 8 nodes x 8 targets behind each
+         * green link, each shift 1/31 of the bytes */
+        {1024, 32, 32, 32, 992, 32, 64.0 / 31},
+        /* 64 nodes (two chassis), shift by 32: the same blade of the other chassis, 8 nodes
+         * on each black link of 2 cables */
+        {2048, 32, 64, 1024, 1024, 1, 4.0},
+        /* 128 nodes (two groups), shift by 64: all 64 nodes of a group on its one blue link
+         * to the other group (2 cables) */
+        {4096, 32, 128, 2048, 2048, 1, 32.0},
+        /* 1024 nodes at one rank each need groups 8..15: more than the dragonfly has */
+        {1024, 1, 1024, 1, 1, 1, 0.0},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
+        double got = tuna_model_net_load(&df, g[i].P, g[i].Q, g[i].N, g[i].d0, g[i].d1,
+                                         g[i].step);
+        CHECK(fabs(got - g[i].want) < 1e-5 * g[i].want + 1e-9,
+              "dragonfly load case %zu (P=%d N=%d d=%ld..%ld/%ld): %g, want %g", i, g[i].P,
+              g[i].N, g[i].d0, g[i].d1, g[i].step, got, g[i].want);
     }
     /* The phase: node 0's 32 ranks send 1 MB each over the one link at 1 GB/s: 32 ms. */
     const tuna_model_layout two_nodes = {.P = 64, .Q = 32, .Qeq = 32, .N = 2};

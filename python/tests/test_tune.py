@@ -138,8 +138,13 @@ def test_platform_from_profile_round_trips():
               "inter": {"latency": 1.2e-6, "overhead": 4e-7, "gap": 0.0, "bandwidth": 6e9}}
     torus = dict(levels, tuna_profile=1, name="t", nics_per_node=4,
                  network={"topology": "torus", "dims": [4, 4, 2], "link_bandwidth": 5e9})
-    for prof, kw in ((torus, {}), (dict(levels, tuna_profile=1, name="c", nics_per_node=2),
-                                   {"topology": "crossbar", "nodes": 16})):
+    dragonfly = dict(levels, tuna_profile=1, name="d", nics_per_node=2,
+                     network={"topology": "dragonfly", "groups": [4, 2], "chassis": [2, 2],
+                              "routers": [4, 1], "nodes_per_router": 4,
+                              "link_bandwidth": 12e9})
+    for prof, kw in ((torus, {}), (dragonfly, {}),
+                     (dict(levels, tuna_profile=1, name="c", nics_per_node=2),
+                      {"topology": "crossbar", "nodes": 16})):
         plat, warn = gp.from_profile(prof, 8, **kw)
         assert warn == []
         back = tune.platform_profile(dict(plat, name="x"))
@@ -149,6 +154,10 @@ def test_platform_from_profile_round_trips():
         assert back["nics_per_node"] == prof["nics_per_node"]
         assert back.get("network") == prof.get("network")
         assert "<cluster" in gp.xml_text("x", plat)
+    plat, _ = gp.from_profile(dragonfly, 8)
+    assert 'topology="DRAGONFLY" topo_parameters="4,2;2,2;4,1;4"' in gp.xml_text("x", plat)
+    _, warn = gp.from_profile(dict(dragonfly, inter=dict(levels["inter"], bandwidth=5e9)), 8)
+    assert any("inter.bandwidth" in w for w in warn)
     _, warn = gp.from_profile(dict(torus, copy_bandwidth=8e9, intra=dict(levels["intra"], gap=1e-8)), 8)
     assert any("gap" in w for w in warn) and any("copy_bandwidth" in w for w in warn)
     with pytest.raises(ValueError):

@@ -320,6 +320,13 @@ def platform_profile(plat, rendezvous=False):
         # tuna sim places the job on nodes 0..N-1: the model's network term (docs/tuning.md).
         prof["network"] = {"topology": "torus", "dims": list(plat["dims"]),
                            "link_bandwidth": plat["link_bw"]}
+    elif plat.get("topology") == "dragonfly":
+        # SimGrid's DRAGONFLY zone: minimal routes over green (router), black (chassis) and
+        # blue (group) links of link_bw per cable; the job on nodes 0..N-1 as well.
+        (g, gl), (c, cl), (r, rl), n = plat["dragonfly"]
+        prof["network"] = {"topology": "dragonfly", "groups": [g, gl], "chassis": [c, cl],
+                           "routers": [r, rl], "nodes_per_router": n,
+                           "link_bandwidth": plat["link_bw"]}
     return prof
 
 

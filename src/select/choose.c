@@ -76,11 +76,11 @@ static void load_files(void)
                   p->datatype_block, p->has_agreement, p->agreement_per_round,
                   p->agreement_per_rank};
     mix(&h, v, sizeof v);
-    int net[1 + TUNA_TORUS_MAX_DIMS] = {p->torus_ndims};
-    for (int j = 0; j < p->torus_ndims; j++)
-        net[1 + j] = p->torus_dims[j];
+    int net[2 + TUNA_NET_MAX_SHAPE] = {(int)p->net_topology, p->net_ndims};
+    for (int j = 0; j < p->net_ndims; j++)
+        net[2 + j] = p->net_dims[j];
     mix(&h, net, sizeof net);
-    mix(&h, &p->torus_link_bandwidth, sizeof p->torus_link_bandwidth);
+    mix(&h, &p->net_link_bandwidth, sizeof p->net_link_bandwidth);
     /* What models vendor: the profile's algorithm, or the library the built-in guess uses. */
     int vm[2 + TUNA_MAX_PARAMS] = {p->has_vendor_alltoallv ? p->vendor_alltoallv.algorithm : -1,
                                    p->has_vendor_alltoallv ? -1 : (int)sel.library};

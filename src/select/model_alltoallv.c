@@ -90,8 +90,8 @@ double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, 
     t = fmax(t, bytes * phi_worst / E->bandwidth);
     /* Node-level limits: the Q ranks' off-node bytes, each rank sending node_bytes. */
     t = fmax(t, node_bytes * phi * Q / (prof->nics_per_node * E->bandwidth));
-    if (net > 0 && prof->torus_link_bandwidth > 0) /* the busiest link of the network */
-        t = fmax(t, node_bytes * phi * Q * net / prof->torus_link_bandwidth);
+    if (net > 0 && prof->net_link_bandwidth > 0) /* the busiest link of the network */
+        t = fmax(t, node_bytes * phi * Q * net / prof->net_link_bandwidth);
     return L + o / 2 + t;
 }
 

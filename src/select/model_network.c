@@ -1,12 +1,21 @@
 /*
- * The network term of the cost model (docs/tuning.md, "Network"): on a torus routed
- * dimension by dimension, the busiest directed link of a phase limits it, not the NICs.
- * The job's nodes are numbered along the torus (node ids 0..N-1, first dimension fastest),
- * ranks are placed consecutively, Q per node.
+ * The network term of the cost model (docs/tuning.md, "Network"): the busiest directed link
+ * of a phase limits it, not the NICs, on a torus routed dimension by dimension or a dragonfly
+ * routed minimally, each as SimGrid 3.32 routes them (TorusZone, DragonflyZone). The job's
+ * nodes are the network's first N (node ids 0..N-1), ranks are placed consecutively, Q per
+ * node.
  */
 #include "tuna_select.h"
 
 #include <string.h>
+
+/* Add `w` to link i (the busiest link is tracked on the way). */
+static void add_load(float *load, long i, float w, float *worst)
+{
+    load[i] += w;
+    if (load[i] > *worst)
+        *worst = load[i];
+}
 
 /* Directed link (node, dim, direction) -> index into the load table. */
 static long link_index(int D, long node, int dim, int up)
@@ -20,13 +29,13 @@ static long link_index(int D, long node, int dim, int up)
  * is reached going up, except from the upper half where the wrap-around is taken). Loads
  * only grow, so the busiest link is tracked on the way (*worst).
  */
-static void route_add(const tuna_profile *m, long src, long dst, float w, float *load,
-                      float *worst)
+static void torus_route_add(const tuna_profile *m, long src, long dst, float w, float *load,
+                            float *worst)
 {
-    const int D = m->torus_ndims;
+    const int D = m->net_ndims;
     long stride = 1, cur = src;
     for (int j = 0; j < D; j++) {
-        const long s = m->torus_dims[j];
+        const long s = m->net_dims[j];
         const long mc = (src / stride) % s, tc = (dst / stride) % s;
         if (mc != tc) {
             const bool up = (tc > mc && tc <= mc + s / 2) ||
@@ -45,77 +54,149 @@ static void route_add(const tuna_profile *m, long src, long dst, float w, float 
                     c = next;
                     i = link_index(D, cur, j, 0);
                 }
-                load[i] += w;
-                if (load[i] > *worst)
-                    *worst = load[i];
+                add_load(load, i, w, worst);
             }
         }
         stride *= s;
     }
 }
 
-/* Nodes of the torus, 0 without one. */
-static long torus_nodes(const tuna_profile *m)
+/*
+ * A dragonfly's directed links, as SimGrid's DragonflyZone builds them (G groups of C chassis
+ * of R routers, n nodes per router; router r = (g C + c) R + b): node n's link to its router
+ * (index n) and back (T + n); router r's green link to blade b of its chassis (2T + r R + b),
+ * black link to chassis c of its group (2T + RT R + r C + c) and its one blue link (2T + RT
+ * (R + C) + r), RT routers. A link of k parallel cables carries w / k.
+ */
+enum { DF_G, DF_GL, DF_C, DF_CL, DF_R, DF_RL, DF_N };
+
+/*
+ * SimGrid's minimal route src -> dst (DragonflyZone::get_local_route, step by step, including
+ * its shortcuts: the router it continues from after a hop is the one the code names, even
+ * where that is not the far end of the link taken). false: a route SimGrid would take
+ * through a router that does not exist (a target group >= R); not modelled.
+ */
+static bool dragonfly_route_add(const tuna_profile *m, long src, long dst, float w, float *load,
+                                float *worst)
 {
-    long T = m->torus_ndims > 0;
-    for (int j = 0; j < m->torus_ndims; j++)
-        T *= m->torus_dims[j];
+    const int *d = m->net_dims;
+    const long C = d[DF_C], R = d[DF_R], n = d[DF_N], CR = C * R;
+    const long RT = d[DF_G] * CR, T = RT * n;
+    const long green = 2 * T, black = green + RT * R, blue = black + RT * C;
+    const long me = src / n, target = dst / n;
+    const long tg = target / CR, tc = (target / R) % C, tb = target % R;
+    const long mg = me / CR, mc = (me / R) % C;
+    add_load(load, src, w, worst); /* node -> router */
+    long cur = me;
+    if (target != me) {
+        if (tg != mg) {
+            if (tg >= R || mg >= CR)
+                return false;
+            if (cur % R != tg) { /* to the router of our chassis with blade = target group */
+                add_load(load, green + cur * R + tg, w / (float)d[DF_RL], worst);
+                cur = mg * CR + mc * R + tg;
+            }
+            if ((cur / R) % C != 0) { /* to the first chassis of our group */
+                add_load(load, black + cur * C + 0, w / (float)d[DF_CL], worst);
+                cur = mg * CR + tg;
+            }
+            add_load(load, blue + cur, w / (float)d[DF_GL], worst); /* the optical hop */
+            cur = tg * CR + mg;
+        }
+        if (cur % R != tb) {
+            add_load(load, green + cur * R + tb, w / (float)d[DF_RL], worst);
+            cur = tg * CR + tb;
+        }
+        if ((cur / R) % C != tc)
+            add_load(load, black + cur * C + tc, w / (float)d[DF_CL], worst);
+    }
+    add_load(load, T + dst, w, worst); /* router -> node */
+    return true;
+}
+
+/* Nodes of the network, 0 without one. */
+static long net_nodes(const tuna_profile *m)
+{
+    if (m->net_topology == TUNA_NET_DRAGONFLY) {
+        const int *d = m->net_dims;
+        return (long)d[DF_G] * d[DF_C] * d[DF_R] * d[DF_N];
+    }
+    long T = m->net_ndims > 0;
+    for (int j = 0; j < m->net_ndims; j++)
+        T *= m->net_dims[j];
     return T;
 }
 
+/* Directed links of the network (the size of its load table). */
+static long net_links(const tuna_profile *m)
+{
+    if (m->net_topology == TUNA_NET_DRAGONFLY) {
+        const int *d = m->net_dims;
+        const long RT = (long)d[DF_G] * d[DF_C] * d[DF_R];
+        return 2 * RT * d[DF_N] + RT * (d[DF_R] + d[DF_C] + 1);
+    }
+    return 2 * m->net_ndims * net_nodes(m);
+}
+
 /* The busiest link's load when the nodes k in [1, N) with w[k] > 0 each send w[k] to the
- * node k on (every node n to n + k mod N). */
+ * node k on (every node n to n + k mod N); 0 if a route is not modelled. */
 static double exact_load(const tuna_profile *m, int N, const double *w)
 {
-    float load[TUNA_TORUS_MAX_LINKS]; /* float: a model's precision, half the stack */
-    memset(load, 0, sizeof(float) * (size_t)(2 * m->torus_ndims * torus_nodes(m)));
+    float load[TUNA_NET_MAX_LINKS]; /* float: a model's precision, half the stack */
+    memset(load, 0, sizeof(float) * (size_t)net_links(m));
     float worst = 0;
+    const bool dragonfly = m->net_topology == TUNA_NET_DRAGONFLY;
     for (int k = 1; k < N; k++)
         if (w[k] > 0)
-            for (long n = 0; n < N; n++)
-                route_add(m, n, (n + k) % N, (float)w[k], load, &worst);
+            for (long n = 0; n < N; n++) {
+                if (!dragonfly)
+                    torus_route_add(m, n, (n + k) % N, (float)w[k], load, &worst);
+                else if (!dragonfly_route_add(m, n, (n + k) % N, (float)w[k], load, &worst))
+                    return 0;
+            }
     return worst;
 }
 
 /*
- * Per thread, for the last (torus, N): the busiest link's load of each single node shift k
+ * Per thread, for the last (network, N): the busiest link's load of each single node shift k
  * (every node sends one unit to the node k on). A phase of one or two shifts (a rank
  * distance: pairwise, xor, Bruck rounds; most batches) is bounded by the weighted sum of
  * these, so auto's hundreds of candidates do not walk N routes per phase.
  */
-typedef struct torus_key {
-    int ndims;
-    int dims[TUNA_TORUS_MAX_DIMS];
-} torus_key;
+typedef struct net_key {
+    int topology, ndims;
+    int dims[TUNA_NET_MAX_SHAPE];
+} net_key;
 
-static bool same_torus(const torus_key *k, const tuna_profile *m)
+static bool same_net(const net_key *k, const tuna_profile *m)
 {
-    return k->ndims == m->torus_ndims &&
-           memcmp(k->dims, m->torus_dims, sizeof(int) * (size_t)m->torus_ndims) == 0;
+    return k->topology == (int)m->net_topology && k->ndims == m->net_ndims &&
+           memcmp(k->dims, m->net_dims, sizeof(int) * (size_t)m->net_ndims) == 0;
 }
 
-static void set_torus(torus_key *k, const tuna_profile *m)
+static void set_net(net_key *k, const tuna_profile *m)
 {
-    k->ndims = m->torus_ndims;
-    memcpy(k->dims, m->torus_dims, sizeof(int) * (size_t)m->torus_ndims);
+    k->topology = (int)m->net_topology;
+    k->ndims = m->net_ndims;
+    memcpy(k->dims, m->net_dims, sizeof(int) * (size_t)m->net_ndims);
 }
 
 static _Thread_local struct {
-    torus_key torus;
+    net_key net;
     int N;
-    float shift_max[TUNA_TORUS_MAX_NODES];
+    float shift_max[TUNA_NET_MAX_NODES];
 } shift_cache;
 
 static const float *shift_max(const tuna_profile *m, int N)
 {
-    if (!same_torus(&shift_cache.torus, m) || shift_cache.N != N) {
-        double w[TUNA_TORUS_MAX_NODES] = {0};
+    if (!same_net(&shift_cache.net, m) || shift_cache.N != N) {
+        double w[TUNA_NET_MAX_NODES] = {0};
         for (int k = 1; k < N; k++) {
             w[k] = 1;
             shift_cache.shift_max[k] = (float)exact_load(m, N, w);
             w[k] = 0;
         }
-        set_torus(&shift_cache.torus, m);
+        set_net(&shift_cache.net, m);
         shift_cache.N = N;
     }
     return shift_cache.shift_max;
@@ -123,14 +204,14 @@ static const float *shift_max(const tuna_profile *m, int N)
 
 /*
  * Exact loads depend on the distances and the layout only, not on the sizes, so they are
- * kept per thread across choices (direct-mapped, NET_CACHE entries, for the last torus and
+ * kept per thread across choices (direct-mapped, NET_CACHE entries, for the last network and
  * P, Q, N): a choice with new size statistics re-evaluates the model but walks no routes
  * again.
  */
 #define NET_CACHE_BITS 10
 #define NET_CACHE (1 << NET_CACHE_BITS)
 static _Thread_local struct {
-    torus_key torus;
+    net_key net;
     int P, Q, N;
     struct { long d0, d1, step; double load; } e[NET_CACHE];
 } net_cache;
@@ -138,10 +219,10 @@ static _Thread_local struct {
 static double cached_exact_load(const tuna_profile *m, int P, int Q, int N, long d0, long d1,
                                 long step, const double *w)
 {
-    if (!same_torus(&net_cache.torus, m) || net_cache.P != P || net_cache.Q != Q ||
+    if (!same_net(&net_cache.net, m) || net_cache.P != P || net_cache.Q != Q ||
         net_cache.N != N) {
         memset(&net_cache, 0, sizeof net_cache); /* step 0: an empty entry */
-        set_torus(&net_cache.torus, m);
+        set_net(&net_cache.net, m);
         net_cache.P = P, net_cache.Q = Q, net_cache.N = N;
     }
     /* Multiplicative hashing, top bits: distances are often multiples of Q or powers of r. */
@@ -160,8 +241,8 @@ static double cached_exact_load(const tuna_profile *m, int P, int Q, int N, long
 
 /* Node-shift weights live in a zeroed per-thread array of which only the touched entries
  * are visited and cleared: a phase of one rank distance costs O(1), not O(N). */
-static _Thread_local double shift_w[TUNA_TORUS_MAX_NODES];
-static _Thread_local int shift_touched[TUNA_TORUS_MAX_NODES];
+static _Thread_local double shift_w[TUNA_NET_MAX_NODES];
+static _Thread_local int shift_touched[TUNA_NET_MAX_NODES];
 
 static double phase_load(const tuna_profile *m, int P, int Q, int N, long d0, long d1,
                          long step);
@@ -169,7 +250,7 @@ static double phase_load(const tuna_profile *m, int P, int Q, int N, long d0, lo
 /* The last phase per thread: staggered's batches and the hierarchical size exchanges
  * repeat the same distances many times over. */
 static _Thread_local struct {
-    torus_key torus;
+    net_key net;
     int P, Q, N;
     long d0, d1, step;
     double load;
@@ -178,16 +259,17 @@ static _Thread_local struct {
 double tuna_model_net_load(const tuna_profile *m, int P, int Q, int N, long d0, long d1,
                            long step)
 {
-    if (m->torus_ndims == 0 || N <= 1 || Q < 1 || P != (long)N * Q || step < 1 || d1 < d0)
+    if (m->net_topology == TUNA_NET_NONE || N <= 1 || Q < 1 || P != (long)N * Q || step < 1 ||
+        d1 < d0)
         return 0;
-    if (N > torus_nodes(m)) /* more nodes than the torus the profile describes: not modelled */
+    if (N > net_nodes(m)) /* more nodes than the network the profile describes: not modelled */
         return 0;
-    if (same_torus(&last_phase.torus, m) && last_phase.P == P && last_phase.Q == Q &&
+    if (same_net(&last_phase.net, m) && last_phase.P == P && last_phase.Q == Q &&
         last_phase.N == N && last_phase.d0 == d0 && last_phase.d1 == d1 &&
         last_phase.step == step)
         return last_phase.load;
     double load = phase_load(m, P, Q, N, d0, d1, step);
-    set_torus(&last_phase.torus, m);
+    set_net(&last_phase.net, m);
     last_phase.P = P, last_phase.Q = Q, last_phase.N = N;
     last_phase.d0 = d0, last_phase.d1 = d1, last_phase.step = step;
     last_phase.load = load;

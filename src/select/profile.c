@@ -143,27 +143,21 @@ static int load_agreement(json_t *root, tuna_profile *p, const char *path)
                         path);
 }
 
-/* "network": {"topology": "torus", "dims": [X, Y, ...], "link_bandwidth": bytes/s} (see
- * tuna_profile; absent: no network term). */
-static int load_network(json_t *root, tuna_profile *p, const char *path)
+/* One positive integer of a network shape, at most `max`. */
+static int shape_int(json_t *v, const char *what, long max, int *out, const char *path)
 {
-    static const char *const keys[] = {"topology", "dims", "link_bandwidth", NULL};
-    json_t *o = json_object_get(root, "network");
-    if (!o)
-        return MPI_SUCCESS;
-    if (!json_is_object(o))
-        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network\" must be an object with keys "
-                                           "topology, dims, link_bandwidth",
-                              path);
-    int rc = check_keys(o, keys, "network.", path);
-    if (rc)
-        return rc;
-    json_t *topo = json_object_get(o, "topology");
-    if (!json_is_string(topo) || strcmp(json_string_value(topo), "torus") != 0)
-        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.topology\" must be \"torus\" "
-                                           "(the only network the model describes; leave "
-                                           "\"network\" out otherwise)",
-                              path);
+    json_int_t x = json_is_integer(v) ? json_integer_value(v) : 0;
+    if (x < 1 || x > max)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.%s\" must be an integer in "
+                                           "[1, %ld]",
+                              path, what, max);
+    *out = (int)x;
+    return MPI_SUCCESS;
+}
+
+/* "dims": [X, Y, ...] of a torus of at most TUNA_NET_MAX_NODES nodes. */
+static int load_torus(json_t *o, tuna_profile *p, const char *path)
+{
     json_t *dims = json_object_get(o, "dims");
     size_t nd = json_is_array(dims) ? json_array_size(dims) : 0;
     if (nd < 1 || nd > TUNA_TORUS_MAX_DIMS)
@@ -172,23 +166,88 @@ static int load_network(json_t *root, tuna_profile *p, const char *path)
                               path, TUNA_TORUS_MAX_DIMS);
     long nodes = 1;
     for (size_t j = 0; j < nd; j++) {
-        json_t *d = json_array_get(dims, j);
-        json_int_t v = json_is_integer(d) ? json_integer_value(d) : 0;
-        if (v < 1 || v > TUNA_TORUS_MAX_NODES)
-            return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.dims\"[%zu] must be an "
-                                               "integer in [1, %d]",
-                                  path, j, TUNA_TORUS_MAX_NODES);
-        nodes *= (long)v;
-        if (nodes > TUNA_TORUS_MAX_NODES)
+        int rc = shape_int(json_array_get(dims, j), "dims", TUNA_NET_MAX_NODES, &p->net_dims[j],
+                           path);
+        if (rc)
+            return rc;
+        nodes *= p->net_dims[j];
+        if (nodes > TUNA_NET_MAX_NODES)
             return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.dims\": the model handles "
                                                "tori of at most %d nodes",
-                                  path, TUNA_TORUS_MAX_NODES);
-        p->torus_dims[j] = (int)v;
+                                  path, TUNA_NET_MAX_NODES);
     }
-    rc = get_number(o, "network.", "link_bandwidth", true, true, &p->torus_link_bandwidth, path);
+    p->net_ndims = (int)nd;
+    return MPI_SUCCESS;
+}
+
+/* "groups", "chassis", "routers": [count, links between two of them]; "nodes_per_router": n
+ * (SimGrid's DRAGONFLY topo_parameters "G,GL;C,CL;R,RL;n"). */
+static int load_dragonfly(json_t *o, tuna_profile *p, const char *path)
+{
+    static const char *const levels[] = {"groups", "chassis", "routers"};
+    for (int l = 0; l < 3; l++) {
+        json_t *a = json_object_get(o, levels[l]);
+        if (!json_is_array(a) || json_array_size(a) != 2)
+            return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.%s\" must be [count, "
+                                               "links between two]",
+                                  path, levels[l]);
+        for (int k = 0; k < 2; k++) {
+            int rc = shape_int(json_array_get(a, (size_t)k), levels[l], TUNA_NET_MAX_NODES,
+                               &p->net_dims[2 * l + k], path);
+            if (rc)
+                return rc;
+        }
+    }
+    int rc = shape_int(json_object_get(o, "nodes_per_router"), "nodes_per_router",
+                       TUNA_NET_MAX_NODES, &p->net_dims[6], path);
+    if (rc)
+        return rc;
+    const long routers = (long)p->net_dims[0] * p->net_dims[2] * p->net_dims[4];
+    const long nodes = routers * p->net_dims[6];
+    const long links = 2 * nodes + routers * (p->net_dims[4] + p->net_dims[2] + 1);
+    if (nodes > TUNA_NET_MAX_NODES || links > TUNA_NET_MAX_LINKS)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network\": the model handles "
+                                           "dragonflies of at most %d nodes and %d links",
+                              path, TUNA_NET_MAX_NODES, TUNA_NET_MAX_LINKS);
+    p->net_ndims = 7;
+    return MPI_SUCCESS;
+}
+
+/* "network": {"topology": "torus", "dims": [X, Y, ...], "link_bandwidth": bytes/s} or
+ * {"topology": "dragonfly", "groups": [G, GL], "chassis": [C, CL], "routers": [R, RL],
+ * "nodes_per_router": n, "link_bandwidth": bytes/s} (see tuna_profile; absent: no network
+ * term). */
+static int load_network(json_t *root, tuna_profile *p, const char *path)
+{
+    static const char *const torus_keys[] = {"topology", "dims", "link_bandwidth", NULL};
+    static const char *const dragonfly_keys[] = {"topology", "groups", "chassis", "routers",
+                                                 "nodes_per_router", "link_bandwidth", NULL};
+    json_t *o = json_object_get(root, "network");
+    if (!o)
+        return MPI_SUCCESS;
+    if (!json_is_object(o))
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network\" must be an object (keys: "
+                                           "topology, its shape, link_bandwidth)",
+                              path);
+    json_t *topo = json_object_get(o, "topology");
+    const char *name = json_is_string(topo) ? json_string_value(topo) : "";
+    const bool torus = strcmp(name, "torus") == 0, dragonfly = strcmp(name, "dragonfly") == 0;
+    if (!torus && !dragonfly)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: \"network.topology\" must be \"torus\" "
+                                           "or \"dragonfly\" (the networks the model describes; "
+                                           "leave \"network\" out otherwise)",
+                              path);
+    tuna_profile q = *p; /* *p only on success */
+    int rc = check_keys(o, torus ? torus_keys : dragonfly_keys, "network.", path);
     if (!rc)
-        p->torus_ndims = (int)nd;
-    return rc;
+        rc = torus ? load_torus(o, &q, path) : load_dragonfly(o, &q, path);
+    if (!rc)
+        rc = get_number(o, "network.", "link_bandwidth", true, true, &q.net_link_bandwidth, path);
+    if (rc)
+        return rc;
+    q.net_topology = torus ? TUNA_NET_TORUS : TUNA_NET_DRAGONFLY;
+    *p = q;
+    return MPI_SUCCESS;
 }
 
 int tuna_profile_load(const char *path, tuna_profile *out)

@@ -8,10 +8,21 @@
 
 #include "tuna_internal.h"
 
-/* Largest torus the network term models (its link loads live on the stack). */
+/* Largest network the network term models (its link loads live on the stack): a torus of
+ * up to 6 dimensions or a dragonfly, of at most TUNA_NET_MAX_NODES nodes and
+ * TUNA_NET_MAX_LINKS directed links. */
 #define TUNA_TORUS_MAX_DIMS 6
-#define TUNA_TORUS_MAX_NODES 1024
-#define TUNA_TORUS_MAX_LINKS (2 * TUNA_TORUS_MAX_DIMS * TUNA_TORUS_MAX_NODES)
+#define TUNA_NET_MAX_SHAPE 7 /* a torus's dimensions, or a dragonfly's 7 numbers */
+#define TUNA_NET_MAX_NODES 1024
+#define TUNA_NET_MAX_LINKS (2 * TUNA_TORUS_MAX_DIMS * TUNA_NET_MAX_NODES)
+
+typedef enum tuna_net_topology {
+    TUNA_NET_NONE,      /* the NICs are the only inter-node limit (full bisection) */
+    TUNA_NET_TORUS,     /* net_dims[0] x ... nodes, first dimension fastest */
+    TUNA_NET_DRAGONFLY, /* net_dims = groups, links between two groups, chassis per group,
+                           links between two chassis, routers per chassis, links between two
+                           routers, nodes per router (SimGrid's DRAGONFLY cluster) */
+} tuna_net_topology;
 
 /* LogGP-style parameters of one level of the machine (seconds, bytes per second). */
 typedef struct tuna_level_profile {
@@ -36,12 +47,13 @@ typedef struct tuna_profile {
      * doubling on the levels above. */
     bool has_agreement;
     double agreement_per_round, agreement_per_rank;
-    /* "network": a torus of torus_dims[0] x ... nodes (first dimension fastest), routed
-     * dimension by dimension, each direction of a link torus_link_bandwidth bytes/s; the
-     * job's nodes are its first N. torus_ndims = 0: the NICs are the only inter-node limit. */
-    int torus_ndims;
-    int torus_dims[TUNA_TORUS_MAX_DIMS];
-    double torus_link_bandwidth;
+    /* "network": a torus routed dimension by dimension or a dragonfly routed minimally as
+     * SimGrid does (model_network.c), each direction of a link net_link_bandwidth bytes/s
+     * (times its link count in a dragonfly); the job's nodes are its first N. */
+    tuna_net_topology net_topology;
+    int net_ndims; /* entries of net_dims in use (0: no network) */
+    int net_dims[TUNA_NET_MAX_SHAPE];
+    double net_link_bandwidth;
 } tuna_profile;
 
 /* The built-in profile (docs/tuning.md lists its values and where they come from). */
@@ -125,7 +137,7 @@ tuna_model_layout tuna_model_layout_of(const tuna_select_input *in);
 /* Shared model terms (docs/tuning.md). The cost of one phase in which every rank posts m
  * messages of `bytes` bytes in total (the busiest rank; `node_bytes` a rank on average, for
  * the node-level limits: NICs and network) to the ranks at distances d0, d0 + step, ..., d1,
- * a fraction phi of them off-node; on a torus the node's off-node bytes (node_bytes * phi * Q)
+ * a fraction phi of them off-node; on a network the node's off-node bytes (node_bytes * phi * Q)
  * times tuna_model_net_load() cross the busiest link at the profile's link bandwidth. */
 double tuna_model_phase(const tuna_profile *m, const tuna_model_layout *l, double msgs,
                         double bytes, double node_bytes, double phi, long d0, long d1,
@@ -135,8 +147,9 @@ double tuna_model_cross(const tuna_model_layout *l, long d);
 /*
  * The busiest directed link's share of a node's off-node bytes in a phase where every rank
  * sends equally to the ranks at distances d0, d0 + step, ..., <= d1 (mod P), P = N * Q ranks
- * placed consecutively on the profile's torus (model_network.c). 0 without a torus, with
- * unequal nodes, more nodes than the torus has, or nothing off-node.
+ * placed consecutively on the profile's network (model_network.c), in units of the link
+ * bandwidth. 0 without a network, with unequal nodes, more nodes than the network has, or
+ * nothing off-node.
  */
 double tuna_model_net_load(const tuna_profile *m, int P, int Q, int N, long d0, long d1,
                            long step);
