@@ -313,20 +313,18 @@ static void model_choice(const tuna_select_input *in, tuna_choice *best)
      * a vendor modelled as rank-ordered `linear` (same model time, but every rank sending to
      * the same receivers first costs 3-16% at medium sizes in SMPI; docs/tuning.md). */
     const long none[TUNA_MAX_PARAMS] = {0};
-    tuna_options vo;
+    tuna_options vo; /* the modelling row is a tuna algorithm, never vendor or auto (profile.c,
+                        vendor_model.c), so the loop below always reaches it */
     const int vendor_model = tuna_select_vendor_model(in->P, &vo) == TUNA_VENDOR_MODEL_NONE
-                                 ? -1
+                                 ? -1 /* nothing models vendor: not a candidate */
                                  : vo.algorithm;
-    bool vendor_done = vendor_model < 0; /* nothing models vendor: not a candidate */
     const double agree = in->agree_pending ? agreement_time(in) : 0; /* once, not per candidate */
     for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
         const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
-        if (!vendor_done && alg == vendor_model) {
+        if (alg == vendor_model)
             for (int v = 0; v < tuna_a2av_table_len; v++)
                 if (is_vendor(v))
                     consider_time(v, none, vendor_time(in), best);
-            vendor_done = true;
-        }
         if (is_vendor(alg))
             continue;
         long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
@@ -348,10 +346,6 @@ static void model_choice(const tuna_select_input *in, tuna_choice *best)
             }
         }
     }
-    if (!vendor_done) /* modelled by a row after the last candidate */
-        for (int v = 0; v < tuna_a2av_table_len; v++)
-            if (is_vendor(v))
-                consider_time(v, none, vendor_time(in), best);
 }
 
 /* ------------------------------------------------------------ the choice */
