@@ -506,6 +506,27 @@ static void file_validation(void)
           "sparsity buckets");
 }
 
+/* One network-load case: P ranks, Q per node, N nodes, distances d0..d1 by step, and the
+ * busiest link's load counted by hand. */
+typedef struct net_case {
+    int P, Q, N;
+    long d0, d1, step;
+    double want;
+} net_case;
+
+/* Every case of `c` against tuna_model_net_load() on `prof`, within abs + rel * want. */
+static void check_net_loads(const tuna_profile *prof, const char *label, const net_case *c,
+                            size_t n, double abs_tol, double rel_tol)
+{
+    for (size_t i = 0; i < n; i++) {
+        double got = tuna_model_net_load(prof, c[i].P, c[i].Q, c[i].N, c[i].d0, c[i].d1,
+                                         c[i].step);
+        CHECK(fabs(got - c[i].want) < abs_tol + rel_tol * c[i].want,
+              "%s load case %zu (P=%d N=%d d=%ld..%ld/%ld): %g, want %g", label, i, c[i].P,
+              c[i].N, c[i].d0, c[i].d1, c[i].step, got, c[i].want);
+    }
+}
+
 /*
  * The network term against link loads counted by hand (SimGrid's dimension-order routing,
  * each dimension the shorter way, nodes 0..N-1 first dimension fastest).
@@ -519,7 +540,7 @@ static void network_checks(void)
     t.net_ndims = 3;
     t.net_dims[0] = t.net_dims[1] = t.net_dims[2] = 8;
     t.net_link_bandwidth = 1e9;
-    struct { int P, Q, N; long d0, d1, step; double want; } c[] = {
+    const net_case c[] = {
         /* two nodes: every off-node byte of node 0 crosses the one link 0 -> 1 */
         {64, 32, 2, 1, 63, 1, 1.0},
         {64, 32, 2, 32, 32, 1, 1.0},
@@ -545,12 +566,7 @@ static void network_checks(void)
         /* more nodes than the torus has: not modelled */
         {1026, 1, 1026, 1, 1, 1, 0.0},
     };
-    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
-        double got = tuna_model_net_load(&t, c[i].P, c[i].Q, c[i].N, c[i].d0, c[i].d1,
-                                         c[i].step);
-        CHECK(fabs(got - c[i].want) < 1e-6, "net load case %zu (P=%d N=%d d=%ld..%ld/%ld): %g, "
-              "want %g", i, c[i].P, c[i].N, c[i].d0, c[i].d1, c[i].step, got, c[i].want);
-    }
+    check_net_loads(&t, "torus", c, sizeof c / sizeof *c, 1e-6, 0);
     /* A Polaris-like dragonfly (SimGrid "8,2;2,2;4,1;8": 8 nodes per router, 4 routers per
      * chassis joined by 1 green link each, 2 chassis per group joined by 2 black links per
      * blade, 8 groups with 2 blue links per pair), loads in units of one node's off-node
@@ -562,7 +578,7 @@ static void network_checks(void)
     const int shape[7] = {8, 2, 2, 2, 4, 1, 8};
     memcpy(df.net_dims, shape, sizeof shape);
     df.net_link_bandwidth = 5e10;
-    struct { int P, Q, N; long d0, d1, step; double want; } g[] = {
+    const net_case g[] = {
         /* 8 nodes on one router: only the node links, each carrying its node's bytes */
         {256, 32, 8, 1, 255, 1, 1.0},
         /* 16 nodes, shift by 8 nodes: router 0's 8 nodes all cross its green link to blade 1 */
@@ -579,13 +595,7 @@ static void network_checks(void)
         /* 1024 nodes at one rank each need groups 8..15: more than the dragonfly has */
         {1024, 1, 1024, 1, 1, 1, 0.0},
     };
-    for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
-        double got = tuna_model_net_load(&df, g[i].P, g[i].Q, g[i].N, g[i].d0, g[i].d1,
-                                         g[i].step);
-        CHECK(fabs(got - g[i].want) < 1e-5 * g[i].want + 1e-9,
-              "dragonfly load case %zu (P=%d N=%d d=%ld..%ld/%ld): %g, want %g", i, g[i].P,
-              g[i].N, g[i].d0, g[i].d1, g[i].step, got, g[i].want);
-    }
+    check_net_loads(&df, "dragonfly", g, sizeof g / sizeof *g, 1e-9, 1e-5);
     /* The phase: node 0's 32 ranks send 1 MB each over the one link at 1 GB/s: 32 ms. */
     const tuna_model_layout two_nodes = {.P = 64, .Q = 32, .Qeq = 32, .N = 2};
     double ph = tuna_model_phase(&t, &two_nodes, 1, 1e6, 1e6, 1.0, 32, 32, 1);
