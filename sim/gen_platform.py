@@ -280,6 +280,7 @@ def xml_text(name, p):
 
 
 def write(name, p, out_dir):
+    text = xml_text(name, p)  # first: a platform it refuses leaves no file behind
     os.makedirs(out_dir, exist_ok=True)
     meta = dict(p)
     meta["name"] = name
@@ -287,7 +288,7 @@ def write(name, p, out_dir):
     meta["injection_bw"] = p["nic_count"] * p["nic_bw"]
     xml_path = os.path.join(out_dir, f"{name}.xml")
     with open(xml_path, "w", encoding="utf-8") as f:
-        f.write(xml_text(name, p))
+        f.write(text)
     with open(os.path.join(out_dir, f"{name}.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2)
         f.write("\n")
@@ -367,10 +368,9 @@ def main(argv=None):
                 except ValueError as e:
                     ap.error(str(e))
         try:
-            check_injection(p)
-        except ValueError as e:
+            print(write(args.name, p, args.out_dir))
+        except ValueError as e:  # check_injection(), in xml_text()
             ap.error(str(e))
-        print(write(args.name, p, args.out_dir))
         return 0
     for name in args.preset or sorted(PRESETS):
         print(write(name, PRESETS[name], args.out_dir))
