@@ -118,6 +118,10 @@ PRESETS = {
 }
 
 
+# SimGrid 3.32's default eager limit (smpi/send-is-detached-thresh), as tuna_tools.tune assumes.
+SMPI_EAGER_LIMIT = 65536
+
+
 def from_profile(prof, ranks_per_node, topology="crossbar", nodes=None, cores=None):
     """Platform numbers from a TUNA_PROFILE dict: the inverse of tuna_tools.tune's
     platform_profile(). A torus profile (`network`) gives a torus of its dimensions, links
@@ -139,6 +143,11 @@ def from_profile(prof, ranks_per_node, topology="crossbar", nodes=None, cores=No
               "datatype_block": prof.get("datatype_block", 0) > 0}
     for key in (k for k, c in costly.items() if c and k in prof):
         warn.append(f"{key}: not simulated (smpi/simulate-computation:no); left out")
+    eager = prof.get("eager_limit", 0)
+    if eager != SMPI_EAGER_LIMIT:
+        warn.append(f"eager_limit {eager:g}: a run setting, not the platform's: simulate with "
+                    f"--cfg smpi/send-is-detached-thresh:{eager:g}"
+                    + (" (tuna sim run --scale)" if eager == 0 else ""))
     p = {"description": f"from the profile '{prof.get('name', '?')}'",
          "cores": max(q, cores or q), "ranks_per_node": q,
          "nic_count": nics, "nic_bw": inter["bandwidth"],

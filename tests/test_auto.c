@@ -297,6 +297,12 @@ static void file_validation(void)
                              "\"inter\": {\"latency\": 1e-6, \"overhead\": 0, \"gap\": 0, "
                              "\"bandwidth\": 1e9}}",
                   false, "bandwidth");
+    check_profile("eager-good", "{\"tuna_profile\": 1, %s, \"eager_limit\": 65536}", true,
+                  NULL);
+    check_profile("eager-negative", "{\"tuna_profile\": 1, %s, \"eager_limit\": -1}", false,
+                  "eager_limit");
+    check_profile("eager-string", "{\"tuna_profile\": 1, %s, \"eager_limit\": \"64K\"}",
+                  false, "eager_limit");
     check_profile("string", "{\"tuna_profile\": 1, %s, \"copy_bandwidth\": \"fast\"}", false,
                   "copy_bandwidth");
     check_profile("dup", "{\"tuna_profile\": 1, %s, \"name\": \"a\", \"name\": \"b\"}", false,
@@ -602,6 +608,34 @@ static void network_checks(void)
     CHECK(fabs(ph - 32e-3) < 1e-3, "phase with the network term: %g s, want about 0.032", ph);
 }
 
+/* The phase's two protocols, hand-computed on one node (L = 1 us, o = 0.2 us a message,
+ * 1 GB/s, no gap): eager max(m o, L + W + o), rendezvous L + m o / 2 + max(m o / 2, W). */
+static void phase_protocol_checks(void)
+{
+    tuna_profile p;
+    tuna_profile_builtin(&p);
+    p.intra = (tuna_level_profile){1e-6, 2e-7, 0, 1e9};
+    const tuna_model_layout one_node = {.P = 64, .Q = 64, .Qeq = 64, .N = 1};
+    static const struct {
+        double eager_limit, m, bytes, want;
+    } c[] = {
+        {0, 100, 100, 21e-6},        /* rendezvous, overhead-bound: 1 + 10 + 10 (W = 0.1) */
+        {0, 100, 4e4, 51e-6},        /* rendezvous, bandwidth-bound: 1 + 10 + 40 */
+        {1e4, 100, 100, 20e-6},      /* eager, overhead-bound: 100 x 0.2 */
+        {1e4, 100, 4e4, 41.2e-6},    /* eager, bandwidth-bound: 1 + 40 + 0.2 */
+        {1e4, 1, 4096, 5.296e-6},    /* one eager message: 1 + 4.096 + 0.2 */
+        {100, 100, 4e4, 51e-6},      /* 400-byte messages above the limit: rendezvous */
+        {400, 100, 4e4, 41.2e-6},    /* at the limit: eager */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        p.eager_limit = c[i].eager_limit;
+        double t = tuna_model_phase(&p, &one_node, c[i].m, c[i].bytes, c[i].bytes, 0, 1, 1, 1);
+        CHECK(fabs(t - c[i].want) < 1e-12, "phase case %zu (eager limit %g, %g messages, %g "
+              "bytes): %.6g s, want %.6g", i, c[i].eager_limit, c[i].m, c[i].bytes, t,
+              c[i].want);
+    }
+}
+
 /* The model is a pure function: same input, same choice; every candidate has a finite cost. */
 static void model_checks(void)
 {
@@ -701,6 +735,7 @@ int main(int argc, char **argv)
         if (me == 0) {
             file_validation();
             network_checks();
+            phase_protocol_checks();
         }
         model_checks();
         for (int pat = 0; pat < PAT_N; pat++)

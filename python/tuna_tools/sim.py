@@ -312,7 +312,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         cfg = smpi_config(plat, selector, args.precision, extra, args.collective,
                           args.library_colls)
         bench_args = ["-a", args.algorithms, "-s", args.sizes, "-n", str(args.iters),
-                      "-w", str(args.warmup), "--json", jsonl, "-q", "--no-phases",
+                      "-w", str(args.warmup), "--json", jsonl, "-q",
                       "--run-name", f"sim-{plat['name']}"]
         if not args.discover_nodes:
             # tuna learns the node layout from TUNA_RANKS_PER_NODE (node-major, as the
@@ -324,6 +324,8 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             bench_args.append("--no-vendor")
         if args.no_verify:
             bench_args.append("--no-verify")
+        if not args.phases:
+            bench_args.append("--no-phases")
         if args.collective != "alltoallv":
             if args.dist:
                 raise ValueError("--dist applies to --collective alltoallv only")
@@ -618,6 +620,10 @@ def register(subparsers):
     r.add_argument("--no-verify", action="store_true",
                    help="tuna-bench --no-verify: unverified, SMPI_SHARED_MALLOC'ed payloads "
                         "(memory flat in P)")
+    r.add_argument("--phases", action="store_true",
+                   help="record tuna_stats phase times (prepare, metadata, data, ...); their "
+                        "clock reads move SMPI's simulated time a little: for taking an "
+                        "algorithm apart, not for comparisons")
     r.add_argument("--scale", action="store_true",
                    help="large-P preset: --no-vendor --no-verify plus --cfg " +
                         " --cfg ".join(SCALE_CFG) + " (rendezvous sends: a different "

@@ -73,7 +73,7 @@ static void load_files(void)
     double v[] = {p->intra.latency, p->intra.overhead, p->intra.gap, p->intra.bandwidth,
                   p->inter.latency, p->inter.overhead, p->inter.gap, p->inter.bandwidth,
                   (double)p->nics_per_node, p->copy_bandwidth, p->datatype_overhead,
-                  p->datatype_block, p->has_agreement, p->agreement_per_round,
+                  p->datatype_block, p->eager_limit, p->has_agreement, p->agreement_per_round,
                   p->agreement_per_rank};
     mix(&h, v, sizeof v);
     int net[2 + TUNA_NET_MAX_SHAPE] = {(int)p->net_topology, p->net_ndims};

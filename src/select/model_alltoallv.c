@@ -65,10 +65,11 @@ static double cross_fraction(const model *x, long d)
 
 /*
  * One phase: every rank posts m messages carrying `bytes` bytes (`node_bytes` on average), a
- * fraction phi of them to other nodes, then waits for all of them:
- *   T = L + m*o/2 + max(m*o/2, m*g, intra bytes / bw_intra, inter bytes of one rank /
- *       bw_inter, inter bytes of the node / (nics * bw_inter), the busiest link's bytes /
- *       bw_link)
+ * fraction phi of them to other nodes, then waits for all of them. With W the transfers'
+ * bound, max(m*g, intra bytes / bw_intra, inter bytes of one rank / bw_inter, inter bytes
+ * of the node / (nics * bw_inter), the busiest link's bytes / bw_link):
+ *   eager (mean message <= eager_limit): T = L + max(m*o, W + o)
+ *   rendezvous:                          T = L + m*o/2 + max(m*o/2, W)
  * with L, o, g of the inter-node level as soon as anything crosses nodes.
  */
 double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, double m,
@@ -84,15 +85,20 @@ double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, 
     double g = m * (phi * E->gap + (1 - phi) * I->gap);
     /* The rank with the most off-node traffic: at least one message's worth. */
     double phi_worst = phi > 0 ? fmin(1.0, phi + 1.0 / m) : 0;
-    /* Receives are posted first; the send half of the overhead overlaps the transfers. */
-    double t = fmax(g, o / 2);
-    t = fmax(t, bytes * (1 - phi) / I->bandwidth);
-    t = fmax(t, bytes * phi_worst / E->bandwidth);
+    double w = g;
+    w = fmax(w, bytes * (1 - phi) / I->bandwidth);
+    w = fmax(w, bytes * phi_worst / E->bandwidth);
     /* Node-level limits: the Q ranks' off-node bytes, each rank sending node_bytes. */
-    t = fmax(t, node_bytes * phi * Q / (prof->nics_per_node * E->bandwidth));
+    w = fmax(w, node_bytes * phi * Q / (prof->nics_per_node * E->bandwidth));
     if (net > 0 && prof->net_link_bandwidth > 0) /* the busiest link of the network */
-        t = fmax(t, node_bytes * phi * Q * net / prof->net_link_bandwidth);
-    return L + o / 2 + t;
+        w = fmax(w, node_bytes * phi * Q * net / prof->net_link_bandwidth);
+    /* An eager message leaves when posted and is completed as it arrives: both overheads
+     * overlap the transfers, one message's follows the last arrival. */
+    if (bytes <= m * prof->eager_limit)
+        return fmax(o, L + w + o / m);
+    /* Rendezvous: receives are posted first; the send half of the overhead overlaps the
+     * transfers (fitted to SMPI, docs/tuning.md). */
+    return L + o / 2 + fmax(o / 2, w);
 }
 
 /* A phase whose messages go to rank distances d0, d0 + step, ..., d1 (the network term);

@@ -254,7 +254,7 @@ int tuna_profile_load(const char *path, tuna_profile *out)
 {
     static const char *const keys[] = {"tuna_profile", "name",           "intra",
                                        "inter",        "nics_per_node",  "copy_bandwidth",
-                                       "datatype_overhead", "datatype_block", "measured",
+                                       "datatype_overhead", "datatype_block", "eager_limit", "measured",
                                        "vendor_alltoallv", "agreement", "network", NULL};
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
@@ -299,6 +299,8 @@ int tuna_profile_load(const char *path, tuna_profile *out)
         rc = get_number(root, "", "datatype_overhead", false, false, &p.datatype_overhead, path);
     if (!rc)
         rc = get_number(root, "", "datatype_block", false, false, &p.datatype_block, path);
+    if (!rc)
+        rc = get_number(root, "", "eager_limit", false, false, &p.eager_limit, path);
     if (!rc)
         rc = load_vendor_model(root, &p, path);
     if (!rc)

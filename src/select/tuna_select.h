@@ -40,6 +40,8 @@ typedef struct tuna_profile {
     double copy_bandwidth;      /* local memcpy bytes per second (packing, padding) */
     double datatype_overhead;   /* seconds to create, commit and free one derived datatype */
     double datatype_block;      /* seconds per block described by a derived datatype */
+    double eager_limit;         /* messages of at most this many bytes are sent eagerly (0:
+                                   every message rendezvous, the conservative form) */
     bool has_vendor_alltoallv;  /* the file names the algorithm that models vendor */
     tuna_options vendor_alltoallv; /* that algorithm ("vendor_alltoallv"; never vendor/auto) */
     /* "agreement": the MPI library's small MPI_Allreduce (tuna's statistics agreement) takes
