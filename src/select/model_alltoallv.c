@@ -67,13 +67,15 @@ static double cross_fraction(const model *x, long d)
  * One phase: every rank posts m messages carrying `bytes` bytes (`node_bytes` on average), a
  * fraction phi of them to other nodes, then waits for all of them. With W the transfers'
  * bound, max(m*g, intra bytes / bw_intra, inter bytes of one rank / bw_inter, inter bytes
- * of the node / (nics * bw_inter), the busiest link's bytes / bw_link):
- *   eager (mean message <= eager_limit): T = L + max(m*o, W + o)
- *   rendezvous:                          T = L + m*o/2 + max(m*o/2, W)
+ * of the node / (nics * bw_inter), the busiest link's bytes / bw_link) and o1 = o/m:
+ *   eager (mean message <= eager_limit, receives posted first):
+ *       T = max(m*o, L + o1 + max((m-1)*o1/2, W))
+ *   otherwise: T = L + m*o/2 + max(m*o/2, W)
  * with L, o, g of the inter-node level as soon as anything crosses nodes.
  */
-double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, double m,
-                        double bytes, double node_bytes, double phi, long d0, long d1, long step)
+static double phase_time(const tuna_profile *prof, const tuna_model_layout *lay, double m,
+                         double bytes, double node_bytes, double phi, long d0, long d1,
+                         long step, bool receives_first)
 {
     if (m <= 0)
         return 0;
@@ -92,13 +94,23 @@ double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, 
     w = fmax(w, node_bytes * phi * Q / (prof->nics_per_node * E->bandwidth));
     if (net > 0 && prof->net_link_bandwidth > 0) /* the busiest link of the network */
         w = fmax(w, node_bytes * phi * Q * net / prof->net_link_bandwidth);
-    /* An eager message leaves when posted and is completed as it arrives: both overheads
-     * overlap the transfers, one message's follows the last arrival. */
-    if (bytes <= m * prof->eager_limit)
-        return fmax(o, L + w + o / m);
-    /* Rendezvous: receives are posted first; the send half of the overhead overlaps the
-     * transfers (fitted to SMPI, docs/tuning.md). */
+    /* An eager message leaves when its send overhead is paid and is completed when it has
+     * arrived: the transfers start after the first send (half of o1) and overlap the rest;
+     * the last receive's half follows them; the CPU's m*o bounds it all. */
+    if (receives_first && bytes <= m * prof->eager_limit) {
+        double o1 = o / m;
+        return fmax(o, L + o1 + fmax((o - o1) / 2, w));
+    }
+    /* Rendezvous, or receives posted only after an earlier phase (eager messages then wait
+     * unexpected): the send half of o overlaps the transfers, the rest does not (fitted to
+     * SMPI, docs/tuning.md). */
     return L + o / 2 + fmax(o / 2, w);
+}
+
+double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, double m,
+                        double bytes, double node_bytes, double phi, long d0, long d1, long step)
+{
+    return phase_time(prof, lay, m, bytes, node_bytes, phi, d0, d1, step, true);
 }
 
 /* A phase whose messages go to rank distances d0, d0 + step, ..., d1 (the network term);
@@ -106,7 +118,16 @@ double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, 
 static double phase(const model *x, double m, double bytes, double nbytes, double phi, long d0,
                     long d1, long step)
 {
-    return tuna_model_phase(x->m, &x->l, m, bytes, nbytes, phi, d0, d1, step);
+    return phase_time(x->m, &x->l, m, bytes, nbytes, phi, d0, d1, step, true);
+}
+
+/* The same for a TuNA round's two phases: the engine posts a round's data sends before its
+ * metadata has arrived and its data receives after, so neither phase overlaps as an eager
+ * exchange with its receives posted first does. */
+static double tuna_round_phase(const model *x, double m, double bytes, double nbytes,
+                               double phi, long d0, long d1, long step)
+{
+    return phase_time(x->m, &x->l, m, bytes, nbytes, phi, d0, d1, step, false);
 }
 
 /* Bytes of a round in which each rank sends m of its blocks: the round ends with its slowest
@@ -236,8 +257,8 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             phi /= msgs;
             double bytes = fmin(blocks * B, blocks * a + (B - a));
             /* hindexed data: the library gathers and scatters it (one copy each side) */
-            t += phase(x, msgs, 8 * blocks, 8 * blocks, phi, z0 * w, z1 * w, w) +
-                 phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
+            t += tuna_round_phase(x, msgs, 8 * blocks, 8 * blocks, phi, z0 * w, z1 * w, w) +
+                 tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
                  2 * bytes / m->copy_bandwidth;
         }
         if (w > (P - 1) / r)
