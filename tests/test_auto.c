@@ -624,6 +624,7 @@ static void phase_protocol_checks(void)
         {1e4, 100, 100, 20e-6},      /* eager, overhead-bound: 100 x 0.2 */
         {1e4, 100, 4e4, 41.2e-6},    /* eager, bandwidth-bound: 1 + 40 + 0.2 */
         {1e4, 1, 4096, 5.296e-6},    /* one eager message: 1 + 4.096 + 0.2 */
+        {1e4, 10, 100, 2.1e-6},      /* eager, 10 small ones: 1 + 0.2 + 9 x 0.1 (> m o = 2) */
         {100, 100, 4e4, 51e-6},      /* 400-byte messages above the limit: rendezvous */
         {400, 100, 4e4, 41.2e-6},    /* at the limit: eager */
     };
@@ -633,6 +634,20 @@ static void phase_protocol_checks(void)
         CHECK(fabs(t - c[i].want) < 1e-12, "phase case %zu (eager limit %g, %g messages, %g "
               "bytes): %.6g s, want %.6g", i, c[i].eager_limit, c[i].m, c[i].bytes, t,
               c[i].want);
+    }
+    /* Whole algorithms (64 ranks on 2 nodes, 1 KiB blocks): the eager limit speeds up the
+     * exchanges whose receives are posted first, never TuNA's rounds (posted late). */
+    tuna_select_input in = {64, 32, 2, 1024, 1024, 64 * 1024, 0, false};
+    const char *algs[] = {"spreadout", "tuna:radix=4,block=3", "scattered:block=4"};
+    for (int k = 0; k < 3; k++) {
+        tuna_options opt;
+        CHECK(tuna_options_parse(algs[k], TUNA_ALLTOALLV, &opt) == MPI_SUCCESS, "%s", algs[k]);
+        tuna_profile_builtin(&p);
+        double rdv = tuna_model_alltoallv(&p, &in, opt.algorithm, opt.value);
+        p.eager_limit = 65536;
+        double eager = tuna_model_alltoallv(&p, &in, opt.algorithm, opt.value);
+        CHECK(k == 1 ? eager == rdv : eager < rdv, "%s: %g s eager, %g s rendezvous", algs[k],
+              eager, rdv);
     }
 }
 
