@@ -8,6 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 smpicc -O2 -o "$tmp/shift_exchange" "$here/shift_exchange.c" 2>/dev/null
 smpicc -O2 -o "$tmp/message_overhead" "$here/message_overhead.c" 2>/dev/null
+smpicc -O2 -o "$tmp/rounds" "$here/rounds.c" 2>/dev/null
 cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1
      --cfg=network/crosstraffic:0 --cfg=smpi/os:0:5e-07:0 --cfg=smpi/ois:0:5e-07:0
      --cfg=smpi/or:0:5e-07:0 --cfg=surf/precision:1e-07 --cfg=maxmin/precision:1e-3
@@ -30,3 +31,7 @@ xml=${platforms[0]}
 echo "== $(basename "$xml"): 100 one-byte messages each way between two nodes, eager then rendezvous"
 run "$xml" 1 2 "$tmp/message_overhead" 100
 EXTRA=--cfg=smpi/send-is-detached-thresh:0 run "$xml" 1 2 "$tmp/message_overhead" 100
+echo "== $(basename "$xml"): 1, 2 and 4 messages of 1 B and 4 KiB each way, eager"
+for m in 1 2 4; do for s in 1 4096; do run "$xml" 1 2 "$tmp/message_overhead" $m $s; done; done
+echo "== polaris.xml, 16 nodes x 4 ranks: rounds of m 16-byte messages to other nodes, eager"
+for m in 1 2 3; do run "$here/../platforms/polaris.xml" 4 64 "$tmp/rounds" $m 16 16; done
