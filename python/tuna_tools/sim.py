@@ -119,6 +119,14 @@ def smpi_config(plat, selector, precision, extra=(), collective="alltoallv",
 #  (maxmin/precision:1e-3, needed from P = 1024 on, is in every run's configuration.)
 SCALE_CFG = ("smpi/send-is-detached-thresh:0",)
 
+# surf/precision: at 1e-7 SimGrid rounds the per-message overheads' sleeps (os = or = 0.2 us
+# on the Fugaku-like platform): a linear exchange of 63 messages a rank was charged 19.1 us
+# instead of 25.2 (sim/probes/run.sh; docs/simulation.md). 1e-9 charges them exactly (1e-10
+# gives the same times) at the same speed at P = 64. --scale keeps 1e-7: 10x faster for the
+# linear exchanges of P >= 128 (docs/simulation.md), with that rounding.
+PRECISION = 1e-9
+SCALE_PRECISION = 1e-7
+
 
 # ------------------------------------------------------------------ lower bound
 
@@ -399,6 +407,8 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
 def cmd_run(args):
     if args.scale:
         args.no_vendor = args.no_verify = True
+    if args.precision is None:
+        args.precision = SCALE_PRECISION if args.scale else PRECISION
     xml, plat = load_platform(args.platform)
     rpn = args.rpn or plat["ranks_per_node"]
     out = open(args.output, "a" if args.append else "w", encoding="utf-8") \
@@ -632,8 +642,9 @@ def register(subparsers):
                    help="let tuna discover the nodes with MPI on its first call (an "
                         "MPI_Allgather inside the first timed call) instead of passing "
                         "--ranks-per-node RPN to tuna-bench")
-    r.add_argument("--precision", type=float, default=1e-7,
-                   help="surf/precision of the bandwidth solver (default %(default)g)")
+    r.add_argument("--precision", type=float, default=None,
+                   help=f"surf/precision of SimGrid's solver (default {PRECISION:g}; "
+                        f"{SCALE_PRECISION:g} with --scale)")
     r.add_argument("--cfg", action="append", help="extra SimGrid --cfg=KEY:VALUE")
     r.add_argument("--library-colls", choices=["log", "default"], default="log",
                    help="the MPI library's barrier (tuna-bench's synchronisation) and small "

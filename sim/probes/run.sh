@@ -11,7 +11,7 @@ smpicc -O2 -o "$tmp/message_overhead" "$here/message_overhead.c" 2>/dev/null
 smpicc -O2 -o "$tmp/rounds" "$here/rounds.c" 2>/dev/null
 cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1
      --cfg=network/crosstraffic:0 --cfg=smpi/os:0:5e-07:0 --cfg=smpi/ois:0:5e-07:0
-     --cfg=smpi/or:0:5e-07:0 --cfg=surf/precision:1e-07 --cfg=maxmin/precision:1e-3
+     --cfg=smpi/or:0:5e-07:0 --cfg=surf/precision:1e-09 --cfg=maxmin/precision:1e-3
      --cfg=smpi/host-speed:1Gf --cfg=smpi/barrier:ompi_bruck --log=root.thres:warning)
 run() { # PLATFORM RANKS_PER_NODE P PROGRAM ARGS...
   local xml=$1 rpn=$2 np=$3; shift 3
@@ -35,3 +35,9 @@ echo "== $(basename "$xml"): 1, 2 and 4 messages of 1 B and 4 KiB each way, eage
 for m in 1 2 4; do for s in 1 4096; do run "$xml" 1 2 "$tmp/message_overhead" $m $s; done; done
 echo "== polaris.xml, 16 nodes x 4 ranks: rounds of m 16-byte messages to other nodes, eager"
 for m in 1 2 3; do run "$here/../platforms/polaris.xml" 4 64 "$tmp/rounds" $m 16 16; done
+echo "== fugaku.xml, 2 nodes x 32 ranks, os = or = 0.2 us: a linear exchange (63 messages a rank)"
+echo "   at surf/precision 1e-9 (tuna sim run) and 1e-7 (--scale), which rounds the overheads"
+for prec in 1e-09 1e-07; do
+  EXTRA="--cfg=smpi/os:0:2e-07:0 --cfg=smpi/ois:0:2e-07:0 --cfg=smpi/or:0:2e-07:0 --cfg=surf/precision:$prec" \
+    run "$here/../platforms/fugaku.xml" 32 64 "$tmp/rounds" 63 16 1
+done
