@@ -135,7 +135,8 @@ def test_platform_from_profile_round_trips():
     express is said, not silently dropped."""
     gp = _gen_platform()
     levels = {"intra": {"latency": 3e-7, "overhead": 4e-7, "gap": 0.0, "bandwidth": 3e9},
-              "inter": {"latency": 1.2e-6, "overhead": 4e-7, "gap": 0.0, "bandwidth": 6e9}}
+              "inter": {"latency": 1.2e-6, "overhead": 4e-7, "gap": 0.0, "bandwidth": 6e9},
+              "eager_limit": 65536}
     torus = dict(levels, tuna_profile=1, name="t", nics_per_node=4,
                  network={"topology": "torus", "dims": [4, 4, 2], "link_bandwidth": 5e9})
     dragonfly = dict(levels, tuna_profile=1, name="d", nics_per_node=2,
@@ -152,6 +153,7 @@ def test_platform_from_profile_round_trips():
             for key in ("latency", "overhead", "gap", "bandwidth"):
                 assert back[level][key] == pytest.approx(prof[level][key]), (level, key)
         assert back["nics_per_node"] == prof["nics_per_node"]
+        assert back["eager_limit"] == prof["eager_limit"]
         assert back.get("network") == prof.get("network")
         assert "<cluster" in gp.xml_text("x", plat)
     plat, _ = gp.from_profile(dragonfly, 8)
@@ -160,6 +162,8 @@ def test_platform_from_profile_round_trips():
     assert any("inter.bandwidth" in w for w in warn)
     _, warn = gp.from_profile(dict(torus, copy_bandwidth=8e9, intra=dict(levels["intra"], gap=1e-8)), 8)
     assert any("gap" in w for w in warn) and any("copy_bandwidth" in w for w in warn)
+    _, warn = gp.from_profile(dict(torus, eager_limit=0), 8)  # --scale's: a run setting
+    assert any("send-is-detached-thresh:0" in w for w in warn)
     with pytest.raises(ValueError):
         gp.from_profile(dict(levels, tuna_profile=1), 8)  # no torus: topology and nodes needed
 
