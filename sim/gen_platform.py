@@ -118,7 +118,8 @@ PRESETS = {
 }
 
 
-# SimGrid 3.32's default eager limit (smpi/send-is-detached-thresh), as tuna_tools.tune assumes.
+# SimGrid 3.32's default eager limit (smpi/send-is-detached-thresh): tuna_tools.sim's
+# SMPI_EAGER_LIMIT (this script runs without the tuna_tools package).
 SMPI_EAGER_LIMIT = 65536
 
 

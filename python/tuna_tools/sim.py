@@ -118,6 +118,9 @@ def smpi_config(plat, selector, precision, extra=(), collective="alltoallv",
 #    50% at S = 16 B (less at 16 KiB); do not mix them with default-threshold results.
 #  (maxmin/precision:1e-3, needed from P = 1024 on, is in every run's configuration.)
 SCALE_CFG = ("smpi/send-is-detached-thresh:0",)
+# SimGrid 3.32's default smpi/send-is-detached-thresh, which the other runs keep: messages up
+# to it are eager (detached). The profiles' eager_limit (tune.py; sim/gen_platform.py).
+SMPI_EAGER_LIMIT = 65536
 
 # surf/precision: at 1e-7 SimGrid rounds the per-message overheads' sleeps (os = or = 0.2 us
 # on the Fugaku-like platform): a linear exchange of 63 messages a rank was charged 19.1 us

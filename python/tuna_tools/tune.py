@@ -287,10 +287,6 @@ def cmd_run(args):
     return 0
 
 
-# SimGrid 3.32's default smpi/send-is-detached-thresh: messages up to it are eager (detached).
-SMPI_EAGER_LIMIT = 65536
-
-
 def platform_profile(plat, rendezvous=False):
     """TUNA_PROFILE contents describing a `tuna sim` platform as SMPI runs it (sim.py's
     smpi_config): per-message overheads os + or (os alone for `tuna sim run --scale`'s
@@ -300,6 +296,7 @@ def platform_profile(plat, rendezvous=False):
     (SimGrid does not share a cluster's loopback between flows: docs/simulation.md), NIC
     bandwidth per NIC, a network latency of a typical path (hops x link latency), and SMPI's
     eager limit (smpi/send-is-detached-thresh: SimGrid's 65536 bytes, 0 under --scale)."""
+    from tuna_tools import sim
     q = plat["ranks_per_node"]
     if plat.get("topology") == "torus":
         hops = max(1.0, sum(plat.get("dims", [4])) / 4.0)  # mean distance of a torus ring
@@ -317,7 +314,7 @@ def platform_profile(plat, rendezvous=False):
         "copy_bandwidth": 1e15,
         "datatype_overhead": 0.0,
         "datatype_block": 0.0,
-        "eager_limit": 0 if rendezvous else SMPI_EAGER_LIMIT,
+        "eager_limit": 0 if rendezvous else sim.SMPI_EAGER_LIMIT,
         "measured": {"from_platform": plat["name"], "ranks_per_node": q, "hops": hops,
                      "note": "derived by `tuna tune profile` from sim/platforms"},
     }

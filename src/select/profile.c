@@ -254,8 +254,9 @@ int tuna_profile_load(const char *path, tuna_profile *out)
 {
     static const char *const keys[] = {"tuna_profile", "name",           "intra",
                                        "inter",        "nics_per_node",  "copy_bandwidth",
-                                       "datatype_overhead", "datatype_block", "eager_limit", "measured",
-                                       "vendor_alltoallv", "agreement", "network", NULL};
+                                       "datatype_overhead", "datatype_block", "eager_limit",
+                                       "measured", "vendor_alltoallv", "agreement", "network",
+                                       NULL};
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
     if (!root)
