@@ -155,7 +155,7 @@ static tuna_select_input global_input(int pat, int seed)
     MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     tuna_ctx *ctx;
-    tuna_ctx_get(MPI_COMM_WORLD, &ctx);
+    tuna_ctx_get(MPI_COMM_WORLD, "test_auto", &ctx);
     double blocks = (double)P * P;
     return (tuna_select_input){P, ctx->ranks_per_node, ctx->nnodes, (double)mx[0],
                                (double)sum[1] / blocks, (double)mx[1], (double)sum[0] / blocks,
@@ -168,32 +168,33 @@ static bool same_choice(const tuna_stats *s, const tuna_choice *c)
 }
 
 /*
- * TUNA_ARGCHECK=local: auto agrees on the statistics on its first call and once every
- * TUNA_AUTO_PERIOD calls, and decides from the last agreed ones in between unless that
- * choice needs the statistics itself (then it agrees at once). The same rule, replayed here
- * on statistics reduced by the test, must predict every choice and its source.
+ * auto agrees on the statistics on its first call, then after TUNA_AUTO_PERIOD = K[:M] calls,
+ * the period doubling (up to M) while the agreed choice stays the same and going back to K
+ * when it changes; in between it runs the last agreement's choice unless that choice needs
+ * the statistics itself (then it agrees at once). The same rule, replayed here on statistics
+ * reduced by the test, must predict every choice and its source.
  */
 static void expect_reuse(const tuna_options *opt)
 {
-    const int period = tuna_select_auto_period();
-    int reused = 0, agreed = 0, reuses = 0;
+    int first, longest;
+    tuna_select_auto_period(&first, &longest);
+    int reused = 0, agreed = 0, countdown = 0, period = first, doubled = 0;
     bool valid = false;
-    tuna_select_input last = {0};
+    tuna_choice last = {.algorithm = -1};
     for (int round = 0; round < 2; round++)
         for (int pat = 0; pat < PAT_N; pat++)
             for (int seed = 0; seed < 3; seed++) {
                 tuna_select_input in = global_input(pat, seed);
-                tuna_choice want, from_last;
+                tuna_choice want;
                 tuna_stats s;
                 CHECK(tuna_select_alltoallv(&in, &want) == MPI_SUCCESS, "select");
-                bool reuse = false;
-                if (valid && reuses + 1 < period) {
-                    last.agree_pending = true; /* statistics-needing choices cost more */
-                    CHECK(tuna_select_alltoallv(&last, &from_last) == MPI_SUCCESS, "select");
-                    reuse = !tuna_a2av_table[from_last.algorithm].needs_global_stats;
+                bool reuse = valid && countdown > 0;
+                if (reuse) {
+                    countdown--;
+                    reuse = !tuna_a2av_table[last.algorithm].needs_global_stats;
                 }
                 run_pattern(pat, seed, round ? NULL : opt, &s); /* NULL: the default, auto */
-                const tuna_choice *w = reuse ? &from_last : &want;
+                const tuna_choice *w = reuse ? &last : &want;
                 CHECK(same_choice(&s, w) && s.auto_source == (reuse ? 3 : 1),
                       "%s seed %d: ran %s (%ld,%ld) source %d, want %s (%ld,%ld) source %d",
                       pat_names[pat], seed, tuna_algorithm_get(TUNA_ALLTOALLV, s.algorithm)->name,
@@ -202,19 +203,28 @@ static void expect_reuse(const tuna_options *opt)
                       w->param[1], reuse ? 3 : 1);
                 if (reuse) {
                     reused++;
-                    reuses++;
-                } else {
-                    agreed++;
-                    last = in;
-                    valid = true;
-                    reuses = 0;
+                    continue;
                 }
+                agreed++;
+                tuna_select_input pending = in;
+                pending.agree_pending = true; /* statistics-needing choices cost more */
+                tuna_choice next;
+                CHECK(tuna_select_alltoallv(&pending, &next) == MPI_SUCCESS, "select");
+                bool same = valid && next.algorithm == last.algorithm &&
+                            memcmp(next.param, last.param, sizeof next.param) == 0;
+                if (same && period < longest)
+                    doubled++;
+                period = same ? (period > longest / 2 ? longest : 2 * period) : first;
+                countdown = period - 1;
+                last = next;
+                valid = true;
             }
     /* Both paths must have run, or this test checked only one of them. */
     CHECK(reused > 0 && agreed > 1, "reused choices %d, agreed choices %d", reused, agreed);
     if (me == 0)
-        printf("P=%d, TUNA_AUTO_PERIOD=%d: %d choices from the last agreed statistics, %d "
-               "agreed\n", P, period, reused, agreed);
+        printf("P=%d, TUNA_AUTO_PERIOD=%d:%d: %d choices from the last agreed statistics, %d "
+               "agreed, %d doublings\n",
+               P, first, longest, reused, agreed, doubled);
 }
 
 /* ------------------------------------------------------------ file validation (rank 0) */
@@ -732,17 +742,27 @@ int main(int argc, char **argv)
         tuna_options vm;
         CHECK(tuna_select_vendor_model(P, &vm) == TUNA_VENDOR_MODEL_PROFILE,
               "TUNA_PROFILE has no vendor_alltoallv");
+        /* Between agreements (TUNA_AUTO_PERIOD > 1) the choice is reused (source 3): such a
+         * call is PMPI_Alltoallv on the user's arguments, checked against it byte for byte. */
+        int first, longest, reused = 0;
+        tuna_select_auto_period(&first, &longest);
+        reuse_mode = first > 1;
         for (int pat = 0; pat < PAT_N; pat++)
             for (int seed = 0; seed < 2; seed++) {
                 run_pattern(pat, seed, &opt, &s); /* bytes checked against PMPI there */
                 const tuna_algorithm_info *info =
                     tuna_algorithm_get(TUNA_ALLTOALLV, s.algorithm);
-                CHECK(info && strcmp(info->name, "vendor") == 0 && s.auto_source == 1 &&
+                CHECK(info && strcmp(info->name, "vendor") == 0 &&
+                          (s.auto_source == 1 || (reuse_mode && s.auto_source == 3)) &&
                           s.predicted > 0,
                       "%s: auto ran '%s' (source %d, predicted %g), want vendor from the model",
                       pat_names[pat], info ? info->name : "?", s.auto_source, s.predicted);
+                reused += s.auto_source == 3;
                 run_pattern(pat, seed, NULL, &s); /* the default is auto: the same */
+                reused += s.auto_source == 3;
             }
+        CHECK(!reuse_mode || reused > 0, "TUNA_AUTO_PERIOD=%d but no call reused the choice",
+              first);
     } else if (argc > 1 && strcmp(argv[1], "--expect-reuse") == 0) {
         reuse_mode = true;
         expect_reuse(&opt);

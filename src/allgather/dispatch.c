@@ -1,5 +1,6 @@
 /*
- * tuna_allgather: argument checks agreed on by all ranks, normalisation to P
+ * tuna_allgather: argument checks (local; agreed on by all ranks under
+ * TUNA_ARGCHECK=collective, a debugging mode), normalisation to P
  * blocks of raw bytes (the receive buffer itself for contiguous receive
  * types, a packed copy otherwise), own block in place, dispatch.
  */
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Local argument checks; the result is then agreed on by all ranks. */
+/* Local argument checks (agreed on by all ranks under TUNA_ARGCHECK=collective). */
 static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       const void *recvbuf, int recvcount, MPI_Datatype recvtype, int me,
                       size_t *bytes)
@@ -53,42 +54,47 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                           const tuna_options *opt)
 {
-    tuna_options dflt;
-    int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt, &dflt);
+    int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
     if (!alg->run)
         return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    rc = tuna_require_intracomm(comm, alg->info.name);
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, &ctx);
+    bool collective;
+    rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
 
-    /* Check locally, then agree, so a bad rank can't leave the others waiting. */
+    /* Check locally, as MPI libraries do; TUNA_ARGCHECK=collective also agrees, so a bad rank
+     * can't leave the others waiting and differing block sizes are caught. */
     size_t block = 0;
     int local_rc = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me,
                               &block);
-    long long agreed[3] = {local_rc != MPI_SUCCESS, (long long)block, -(long long)block};
-    rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm);
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "tuna_allgather: agreement allreduce failed");
+    if (collective) {
+        long long agreed[3] = {local_rc != MPI_SUCCESS, (long long)block, -(long long)block};
+        rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+        if (rc != MPI_SUCCESS)
+            return tuna_error_set(rc, "tuna_allgather: agreement allreduce failed");
+        if (local_rc != MPI_SUCCESS)
+            return local_rc;
+        if (agreed[0])
+            return tuna_error_set(MPI_ERR_ARG,
+                                  "tuna_allgather: invalid arguments on another rank; no data "
+                                  "moved");
+        if (agreed[1] != -agreed[2])
+            return tuna_error_set(MPI_ERR_ARG,
+                                  "tuna_allgather: recvcount * type size differs across ranks "
+                                  "(%lld to %lld bytes); no data moved",
+                                  -agreed[2], agreed[1]);
+    }
     if (local_rc != MPI_SUCCESS)
         return local_rc;
-    if (agreed[0])
-        return tuna_error_set(MPI_ERR_ARG,
-                              "tuna_allgather: invalid arguments on another rank; no data moved");
-    if (agreed[1] != -agreed[2])
-        return tuna_error_set(MPI_ERR_ARG,
-                              "tuna_allgather: recvcount * type size differs across ranks "
-                              "(%lld to %lld bytes); no data moved",
-                              -agreed[2], agreed[1]);
     if (block == 0)
         return MPI_SUCCESS;
 

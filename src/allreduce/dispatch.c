@@ -1,5 +1,6 @@
 /*
- * tuna_allreduce: argument checks agreed on by all ranks, normalisation (the
+ * tuna_allreduce: argument checks (local; agreed on by all ranks under
+ * TUNA_ARGCHECK=collective, a debugging mode), normalisation (the
  * input copied into recvbuf unless MPI_IN_PLACE, datatype extents), dispatch.
  */
 #include "tuna_coll.h"
@@ -34,41 +35,46 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           const tuna_options *opt)
 {
-    tuna_options dflt;
-    int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt, &dflt);
+    int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
     if (!alg->run)
         return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
-    rc = tuna_require_intracomm(comm, alg->info.name);
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, &ctx);
+    bool collective;
+    rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
 
-    /* Check locally, then agree (error flag, count and type size must match everywhere). */
+    /* Check locally, as MPI libraries do; TUNA_ARGCHECK=collective also agrees (error flag,
+     * count and type size must match everywhere). */
     int tsize = 0;
     int local_rc = check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
-    long long agreed[5] = {local_rc != MPI_SUCCESS, count, -(long long)count, tsize,
-                           -(long long)tsize};
-    rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 5, MPI_LONG_LONG, MPI_MAX, ctx->comm);
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "tuna_allreduce: agreement allreduce failed");
+    if (collective) {
+        long long agreed[5] = {local_rc != MPI_SUCCESS, count, -(long long)count, tsize,
+                               -(long long)tsize};
+        rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 5, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+        if (rc != MPI_SUCCESS)
+            return tuna_error_set(rc, "tuna_allreduce: agreement allreduce failed");
+        if (local_rc != MPI_SUCCESS)
+            return local_rc;
+        if (agreed[0])
+            return tuna_error_set(MPI_ERR_ARG,
+                                  "tuna_allreduce: invalid arguments on another rank; no data "
+                                  "moved");
+        if (agreed[1] != -agreed[2] || agreed[3] != -agreed[4])
+            return tuna_error_set(MPI_ERR_ARG,
+                                  "tuna_allreduce: count or datatype size differs across ranks; "
+                                  "no data moved");
+    }
     if (local_rc != MPI_SUCCESS)
         return local_rc;
-    if (agreed[0])
-        return tuna_error_set(MPI_ERR_ARG,
-                              "tuna_allreduce: invalid arguments on another rank; no data moved");
-    if (agreed[1] != -agreed[2] || agreed[3] != -agreed[4])
-        return tuna_error_set(MPI_ERR_ARG,
-                              "tuna_allreduce: count or datatype size differs across ranks; "
-                              "no data moved");
     if (count == 0 || tsize == 0)
         return MPI_SUCCESS;
 

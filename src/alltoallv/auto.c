@@ -1,11 +1,12 @@
 /*
  * auto: chooses an algorithm and its parameters from values every rank agrees
- * on (P, ranks per node, nodes, and the core's globally reduced size
- * statistics), through a tuning table entry (TUNA_TUNING) or the cost model
- * (TUNA_PROFILE or the built-in profile), then runs it. The same inputs give
- * the same choice on every rank; see docs/tuning.md. Under TUNA_ARGCHECK=local
- * the statistics are agreed once every TUNA_AUTO_PERIOD calls, so a linear
- * choice usually costs no allreduce.
+ * on (P, ranks per node, nodes, and size statistics reduced over all ranks),
+ * through a tuning table entry (TUNA_TUNING) or the cost model (TUNA_PROFILE or
+ * the built-in profile). The same inputs give the same choice on every rank;
+ * see docs/tuning.md. The statistics are agreed (one allreduce, the argument
+ * error flag riding along) on auto's first call on a communicator and then
+ * periodically (TUNA_AUTO_PERIOD); the calls in between run the last
+ * agreement's choice without any collective, so choosing costs nothing there.
  */
 #include "tuna_internal.h"
 #include "../select/tuna_select.h"
@@ -104,70 +105,84 @@ static tuna_select_input input_of(const tuna_a2av_args *a, bool reusing)
     };
 }
 
-/* The choice for a's statistics; *in receives the selector's input (for the log). */
-static int choose(const tuna_a2av_args *a, bool reusing, tuna_select_input *in, tuna_choice *c)
+static void stats_of_choice(int algorithm, const long *param, double predicted, int source)
 {
-    *in = input_of(a, reusing);
-    return tuna_select_alltoallv(in, c);
+    if (!tuna_stats_on)
+        return;
+    tuna_stats_current.algorithm = algorithm;
+    memcpy(tuna_stats_current.params, param, sizeof tuna_stats_current.params);
+    tuna_stats_current.predicted = predicted;
+    tuna_stats_current.auto_source = source;
 }
 
-/*
- * TUNA_ARGCHECK=local: the core did not agree on this call's statistics. Agree on them (one
- * allreduce) on the first auto call of a communicator and then once every TUNA_AUTO_PERIOD
- * calls; in between, decide from the last agreed values, which every rank holds alike, so
- * a linear choice (vendor included) runs with no allreduce at all. A choice that needs the
- * statistics itself (Bruck family, TuNA) agrees at once and decides from this call's values.
- * Every rank counts the same calls, so all agree on the same ones.
- */
-static int choose_reusing(tuna_a2av_args *cur, tuna_select_input *in, tuna_choice *c,
-                          bool *reused)
+int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse, long *param)
 {
-    tuna_ctx *ctx = cur->ctx;
-    *reused = false;
-    int rc;
-    if (ctx->agreed_valid && ctx->agreed_reuses + 1 < tuna_select_auto_period()) {
-        tuna_a2av_args last = *cur;
-        tuna_a2av_set_stats(&last, ctx->agreed_stats);
-        rc = choose(&last, true, in, c);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (!tuna_a2av_table[c->algorithm].needs_global_stats) {
-            ctx->agreed_reuses++;
-            *reused = true;
-            return MPI_SUCCESS;
-        }
-    }
-    long long v[TUNA_AGREE_N];
-    memcpy(v, cur->local_stats, sizeof v);
-    rc = tuna_agree(ctx, v);
+    int rc = tuna_select_agree(ctx); /* once per communicator */
     if (rc != MPI_SUCCESS)
         return rc;
-    memcpy(ctx->agreed_stats, v, sizeof v);
+    *reuse = -1;
+    *due = agree_always || !ctx->agreed_valid || ctx->auto_countdown <= 0;
+    if (*due)
+        return MPI_SUCCESS;
+    ctx->auto_countdown--;
+    *reuse = ctx->reuse_algorithm;
+    memcpy(param, ctx->reuse_param, sizeof ctx->reuse_param);
+    stats_of_choice(ctx->reuse_algorithm, ctx->reuse_param, ctx->reuse_predicted,
+                    ctx->reuse_from_table ? 4 : 3);
+    return MPI_SUCCESS;
+}
+
+static bool same_choice(const tuna_ctx *ctx, const tuna_choice *c)
+{
+    return ctx->reuse_algorithm == c->algorithm &&
+           memcmp(ctx->reuse_param, c->param, sizeof ctx->reuse_param) == 0;
+}
+
+int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm)
+{
+    tuna_ctx *ctx = a->ctx;
+    /* This call's choice: its statistics are agreed, so no algorithm pays for them. */
+    tuna_select_input in = input_of(a, false);
+    tuna_choice c;
+    int rc = tuna_select_alltoallv(&in, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The choice for the calls that reuse them: there an algorithm that needs this call's
+     * statistics (the Bruck family's padding) pays one more allreduce. */
+    tuna_select_input rin = input_of(a, true);
+    tuna_choice r;
+    rc = tuna_select_alltoallv(&rin, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* A confirmed choice doubles the period (up to the longest), a changed one resets it. */
+    int first, longest;
+    tuna_select_auto_period(&first, &longest);
+    if (ctx->agreed_valid && same_choice(ctx, &r))
+        ctx->auto_period = ctx->auto_period > longest / 2 ? longest : 2 * ctx->auto_period;
+    else
+        ctx->auto_period = first;
+    ctx->auto_countdown = ctx->auto_period - 1;
     ctx->agreed_valid = true;
-    ctx->agreed_reuses = 0;
-    tuna_a2av_set_stats(cur, v);
-    return choose(cur, false, in, c);
+    ctx->reuse_algorithm = r.algorithm;
+    memcpy(ctx->reuse_param, r.param, sizeof ctx->reuse_param);
+    ctx->reuse_predicted = r.predicted;
+    ctx->reuse_from_table = r.from_table;
+
+    log_choice(a, &in, &c, false);
+    memcpy(a->param, c.param, sizeof a->param);
+    stats_of_choice(c.algorithm, c.param, c.predicted, c.from_table ? 2 : 1);
+    *algorithm = c.algorithm;
+    return MPI_SUCCESS;
 }
 
 int tuna_a2av_auto(const tuna_a2av_args *a)
 {
-    int rc = tuna_select_agree(a->ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    /* Callers holding normalised arguments: the core decides before normalising (so that a
+     * vendor choice runs on the user's own arguments) and never comes here. */
     tuna_a2av_args chosen = *a;
-    tuna_select_input in;
-    tuna_choice c;
-    bool reused = false;
-    rc = a->stats_agreed ? choose(a, false, &in, &c)
-                         : choose_reusing(&chosen, &in, &c, &reused);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    log_choice(a, &in, &c, reused); /* the choice that runs, not one set aside */
-
-    memcpy(chosen.param, c.param, sizeof chosen.param);
-    tuna_stats_current.algorithm = c.algorithm;
-    memcpy(tuna_stats_current.params, c.param, sizeof tuna_stats_current.params);
-    tuna_stats_current.predicted = c.predicted;
-    tuna_stats_current.auto_source = (c.from_table ? 2 : 1) + (reused ? 2 : 0);
-    return tuna_a2av_table[c.algorithm].run(&chosen);
+    int alg;
+    int rc = a->stats_agreed ? tuna_a2av_auto_decide(&chosen, &alg)
+                             : tuna_error_set(MPI_ERR_INTERN,
+                                              "auto: called without agreed statistics");
+    return rc == MPI_SUCCESS ? tuna_a2av_table[alg].run(&chosen) : rc;
 }

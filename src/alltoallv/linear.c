@@ -14,7 +14,7 @@
 int tuna_a2av_linear(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    MPI_Request *reqs = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)P);
+    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)P);
     if (!reqs)
         return MPI_ERR_NO_MEM;
     int n = 0, rc = tuna_a2av_copy_self(a);
@@ -28,7 +28,6 @@ int tuna_a2av_linear(const tuna_a2av_args *a)
             n++;
     if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         rc = tuna_error_set(MPI_ERR_OTHER, "linear: MPI_Waitall failed");
-    free(reqs);
     tuna_stats_rounds(1);
     return rc;
 }

@@ -41,7 +41,7 @@ static int refill(const tuna_a2av_args *a, int *s, bool send, int tag, MPI_Reque
 int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
 {
     int stride = (int)tuna_param(a, 0);
-    MPI_Request *reqs = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)stride);
+    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)stride);
     if (!reqs)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < 2 * stride; i++)
@@ -73,7 +73,6 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
         else
             rc = refill(a, &sstep, true, tag, &reqs[idx], &active);
     }
-    free(reqs);
     tuna_stats_rounds((a->size - 1 + stride - 1) / stride);
     return rc;
 }

@@ -15,7 +15,7 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
     int block = (int)tuna_param(a, 0);
-    MPI_Request *reqs = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)block);
+    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)block);
     if (!reqs)
         return MPI_ERR_NO_MEM;
     int rc = tuna_a2av_copy_self(a), rounds = 0;
@@ -32,7 +32,6 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
             rc = tuna_error_set(MPI_ERR_OTHER, "scattered: MPI_Waitall failed");
         rounds++;
     }
-    free(reqs);
     tuna_stats_rounds(rounds);
     return rc;
 }

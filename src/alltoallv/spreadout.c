@@ -13,7 +13,7 @@
 int tuna_a2av_spreadout(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    MPI_Request *reqs = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)P);
+    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)P);
     if (!reqs)
         return MPI_ERR_NO_MEM;
     int n = 0, rc = MPI_SUCCESS;
@@ -23,7 +23,6 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
         rc = tuna_a2av_copy_self(a);
     if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         rc = tuna_error_set(MPI_ERR_OTHER, "spreadout: MPI_Waitall failed");
-    free(reqs);
     tuna_stats_rounds(1);
     return rc;
 }

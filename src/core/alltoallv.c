@@ -1,6 +1,9 @@
 /*
- * tuna_alltoallv: argument checks, collective agreement on errors and global
- * size statistics, normalisation (byte displacements, in-place), dispatch.
+ * tuna_alltoallv: argument checks (local by default, as MPI libraries do), the
+ * agreement on errors and global size statistics where an algorithm needs them,
+ * normalisation (byte displacements, in-place), dispatch. The lean path: a
+ * cached context, cached defaults and datatype facts, no collective unless the
+ * algorithm (or auto's periodic agreement) needs one; docs/algorithms.md.
  */
 #include "tuna_internal.h"
 #include "tuna_coll.h"
@@ -76,57 +79,62 @@ void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N])
 }
 
 /*
- * TUNA_ARGCHECK: "collective" (default) agrees on argument errors with one allreduce, so a
- * bad rank cannot hang the others; "local" skips that allreduce for the algorithms that do
- * not need global size statistics (the linear ones), as MPI libraries do.
+ * TUNA_ARGCHECK: "local" (default) checks each rank's arguments on that rank and returns
+ * the error there, as MPI libraries do: a rank with bad arguments returns at once and its
+ * peers may wait for it. "collective" (a debugging mode) agrees on argument errors with one
+ * allreduce per call, so every rank returns an error and none waits.
  */
-static int argcheck_local_only(int *local)
+enum { ARGCHECK_LOCAL, ARGCHECK_COLLECTIVE, ARGCHECK_INVALID };
+
+int tuna_argcheck_collective(bool *collective)
 {
-    static int mode = -1; /* -1 unread, 0 collective, 1 local, 2 invalid */
-    if (mode < 0) {
+    static int cached = -1;
+    if (cached < 0) {
         const char *s = getenv("TUNA_ARGCHECK");
-        mode = !s || !*s || strcmp(s, "collective") == 0 ? 0 : strcmp(s, "local") == 0 ? 1 : 2;
+        cached = !s || !*s || strcmp(s, "local") == 0 ? ARGCHECK_LOCAL
+                 : strcmp(s, "collective") == 0       ? ARGCHECK_COLLECTIVE
+                                                      : ARGCHECK_INVALID;
     }
-    if (mode == 2)
-        return tuna_error_set(MPI_ERR_ARG, "TUNA_ARGCHECK='%s': expected 'collective' or 'local'",
+    if (cached == ARGCHECK_INVALID)
+        return tuna_error_set(MPI_ERR_ARG, "TUNA_ARGCHECK='%s': expected 'local' or 'collective'",
                               getenv("TUNA_ARGCHECK"));
-    *local = mode;
+    *collective = cached == ARGCHECK_COLLECTIVE;
     return MPI_SUCCESS;
 }
 
-static int check_type(MPI_Datatype t, const char *which)
+static int check_type(MPI_Datatype t, const char *which, tuna_type_info *info)
 {
     if (t == MPI_DATATYPE_NULL)
         return tuna_error_set(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", which);
-    return MPI_SUCCESS;
+    return tuna_type_info_get(t, info);
 }
 
 /*
- * Local argument checks; the result is then agreed on by all ranks. On success *rcontig
- * tells whether recvtype is contiguous (inspected once per call: it walks the type).
+ * Local argument checks; on success also this rank's contribution to the agreement
+ * (v[TUNA_AGREE_*], from the blocks it sends), computed in the same pass over the counts.
  */
 static int check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
                       MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
-                      const int *rdispls, MPI_Datatype recvtype, int P, int me, bool *rcontig_out)
+                      const int *rdispls, MPI_Datatype recvtype, int P, int me,
+                      tuna_type_info *sinfo, tuna_type_info *rinfo, long long v[TUNA_AGREE_N])
 {
-    bool inplace = sendbuf == MPI_IN_PLACE;
+    const bool inplace = sendbuf == MPI_IN_PLACE;
     if (!recvcounts || !rdispls)
         return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
-    int rc = check_type(recvtype, "recvtype");
+    int rc = check_type(recvtype, "recvtype", rinfo);
     if (rc)
         return rc;
     if (!inplace) {
         if (!sendcounts || !sdispls)
             return tuna_error_set(MPI_ERR_ARG, "sendcounts or sdispls is NULL");
-        if ((rc = check_type(sendtype, "sendtype")))
+        if ((rc = check_type(sendtype, "sendtype", sinfo)))
             return rc;
+    } else {
+        *sinfo = *rinfo;
     }
-    int rsize, ssize = 0;
-    TUNA_MPI_CHECK(MPI_Type_size(recvtype, &rsize));
-    if (!inplace)
-        TUNA_MPI_CHECK(MPI_Type_size(sendtype, &ssize));
-    bool rcontig = tuna_type_is_contiguous(recvtype);
-    *rcontig_out = rcontig;
+    const size_t rsize = rinfo->size, ssize = sinfo->size;
+    const int *cnt = inplace ? recvcounts : sendcounts;
+    long long total = 0, maxb = 0, zeros = 0;
     for (int j = 0; j < P; j++) {
         if (recvcounts[j] < 0)
             return tuna_error_set(MPI_ERR_COUNT, "recvcounts[%d] = %d is negative (rank %d)", j,
@@ -135,38 +143,51 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
             return tuna_error_set(MPI_ERR_BUFFER,
                                   "recvbuf is NULL but recvcounts[%d] = %d (rank %d)", j,
                                   recvcounts[j], me);
-        if (inplace && !rcontig && (size_t)recvcounts[j] * (size_t)rsize > (size_t)INT_MAX)
+        if (inplace && !rinfo->contig && (size_t)recvcounts[j] * rsize > (size_t)INT_MAX)
             return tuna_error_set(MPI_ERR_COUNT,
                                   "MPI_IN_PLACE with a non-contiguous recvtype supports blocks "
                                   "up to 2 GiB; recvcounts[%d] is %zu bytes (rank %d)",
-                                  j, (size_t)recvcounts[j] * (size_t)rsize, me);
-        if (inplace)
-            continue;
-        if (sendcounts[j] < 0)
-            return tuna_error_set(MPI_ERR_COUNT, "sendcounts[%d] = %d is negative (rank %d)", j,
-                                  sendcounts[j], me);
-        if (sendcounts[j] > 0 && ssize > 0 && !sendbuf)
-            return tuna_error_set(MPI_ERR_BUFFER,
-                                  "sendbuf is NULL but sendcounts[%d] = %d (rank %d)", j,
-                                  sendcounts[j], me);
+                                  j, (size_t)recvcounts[j] * rsize, me);
+        if (!inplace) {
+            if (sendcounts[j] < 0)
+                return tuna_error_set(MPI_ERR_COUNT, "sendcounts[%d] = %d is negative (rank %d)",
+                                      j, sendcounts[j], me);
+            if (sendcounts[j] > 0 && ssize > 0 && !sendbuf)
+                return tuna_error_set(MPI_ERR_BUFFER,
+                                      "sendbuf is NULL but sendcounts[%d] = %d (rank %d)", j,
+                                      sendcounts[j], me);
+        }
+        long long b = (long long)cnt[j] * (long long)ssize;
+        total += b;
+        if (b > maxb)
+            maxb = b;
+        zeros += b == 0;
     }
-    if (!inplace && (size_t)sendcounts[me] * (size_t)ssize > (size_t)recvcounts[me] * (size_t)rsize)
+    if (!inplace && (size_t)sendcounts[me] * ssize > (size_t)recvcounts[me] * rsize)
         return tuna_error_set(MPI_ERR_TRUNCATE,
                               "rank %d sends itself %zu bytes but receives only %zu", me,
-                              (size_t)sendcounts[me] * (size_t)ssize,
-                              (size_t)recvcounts[me] * (size_t)rsize);
+                              (size_t)sendcounts[me] * ssize, (size_t)recvcounts[me] * rsize);
+    v[TUNA_AGREE_MAX_BLOCK] = maxb;
+    v[TUNA_AGREE_MAX_TOTAL] = total;
+    v[TUNA_AGREE_ZERO_BLOCKS] = zeros;
+    v[TUNA_AGREE_SUM_BYTES] = total;
     return MPI_SUCCESS;
 }
 
+/* The MPI library's own call on the user's communicator: vendor, and auto choosing it. */
 static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, const int *sdispls,
                                   MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
-                                  const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm)
+                                  const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                                  double t_start)
 {
     int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, comm);
     if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "PMPI_Alltoallv failed");
-    return MPI_SUCCESS;
+        rc = tuna_error_set(rc, "PMPI_Alltoallv failed");
+    tuna_stats_publish(t_start);
+    if (tuna_stats_on) /* all of the call is the library's data exchange */
+        stats_last.phase[TUNA_PHASE_DATA] = stats_last.total;
+    return rc;
 }
 
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -175,66 +196,57 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const tuna_options *opt)
 {
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    tuna_options dflt;
-    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt, &dflt);
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-
-    if (alg->run == tuna_a2av_vendor) {
-        /* vendor is the MPI library itself, with no tuna overhead on top. */
-        rc = run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                    rdispls, recvtype, comm);
-        tuna_stats_publish(t_start);
-        if (tuna_stats_on) /* all of the call is the library's data exchange */
-            stats_last.phase[TUNA_PHASE_DATA] = stats_last.total;
-        return rc;
-    }
-    rc = tuna_require_intracomm(comm, alg->info.name);
+    if (alg->run == tuna_a2av_vendor) /* the MPI library itself, no tuna work on top */
+        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                      recvcounts, rdispls, recvtype, comm, t_start);
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-
-    tuna_timer tm;
-    tuna_timer_start(&tm);
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, &ctx);
+    bool collective;
+    rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
+    tuna_a2av_args a = {.ctx = ctx, .rank = me, .size = P};
 
-    /* Check locally, then agree: every rank learns whether any rank failed. */
-    bool rcontig = false;
-    int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, P, me, &rcontig);
-    long long agreed[TUNA_AGREE_N] = {local_rc != MPI_SUCCESS, 0, 0, 0, 0};
-    int local_only = 0;
-    rc = argcheck_local_only(&local_only);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (local_rc == MPI_SUCCESS) {
-        int ts;
-        MPI_Type_size(inplace ? recvtype : sendtype, &ts);
-        const int *cnt = inplace ? recvcounts : sendcounts;
-        long long total = 0, maxb = 0, zeros = 0;
-        for (int j = 0; j < P; j++) {
-            long long b = (long long)cnt[j] * ts;
-            total += b;
-            if (b > maxb)
-                maxb = b;
-            zeros += b == 0;
+    /* auto: between its agreements it runs the choice of the last one, with no collective;
+     * when that is the MPI library's own algorithm, the call is PMPI_Alltoallv. */
+    const bool is_auto = alg->run == tuna_a2av_auto;
+    const tuna_a2av_algorithm *run = alg;
+    bool due = false;
+    if (is_auto) {
+        int reuse = -1;
+        rc = tuna_a2av_auto_begin(ctx, collective, &due, &reuse, a.param);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!due) {
+            run = &tuna_a2av_table[reuse];
+            if (run->run == tuna_a2av_vendor)
+                return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, t_start);
         }
-        agreed[TUNA_AGREE_MAX_BLOCK] = maxb;
-        agreed[TUNA_AGREE_MAX_TOTAL] = total;
-        agreed[TUNA_AGREE_ZERO_BLOCKS] = zeros;
-        agreed[TUNA_AGREE_SUM_BYTES] = total;
+    } else {
+        for (int i = 0; i < alg->info.nparams; i++)
+            a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
     }
-    long long local_stats[TUNA_AGREE_N];
-    memcpy(local_stats, agreed, sizeof local_stats);
-    /* TUNA_ARGCHECK=local: MPI-library behaviour, no allreduce for the algorithms that do
-     * not need the statistics; a rank with bad arguments returns at once and its peers may
-     * wait for it. */
-    const bool agree_now = !(local_only && !alg->needs_global_stats);
+
+    tuna_timer tm;
+    tuna_timer_start(&tm);
+    tuna_type_info sinfo, rinfo;
+    long long agreed[TUNA_AGREE_N] = {0};
+    int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, P, me, &sinfo, &rinfo, agreed);
+    agreed[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
+    memcpy(a.local_stats, agreed, sizeof a.local_stats);
+    /* One allreduce where it is needed anyway (global statistics, auto's agreement) or asked
+     * for (TUNA_ARGCHECK=collective); the error flag rides along. */
+    const bool agree_now = collective || due || run->needs_global_stats;
     if (agree_now) {
         rc = tuna_agree(ctx, agreed);
         if (rc != MPI_SUCCESS)
@@ -245,19 +257,24 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     if (agreed[TUNA_AGREE_ERROR])
         return tuna_error_set(MPI_ERR_ARG,
                               "tuna_alltoallv: invalid arguments on another rank; no data moved");
+    if (agree_now)
+        tuna_a2av_set_stats(&a, agreed);
+    if (is_auto && agree_now) {
+        int chosen;
+        rc = tuna_a2av_auto_decide(&a, &chosen);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        run = &tuna_a2av_table[chosen];
+        if (run->run == tuna_a2av_vendor)
+            return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, t_start);
+    }
 
     /* Normalise: byte displacements (MPI_Aint, so no int overflow), types, in-place. */
-    tuna_a2av_args a = {0};
-    a.ctx = ctx;
-    a.rank = me;
-    a.size = P;
-    MPI_Aint lb, sext = 0, rext = 0;
-    int rsize, ssize;
-    MPI_Type_get_extent(recvtype, &lb, &rext);
-    MPI_Type_size(recvtype, &rsize);
     MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
     if (!disp)
         return MPI_ERR_NO_MEM;
+    const MPI_Aint rext = rinfo.extent;
     for (int j = 0; j < P; j++)
         disp[P + j] = (MPI_Aint)rdispls[j] * rext;
     a.rbuf = recvbuf;
@@ -265,17 +282,18 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     a.rdisp = disp + P;
     a.rtype = recvtype;
     a.rext = rext;
-    a.rsize = (size_t)rsize;
-    a.rcontig = rcontig;
+    a.rsize = rinfo.size;
+    a.rcontig = rinfo.contig;
 
     char *inplace_copy = NULL;
     int *inplace_counts = NULL;
     if (inplace) {
         /* Pack the receive blocks into a send copy, so algorithms never alias. */
+        const size_t rsize = rinfo.size;
         size_t tot = 0;
         for (int j = 0; j < P; j++) {
             disp[j] = (MPI_Aint)tot;
-            tot += (size_t)recvcounts[j] * (size_t)rsize;
+            tot += (size_t)recvcounts[j] * rsize;
         }
         inplace_copy = tuna_malloc(tot);
         if (!inplace_copy)
@@ -288,41 +306,35 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             }
         }
         for (int j = 0; j < P && rc == MPI_SUCCESS; j++) {
-            size_t b = (size_t)recvcounts[j] * (size_t)rsize;
+            size_t b = (size_t)recvcounts[j] * rsize;
             if (inplace_counts)
                 inplace_counts[j] = (int)b; /* <= INT_MAX: checked in check_args() */
-            rc = tuna_pack_block(a.rbuf + a.rdisp[j], recvcounts[j], recvtype, rext,
-                                     (size_t)rsize, inplace_copy + disp[j], ctx->comm);
+            rc = tuna_pack_block(a.rbuf + a.rdisp[j], recvcounts[j], recvtype, rext, rsize,
+                                 inplace_copy + disp[j], ctx->comm);
         }
         a.sbuf = inplace_copy;
         a.scounts = inplace_counts ? inplace_counts : recvcounts;
         a.stype = inplace_counts ? MPI_PACKED : recvtype;
-        ssize = inplace_counts ? 1 : rsize;
-        sext = inplace_counts ? 1 : rext;
+        a.ssize = inplace_counts ? 1 : rsize;
+        a.sext = inplace_counts ? 1 : rext;
         a.scontig = true;
     } else {
-        MPI_Type_get_extent(sendtype, &lb, &sext);
-        MPI_Type_size(sendtype, &ssize);
         for (int j = 0; j < P; j++)
-            disp[j] = (MPI_Aint)sdispls[j] * sext;
+            disp[j] = (MPI_Aint)sdispls[j] * sinfo.extent;
         a.sbuf = sendbuf;
         a.scounts = sendcounts;
         a.stype = sendtype;
-        a.scontig = tuna_type_is_contiguous(sendtype);
+        a.ssize = sinfo.size;
+        a.sext = sinfo.extent;
+        a.scontig = sinfo.contig;
     }
     a.sdisp = disp;
-    a.sext = sext;
-    a.ssize = (size_t)ssize;
-    memcpy(a.local_stats, local_stats, sizeof a.local_stats);
-    if (agree_now)
-        tuna_a2av_set_stats(&a, agreed);
-    for (int i = 0; i < alg->info.nparams; i++)
-        a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
-    memcpy(tuna_stats_current.params, a.param, sizeof a.param);
+    if (tuna_stats_on && !is_auto)
+        memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
 
     if (rc == MPI_SUCCESS)
-        rc = alg->run(&a);
+        rc = run->run(&a);
 
     free(inplace_copy);
     free(inplace_counts);

@@ -7,6 +7,7 @@
  */
 #include "tuna_internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,21 @@ static int ctx_keyval = MPI_KEYVAL_INVALID;
 static int self_keyval = MPI_KEYVAL_INVALID;
 static tuna_ctx *live_head;
 
+/*
+ * Fast lookup: each thread remembers the last (communicator, context) pair it used, valid
+ * while no context has been freed since (a freed communicator's handle may be reused for a
+ * new one). MPI_Comm_get_attr costs about as much as the rest of a small call's checks.
+ */
+static atomic_uint ctx_generation;
+static _Thread_local struct {
+    MPI_Comm comm;
+    tuna_ctx *ctx;
+    unsigned generation;
+} last_used;
+
 static void ctx_free(tuna_ctx *ctx)
 {
+    atomic_fetch_add(&ctx_generation, 1);
     if (ctx->prev)
         ctx->prev->next = ctx->next;
     else if (live_head == ctx)
@@ -27,6 +41,8 @@ static void ctx_free(tuna_ctx *ctx)
         MPI_Comm_free(&ctx->comm);
     for (int i = 0; i < 4; i++)
         free(ctx->scratch[i]);
+    for (int i = 0; i < 8; i++)
+        free(ctx->kept[i]);
     free(ctx->node_of);
     free(ctx->local_of);
     free(ctx->vrank_to_rank);
@@ -199,7 +215,47 @@ static int topology_init(tuna_ctx *c)
     return MPI_SUCCESS;
 }
 
-int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out)
+/*
+ * The TUNA_* settings that change which collectives a call performs must be the same on every
+ * rank, or ranks would wait in different operations: agreed once per communicator, at its
+ * context's creation (collective anyway), naming the variable that differs.
+ */
+static const char *const agreed_vars[] = {"TUNA_ARGCHECK", "TUNA_RANKS_PER_NODE"};
+#define NVARS ((int)(sizeof agreed_vars / sizeof agreed_vars[0]))
+
+static long long env_hash(const char *name)
+{
+    const char *s = getenv(name);
+    /* Hash the effective setting: unset, empty and the default value are the same. */
+    if (!s || (strcmp(name, "TUNA_ARGCHECK") == 0 && strcmp(s, "local") == 0))
+        s = "";
+    unsigned long long h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (long long)(h >> 2);
+}
+
+static int agree_config(tuna_ctx *c)
+{
+    long long v[2 * NVARS];
+    for (int i = 0; i < NVARS; i++) {
+        v[2 * i] = env_hash(agreed_vars[i]);
+        v[2 * i + 1] = -v[2 * i];
+    }
+    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2 * NVARS, MPI_LONG_LONG, MPI_MAX, c->comm));
+    for (int i = 0; i < NVARS; i++)
+        if (v[2 * i] != -v[2 * i + 1]) {
+            const char *mine = getenv(agreed_vars[i]);
+            return tuna_error_set(MPI_ERR_ARG,
+                                  "%s differs between the ranks of the communicator (rank %d "
+                                  "has %s%s%s); every rank must see the same value",
+                                  agreed_vars[i], c->rank, mine ? "'" : "unset",
+                                  mine ? mine : "", mine ? "'" : "");
+        }
+    return MPI_SUCCESS;
+}
+
+static int ctx_create(MPI_Comm comm, const char *algorithm, tuna_ctx **out)
 {
     int rc = keyvals_init();
     if (rc != MPI_SUCCESS)
@@ -211,6 +267,10 @@ int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out)
         *out = val;
         return MPI_SUCCESS;
     }
+    /* Only intracommunicators get a context: the check is paid once, here. */
+    rc = tuna_require_intracomm(comm, algorithm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     tuna_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
@@ -227,9 +287,13 @@ int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out)
         ctx_free(c);
         return tuna_error_set(rc, "MPI_Comm_dup of the user communicator failed");
     }
+    /* tuna.h promises error codes: internal traffic must never abort the job. */
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
-    rc = topology_init(c);
+    rc = agree_config(c);
+    if (rc == MPI_SUCCESS)
+        rc = topology_init(c);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_attr(comm, ctx_keyval, c);
     if (rc != MPI_SUCCESS) {
@@ -238,6 +302,22 @@ int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out)
     }
     *out = c;
     return MPI_SUCCESS;
+}
+
+int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out)
+{
+    unsigned gen = atomic_load_explicit(&ctx_generation, memory_order_acquire);
+    if (last_used.ctx && last_used.comm == comm && last_used.generation == gen) {
+        *out = last_used.ctx;
+        return MPI_SUCCESS;
+    }
+    int rc = ctx_create(comm, algorithm, out);
+    if (rc == MPI_SUCCESS) {
+        last_used.comm = comm;
+        last_used.ctx = *out;
+        last_used.generation = gen;
+    }
+    return rc;
 }
 
 void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes)

@@ -45,6 +45,40 @@ bool tuna_type_is_contiguous(MPI_Datatype type)
     return ok;
 }
 
+/*
+ * Predefined types are never freed, so their handles can key a cache; derived types' handles
+ * may be reused for other types after MPI_Type_free, so they are inspected on every call.
+ */
+#define TYPE_CACHE 8
+static _Thread_local struct {
+    MPI_Datatype type;
+    tuna_type_info info;
+    bool used;
+} type_cache[TYPE_CACHE];
+static _Thread_local int type_cache_next;
+
+int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out)
+{
+    for (int i = 0; i < TYPE_CACHE; i++)
+        if (type_cache[i].used && type_cache[i].type == type) {
+            *out = type_cache[i].info;
+            return MPI_SUCCESS;
+        }
+    int size, ni, na, nd, combiner;
+    TUNA_MPI_CHECK(MPI_Type_size(type, &size));
+    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &out->lb, &out->extent));
+    out->size = (size_t)size;
+    out->contig = tuna_type_is_contiguous(type);
+    TUNA_MPI_CHECK(MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
+    if (combiner == MPI_COMBINER_NAMED) {
+        type_cache[type_cache_next].type = type;
+        type_cache[type_cache_next].info = *out;
+        type_cache[type_cache_next].used = true;
+        type_cache_next = (type_cache_next + 1) % TYPE_CACHE;
+    }
+    return MPI_SUCCESS;
+}
+
 /* Elements per MPI_Pack call so that the packed bytes fit an int. */
 static int chunk_elems(size_t size)
 {

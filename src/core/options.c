@@ -2,6 +2,7 @@
 #include "tuna_coll.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,25 +237,50 @@ int tuna_options_default(tuna_collective coll, tuna_options *opt)
     return tuna_options_parse(builtin_default(coll), coll, opt);
 }
 
-int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt,
-                    tuna_options *dflt)
+/*
+ * The defaults of opt == NULL, read from the environment once per process (a getenv and a
+ * parse per call cost more than a small MPI_Alltoallv); a bad variable is reported on
+ * every call that needs it.
+ */
+static struct {
+    tuna_options opt;
+    int rc;
+    char msg[512];
+} defaults[3];
+static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+
+static void defaults_load(void)
+{
+    for (int c = 0; c < 3; c++) {
+        defaults[c].rc = tuna_options_default((tuna_collective)c, &defaults[c].opt);
+        if (defaults[c].rc != MPI_SUCCESS)
+            snprintf(defaults[c].msg, sizeof defaults[c].msg, "%s",
+                     tuna_error_string(defaults[c].rc));
+    }
+    tuna_error_clear();
+}
+
+int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt)
 {
     tuna_error_clear();
-    memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
-    const char *name = collective_name(coll);
+    if (tuna_stats_on)
+        memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
     if (comm == MPI_COMM_NULL)
-        return tuna_error_set(MPI_ERR_COMM, "tuna_%s: comm is MPI_COMM_NULL", name);
+        return tuna_error_set(MPI_ERR_COMM, "tuna_%s: comm is MPI_COMM_NULL",
+                              collective_name(coll));
     if (!*opt) {
-        int rc = tuna_options_default(coll, dflt);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        *opt = dflt;
+        pthread_once(&defaults_once, defaults_load);
+        if ((int)coll < 0 || (int)coll >= 3)
+            return tuna_error_set(MPI_ERR_ARG, "tuna: unknown collective %d", (int)coll);
+        if (defaults[coll].rc != MPI_SUCCESS)
+            return tuna_error_set(defaults[coll].rc, "%s", defaults[coll].msg);
+        *opt = &defaults[coll].opt;
     }
     if ((*opt)->collective != coll || (*opt)->algorithm < 0 ||
         (*opt)->algorithm >= tuna_algorithm_count(coll))
         return tuna_error_set(MPI_ERR_ARG,
-                              "tuna_%s: options are not %s options (use tuna_options_parse)", name,
-                              name);
+                              "tuna_%s: options are not %s options (use tuna_options_parse)",
+                              collective_name(coll), collective_name(coll));
     tuna_stats_current.algorithm = (*opt)->algorithm;
     return MPI_SUCCESS;
 }

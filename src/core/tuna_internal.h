@@ -38,15 +38,17 @@ void tuna_error_clear(void);
 /* ------------------------------------------------------------------ entry points */
 
 /*
- * Common start of every public collective: clears the error and the stats record, rejects
- * MPI_COMM_NULL, replaces *opt == NULL by the collective's default (stored in *dflt) and
- * checks that the options belong to `coll`.
+ * Common start of every public collective: clears the error (and the stats record when stats
+ * are on), rejects MPI_COMM_NULL, replaces *opt == NULL by the collective's default (read
+ * from the environment once per process) and checks that the options belong to `coll`.
  */
-int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt,
-                    tuna_options *dflt);
+int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt);
 /* End of a call: its total time (from t_start, an MPI_Wtime taken when stats are on)
  * and the current record become tuna_stats_last(). No-op when stats are off. */
 void tuna_stats_publish(double t_start);
+/* TUNA_ARGCHECK (read once): *collective is true for "collective", false for "local" (the
+ * default); an invalid value is an error on every call. */
+int tuna_argcheck_collective(bool *collective);
 /* MPI_ERR_COMM, naming the algorithm, if comm is an intercommunicator. */
 int tuna_require_intracomm(MPI_Comm comm, const char *algorithm);
 
@@ -114,18 +116,40 @@ typedef struct tuna_ctx {
     /* Reusable scratch, grown on demand and kept until the communicator is freed. */
     void *scratch[4];
     size_t scratch_len[4];
-    /* auto under TUNA_ARGCHECK=local: the statistics it last agreed on, reused for up to
-     * TUNA_AUTO_PERIOD - 1 further calls (src/alltoallv/auto.c). */
-    long long agreed_stats[TUNA_AGREE_N];
-    bool agreed_valid;
-    int agreed_reuses;       /* calls decided from agreed_stats since they were agreed */
+    /* Buffers an algorithm keeps across calls (grown by the algorithm itself, e.g. TuNA's
+     * temporary slots sized from the metadata it received); freed with the context. Slot
+     * owners are listed next to the algorithms (TUNA_KEEP_* in src/alltoallv/). */
+    void *kept[8];
+    size_t kept_len[8];
+    /* auto (src/alltoallv/auto.c): the choice its last agreement on the statistics gives
+     * to the calls that reuse them, and when it agrees next. Every rank counts the same
+     * calls, so all agree on the same ones. */
+    bool agreed_valid;       /* an agreement has happened: the reuse_* fields are set */
+    int auto_countdown;      /* calls that reuse the statistics before the next agreement */
+    int auto_period;         /* calls from one agreement to the next */
+    int reuse_algorithm;     /* the choice for the calls that reuse agreed_stats */
+    long reuse_param[TUNA_MAX_PARAMS];
+    double reuse_predicted;
+    bool reuse_from_table;
+    int select_status;       /* tuna_select_agree()'s outcome + 1; 0 before it ran */
     struct tuna_ctx *next, *prev;  /* list of live contexts, freed at MPI_Finalize */
 } tuna_ctx;
 
-/* Context of `comm`, created (collectively) on first use. */
-int tuna_ctx_get(MPI_Comm comm, tuna_ctx **out);
-/* Scratch buffer `slot` of at least `bytes` bytes (slots 0..3); NULL on failure. */
+/*
+ * Context of `comm`, created (collectively) on first use: intercommunicators are refused
+ * then (MPI_ERR_COMM naming `algorithm`), and the TUNA_* settings that decide which
+ * collectives a call performs are agreed across ranks (a difference is an error on every
+ * rank). Later calls find it through a per-thread cache without any MPI call.
+ */
+int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out);
+/* Scratch buffer `slot` of at least `bytes` bytes (slots 0..3); NULL on failure. Slot 0:
+ * the core's byte displacements; slot 1: tuna_ctx_requests(). */
 void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes);
+/* Room for n requests, kept with the context (no allocation per call); NULL on failure. */
+static inline MPI_Request *tuna_ctx_requests(tuna_ctx *ctx, size_t n)
+{
+    return (MPI_Request *)tuna_ctx_scratch(ctx, 1, sizeof(MPI_Request) * n);
+}
 
 /* ------------------------------------------------------------------ alltoallv */
 
@@ -196,6 +220,15 @@ int tuna_a2av_tuna(const tuna_a2av_args *a);
 int tuna_a2av_coalesced(const tuna_a2av_args *a);
 int tuna_a2av_staggered(const tuna_a2av_args *a);
 int tuna_a2av_auto(const tuna_a2av_args *a);
+/*
+ * auto's steps around the core's checks (src/alltoallv/auto.c). Before them:
+ * whether this call agrees on the statistics (*due: every rank counts the same
+ * calls), else the choice it reuses (*reuse, resolved parameters in param).
+ * After an agreement (a's statistics set): the choice, in *algorithm and
+ * a->param, which also becomes the one the next calls reuse.
+ */
+int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse, long *param);
+int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm);
 
 /* Shared engines of several algorithms. */
 int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag);
@@ -282,6 +315,13 @@ int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm 
 int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
                      MPI_Request *req);
 
+/* Size, extent and contiguity of a datatype (predefined ones cached per thread). */
+typedef struct tuna_type_info {
+    size_t size;
+    MPI_Aint lb, extent;
+    bool contig;            /* tuna_type_is_contiguous() */
+} tuna_type_info;
+int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out);
 /* True if `count` elements of `type` are always count*size contiguous bytes in signature order. */
 bool tuna_type_is_contiguous(MPI_Datatype type);
 /* Pack / unpack `count` elements (stride `extent`) to / from count*size packed bytes. */

@@ -22,7 +22,7 @@ static struct {
     tuna_profile profile;
     tuna_tuning tuning;
     tuna_mpi_library library; /* from MPI_Get_library_version: the built-in vendor model */
-    int auto_period;        /* TUNA_AUTO_PERIOD */
+    int auto_period, auto_period_max; /* TUNA_AUTO_PERIOD */
     unsigned long long checksum;
 } sel;
 
@@ -52,15 +52,25 @@ static void load_files(void)
     }
     const char *ps = getenv("TUNA_AUTO_PERIOD");
     sel.auto_period = TUNA_AUTO_PERIOD_DEFAULT;
+    sel.auto_period_max = TUNA_AUTO_PERIOD_MAX_DEFAULT;
     if (ps && *ps && sel.rc == MPI_SUCCESS) {
         char *end;
-        long k = strtol(ps, &end, 10);
-        if (*end || k < 1 || k > 1000000) {
+        long k = strtol(ps, &end, 10), m = k;
+        if (*end == ':') {
+            const char *ms = end + 1;
+            m = strtol(ms, &end, 10);
+            if (end == ms)
+                m = -1;
+        }
+        if (*end || k < 1 || k > 1000000 || m < k || m > 1000000) {
             snprintf(sel.msg, sizeof sel.msg,
-                     "TUNA_AUTO_PERIOD='%s': expected an integer in [1, 1000000]", ps);
+                     "TUNA_AUTO_PERIOD='%s': expected K or K:M, integers with 1 <= K <= M <= "
+                     "1000000",
+                     ps);
             sel.rc = MPI_ERR_ARG;
         } else {
             sel.auto_period = (int)k;
+            sel.auto_period_max = (int)m;
         }
     }
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -94,6 +104,7 @@ static void load_files(void)
         mix(&h, e->opt.value, sizeof e->opt.value);
     }
     mix(&h, &sel.auto_period, sizeof sel.auto_period);
+    mix(&h, &sel.auto_period_max, sizeof sel.auto_period_max);
     mix(&h, &sel.rc, sizeof sel.rc);
     sel.checksum = h >> 2; /* positive as a long long */
 }
@@ -122,10 +133,11 @@ int tuna_select_profile(const tuna_profile **out)
     return MPI_SUCCESS;
 }
 
-int tuna_select_auto_period(void)
+void tuna_select_auto_period(int *first, int *longest)
 {
     load_once();
-    return sel.auto_period;
+    *first = sel.auto_period;
+    *longest = sel.auto_period_max;
 }
 
 tuna_mpi_library tuna_select_library(void)
@@ -162,27 +174,17 @@ static double vendor_time(const tuna_select_input *in)
 
 /* ------------------------------------------------------------ agreement per communicator */
 
-static int agreed_keyval = MPI_KEYVAL_INVALID;
-
 int tuna_select_agree(tuna_ctx *ctx)
 {
     load_once();
-    if (agreed_keyval == MPI_KEYVAL_INVALID)
-        TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN,
-                                              &agreed_keyval, NULL));
-    void *val;
-    int found = 0;
-    TUNA_MPI_CHECK(MPI_Comm_get_attr(ctx->comm, agreed_keyval, &val, &found));
-    if (!found) {
+    if (ctx->select_status == 0) {
         /* max of (failed, h, -h): everyone loaded fine and equal iff failed = 0, max h = min h */
         long long v[3] = {sel.rc != MPI_SUCCESS, (long long)sel.checksum,
                           -(long long)sel.checksum};
         TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm));
-        int status = v[0] ? 1 : v[1] != -v[2] ? 2 : 0;
-        TUNA_MPI_CHECK(MPI_Comm_set_attr(ctx->comm, agreed_keyval, (void *)(intptr_t)(status + 1)));
-        val = (void *)(intptr_t)(status + 1);
+        ctx->select_status = 1 + (v[0] ? 1 : v[1] != -v[2] ? 2 : 0);
     }
-    int status = (int)(intptr_t)val - 1;
+    int status = ctx->select_status - 1;
     if (sel.rc != MPI_SUCCESS)
         return load_error();
     if (status == 1)

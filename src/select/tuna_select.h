@@ -208,12 +208,15 @@ const tuna_tuning_entry *tuna_tuning_find(const tuna_tuning *t, int P, int Q, in
                                           int sparsity_bucket);
 
 /*
- * TUNA_AUTO_PERIOD (default TUNA_AUTO_PERIOD_DEFAULT): under TUNA_ARGCHECK=local, auto agrees
- * on the size statistics once every that many calls on a communicator and decides from the
- * last agreed ones in between (src/alltoallv/auto.c). Part of the checksum below.
+ * TUNA_AUTO_PERIOD = K[:M] (default TUNA_AUTO_PERIOD_DEFAULT:TUNA_AUTO_PERIOD_MAX_DEFAULT): auto
+ * agrees on the size statistics on its first call on a communicator, then after K calls;
+ * each agreement that confirms the previous choice doubles the period, up to M (M = K when
+ * only K is given: a fixed period); a changed choice resets it to K (src/alltoallv/auto.c).
+ * Part of the checksum below.
  */
 #define TUNA_AUTO_PERIOD_DEFAULT 32
-int tuna_select_auto_period(void);
+#define TUNA_AUTO_PERIOD_MAX_DEFAULT 256
+void tuna_select_auto_period(int *first, int *longest);
 
 /*
  * Once per communicator: agree that every rank loaded the same profile,

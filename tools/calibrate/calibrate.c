@@ -250,7 +250,7 @@ int main(int argc, char **argv)
         return prc == 1 ? 0 : 2;
     }
     tuna_ctx *ctx;
-    if (tuna_ctx_get(MPI_COMM_WORLD, &ctx) != MPI_SUCCESS) {
+    if (tuna_ctx_get(MPI_COMM_WORLD, "tuna-calibrate", &ctx) != MPI_SUCCESS) {
         if (me == 0)
             fprintf(stderr, "tuna-calibrate: %s\n", tuna_error_string(MPI_ERR_OTHER));
         MPI_Abort(MPI_COMM_WORLD, 1);
