@@ -110,7 +110,9 @@ static int check_type(MPI_Datatype t, const char *which, tuna_type_info *info)
 }
 
 /*
- * Local argument checks; on success also this rank's contribution to the agreement
+ * Local argument checks; on success also this rank's contribution to the agreement. A NULL
+ * buffer with data is MPI_BOTTOM when its datatype can address absolutely (true lower bound
+ * not 0), an error otherwise (MPICH's rule).
  * (v[TUNA_AGREE_*], from the blocks it sends), computed in the same pass over the counts.
  */
 static int check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
@@ -139,7 +141,7 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
         if (recvcounts[j] < 0)
             return tuna_error_set(MPI_ERR_COUNT, "recvcounts[%d] = %d is negative (rank %d)", j,
                                   recvcounts[j], me);
-        if (recvcounts[j] > 0 && rsize > 0 && !recvbuf)
+        if (recvcounts[j] > 0 && rsize > 0 && !recvbuf && rinfo->true_lb == 0)
             return tuna_error_set(MPI_ERR_BUFFER,
                                   "recvbuf is NULL but recvcounts[%d] = %d (rank %d)", j,
                                   recvcounts[j], me);
@@ -152,7 +154,7 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
             if (sendcounts[j] < 0)
                 return tuna_error_set(MPI_ERR_COUNT, "sendcounts[%d] = %d is negative (rank %d)",
                                       j, sendcounts[j], me);
-            if (sendcounts[j] > 0 && ssize > 0 && !sendbuf)
+            if (sendcounts[j] > 0 && ssize > 0 && !sendbuf && sinfo->true_lb == 0)
                 return tuna_error_set(MPI_ERR_BUFFER,
                                       "sendbuf is NULL but sendcounts[%d] = %d (rank %d)", j,
                                       sendcounts[j], me);
@@ -309,7 +311,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             size_t b = (size_t)recvcounts[j] * rsize;
             if (inplace_counts)
                 inplace_counts[j] = (int)b; /* <= INT_MAX: checked in check_args() */
-            rc = tuna_pack_block(a.rbuf + a.rdisp[j], recvcounts[j], recvtype, rext, rsize,
+            rc = tuna_pack_block(tuna_rblock(&a, j), recvcounts[j], recvtype, rext, rsize,
                                  inplace_copy + disp[j], ctx->comm);
         }
         a.sbuf = inplace_copy;

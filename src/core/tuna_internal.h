@@ -236,14 +236,15 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag);
 
 /* ------------------------------------------------------------------ helpers */
 
-/* Pointer to block j of the send / receive buffer. */
+/* Pointer to block j of the send / receive buffer. The buffer may be MPI_BOTTOM (NULL, the
+ * datatype holding absolute addresses): address arithmetic, not pointer arithmetic on NULL. */
 static inline const char *tuna_sblock(const tuna_a2av_args *a, int j)
 {
-    return a->sbuf + a->sdisp[j];
+    return (const char *)((uintptr_t)a->sbuf + (uintptr_t)a->sdisp[j]);
 }
 static inline char *tuna_rblock(const tuna_a2av_args *a, int j)
 {
-    return a->rbuf + a->rdisp[j];
+    return (char *)((uintptr_t)a->rbuf + (uintptr_t)a->rdisp[j]);
 }
 
 /* Whether block j is sent / received at all (zero-byte messages are skipped on both sides). */
@@ -319,6 +320,7 @@ int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
 typedef struct tuna_type_info {
     size_t size;
     MPI_Aint lb, extent;
+    MPI_Aint true_lb;       /* non-zero: the type may address absolutely (MPI_BOTTOM) */
     bool contig;            /* tuna_type_is_contiguous() */
 } tuna_type_info;
 int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out);

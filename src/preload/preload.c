@@ -523,13 +523,15 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
     }
     char msg[600];
     snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
-    if (!is_agreed_argument_error(rc))
+    /* By default argument errors are this rank's alone (as in MPI libraries): reported here.
+     * Under TUNA_ARGCHECK=collective every rank got an argument error and no data moved: if
+     * some rank's arguments are valid MPI that tuna does not take (MPI_IN_PLACE with a
+     * non-contiguous type and a block over 2 GiB), all ranks hand the call to the vendor
+     * together; otherwise it is an error. */
+    bool collective = false;
+    if (!is_agreed_argument_error(rc) || tuna_argcheck_collective(&collective) != MPI_SUCCESS ||
+        !collective)
         return raise_error(comm, rc, msg);
-    /*
-     * Every rank got an argument error and no data moved. If some rank's
-     * arguments are valid MPI that tuna does not take (MPI_BOTTOM, ...), all
-     * ranks hand the call to the vendor together; otherwise it is an error.
-     */
     int why = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts, recvtype, P);
     int any = why;
     if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
