@@ -84,7 +84,7 @@ static void load_files(void)
                   p->inter.latency, p->inter.overhead, p->inter.gap, p->inter.bandwidth,
                   (double)p->nics_per_node, p->copy_bandwidth, p->datatype_overhead,
                   p->datatype_block, p->eager_limit, p->has_agreement, p->agreement_per_round,
-                  p->agreement_per_rank};
+                  p->agreement_per_rank, p->call_overhead};
     mix(&h, v, sizeof v);
     int net[2 + TUNA_NET_MAX_SHAPE] = {(int)p->net_topology, p->net_ndims};
     for (int j = 0; j < p->net_ndims; j++)
@@ -301,6 +301,8 @@ static void consider(const tuna_select_input *in, int alg, const long *param, do
     double t = tuna_model_alltoallv(&sel.profile, in, alg, param);
     if (t >= 0 && tuna_a2av_table[alg].needs_global_stats)
         t += agree;
+    if (t >= 0) /* vendor's call has no tuna work on top */
+        t += sel.profile.call_overhead;
     consider_time(alg, param, t, best);
 }
 

@@ -17,6 +17,7 @@ void tuna_profile_builtin(tuna_profile *p)
     p->copy_bandwidth = 8e9;
     p->datatype_overhead = 1e-6;
     p->datatype_block = 5e-9;
+    p->call_overhead = 1e-7;
 }
 
 /* A finite number >= 0 (> 0 if `nonzero`) at `key` of `obj` into *out (kept when absent
@@ -255,7 +256,7 @@ int tuna_profile_load(const char *path, tuna_profile *out)
     static const char *const keys[] = {"tuna_profile", "name",           "intra",
                                        "inter",        "nics_per_node",  "copy_bandwidth",
                                        "datatype_overhead", "datatype_block", "eager_limit",
-                                       "measured", "vendor_alltoallv", "agreement", "network",
+                                       "call_overhead", "measured", "vendor_alltoallv", "agreement", "network",
                                        NULL};
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
@@ -302,6 +303,9 @@ int tuna_profile_load(const char *path, tuna_profile *out)
         rc = get_number(root, "", "datatype_block", false, false, &p.datatype_block, path);
     if (!rc)
         rc = get_number(root, "", "eager_limit", false, false, &p.eager_limit, path);
+    p.call_overhead = 0; /* a file describes a machine (or a simulator): only what it says */
+    if (!rc)
+        rc = get_number(root, "", "call_overhead", false, false, &p.call_overhead, path);
     if (!rc)
         rc = load_vendor_model(root, &p, path);
     if (!rc)

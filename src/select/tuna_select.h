@@ -42,6 +42,12 @@ typedef struct tuna_profile {
     double datatype_block;      /* seconds per block described by a derived datatype */
     double eager_limit;         /* messages of at most this many bytes are sent eagerly (0:
                                    every message rendezvous, the conservative form) */
+    double call_overhead;       /* seconds tuna's own call path adds to an exchange it runs
+                                   (checks, normalisation, requests) where vendor's call is
+                                   PMPI_Alltoallv itself: tuna's algorithms must beat vendor's
+                                   model by more. Built-in 0.1 us (docs/benchmarks.md "Fixed
+                                   cost per call"); profile files: 0 unless given (SMPI does
+                                   not charge it) */
     bool has_vendor_alltoallv;  /* the file names the algorithm that models vendor */
     tuna_options vendor_alltoallv; /* that algorithm ("vendor_alltoallv"; never vendor/auto) */
     /* "agreement": the MPI library's small MPI_Allreduce (tuna's statistics agreement) takes
