@@ -229,9 +229,18 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             return rc;
         if (!due) {
             run = &tuna_a2av_table[reuse];
-            if (run->run == tuna_a2av_vendor)
+            if (run->run == tuna_a2av_vendor) {
+                /* tuna's checks still apply (auto returns tuna's errors whatever it runs):
+                 * one pass over the counts, then the library's own call. */
+                tuna_type_info si, ri;
+                long long v[TUNA_AGREE_N];
+                rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, P, me, &si, &ri, v);
+                if (rc != MPI_SUCCESS)
+                    return rc;
                 return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                               recvcounts, rdispls, recvtype, comm, t_start);
+            }
         }
     } else {
         for (int i = 0; i < alg->info.nparams; i++)
