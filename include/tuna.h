@@ -114,18 +114,29 @@ int tuna_algorithm_find(tuna_collective coll, const char *name);
  * parameters. Intracommunicators only, except for the "vendor" algorithm,
  * which passes any communicator to PMPI_Alltoallv.
  *
- * Argument errors found on any rank (negative counts, NULL buffers with
- * non-zero counts, invalid datatypes) are agreed on collectively before any
- * data moves, so every rank returns an error and none hangs. The environment
- * variable TUNA_ARGCHECK=local drops that agreement (one small allreduce) for
- * the linear algorithms, as MPI libraries do; a bad rank may then leave its
- * peers waiting. "auto" then agrees on the size statistics only once every
- * TUNA_AUTO_PERIOD calls and decides from the last agreed ones in between.
+ * Argument errors (negative counts, NULL buffers with data and a datatype that
+ * cannot address absolutely, invalid datatypes) are returned by the rank that
+ * has them, as MPI libraries do: its peers may then wait for it. With the
+ * environment variable TUNA_ARGCHECK=collective (a debugging mode) every call
+ * agrees on them first (one small allreduce), so every rank returns an error
+ * and none hangs. "auto" agrees on size statistics on its first call on a
+ * communicator and then periodically (TUNA_AUTO_PERIOD), and runs the last
+ * agreed choice in between without any collective; see tuna_pattern_changed().
  */
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt);
+
+/*
+ * Tell "auto" that the communication pattern on comm changes from the next call
+ * (a new phase of the application, another message size): its next alltoallv
+ * call on comm agrees on the size statistics and chooses afresh, instead of
+ * reusing the last agreed choice until its period ends. Call it on every rank of
+ * comm at the same point, like a collective; it communicates only if comm has
+ * not been used by tuna before (then it sets comm up, as a first call would).
+ */
+int tuna_pattern_changed(MPI_Comm comm);
 
 /*
  * Allgather with MPI_Allgather's semantics (MPI_IN_PLACE as sendbuf

@@ -1,4 +1,4 @@
-"""auto under TUNA_ARGCHECK=local vs vendor (docs/tuning.md), per cell of tuna sim run JSON
+"""auto vs vendor (docs/tuning.md), per cell of tuna sim run JSON
 lines measured with TUNA_AUTO_PERIOD=PERIOD: auto's calls that reused agreed statistics and
 those that agreed (every PERIOD-th call, counting the warm-up ones), and the time per call at
 the default period K = 32, mean(reusing) + (mean(agreeing) - mean(reusing)) / K, against
@@ -29,8 +29,9 @@ for f in args[1:]:
             continue
         s = r["samples"]
         n = len(s)
-        # timed calls i = 0..n-1 follow `warmup` calls; the agreeing ones are every period-th.
-        w = r["run"]["warmup"]
+        # timed calls i = 0..n-1 follow tuna-bench's untimed agreeing call (made after
+        # tuna_pattern_changed) and `warmup` calls; the agreeing ones are every period-th.
+        w = r["run"]["warmup"] + 1
         agree = [s[i] for i in range(n) if (w + i) % period == 0]
         reuse = [s[i] for i in range(n) if (w + i) % period != 0]
         v = sum(r["vendor_samples"]) / n

@@ -221,6 +221,16 @@ static void expect_reuse(const tuna_options *opt)
             }
     /* Both paths must have run, or this test checked only one of them. */
     CHECK(reused > 0 && agreed > 1, "reused choices %d, agreed choices %d", reused, agreed);
+    /* tuna_pattern_changed(): the next call agrees (source 1) whatever the period says. */
+    if (countdown > 0) {
+        tuna_stats s;
+        CHECK(tuna_pattern_changed(MPI_COMM_WORLD) == MPI_SUCCESS, "tuna_pattern_changed");
+        run_pattern(0, 0, opt, &s);
+        CHECK(s.auto_source == 1, "after tuna_pattern_changed: source %d, want 1 (agreed)",
+              s.auto_source);
+    } else {
+        CHECK(false, "the replay ended on an agreement: tuna_pattern_changed untested");
+    }
     if (me == 0)
         printf("P=%d, TUNA_AUTO_PERIOD=%d:%d: %d choices from the last agreed statistics, %d "
                "agreed, %d doublings\n",

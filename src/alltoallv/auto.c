@@ -186,3 +186,16 @@ int tuna_a2av_auto(const tuna_a2av_args *a)
                                               "auto: called without agreed statistics");
     return rc == MPI_SUCCESS ? tuna_a2av_table[alg].run(&chosen) : rc;
 }
+
+int tuna_pattern_changed(MPI_Comm comm)
+{
+    tuna_error_clear();
+    if (comm == MPI_COMM_NULL)
+        return tuna_error_set(MPI_ERR_COMM, "tuna_pattern_changed: comm is MPI_COMM_NULL");
+    tuna_ctx *ctx;
+    int rc = tuna_ctx_get(comm, "auto", &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    ctx->agreed_valid = false; /* the next auto call is due on every rank */
+    return MPI_SUCCESS;
+}

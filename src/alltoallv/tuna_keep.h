@@ -1,0 +1,20 @@
+/*
+ * Owners of the communicator context's kept[] buffers (tuna_ctx.kept: kept across calls,
+ * freed with the context). One list, so no two algorithms use the same index.
+ */
+#ifndef TUNA_KEEP_H
+#define TUNA_KEEP_H
+
+#include "tuna_internal.h"
+
+enum {
+    TUNA_KEEP_ENGINE_TEMP = 0,    /* tuna_engine.c: the temporary slots (the arena) */
+    TUNA_KEEP_ENGINE_STAGING = 1, /* tuna_engine.c: copies of the middle-hop blocks */
+    TUNA_KEEP_HIER_STAGE = 2,     /* hierarchical_tuna.c: sub-blocks bound for other nodes */
+    TUNA_KEEP_USED = 3            /* first free index */
+};
+
+_Static_assert(TUNA_KEEP_USED <= (int)(sizeof(((tuna_ctx *)0)->kept) / sizeof(void *)),
+               "more kept buffers than tuna_ctx.kept holds");
+
+#endif /* TUNA_KEEP_H */
