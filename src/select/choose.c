@@ -78,6 +78,10 @@ static void load_files(void)
     version[0] = '\0';
     if (MPI_Get_library_version(version, &vlen) == MPI_SUCCESS)
         sel.library = tuna_mpi_library_detect(version);
+    /* The built-in call_overhead is CPU time, which SMPI does not charge (tuna sim runs with
+     * smpi/simulate-computation:no): under SMPI tuna's algorithms cost only their messages. */
+    if (sel.library == TUNA_MPILIB_SMPI && !(pf && *pf))
+        sel.profile.call_overhead = 0;
     unsigned long long h = 1469598103934665603ULL;
     const tuna_profile *p = &sel.profile;
     double v[] = {p->intra.latency, p->intra.overhead, p->intra.gap, p->intra.bandwidth,

@@ -46,8 +46,8 @@ typedef struct tuna_profile {
                                    (checks, normalisation, requests) where vendor's call is
                                    PMPI_Alltoallv itself: tuna's algorithms must beat vendor's
                                    model by more. Built-in 0.1 us (docs/benchmarks.md "Fixed
-                                   cost per call"); profile files: 0 unless given (SMPI does
-                                   not charge it) */
+                                   cost per call"), 0 under SMPI, which does not charge CPU
+                                   time; profile files: 0 unless given */
     bool has_vendor_alltoallv;  /* the file names the algorithm that models vendor */
     tuna_options vendor_alltoallv; /* that algorithm ("vendor_alltoallv"; never vendor/auto) */
     /* "agreement": the MPI library's small MPI_Allreduce (tuna's statistics agreement) takes
