@@ -117,9 +117,11 @@ static void stats_of_choice(int algorithm, const long *param, double predicted, 
 
 int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse, long *param)
 {
-    int rc = tuna_select_agree(ctx); /* once per communicator */
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (ctx->select_status != 1) { /* 1: agreed, every rank loaded the same (the usual case) */
+        int rc = tuna_select_agree(ctx); /* once per communicator, or the error again */
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
     *reuse = -1;
     *due = agree_always || !ctx->agreed_valid || ctx->auto_countdown <= 0;
     if (*due)

@@ -176,6 +176,35 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
     return MPI_SUCCESS;
 }
 
+/*
+ * The checks auto makes before handing a call to the MPI library (PMPI_Alltoallv on the
+ * user's communicator): those whose failure would crash the library or bypass tuna's error
+ * codes (missing arrays, MPI_DATATYPE_NULL, negative counts, a NULL buffer with data that is
+ * not MPI_BOTTOM). A datatype is inspected only when its buffer is NULL; everything else
+ * (truncation, ...) the library reports as MPI_Alltoallv does.
+ */
+static int check_args_for_library(const void *sendbuf, const int *sendcounts,
+                                  const int *sdispls, MPI_Datatype sendtype,
+                                  const void *recvbuf, const int *recvcounts,
+                                  const int *rdispls, MPI_Datatype recvtype, int P, int me)
+{
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    if (!recvcounts || !rdispls || (!inplace && (!sendcounts || !sdispls)) ||
+        recvtype == MPI_DATATYPE_NULL || (!inplace && sendtype == MPI_DATATYPE_NULL) ||
+        !recvbuf || !sendbuf)
+        goto full; /* something to report or to look at closely */
+    for (int j = 0; j < P; j++)
+        if (recvcounts[j] < 0 || (!inplace && sendcounts[j] < 0))
+            goto full;
+    return MPI_SUCCESS;
+full: {
+    tuna_type_info si, ri;
+    long long v[TUNA_AGREE_N];
+    return check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                      recvtype, P, me, &si, &ri, v);
+}
+}
+
 /* The MPI library's own call on the user's communicator: vendor, and auto choosing it. */
 static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, const int *sdispls,
                                   MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
@@ -215,7 +244,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    tuna_a2av_args a = {.ctx = ctx, .rank = me, .size = P};
+    long param[TUNA_MAX_PARAMS] = {0};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
      * when that is the MPI library's own algorithm, the call is PMPI_Alltoallv. */
@@ -224,18 +253,16 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     bool due = false;
     if (is_auto) {
         int reuse = -1;
-        rc = tuna_a2av_auto_begin(ctx, collective, &due, &reuse, a.param);
+        rc = tuna_a2av_auto_begin(ctx, collective, &due, &reuse, param);
         if (rc != MPI_SUCCESS)
             return rc;
         if (!due) {
             run = &tuna_a2av_table[reuse];
             if (run->run == tuna_a2av_vendor) {
-                /* tuna's checks still apply (auto returns tuna's errors whatever it runs):
-                 * one pass over the counts, then the library's own call. */
-                tuna_type_info si, ri;
-                long long v[TUNA_AGREE_N];
-                rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, P, me, &si, &ri, v);
+                /* auto returns tuna's errors whatever it runs: one pass over the counts,
+                 * then the library's own call. */
+                rc = check_args_for_library(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype, P, me);
                 if (rc != MPI_SUCCESS)
                     return rc;
                 return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
@@ -244,8 +271,11 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         }
     } else {
         for (int i = 0; i < alg->info.nparams; i++)
-            a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+            param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
     }
+    /* Past the fast paths: the full argument record. */
+    tuna_a2av_args a = {.ctx = ctx, .rank = me, .size = P};
+    memcpy(a.param, param, sizeof a.param);
 
     tuna_timer tm;
     tuna_timer_start(&tm);
