@@ -77,21 +77,9 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     int local_rc = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me,
                               &block);
     if (collective) {
-        long long agreed[3] = {local_rc != MPI_SUCCESS, (long long)block, -(long long)block};
-        rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm);
-        if (rc != MPI_SUCCESS)
-            return tuna_error_set(rc, "tuna_allgather: agreement allreduce failed");
-        if (local_rc != MPI_SUCCESS)
-            return local_rc;
-        if (agreed[0])
-            return tuna_error_set(MPI_ERR_ARG,
-                                  "tuna_allgather: invalid arguments on another rank; no data "
-                                  "moved");
-        if (agreed[1] != -agreed[2])
-            return tuna_error_set(MPI_ERR_ARG,
-                                  "tuna_allgather: recvcount * type size differs across ranks "
-                                  "(%lld to %lld bytes); no data moved",
-                                  -agreed[2], agreed[1]);
+        static const char *const names[] = {"recvcount * type size (bytes)"};
+        const long long same[] = {(long long)block};
+        local_rc = tuna_coll_agree_args(ctx, "allgather", local_rc, same, names, 1);
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;

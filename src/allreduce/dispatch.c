@@ -57,21 +57,9 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     int tsize = 0;
     int local_rc = check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
     if (collective) {
-        long long agreed[5] = {local_rc != MPI_SUCCESS, count, -(long long)count, tsize,
-                               -(long long)tsize};
-        rc = MPI_Allreduce(MPI_IN_PLACE, agreed, 5, MPI_LONG_LONG, MPI_MAX, ctx->comm);
-        if (rc != MPI_SUCCESS)
-            return tuna_error_set(rc, "tuna_allreduce: agreement allreduce failed");
-        if (local_rc != MPI_SUCCESS)
-            return local_rc;
-        if (agreed[0])
-            return tuna_error_set(MPI_ERR_ARG,
-                                  "tuna_allreduce: invalid arguments on another rank; no data "
-                                  "moved");
-        if (agreed[1] != -agreed[2] || agreed[3] != -agreed[4])
-            return tuna_error_set(MPI_ERR_ARG,
-                                  "tuna_allreduce: count or datatype size differs across ranks; "
-                                  "no data moved");
+        static const char *const names[] = {"count", "datatype size"};
+        const long long same[] = {count, tsize};
+        local_rc = tuna_coll_agree_args(ctx, "allreduce", local_rc, same, names, 2);
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;

@@ -110,10 +110,10 @@ static int check_type(MPI_Datatype t, const char *which, tuna_type_info *info)
 }
 
 /*
- * Local argument checks; on success also this rank's contribution to the agreement. A NULL
- * buffer with data is MPI_BOTTOM when its datatype can address absolutely (true lower bound
- * not 0), an error otherwise (MPICH's rule).
+ * Local argument checks; on success also this rank's contribution to the agreement
  * (v[TUNA_AGREE_*], from the blocks it sends), computed in the same pass over the counts.
+ * A NULL buffer with data is MPI_BOTTOM when its datatype can address absolutely (true
+ * lower bound not 0), an error otherwise (MPICH's rule).
  */
 static int check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
                       MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
@@ -177,32 +177,25 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
 }
 
 /*
- * The checks auto makes before handing a call to the MPI library (PMPI_Alltoallv on the
- * user's communicator): those whose failure would crash the library or bypass tuna's error
- * codes (missing arrays, MPI_DATATYPE_NULL, negative counts, a NULL buffer with data that is
- * not MPI_BOTTOM). A datatype is inspected only when its buffer is NULL; everything else
- * (truncation, ...) the library reports as MPI_Alltoallv does.
+ * Before auto hands a call to the MPI library (PMPI_Alltoallv on the user's communicator):
+ * true when nothing check_args() reports could apply, found without inspecting a datatype
+ * (no missing array, no MPI_DATATYPE_NULL, no negative count, no NULL buffer). Otherwise
+ * check_args() decides; what it leaves out (truncation, ...) the library reports as
+ * MPI_Alltoallv does.
  */
-static int check_args_for_library(const void *sendbuf, const int *sendcounts,
-                                  const int *sdispls, MPI_Datatype sendtype,
-                                  const void *recvbuf, const int *recvcounts,
-                                  const int *rdispls, MPI_Datatype recvtype, int P, int me)
+static bool plainly_valid(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                          MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
+                          const int *rdispls, MPI_Datatype recvtype, int P)
 {
     const bool inplace = sendbuf == MPI_IN_PLACE;
     if (!recvcounts || !rdispls || (!inplace && (!sendcounts || !sdispls)) ||
         recvtype == MPI_DATATYPE_NULL || (!inplace && sendtype == MPI_DATATYPE_NULL) ||
         !recvbuf || !sendbuf)
-        goto full; /* something to report or to look at closely */
+        return false;
     for (int j = 0; j < P; j++)
         if (recvcounts[j] < 0 || (!inplace && sendcounts[j] < 0))
-            goto full;
-    return MPI_SUCCESS;
-full: {
-    tuna_type_info si, ri;
-    long long v[TUNA_AGREE_N];
-    return check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                      recvtype, P, me, &si, &ri, v);
-}
+            return false;
+    return true;
 }
 
 /* The MPI library's own call on the user's communicator: vendor, and auto choosing it. */
@@ -261,10 +254,15 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             if (run->run == tuna_a2av_vendor) {
                 /* auto returns tuna's errors whatever it runs: one pass over the counts,
                  * then the library's own call. */
-                rc = check_args_for_library(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                            recvcounts, rdispls, recvtype, P, me);
-                if (rc != MPI_SUCCESS)
-                    return rc;
+                if (!plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                   recvcounts, rdispls, recvtype, P)) {
+                    tuna_type_info si, ri;
+                    long long v[TUNA_AGREE_N];
+                    rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, P, me, &si, &ri, v);
+                    if (rc != MPI_SUCCESS)
+                        return rc;
+                }
                 return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                               recvcounts, rdispls, recvtype, comm, t_start);
             }
@@ -284,7 +282,6 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, P, me, &sinfo, &rinfo, agreed);
     agreed[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
-    memcpy(a.local_stats, agreed, sizeof a.local_stats);
     /* One allreduce where it is needed anyway (global statistics, auto's agreement) or asked
      * for (TUNA_ARGCHECK=collective); the error flag rides along. */
     const bool agree_now = collective || due || run->needs_global_stats;

@@ -65,6 +65,35 @@ int tuna_coll_waitall(int n, MPI_Request *req)
 #pragma GCC diagnostic pop
 #endif
 
+int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
+                         const char *const *names, int n)
+{
+    /* max of (failed, v, -v): a value is the same everywhere iff max v = min v */
+    long long v[1 + 2 * 4] = {local_rc != MPI_SUCCESS};
+    if (n > 4)
+        return tuna_error_set(MPI_ERR_INTERN, "tuna_%s: %d values to agree on, at most 4", coll,
+                              n);
+    for (int i = 0; i < n; i++) {
+        v[1 + 2 * i] = same[i];
+        v[2 + 2 * i] = -same[i];
+    }
+    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 1 + 2 * n, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "tuna_%s: agreement allreduce failed", coll);
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (v[0])
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_%s: invalid arguments on another rank; no data moved", coll);
+    for (int i = 0; i < n; i++)
+        if (v[1 + 2 * i] != -v[2 + 2 * i])
+            return tuna_error_set(MPI_ERR_ARG,
+                                  "tuna_%s: %s differs across ranks (%lld to %lld); no data "
+                                  "moved",
+                                  coll, names[i], -v[2 + 2 * i], v[1 + 2 * i]);
+    return MPI_SUCCESS;
+}
+
 int tuna_coll_kring_group(int P, long k)
 {
     if (k > P)

@@ -70,8 +70,12 @@ int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out)
     MPI_Aint true_extent;
     TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &out->true_lb, &true_extent));
     out->size = (size_t)size;
-    out->contig = tuna_type_is_contiguous(type);
     TUNA_MPI_CHECK(MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
+    /* A named type is contiguous exactly when it has no padding (tuna_type_is_contiguous's
+     * rule, from the values at hand); derived types are walked. */
+    out->contig = combiner == MPI_COMBINER_NAMED
+                      ? out->lb == 0 && out->extent == (MPI_Aint)size
+                      : tuna_type_is_contiguous(type);
     if (combiner == MPI_COMBINER_NAMED) {
         type_cache[type_cache_next].type = type;
         type_cache[type_cache_next].info = *out;

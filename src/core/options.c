@@ -246,12 +246,12 @@ static struct {
     tuna_options opt;
     int rc;
     char msg[512];
-} defaults[3];
+} defaults[TUNA_COLLECTIVE_COUNT];
 static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
 
 static void defaults_load(void)
 {
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < TUNA_COLLECTIVE_COUNT; c++) {
         defaults[c].rc = tuna_options_default((tuna_collective)c, &defaults[c].opt);
         if (defaults[c].rc != MPI_SUCCESS)
             snprintf(defaults[c].msg, sizeof defaults[c].msg, "%s",
@@ -270,7 +270,7 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
                               collective_name(coll));
     if (!*opt) {
         pthread_once(&defaults_once, defaults_load);
-        if ((int)coll < 0 || (int)coll >= 3)
+        if ((int)coll < 0 || (int)coll >= TUNA_COLLECTIVE_COUNT)
             return tuna_error_set(MPI_ERR_ARG, "tuna: unknown collective %d", (int)coll);
         if (defaults[coll].rc != MPI_SUCCESS)
             return tuna_error_set(defaults[coll].rc, "%s", defaults[coll].msg);

@@ -19,6 +19,14 @@ int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out);
 /* MPI_Waitall without statuses. (A call with a constant count and MPI_STATUSES_IGNORE
  * trips GCC's -Wstringop-overflow on MPICH's annotated prototype.) */
 int tuna_coll_waitall(int n, MPI_Request *req);
+/*
+ * TUNA_ARGCHECK=collective for allgather / allreduce: one allreduce of this rank's check
+ * outcome (local_rc) and of n <= 4 values every rank must hold alike (same[i], named
+ * names[i]). Returns local_rc where it failed, else MPI_ERR_ARG on every rank when another
+ * rank failed or a value differs (with its range), else MPI_SUCCESS; no data has moved.
+ */
+int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
+                         const char *const *names, int n);
 
 /* Largest divisor of P that is <= k (at least 1): the k-ring group size rule. */
 int tuna_coll_kring_group(int P, long k);

@@ -183,7 +183,6 @@ typedef struct tuna_a2av_args {
     double mean_block_bytes;    /* global mean block size in bytes */
     bool stats_agreed;          /* the four fields above are set (else TUNA_ARGCHECK=local
                                  * skipped the agreement: they are 0) */
-    long long local_stats[TUNA_AGREE_N]; /* this rank's contribution to the agreement */
 } tuna_a2av_args;
 
 typedef int (*tuna_a2av_fn)(const tuna_a2av_args *a);
