@@ -169,6 +169,7 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm)
     memcpy(ctx->reuse_param, r.param, sizeof ctx->reuse_param);
     ctx->reuse_predicted = r.predicted;
     ctx->reuse_from_table = r.from_table;
+    ctx->reuse_vendor = tuna_a2av_table[r.algorithm].run == tuna_a2av_vendor;
 
     log_choice(a, &in, &c, false);
     memcpy(a->param, c.param, sizeof a->param);
@@ -199,5 +200,6 @@ int tuna_pattern_changed(MPI_Comm comm)
     if (rc != MPI_SUCCESS)
         return rc;
     ctx->agreed_valid = false; /* the next auto call is due on every rank */
+    ctx->reuse_vendor = false;
     return MPI_SUCCESS;
 }

@@ -231,6 +231,17 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     rc = tuna_ctx_get(comm, alg->info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
+    const bool is_auto = alg->run == tuna_a2av_auto;
+    /* auto between agreements, reusing the library's own call, with plain arguments: the
+     * common case, kept to the countdown and one pass over the counts. Anything else (stats
+     * on, a collective check, an agreement due, a suspicious argument) takes the full path. */
+    if (is_auto && ctx->reuse_vendor && ctx->auto_countdown > 0 && ctx->argcheck_local &&
+        !tuna_stats_on && plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, ctx->size)) {
+        ctx->auto_countdown--;
+        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                      recvcounts, rdispls, recvtype, comm, t_start);
+    }
     bool collective;
     rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)
@@ -241,7 +252,6 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
      * when that is the MPI library's own algorithm, the call is PMPI_Alltoallv. */
-    const bool is_auto = alg->run == tuna_a2av_auto;
     const tuna_a2av_algorithm *run = alg;
     bool due = false;
     if (is_auto) {

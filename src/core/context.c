@@ -255,7 +255,9 @@ static int agree_config(tuna_ctx *c)
     return MPI_SUCCESS;
 }
 
-static int ctx_create(MPI_Comm comm, const char *algorithm, tuna_ctx **out)
+/* Out of line: the lookup's hit path stays a few loads and compares. */
+__attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algorithm,
+                                                tuna_ctx **out)
 {
     int rc = keyvals_init();
     if (rc != MPI_SUCCESS)
@@ -292,8 +294,13 @@ static int ctx_create(MPI_Comm comm, const char *algorithm, tuna_ctx **out)
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
     rc = agree_config(c);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
+        bool collective;
+        /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. */
+        c->argcheck_local = tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
+        tuna_error_clear();
         rc = topology_init(c);
+    }
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_attr(comm, ctx_keyval, c);
     if (rc != MPI_SUCCESS) {

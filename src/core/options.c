@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,7 @@ static struct {
     char msg[512];
 } defaults[TUNA_COLLECTIVE_COUNT];
 static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+static atomic_bool defaults_loaded; /* spares the calls after the first a pthread_once */
 
 static void defaults_load(void)
 {
@@ -260,6 +262,12 @@ static void defaults_load(void)
     tuna_error_clear();
 }
 
+static void load_defaults_once(void)
+{
+    pthread_once(&defaults_once, defaults_load);
+    atomic_store_explicit(&defaults_loaded, true, memory_order_release);
+}
+
 int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **opt)
 {
     tuna_error_clear();
@@ -269,7 +277,8 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
         return tuna_error_set(MPI_ERR_COMM, "tuna_%s: comm is MPI_COMM_NULL",
                               collective_name(coll));
     if (!*opt) {
-        pthread_once(&defaults_once, defaults_load);
+        if (!atomic_load_explicit(&defaults_loaded, memory_order_acquire))
+            load_defaults_once();
         if ((int)coll < 0 || (int)coll >= TUNA_COLLECTIVE_COUNT)
             return tuna_error_set(MPI_ERR_ARG, "tuna: unknown collective %d", (int)coll);
         if (defaults[coll].rc != MPI_SUCCESS)
@@ -277,7 +286,9 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
         *opt = &defaults[coll].opt;
     }
     if ((*opt)->collective != coll || (*opt)->algorithm < 0 ||
-        (*opt)->algorithm >= tuna_algorithm_count(coll))
+        (*opt)->algorithm >= (coll == TUNA_ALLTOALLV ? tuna_a2av_table_len
+                              : coll == TUNA_ALLGATHER ? tuna_ag_table_len
+                                                       : tuna_ar_table_len))
         return tuna_error_set(MPI_ERR_ARG,
                               "tuna_%s: options are not %s options (use tuna_options_parse)",
                               collective_name(coll), collective_name(coll));

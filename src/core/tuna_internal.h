@@ -131,6 +131,8 @@ typedef struct tuna_ctx {
     long reuse_param[TUNA_MAX_PARAMS];
     double reuse_predicted;
     bool reuse_from_table;
+    bool reuse_vendor;       /* the reused choice is the MPI library's own call */
+    bool argcheck_local;     /* TUNA_ARGCHECK is local (valid, agreed at creation) */
     int select_status;       /* tuna_select_agree()'s outcome + 1; 0 before it ran */
     struct tuna_ctx *next, *prev;  /* list of live contexts, freed at MPI_Finalize */
 } tuna_ctx;
