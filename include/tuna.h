@@ -208,6 +208,86 @@ const char *tuna_phase_name(tuna_phase phase);
  */
 const char *tuna_error_string(int code);
 
+/*
+ * Plans: persistent collectives (MPI 4's MPI_Alltoallv_init and friends) with a planner.
+ * A plan fixes the arguments at init (the buffers' contents may change between starts;
+ * the pointers, counts, displacements, types, op and communicator may not) and does the
+ * collective work once: the argument agreement, the choice of algorithm and its
+ * parameters, the allocation. tuna_start() then only moves data. Init is collective over
+ * comm: every rank inits its plans in the same order, with the same opt and flags. docs/plans.md.
+ *
+ * opt forces an algorithm as for the blocking calls (NULL: the collective's default, whose
+ * usual value "auto" lets the planner choose); the planner's choice is made once, from the
+ * statistics of the init arguments agreed over all ranks:
+ *   TUNA_PLAN_ESTIMATE  the cost model (what auto runs), no extra communication;
+ *   TUNA_PLAN_MEASURE   the model's best candidates timed on this machine with these
+ *                       arguments (each time the maximum over ranks; every rank adopts the
+ *                       same winner), within TUNA_PLAN_BUDGET seconds (default 1; the
+ *                       candidates are always timed at least once). The user's receive buffer
+ *                       is not written during init (a private one is timed), the send buffer
+ *                       is read. Wisdom (tuna_wisdom_import) that matches is used instead.
+ * Errors at init are agreed over comm: every rank returns one and no plan is made.
+ */
+typedef struct tuna_plan_s *tuna_plan;
+#define TUNA_PLAN_ESTIMATE 0u
+#define TUNA_PLAN_MEASURE 1u
+
+int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        const tuna_options *opt, unsigned flags, tuna_plan *plan);
+int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const tuna_options *opt, unsigned flags, tuna_plan *plan);
+int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const tuna_options *opt, unsigned flags,
+                        tuna_plan *plan);
+
+/* Begin one exchange of the plan (collective; tuna's plans complete it here), and complete
+ * it. A plan must be inactive to start and active to wait; starting an active plan or
+ * waiting on an inactive one is MPI_ERR_REQUEST. */
+int tuna_start(tuna_plan plan);
+int tuna_wait(tuna_plan plan);
+/* Free an inactive plan (local) and set *plan to NULL; an active one is MPI_ERR_REQUEST. */
+int tuna_plan_free(tuna_plan *plan);
+
+/* What the planner chose and what it cost. */
+#define TUNA_PLAN_MAX_TRIED 16
+typedef struct tuna_plan_info {
+    tuna_collective collective;
+    int algorithm;                   /* table index of the algorithm every start runs */
+    long params[TUNA_MAX_PARAMS];    /* its resolved parameters */
+    int source;                      /* how it was chosen, TUNA_PLAN_SOURCE_* */
+    double plan_seconds;             /* wall time of init on this rank */
+    double predicted;                /* the cost model's time for the choice (0: none) */
+    double measured;                 /* measure/wisdom: the choice's time per call, seconds */
+    int ntried;                      /* measure: candidates timed (first TUNA_PLAN_MAX_TRIED
+                                        listed below, in the order tried) */
+    struct {
+        int algorithm;
+        long params[TUNA_MAX_PARAMS];
+        double predicted, measured;  /* seconds; measured = max over ranks, best of reps */
+    } tried[TUNA_PLAN_MAX_TRIED];
+} tuna_plan_info;
+enum {
+    TUNA_PLAN_SOURCE_FORCED = 0,   /* opt named an algorithm */
+    TUNA_PLAN_SOURCE_ESTIMATE = 1, /* the cost model (or a TUNA_TUNING entry) */
+    TUNA_PLAN_SOURCE_MEASURE = 2,  /* timed candidates */
+    TUNA_PLAN_SOURCE_WISDOM = 3    /* an imported or earlier measurement */
+};
+int tuna_plan_get_info(tuna_plan plan, tuna_plan_info *info);
+
+/*
+ * Wisdom: the planner's measured choices, kept in this process (every TUNA_PLAN_MEASURE
+ * adds one) and saved to / loaded from a JSON file, keyed by what makes a choice valid
+ * (MPI library, P, ranks per node, nodes, collective, the pattern's agreed statistics).
+ * Both are collective over comm. Export: rank 0 writes the file. Import: every rank reads
+ * path; if any rank cannot read or parse it, or the ranks read different contents, every
+ * rank returns an error and nothing is imported. Entries replace equal keys.
+ */
+int tuna_wisdom_export(const char *path, MPI_Comm comm);
+int tuna_wisdom_import(const char *path, MPI_Comm comm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -136,3 +136,10 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     tuna_stats_publish(t_start);
     return rc;
 }
+
+int tuna_ag_check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       const void *recvbuf, int recvcount, MPI_Datatype recvtype, int me,
+                       size_t *bytes)
+{
+    return check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, bytes);
+}

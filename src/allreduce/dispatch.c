@@ -93,3 +93,9 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     tuna_stats_publish(t_start);
     return rc;
 }
+
+int tuna_ar_check_args(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type,
+                       MPI_Op op, int me, int *tsize)
+{
+    return check_args(sendbuf, recvbuf, count, type, op, me, tsize);
+}

@@ -198,6 +198,79 @@ static bool plainly_valid(const void *sendbuf, const int *sendcounts, const int 
     return true;
 }
 
+size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P)
+{
+    size_t tot = 0;
+    for (int j = 0; j < P; j++)
+        tot += (size_t)recvcounts[j] * rsize;
+    return tot;
+}
+
+void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendcounts,
+                        const int *sdispls, MPI_Datatype sendtype, const tuna_type_info *si,
+                        void *recvbuf, const int *recvcounts, const int *rdispls,
+                        MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
+                        char *copy, int *copy_counts)
+{
+    const int P = a->size;
+    for (int j = 0; j < P; j++)
+        disp[P + j] = (MPI_Aint)rdispls[j] * ri->extent;
+    a->rbuf = recvbuf;
+    a->rcounts = recvcounts;
+    a->rdisp = disp + P;
+    a->rtype = recvtype;
+    a->rext = ri->extent;
+    a->rsize = ri->size;
+    a->rcontig = ri->contig;
+    if (sendbuf == MPI_IN_PLACE) {
+        /* The send side is a packed copy of the receive blocks: algorithms never alias. */
+        size_t tot = 0;
+        for (int j = 0; j < P; j++) {
+            disp[j] = (MPI_Aint)tot;
+            tot += (size_t)recvcounts[j] * ri->size;
+            if (copy_counts)
+                copy_counts[j] = (int)((size_t)recvcounts[j] * ri->size); /* <= INT_MAX:
+                                                                              check_args() */
+        }
+        a->sbuf = copy;
+        a->scounts = copy_counts ? copy_counts : recvcounts;
+        a->stype = copy_counts ? MPI_PACKED : recvtype;
+        a->ssize = copy_counts ? 1 : ri->size;
+        a->sext = copy_counts ? 1 : ri->extent;
+        a->scontig = true;
+    } else {
+        for (int j = 0; j < P; j++)
+            disp[j] = (MPI_Aint)sdispls[j] * si->extent;
+        a->sbuf = sendbuf;
+        a->scounts = sendcounts;
+        a->stype = sendtype;
+        a->ssize = si->size;
+        a->sext = si->extent;
+        a->scontig = si->contig;
+    }
+    a->sdisp = disp;
+}
+
+int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy)
+{
+    int rc = MPI_SUCCESS;
+    for (int j = 0; j < a->size && rc == MPI_SUCCESS; j++)
+        rc = tuna_pack_block(tuna_rblock(a, j), a->rcounts[j], a->rtype, a->rext, a->rsize,
+                             copy + a->sdisp[j], a->ctx->comm);
+    return rc;
+}
+
+int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                         MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
+                         const int *rdispls, MPI_Datatype recvtype, int P, int me,
+                         tuna_type_info *sinfo, tuna_type_info *rinfo,
+                         long long v[TUNA_AGREE_N])
+{
+    return check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                      recvtype, P, me, sinfo, rinfo, v);
+}
+
+
 /* The MPI library's own call on the user's communicator: vendor, and auto choosing it. */
 static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, const int *sdispls,
                                   MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
@@ -322,61 +395,22 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
     if (!disp)
         return MPI_ERR_NO_MEM;
-    const MPI_Aint rext = rinfo.extent;
-    for (int j = 0; j < P; j++)
-        disp[P + j] = (MPI_Aint)rdispls[j] * rext;
-    a.rbuf = recvbuf;
-    a.rcounts = recvcounts;
-    a.rdisp = disp + P;
-    a.rtype = recvtype;
-    a.rext = rext;
-    a.rsize = rinfo.size;
-    a.rcontig = rinfo.contig;
-
     char *inplace_copy = NULL;
     int *inplace_counts = NULL;
     if (inplace) {
-        /* Pack the receive blocks into a send copy, so algorithms never alias. */
-        const size_t rsize = rinfo.size;
-        size_t tot = 0;
-        for (int j = 0; j < P; j++) {
-            disp[j] = (MPI_Aint)tot;
-            tot += (size_t)recvcounts[j] * rsize;
-        }
-        inplace_copy = tuna_malloc(tot);
-        if (!inplace_copy)
-            return MPI_ERR_NO_MEM;
-        if (!a.rcontig) {
+        inplace_copy = tuna_malloc(tuna_a2av_inplace_bytes(recvcounts, rinfo.size, P));
+        if (!rinfo.contig)
             inplace_counts = tuna_malloc(sizeof(int) * (size_t)P);
-            if (!inplace_counts) {
-                free(inplace_copy);
-                return MPI_ERR_NO_MEM;
-            }
+        if (!inplace_copy || (!rinfo.contig && !inplace_counts)) {
+            free(inplace_copy);
+            free(inplace_counts);
+            return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv: no memory for the in-place copy");
         }
-        for (int j = 0; j < P && rc == MPI_SUCCESS; j++) {
-            size_t b = (size_t)recvcounts[j] * rsize;
-            if (inplace_counts)
-                inplace_counts[j] = (int)b; /* <= INT_MAX: checked in check_args() */
-            rc = tuna_pack_block(tuna_rblock(&a, j), recvcounts[j], recvtype, rext, rsize,
-                                 inplace_copy + disp[j], ctx->comm);
-        }
-        a.sbuf = inplace_copy;
-        a.scounts = inplace_counts ? inplace_counts : recvcounts;
-        a.stype = inplace_counts ? MPI_PACKED : recvtype;
-        a.ssize = inplace_counts ? 1 : rsize;
-        a.sext = inplace_counts ? 1 : rext;
-        a.scontig = true;
-    } else {
-        for (int j = 0; j < P; j++)
-            disp[j] = (MPI_Aint)sdispls[j] * sinfo.extent;
-        a.sbuf = sendbuf;
-        a.scounts = sendcounts;
-        a.stype = sendtype;
-        a.ssize = sinfo.size;
-        a.sext = sinfo.extent;
-        a.scontig = sinfo.contig;
     }
-    a.sdisp = disp;
+    tuna_a2av_describe(&a, sendbuf, sendcounts, sdispls, sendtype, &sinfo, recvbuf, recvcounts,
+                       rdispls, recvtype, &rinfo, disp, inplace_copy, inplace_counts);
+    if (inplace)
+        rc = tuna_a2av_pack_inplace(&a, inplace_copy);
     if (tuna_stats_on && !is_auto)
         memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);

@@ -28,6 +28,13 @@ int tuna_coll_waitall(int n, MPI_Request *req);
 int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
                          const char *const *names, int n);
 
+/* The blocking calls' local argument checks (dispatch.c), for the plans' init. */
+int tuna_ag_check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       const void *recvbuf, int recvcount, MPI_Datatype recvtype, int me,
+                       size_t *bytes);
+int tuna_ar_check_args(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type,
+                       MPI_Op op, int me, int *tsize);
+
 /* Largest divisor of P that is <= k (at least 1): the k-ring group size rule. */
 int tuna_coll_kring_group(int P, long k);
 

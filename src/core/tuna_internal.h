@@ -336,6 +336,25 @@ int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, M
 /* Checked allocation: records MPI_ERR_NO_MEM on failure. */
 void *tuna_malloc(size_t bytes);
 
+/* The pieces of tuna_alltoallv() that a plan (src/plan/) runs once at init. */
+/* Local argument checks; on success sinfo/rinfo and this rank's statistics in v. */
+int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                         MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
+                         const int *rdispls, MPI_Datatype recvtype, int P, int me,
+                         tuna_type_info *sinfo, tuna_type_info *rinfo,
+                         long long v[TUNA_AGREE_N]);
+/* Bytes of the in-place send copy. */
+size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P);
+/* Fill a's buffer fields (a->size set): byte displacements in disp[2P]; in place, the send
+ * side is `copy` (copy_counts: P ints, needed when the receive type is not contiguous),
+ * which tuna_a2av_pack_inplace() fills from the receive blocks before each run. */
+void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendcounts,
+                        const int *sdispls, MPI_Datatype sendtype, const tuna_type_info *si,
+                        void *recvbuf, const int *recvcounts, const int *rdispls,
+                        MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
+                        char *copy, int *copy_counts);
+int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy);
+
 /* Resolved value of parameter i (defaults applied and clamped). */
 static inline long tuna_param(const tuna_a2av_args *a, int i)
 {

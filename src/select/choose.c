@@ -480,3 +480,87 @@ int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, do
     *out = best;
     return MPI_SUCCESS;
 }
+
+/* ------------------------------------------------------------ the planner's candidates */
+
+static bool is_auto_row(tuna_collective coll, int alg)
+{
+    return coll == TUNA_ALLTOALLV ? tuna_a2av_table[alg].run == tuna_a2av_auto
+                                  : strcmp(tuna_algorithm_get(coll, alg)->name, "auto") == 0;
+}
+
+static bool is_vendor_row(tuna_collective coll, int alg)
+{
+    return coll == TUNA_ALLTOALLV ? is_vendor(alg)
+                                  : strcmp(tuna_algorithm_get(coll, alg)->name, "vendor") == 0;
+}
+
+static int by_prediction(const void *x, const void *y)
+{
+    const tuna_choice *a = x, *b = y;
+    if (a->predicted != b->predicted)
+        return a->predicted < b->predicted ? -1 : 1;
+    return a->algorithm - b->algorithm; /* ties: table order, as the model's choice */
+}
+
+int tuna_select_candidates(tuna_collective coll, const tuna_select_input *in, double bytes,
+                           bool commute, tuna_choice *out, int max, int *count)
+{
+    *count = 0;
+    load_once();
+    if (sel.rc != MPI_SUCCESS)
+        return load_error();
+    const int n = tuna_algorithm_count(coll);
+    tuna_choice *all = calloc((size_t)n, sizeof *all);
+    if (!all)
+        return tuna_error_set(MPI_ERR_NO_MEM, "planner: no memory");
+    int m = 0;
+    tuna_choice vendor = {.algorithm = -1};
+    for (int alg = 0; alg < n; alg++) {
+        if (is_auto_row(coll, alg))
+            continue;
+        tuna_choice best = {.algorithm = -1};
+        if (is_vendor_row(coll, alg)) {
+            /* Always a candidate: unmodelled, it is timed anyway (predicted 0). */
+            double t = coll == TUNA_ALLTOALLV ? vendor_time(in)
+                                              : coll_cost(coll, in, bytes, commute, alg,
+                                                          (long[TUNA_MAX_PARAMS]){0});
+            vendor = (tuna_choice){.algorithm = alg, .predicted = t > 0 ? t : 0};
+            continue;
+        }
+        const tuna_algorithm_info *info = tuna_algorithm_get(coll, alg);
+        long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
+        if (coll == TUNA_ALLTOALLV) {
+            int n0 = info->nparams ? grid(in, alg, 0, 0, v0) : 1;
+            for (int i = 0; i < n0; i++) {
+                param[0] = info->nparams ? v0[i] : 0;
+                int n1 = info->nparams > 1 ? grid(in, alg, 1, param[0], v1) : 1;
+                for (int k = 0; k < n1; k++) {
+                    param[1] = info->nparams > 1 ? v1[k] : 0;
+                    consider(in, alg, param, 0, &best);
+                }
+            }
+        } else {
+            int nv = info->nparams == 1 ? radix_grid(in->P < 2 ? 2 : in->P, v0) : 1;
+            if (info->nparams != 1)
+                v0[0] = 0;
+            for (int i = 0; i < nv; i++) {
+                param[0] = v0[i];
+                double t = coll_cost(coll, in, bytes, commute, alg, param);
+                if (t >= 0 && (best.algorithm < 0 || t < best.predicted * (1 - 1e-12)))
+                    best = (tuna_choice){.algorithm = alg, .param = {param[0]}, .predicted = t};
+            }
+        }
+        if (best.algorithm >= 0)
+            all[m++] = best;
+    }
+    qsort(all, (size_t)m, sizeof *all, by_prediction);
+    int k = 0;
+    if (vendor.algorithm >= 0 && k < max)
+        out[k++] = vendor;
+    for (int i = 0; i < m && k < max; i++)
+        out[k++] = all[i];
+    free(all);
+    *count = k;
+    return MPI_SUCCESS;
+}

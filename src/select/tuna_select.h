@@ -196,6 +196,12 @@ int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, do
 /* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
 int tuna_select_profile(const tuna_profile **out);
 
+/* The planner's candidates (src/plan/): vendor first (predicted 0 when unmodelled), then
+ * every other non-auto row with its model-best parameters, by predicted time; at most max,
+ * their number in *count. */
+int tuna_select_candidates(tuna_collective coll, const tuna_select_input *in, double bytes,
+                           bool commute, tuna_choice *out, int max, int *count);
+
 /* Tuning tables. */
 typedef struct tuna_tuning_entry {
     int P, Q, size_bucket, sparsity_bucket;

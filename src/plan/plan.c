@@ -1,0 +1,330 @@
+/*
+ * Plans: start / wait / free, and the planner shared by the three init functions. A plan
+ * did its collective work at init (agreement, choice, allocation); a start only moves data.
+ * The planner's measure times the cost model's best candidates with the plan's own start
+ * path, each repetition the maximum over ranks (so every rank sees the same times and
+ * adopts the same winner), within TUNA_PLAN_BUDGET seconds. docs/plans.md.
+ */
+#include "plan.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tuna_plan_check_common(const char *fn, unsigned flags, tuna_plan *plan)
+{
+    if (!plan)
+        return tuna_error_set(MPI_ERR_ARG, "%s: the plan pointer is NULL", fn);
+    *plan = NULL;
+    if (flags & ~TUNA_PLAN_MEASURE)
+        return tuna_error_set(MPI_ERR_ARG,
+                              "%s: flags = %#x; expected TUNA_PLAN_ESTIMATE or TUNA_PLAN_MEASURE",
+                              fn, flags);
+    return MPI_SUCCESS;
+}
+
+int tuna_start(tuna_plan p)
+{
+    if (!p)
+        return tuna_error_set(MPI_ERR_REQUEST, "tuna_start: the plan is NULL");
+    if (p->active)
+        return tuna_error_set(MPI_ERR_REQUEST,
+                              "tuna_start: the plan is active (tuna_wait it before starting it "
+                              "again)");
+    tuna_error_clear();
+    double t_start = 0;
+    if (tuna_stats_on) {
+        t_start = MPI_Wtime();
+        memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
+        tuna_stats_current.algorithm = p->info.algorithm;
+        memcpy(tuna_stats_current.params, p->info.params, sizeof tuna_stats_current.params);
+        tuna_stats_current.predicted = p->info.predicted;
+    }
+    int rc = p->start(p);
+    /* tuna's plans complete the exchange here: the plan is active until tuna_wait. An error
+     * leaves it inactive (nothing to wait for). */
+    p->active = rc == MPI_SUCCESS;
+    tuna_stats_publish(t_start);
+    return rc;
+}
+
+int tuna_wait(tuna_plan p)
+{
+    if (!p)
+        return tuna_error_set(MPI_ERR_REQUEST, "tuna_wait: the plan is NULL");
+    if (!p->active)
+        return tuna_error_set(MPI_ERR_REQUEST, "tuna_wait: the plan is not active (no "
+                                               "tuna_start since the last tuna_wait)");
+    p->active = false;
+    return MPI_SUCCESS;
+}
+
+int tuna_plan_free(tuna_plan *pp)
+{
+    if (!pp || !*pp)
+        return tuna_error_set(MPI_ERR_REQUEST, "tuna_plan_free: the plan is NULL");
+    tuna_plan p = *pp;
+    if (p->active)
+        return tuna_error_set(MPI_ERR_REQUEST,
+                              "tuna_plan_free: the plan is active (tuna_wait it first)");
+    free(p->arrays);
+    free(p->disp);
+    free(p->inplace_copy);
+    free(p->inplace_counts);
+    free(p->private_recv);
+    free(p);
+    *pp = NULL;
+    return MPI_SUCCESS;
+}
+
+int tuna_plan_get_info(tuna_plan p, tuna_plan_info *info)
+{
+    if (!p || !info)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_plan_get_info: NULL argument");
+    *info = p->info;
+    return MPI_SUCCESS;
+}
+
+void tuna_plan_set_info_choice(struct tuna_plan_s *p, const tuna_choice *c, int source)
+{
+    p->info.algorithm = c->algorithm;
+    memcpy(p->info.params, c->param, sizeof p->info.params);
+    p->info.predicted = c->predicted;
+    p->info.source = source;
+}
+
+int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k, size_t *bytes,
+                   MPI_Aint *lo_out)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
+    bool any = false;
+    MPI_Aint lo = 0, hi = 0;
+    for (int j = 0; j < k; j++) {
+        if (counts[j] <= 0)
+            continue;
+        MPI_Aint first = (MPI_Aint)offs[j] * extent + tlb;
+        MPI_Aint last = first + (MPI_Aint)(counts[j] - 1) * extent + textent;
+        MPI_Aint a = first < last - textent ? first : last - textent; /* negative extents */
+        MPI_Aint b = last > first + textent ? last : first + textent;
+        if (!any || a < lo)
+            lo = a;
+        if (!any || b > hi)
+            hi = b;
+        any = true;
+    }
+    *bytes = any ? (size_t)(hi - lo) : 0;
+    *lo_out = lo;
+    return MPI_SUCCESS;
+}
+
+void tuna_plan_fill_key(struct tuna_plan_s *p, const long long *sig, int nsig)
+{
+    tuna_plan_key *k = &p->key;
+    memset(k, 0, sizeof *k);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(version, &len) == MPI_SUCCESS) {
+        size_t n = strcspn(version, "\n");
+        if (n >= sizeof k->library)
+            n = sizeof k->library - 1;
+        memcpy(k->library, version, n);
+    }
+    k->P = p->ctx->size;
+    k->Q = p->ctx->ranks_per_node;
+    k->N = p->ctx->nnodes;
+    k->coll = p->coll;
+    for (int i = 0; i < nsig && i < 6; i++)
+        k->sig[i] = sig[i];
+}
+
+/* TUNA_PLAN_BUDGET: seconds the measure may spend timing (default 1). */
+static int plan_budget(double *seconds)
+{
+    const char *s = getenv("TUNA_PLAN_BUDGET");
+    *seconds = 1.0;
+    if (!s || !*s)
+        return MPI_SUCCESS;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !(v >= 0) || !isfinite(v))
+        return tuna_error_set(MPI_ERR_ARG,
+                              "TUNA_PLAN_BUDGET='%s': expected a number of seconds >= 0", s);
+    *seconds = v;
+    return MPI_SUCCESS;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+#define MIN_REPS 5
+#define MAX_REPS 41
+
+/* Times one candidate: a warm-up, then repetitions while its share of the budget lasts; each
+ * repetition's time is the maximum over ranks (an allreduce that also carries failure). The
+ * median, identical on every rank; negative if the candidate failed anywhere. */
+static int time_candidate(struct tuna_plan_s *p, double share, bool spare, double *median,
+                          double *spent)
+{
+    MPI_Comm comm = p->ctx->comm;
+    double t[MAX_REPS];
+    int n = 0;
+    *median = -1;
+    for (int rep = -1; rep < MAX_REPS; rep++) {
+        TUNA_MPI_CHECK(MPI_Barrier(comm));
+        double t0 = MPI_Wtime();
+        int rc = p->start(p);
+        double v[2] = {MPI_Wtime() - t0, rc != MPI_SUCCESS};
+        tuna_error_clear(); /* a candidate's failure is not the plan's */
+        TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+        *spent += v[0];
+        if (v[1] != 0)
+            return MPI_SUCCESS; /* failed on some rank: not a candidate */
+        if (rep >= 0)
+            t[n++] = v[0];
+        /* Every rank sees the same times, so every rank stops after the same repetition. */
+        double sum = 0;
+        for (int i = 0; i < n; i++)
+            sum += t[i];
+        if (n >= 1 && !spare)
+            break;
+        if (n >= MIN_REPS && sum >= share)
+            break;
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    *median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    return MPI_SUCCESS;
+}
+
+static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, double measured)
+{
+    if (tuna_verbosity() < 1 || p->ctx->rank != 0)
+        return;
+    const tuna_algorithm_info *info = tuna_algorithm_get(p->coll, c->algorithm);
+    char opts[160];
+    int n = snprintf(opts, sizeof opts, "%s", info->name);
+    for (int i = 0; i < info->nparams && n > 0 && (size_t)n < sizeof opts; i++)
+        n += snprintf(opts + n, sizeof opts - (size_t)n, "%c%s=%ld", i ? ',' : ':',
+                      info->params[i].name, c->param[i]);
+    if (measured < 0)
+        tuna_log(1, "plan measure: %s failed, not a candidate", opts);
+    else
+        tuna_log(1, "plan measure: %s %.3g us (model %.3g us)", opts, measured * 1e6,
+                 c->predicted * 1e6);
+}
+
+static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double bytes,
+                   bool commute, double budget, tuna_choice *best, double *best_time)
+{
+    tuna_choice cand[TUNA_PLAN_MAX_CANDIDATES];
+    int n = 0;
+    int rc = tuna_select_candidates(p->coll, in, bytes, commute, cand, TUNA_PLAN_MAX_CANDIDATES,
+                                    &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Prune: vendor (first) and the rows the model puts within 4x of its best. */
+    double model_best = -1;
+    for (int i = 1; i < n; i++)
+        if (model_best < 0 || cand[i].predicted < model_best)
+            model_best = cand[i].predicted;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || cand[i].predicted <= 4 * model_best)
+            cand[m++] = cand[i];
+    n = m;
+    /* Time against a private receive buffer: the user's is not written during init. */
+    p->private_recv = calloc(1, p->private_bytes ? p->private_bytes : 1);
+    if (!p->private_recv)
+        return tuna_error_set(MPI_ERR_NO_MEM, "plan measure: no memory for the receive buffer");
+    p->redirect(p, (char *)((uintptr_t)p->private_recv - (uintptr_t)p->private_offset));
+    double spent = 0;
+    best->algorithm = -1;
+    int ntried = 0;
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+        p->choose(p, &cand[i]);
+        double t = -1;
+        rc = time_candidate(p, budget / n, spent < budget, &t, &spent);
+        if (rc != MPI_SUCCESS)
+            break;
+        log_candidate(p, &cand[i], t);
+        if (ntried < TUNA_PLAN_MAX_TRIED) {
+            p->info.tried[ntried].algorithm = cand[i].algorithm;
+            memcpy(p->info.tried[ntried].params, cand[i].param, sizeof cand[i].param);
+            p->info.tried[ntried].predicted = cand[i].predicted;
+            p->info.tried[ntried].measured = t;
+        }
+        ntried++;
+        if (t >= 0 && (best->algorithm < 0 || t < *best_time)) {
+            *best = cand[i];
+            *best_time = t;
+        }
+    }
+    p->info.ntried = ntried;
+    p->redirect(p, NULL);
+    free(p->private_recv);
+    p->private_recv = NULL;
+    if (rc == MPI_SUCCESS && best->algorithm < 0)
+        rc = tuna_error_set(MPI_ERR_OTHER, "plan measure: every candidate failed");
+    return rc;
+}
+
+int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double bytes,
+                     bool commute, unsigned flags)
+{
+    int rc = tuna_select_agree(p->ctx); /* profiles and tables the same everywhere */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tuna_choice c;
+    if (!(flags & TUNA_PLAN_MEASURE)) {
+        rc = p->coll == TUNA_ALLTOALLV ? tuna_select_alltoallv(in, &c)
+                                       : tuna_select_collective(p->coll, in, bytes, commute, &c);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
+        p->choose(p, &c);
+        return MPI_SUCCESS;
+    }
+    /* Agreed: the budget (the smallest; a bad TUNA_PLAN_BUDGET anywhere fails everywhere),
+     * and wisdom, used only if every rank found the same entry. */
+    double budget;
+    int brc = plan_budget(&budget);
+    double b[2] = {brc != MPI_SUCCESS, -budget};
+    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, b, 2, MPI_DOUBLE, MPI_MAX, p->ctx->comm));
+    if (brc != MPI_SUCCESS)
+        return brc;
+    if (b[0] != 0)
+        return tuna_error_set(MPI_ERR_ARG, "TUNA_PLAN_BUDGET is invalid on another rank");
+    budget = -b[1];
+    double found_time = 0;
+    const bool found = tuna_wisdom_find(&p->key, &c, &found_time);
+    long long h = 0; /* 0: not found; else a hash of the entry, never 0 */
+    if (found) {
+        unsigned long long u = 1469598103934665603ULL ^ (unsigned long long)c.algorithm;
+        for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+            u = (u ^ (unsigned long long)c.param[i]) * 1099511628211ULL;
+        h = (long long)(u >> 2) | 1;
+    }
+    long long hh[2] = {h, -h};
+    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, hh, 2, MPI_LONG_LONG, MPI_MAX, p->ctx->comm));
+    if (found && hh[0] == h && -hh[1] == h) {
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_WISDOM);
+        p->info.measured = found_time;
+        p->choose(p, &c);
+        return MPI_SUCCESS;
+    }
+    double t = 0;
+    rc = measure(p, in, bytes, commute, budget, &c, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_MEASURE);
+    p->info.measured = t;
+    p->choose(p, &c);
+    tuna_wisdom_add(&p->key, &c, t);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,78 @@
+/*
+ * Plans (persistent collectives): the state a plan keeps between init and its starts, and
+ * the pieces the three init functions share (docs/plans.md).
+ */
+#ifndef TUNA_PLAN_H
+#define TUNA_PLAN_H
+
+#include "tuna_internal.h"
+#include "tuna_coll.h"
+#include "../select/tuna_select.h"
+
+/* Candidates the planner times at most (vendor + the model's best rows). */
+#define TUNA_PLAN_MAX_CANDIDATES 7
+
+/* What makes a measured choice valid elsewhere (wisdom.c). Every field is agreed. */
+typedef struct tuna_plan_key {
+    char library[96];   /* first line of MPI_Get_library_version */
+    int P, Q, N;
+    tuna_collective coll;
+    long long sig[6];   /* the pattern: agreed size statistics of the arguments */
+} tuna_plan_key;
+
+struct tuna_plan_s {
+    tuna_collective coll;
+    bool active;
+    MPI_Comm comm;      /* the user's communicator */
+    tuna_ctx *ctx;      /* NULL: vendor on an intercommunicator */
+    tuna_plan_info info;
+    tuna_plan_key key;
+    /* One exchange with the current choice (the start), and setting a choice. */
+    int (*start)(struct tuna_plan_s *p);
+    void (*choose)(struct tuna_plan_s *p, const tuna_choice *c);
+    /* Point the exchange at a private receive buffer (measure), or back (NULL). */
+    void (*redirect)(struct tuna_plan_s *p, void *private_recv);
+    void *private_recv;         /* the measure's receive buffer (allocation) */
+    MPI_Aint private_offset;    /* its address = allocation - offset (the receive span's lb) */
+    size_t private_bytes;
+
+    /* alltoallv */
+    const void *sendbuf;
+    void *recvbuf, *user_recvbuf;
+    int *arrays;                /* sendcounts, sdispls, recvcounts, rdispls: copies, 4P ints */
+    MPI_Datatype sendtype, recvtype;
+    bool vendor;                /* the choice is the MPI library's own call */
+    tuna_a2av_args a;
+    const tuna_a2av_algorithm *run;
+    MPI_Aint *disp;
+    char *inplace_copy;
+    int *inplace_counts;
+
+    /* allgather / allreduce: the blocking call with the chosen algorithm */
+    int scount, rcount;
+    MPI_Datatype dtype;
+    MPI_Op op;
+    tuna_options chosen;
+};
+
+/* Local part of init's shared checks: plan pointer, flags. */
+int tuna_plan_check_common(const char *fn, unsigned flags, tuna_plan *plan);
+
+/* The planner: the choice for an auto plan, by the model (estimate) or by timing the model's
+ * candidates (measure; wisdom first). Collective over p->ctx->comm. */
+int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double bytes,
+                     bool commute, unsigned flags);
+
+/* Bytes and lowest offset (from the buffer pointer) that `n` elements of `type` at each of the
+ * given element offsets span; counts/offs: k entries. */
+int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k, size_t *bytes,
+                   MPI_Aint *lo);
+
+void tuna_plan_fill_key(struct tuna_plan_s *p, const long long *sig, int nsig);
+void tuna_plan_set_info_choice(struct tuna_plan_s *p, const tuna_choice *c, int source);
+
+/* Wisdom (wisdom.c): look up / record a measured choice. */
+bool tuna_wisdom_find(const tuna_plan_key *k, tuna_choice *c, double *seconds);
+void tuna_wisdom_add(const tuna_plan_key *k, const tuna_choice *c, double seconds);
+
+#endif /* TUNA_PLAN_H */

@@ -1,0 +1,201 @@
+/*
+ * tuna_alltoallv_init: the arguments checked and agreed once (one allreduce, which also
+ * gives the size statistics), the choice made once (forced, model, measure or wisdom), the
+ * displacements normalised and the in-place copy allocated once. A start is the chosen
+ * algorithm's exchange (or PMPI_Alltoallv) on the prepared arguments, nothing else.
+ */
+#include "plan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int a2av_start(struct tuna_plan_s *p)
+{
+    const int P = p->a.size;
+    if (p->vendor) {
+        const int *c = p->arrays;
+        int rc = PMPI_Alltoallv(p->sendbuf, c, c + P, p->sendtype, p->recvbuf, c + 2 * P,
+                                c + 3 * P, p->recvtype, p->comm);
+        return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoallv failed");
+    }
+    if (p->inplace_copy) {
+        int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return p->run->run(&p->a);
+}
+
+static void a2av_choose(struct tuna_plan_s *p, const tuna_choice *c)
+{
+    p->vendor = tuna_a2av_table[c->algorithm].run == tuna_a2av_vendor;
+    p->run = &tuna_a2av_table[c->algorithm];
+    memcpy(p->a.param, c->param, sizeof p->a.param);
+}
+
+static void a2av_redirect(struct tuna_plan_s *p, void *private_recv)
+{
+    p->recvbuf = private_recv ? private_recv : p->user_recvbuf;
+    p->a.rbuf = p->recvbuf;
+}
+
+/* Vendor on an intercommunicator: tuna has no context there; local checks only. */
+static int init_intercomm(struct tuna_plan_s *p, const void *sendbuf, const int *sendcounts,
+                          const int *sdispls, MPI_Datatype sendtype, const int *recvcounts,
+                          const int *rdispls, MPI_Datatype recvtype)
+{
+    int P, me;
+    TUNA_MPI_CHECK(MPI_Comm_remote_size(p->comm, &P));
+    TUNA_MPI_CHECK(MPI_Comm_rank(p->comm, &me));
+    if (sendbuf == MPI_IN_PLACE)
+        return tuna_error_set(MPI_ERR_ARG, "MPI_IN_PLACE is not valid on an intercommunicator");
+    tuna_type_info si, ri;
+    long long v[TUNA_AGREE_N] = {0};
+    int rc = tuna_a2av_check_args(sendbuf, sendcounts, sdispls, sendtype, p->recvbuf,
+                                  recvcounts, rdispls, recvtype, P, me, &si, &ri, v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    p->a.size = P;
+    p->vendor = true;
+    return MPI_SUCCESS;
+}
+
+int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        const tuna_options *opt, unsigned flags, tuna_plan *plan)
+{
+    const double t0 = MPI_Wtime();
+    int rc = tuna_plan_check_common("tuna_alltoallv_init", flags, plan);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    struct tuna_plan_s *p = calloc(1, sizeof *p);
+    if (!p)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
+    p->coll = TUNA_ALLTOALLV;
+    p->comm = comm;
+    p->start = a2av_start;
+    p->choose = a2av_choose;
+    p->redirect = a2av_redirect;
+    p->sendbuf = sendbuf;
+    p->recvbuf = p->user_recvbuf = recvbuf;
+    p->sendtype = sendtype;
+    p->recvtype = recvtype;
+    p->info.collective = TUNA_ALLTOALLV;
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+
+    int inter = 0;
+    rc = MPI_Comm_test_inter(comm, &inter);
+    if (rc != MPI_SUCCESS) {
+        rc = tuna_error_set(rc, "tuna_alltoallv_init: MPI_Comm_test_inter failed");
+        goto fail;
+    }
+    tuna_type_info si = {0}, ri = {0};
+    if (inter) {
+        if (alg->run != tuna_a2av_vendor) {
+            rc = tuna_error_set(MPI_ERR_COMM, "algorithm '%s' supports intracommunicators only "
+                                              "(use 'vendor' for intercommunicators)",
+                                alg->info.name);
+            goto fail;
+        }
+        rc = init_intercomm(p, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
+                            recvtype);
+        if (rc != MPI_SUCCESS)
+            goto fail;
+    } else {
+        rc = tuna_ctx_get(comm, alg->info.name, &p->ctx);
+        if (rc != MPI_SUCCESS)
+            goto fail;
+        const int P = p->ctx->size, me = p->ctx->rank;
+        long long v[TUNA_AGREE_N] = {0};
+        int local = tuna_a2av_check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, P, me, &si, &ri, v);
+        v[TUNA_AGREE_ERROR] = local != MPI_SUCCESS;
+        /* Init is collective: argument errors are agreed, so every rank fails together. */
+        rc = tuna_agree(p->ctx, v);
+        if (rc == MPI_SUCCESS && local != MPI_SUCCESS)
+            rc = local;
+        else if (rc == MPI_SUCCESS && v[TUNA_AGREE_ERROR])
+            rc = tuna_error_set(MPI_ERR_ARG, "tuna_alltoallv_init: invalid arguments on another "
+                                             "rank; no plan made");
+        if (rc != MPI_SUCCESS)
+            goto fail;
+        p->a.ctx = p->ctx;
+        p->a.rank = me;
+        p->a.size = P;
+        tuna_a2av_set_stats(&p->a, v);
+        const long long sig[] = {v[TUNA_AGREE_MAX_BLOCK], v[TUNA_AGREE_MAX_TOTAL],
+                                 v[TUNA_AGREE_ZERO_BLOCKS], v[TUNA_AGREE_SUM_BYTES], inplace};
+        tuna_plan_fill_key(p, sig, 5);
+    }
+
+    /* Copies of the count and displacement arrays: a start does not read the caller's. */
+    const int P = p->a.size;
+    p->arrays = malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
+    if (!p->arrays) {
+        rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
+        goto fail;
+    }
+    if (!inplace) {
+        memcpy(p->arrays, sendcounts, sizeof(int) * (size_t)P);
+        memcpy(p->arrays + P, sdispls, sizeof(int) * (size_t)P);
+    }
+    memcpy(p->arrays + 2 * P, recvcounts, sizeof(int) * (size_t)P);
+    memcpy(p->arrays + 3 * P, rdispls, sizeof(int) * (size_t)P);
+    if (inter) {
+        tuna_choice c = {.algorithm = opt->algorithm};
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
+        goto done;
+    }
+
+    /* tuna's description of the exchange, for every candidate (the measure tries several). */
+    p->disp = malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    if (inplace) {
+        p->inplace_copy = malloc(tuna_a2av_inplace_bytes(recvcounts, ri.size, P) + 1);
+        if (!ri.contig)
+            p->inplace_counts = malloc(sizeof(int) * (size_t)P);
+    }
+    if (!p->disp || (inplace && (!p->inplace_copy || (!ri.contig && !p->inplace_counts)))) {
+        rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
+        goto fail;
+    }
+    const int *a = p->arrays;
+    tuna_a2av_describe(&p->a, sendbuf, inplace ? NULL : a, inplace ? NULL : a + P, sendtype,
+                       &si, recvbuf, a + 2 * P, a + 3 * P, recvtype, &ri, p->disp,
+                       p->inplace_copy, p->inplace_counts);
+    if (alg->run != tuna_a2av_auto) {
+        tuna_choice c = {.algorithm = opt->algorithm};
+        for (int i = 0; i < alg->info.nparams; i++)
+            c.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
+        a2av_choose(p, &c);
+        goto done;
+    }
+    rc = tuna_plan_span(recvtype, a + 2 * P, a + 3 * P, P, &p->private_bytes,
+                        &p->private_offset);
+    if (rc != MPI_SUCCESS)
+        goto fail;
+    tuna_select_input in = {
+        .P = P,
+        .Q = p->ctx->ranks_per_node,
+        .N = p->ctx->nnodes,
+        .max_block = (double)p->a.max_block_bytes,
+        .mean_block = p->a.mean_block_bytes,
+        .total_max = (double)p->a.total_bytes_max,
+        .zero_fraction = p->a.zero_fraction,
+    };
+    rc = tuna_plan_decide(p, &in, 0, true, flags);
+    if (rc != MPI_SUCCESS)
+        goto fail;
+done:
+    p->info.plan_seconds = MPI_Wtime() - t0;
+    *plan = p;
+    return MPI_SUCCESS;
+fail:
+    tuna_plan_free(&p);
+    return rc;
+}

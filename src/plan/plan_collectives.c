@@ -1,0 +1,188 @@
+/*
+ * tuna_allgather_init / tuna_allreduce_init: arguments checked and agreed once (every rank
+ * the same block size), the algorithm and k chosen once (forced, model, measure or wisdom).
+ * A start is the blocking call with that concrete algorithm: no agreement, no selection.
+ */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static tuna_options options_of(tuna_collective coll, const tuna_choice *c)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(coll, c->algorithm);
+    tuna_options o = {.collective = coll, .algorithm = c->algorithm};
+    for (int i = 0; i < info->nparams; i++) {
+        o.set |= 1u << i;
+        o.value[i] = c->param[i];
+    }
+    return o;
+}
+
+static void coll_choose(struct tuna_plan_s *p, const tuna_choice *c)
+{
+    p->chosen = options_of(p->coll, c);
+}
+
+static void coll_redirect(struct tuna_plan_s *p, void *private_recv)
+{
+    /* In place, the input is read from the receive buffer: the private one then. */
+    p->recvbuf = private_recv ? private_recv : p->user_recvbuf;
+}
+
+/* Bytes and lowest offset of n consecutive elements of type (the measure's private buffer). */
+static int span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *lo)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
+    *bytes = 0;
+    *lo = 0;
+    if (n <= 0)
+        return MPI_SUCCESS;
+    MPI_Aint far = (MPI_Aint)(n - 1) * extent; /* negative for a negative extent */
+    *lo = tlb + (far < 0 ? far : 0);
+    *bytes = (size_t)((far < 0 ? -far : far) + textent);
+    return MPI_SUCCESS;
+}
+
+static int allgather_start(struct tuna_plan_s *p)
+{
+    return tuna_allgather(p->sendbuf, p->scount, p->sendtype, p->recvbuf, p->rcount,
+                          p->recvtype, p->comm, &p->chosen);
+}
+
+static int allreduce_start(struct tuna_plan_s *p)
+{
+    return tuna_allreduce(p->sendbuf, p->recvbuf, p->rcount, p->dtype, p->op, p->comm,
+                          &p->chosen);
+}
+
+/* The shared part: context, agreed check (local_rc, and `same` equal on every rank), key,
+ * choice. */
+static int coll_init(struct tuna_plan_s *p, const char *fn, const tuna_options *opt,
+                     unsigned flags, int local_rc, long long same, const char *same_name,
+                     double bytes, bool commute, MPI_Datatype rtype, long long rcount_total)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(p->coll, opt->algorithm);
+    int inter = 0;
+    TUNA_MPI_CHECK(MPI_Comm_test_inter(p->comm, &inter));
+    if (inter)
+        return tuna_error_set(MPI_ERR_COMM, "%s: plans take intracommunicators only", fn);
+    int rc = tuna_ctx_get(p->comm, info->name, &p->ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const char *const names[] = {same_name};
+    rc = tuna_coll_agree_args(p->ctx, p->coll == TUNA_ALLGATHER ? "allgather" : "allreduce",
+                              local_rc, &same, names, 1);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const int P = p->ctx->size;
+    const long long sig[] = {same, commute};
+    tuna_plan_fill_key(p, sig, 2);
+    if (strcmp(info->name, "auto") != 0) {
+        tuna_choice c = {.algorithm = opt->algorithm};
+        for (int i = 0; i < info->nparams; i++)
+            c.param[i] = tuna_coll_resolve_param(&info->params[i], opt->value[i], P);
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
+        coll_choose(p, &c);
+        return MPI_SUCCESS;
+    }
+    rc = span_run(rtype, rcount_total, &p->private_bytes, &p->private_offset);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The inputs the blocking calls' auto gives the model (src/allgather|allreduce/auto.c). */
+    tuna_select_input in = {.P = P, .Q = p->ctx->ranks_per_node, .N = p->ctx->nnodes,
+                            .max_block = bytes, .mean_block = bytes,
+                            .total_max = p->coll == TUNA_ALLGATHER ? bytes * P : bytes};
+    return tuna_plan_decide(p, &in, bytes, commute, flags);
+}
+
+static struct tuna_plan_s *plan_new(tuna_collective coll, MPI_Comm comm, const void *sendbuf,
+                                    void *recvbuf)
+{
+    struct tuna_plan_s *p = calloc(1, sizeof *p);
+    if (!p) {
+        tuna_error_set(MPI_ERR_NO_MEM, "plan init: no memory");
+        return NULL;
+    }
+    p->coll = coll;
+    p->info.collective = coll;
+    p->comm = comm;
+    p->sendbuf = sendbuf;
+    p->recvbuf = p->user_recvbuf = recvbuf;
+    p->choose = coll_choose;
+    p->redirect = coll_redirect;
+    return p;
+}
+
+int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const tuna_options *opt, unsigned flags, tuna_plan *plan)
+{
+    const double t0 = MPI_Wtime();
+    int rc = tuna_plan_check_common("tuna_allgather_init", flags, plan);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct tuna_plan_s *p = plan_new(TUNA_ALLGATHER, comm, sendbuf, recvbuf);
+    if (!p)
+        return MPI_ERR_NO_MEM;
+    p->start = allgather_start;
+    p->scount = sendcount;
+    p->sendtype = sendtype;
+    p->rcount = recvcount;
+    p->recvtype = recvtype;
+    int me = 0, P = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &P);
+    size_t block = 0;
+    int local = tuna_ag_check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   me, &block);
+    rc = coll_init(p, "tuna_allgather_init", opt, flags, local, (long long)block,
+                   "recvcount * type size (bytes)", (double)block, true, recvtype,
+                   (long long)recvcount * P);
+    if (rc != MPI_SUCCESS) {
+        tuna_plan_free(&p);
+        return rc;
+    }
+    p->info.plan_seconds = MPI_Wtime() - t0;
+    *plan = p;
+    return MPI_SUCCESS;
+}
+
+int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const tuna_options *opt, unsigned flags,
+                        tuna_plan *plan)
+{
+    const double t0 = MPI_Wtime();
+    int rc = tuna_plan_check_common("tuna_allreduce_init", flags, plan);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct tuna_plan_s *p = plan_new(TUNA_ALLREDUCE, comm, sendbuf, recvbuf);
+    if (!p)
+        return MPI_ERR_NO_MEM;
+    p->start = allreduce_start;
+    p->rcount = count;
+    p->dtype = datatype;
+    p->op = op;
+    int me = 0;
+    MPI_Comm_rank(comm, &me);
+    int tsize = 0, commute = 1;
+    int local = tuna_ar_check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
+    if (local == MPI_SUCCESS && MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
+        local = tuna_error_set(MPI_ERR_OP, "tuna_allreduce_init: MPI_Op_commutative failed");
+    const double bytes = (double)count * tsize;
+    rc = coll_init(p, "tuna_allreduce_init", opt, flags, local, (long long)bytes,
+                   "count * type size (bytes)", bytes, commute != 0, datatype, count);
+    if (rc != MPI_SUCCESS) {
+        tuna_plan_free(&p);
+        return rc;
+    }
+    p->info.plan_seconds = MPI_Wtime() - t0;
+    *plan = p;
+    return MPI_SUCCESS;
+}
