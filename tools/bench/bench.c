@@ -64,6 +64,7 @@ typedef struct bench_args {
     const char *run_name;
     int phases;
     int vendor, verify; /* time the vendor interleaved; verify the first call */
+    int plan;           /* --plan: 0 none, 1 estimate, 2 measure (tuna_*_init, start/wait) */
     int quiet;
     int list, help;
 } bench_args;
@@ -104,6 +105,10 @@ static void usage(FILE *f)
             "  -n, --iters N           timed iterations per configuration (default 20)\n"
             "  -w, --warmup N          warm-up iterations (default 3; the first call is verified)\n"
             "      --no-phases         do not record the phase breakdown (tuna_stats)\n"
+            "      --plan estimate|measure\n"
+            "                          time persistent plans (tuna_*_init once per configuration,\n"
+            "                          then tuna_start + tuna_wait per iteration); the plan's\n"
+            "                          init time (max over ranks) is reported apart\n"
             "      --no-vendor         do not time the vendor MPI_Alltoallv (JSON: vendor null)\n"
             "      --no-verify         do not verify (results unverified; under SMPI the payload\n"
             "                          buffers are SMPI_SHARED_MALLOC'ed: memory flat in P)\n"
@@ -136,7 +141,7 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *what, ch
 static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t errlen)
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
-           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY };
+           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN };
     static const struct option longopts[] = {
         {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
@@ -155,6 +160,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"no-phases", no_argument, 0, O_NOPHASES},
         {"no-vendor", no_argument, 0, O_NOVENDOR},
         {"no-verify", no_argument, 0, O_NOVERIFY},
+        {"plan", required_argument, 0, O_PLAN},
         {"json", required_argument, 0, 'j'},
         {"append", no_argument, 0, O_APPEND},
         {"run-name", required_argument, 0, O_RUNNAME},
@@ -286,6 +292,16 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
             break;
         case O_NOVENDOR:
             a->vendor = 0;
+            break;
+        case O_PLAN:
+            if (strcmp(optarg, "estimate") == 0)
+                a->plan = 1;
+            else if (strcmp(optarg, "measure") == 0)
+                a->plan = 2;
+            else {
+                snprintf(err, errlen, "--plan '%s': expected estimate or measure", optarg);
+                return -1;
+            }
             break;
         case O_NOVERIFY:
             a->verify = 0;
@@ -897,6 +913,27 @@ static void call_vendor(const bench_args *a, const dataset *d, char *out, MPI_Co
                        a->type, comm);
 }
 
+/* --plan: the configuration as a persistent plan, on the same buffers as call_tuna(). */
+static int plan_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm comm,
+                     tuna_plan *plan)
+{
+    unsigned flags = a->plan == 2 ? TUNA_PLAN_MEASURE : TUNA_PLAN_ESTIMATE;
+    if (a->coll == TUNA_ALLGATHER)
+        return tuna_allgather_init(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, comm,
+                                   &c->opt, flags, plan);
+    if (a->coll == TUNA_ALLREDUCE)
+        return tuna_allreduce_init(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, comm, &c->opt,
+                                   flags, plan);
+    return tuna_alltoallv_init(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf, d->rcounts,
+                               d->rdispls, a->type, comm, &c->opt, flags, plan);
+}
+
+static int start_wait(tuna_plan plan)
+{
+    int rc = tuna_start(plan);
+    return rc == MPI_SUCCESS ? tuna_wait(plan) : rc;
+}
+
 static int call_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm comm)
 {
     if (a->coll == TUNA_ALLGATHER)
@@ -924,6 +961,7 @@ typedef struct result {
     char choice[160];
     double predicted;
     int auto_source;
+    double plan_seconds; /* --plan: the init's time, max over ranks */
 } result;
 
 static void verify_or_abort(const bench_args *a, const dataset *d, const config *c, int tsize,
@@ -1031,6 +1069,36 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
      * agreement (one allreduce on auto's first call after it) an application pays once per
      * TUNA_AUTO_PERIOD calls: it is made here, untimed, and the timed calls measure what
      * auto runs between agreements (docs/benchmarks.md). */
+    tuna_plan plan = NULL;
+    if (a->plan) {
+        /* The plan's init, once per configuration, timed apart (max over ranks). */
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        int prc = plan_tuna(a, d, c, comm, &plan);
+        double v[2] = {MPI_Wtime() - t0, prc != MPI_SUCCESS};
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm);
+        if (v[1] != 0) { /* init errors are agreed: every rank failed */
+            snprintf(r->error, sizeof r->error, "plan init: %s",
+                     prc != MPI_SUCCESS ? tuna_error_string(prc) : "failed on another rank");
+            tuna_plan_free(&plan);
+            free(ta), free(tv), free(ph);
+            return;
+        }
+        r->plan_seconds = v[0];
+        tuna_plan_info info;
+        tuna_plan_get_info(plan, &info);
+        const tuna_algorithm_info *ran = tuna_algorithm_get(a->coll, info.algorithm);
+        int n = snprintf(r->choice, sizeof r->choice, "%s", ran->name);
+        for (int q = 0; q < ran->nparams && n > 0 && (size_t)n < sizeof r->choice; q++)
+            n += snprintf(r->choice + n, sizeof r->choice - (size_t)n, "%s%s=%ld",
+                          q ? "," : ":", ran->params[q].name, info.params[q]);
+        r->has_choice = true;
+        r->predicted = info.predicted;
+        r->auto_source = 10 + info.source; /* 10 + TUNA_PLAN_SOURCE_*: a plan chose */
+        is_auto = false;
+        choice_in_warmup = false;
+        tuna_stats_enable(a->phases);
+    }
     if (is_auto && a->coll == TUNA_ALLTOALLV) {
         tuna_pattern_changed(comm);
         tuna_stats_enable(1);
@@ -1058,7 +1126,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
                     memset(d->rbuf, SENTINEL, d->rbytes);
                 MPI_Barrier(comm);
                 double t0 = MPI_Wtime();
-                rc = call_tuna(a, d, c, comm);
+                rc = plan ? start_wait(plan) : call_tuna(a, d, c, comm);
                 t_alg = MPI_Wtime() - t0;
             }
         }
@@ -1073,6 +1141,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, comm);
             MPI_Bcast(local, (int)sizeof local, MPI_CHAR, who, comm);
             snprintf(r->error, sizeof r->error, "rank %d: %s", who, local);
+            tuna_plan_free(&plan);
             free(ta), free(tv), free(ph);
             if (is_auto)
                 tuna_stats_enable(a->phases);
@@ -1104,6 +1173,8 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             record_choice(a, r);
         tuna_stats_enable(a->phases);
     }
+    if (plan)
+        tuna_plan_free(&plan);
     /* Per iteration, the maximum over ranks: the collective's time is its slowest rank's. */
     MPI_Reduce(me == 0 ? MPI_IN_PLACE : ta, ta, a->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Reduce(me == 0 ? MPI_IN_PLACE : tv, tv, a->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
@@ -1204,6 +1275,8 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
         json_object_set_new(ch, "source", json_integer(r->auto_source));
         json_object_set_new(rec, "auto_choice", ch);
     }
+    if (a->plan) /* the plan's init, max over ranks; auto_choice.source is 10 + its source */
+        json_object_set_new(rec, "plan_seconds", json_real(r->plan_seconds));
     json_t *samples = json_array(), *vsamples = a->vendor ? json_array() : json_null();
     for (int k = 0; k < a->iters; k++) {
         json_array_append_new(samples, json_real(r->samples[k]));
@@ -1264,6 +1337,12 @@ static void print_row(const config *c, const result *r, int best, int vendor)
     printf("%-36s %10.1f %10.1f %10.1f %6.0f%% %10s %8s %10.1f%s\n", c->name,
            1e6 * r->alg.median, 1e6 * r->alg.min, 1e6 * r->alg.p90, 100 * r->alg.spread, vt,
            sp, (double)r->temp_bytes / 1024.0, best ? "  *" : "");
+    if (r->auto_source >= 10) { /* --plan: what the planner chose and what init cost */
+        static const char *const how[] = {"forced", "estimate", "measure", "wisdom"};
+        int src = r->auto_source - 10;
+        printf("%-36s plan init %.3f ms (%s): %s\n", "", 1e3 * r->plan_seconds,
+               src >= 0 && src < 4 ? how[src] : "?", r->choice);
+    }
 }
 
 /* ------------------------------------------------------------ main */
