@@ -45,6 +45,7 @@ typedef struct fft_args {
     unsigned long long seed;
     const char *json_path;
     const char *run_name;
+    int plan; /* --plan: 0 none, 1 estimate, 2 measure */
     int quiet, help;
 } fft_args;
 
@@ -72,6 +73,9 @@ static void usage(FILE *f)
             "      --seed N           seed of the input (default 1)\n"
             "  -j, --json FILE        JSON lines, one per workload and algorithm\n"
             "      --run-name NAME    name of the run in the JSON\n"
+            "      --plan MODE        estimate or measure: each algorithm's two transposes as\n"
+            "                         persistent plans (tuna_alltoallv_init once, then\n"
+            "                         tuna_start + tuna_wait); plan time reported apart\n"
             "  -q, --quiet            no table on stdout\n"
             "  -h, --help             this help\n"
             "Exit code: 0 = all answers right, 1 = a wrong answer, 2 = bad input or error.\n");
@@ -103,7 +107,7 @@ static int parse_dims(const char *s, long dims[3], int *nd)
 
 static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errlen)
 {
-    enum { O_SHORT = 256, O_SERIAL, O_SEED, O_RUNNAME };
+    enum { O_SHORT = 256, O_SERIAL, O_SEED, O_RUNNAME, O_PLAN };
     static const struct option longopts[] = {{"algorithms", required_argument, 0, 'a'},
                                              {"workload", required_argument, 0, 'W'},
                                              {"dims", required_argument, 0, 'd'},
@@ -113,6 +117,7 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
                                              {"seed", required_argument, 0, O_SEED},
                                              {"json", required_argument, 0, 'j'},
                                              {"run-name", required_argument, 0, O_RUNNAME},
+                                             {"plan", required_argument, 0, O_PLAN},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
@@ -173,6 +178,13 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
             break;
         case O_RUNNAME:
             a->run_name = optarg;
+            break;
+        case O_PLAN:
+            a->plan = strcmp(optarg, "estimate") == 0 ? 1 : strcmp(optarg, "measure") == 0 ? 2 : 0;
+            if (!a->plan) {
+                snprintf(err, errlen, "--plan '%s': expected estimate or measure", optarg);
+                return -1;
+            }
             break;
         case 'q':
             a->quiet = 1;
@@ -284,6 +296,7 @@ typedef struct dfft {
     int *fs_cnt, *fs_dsp, *fr_cnt, *fr_dsp;   /* forward transpose counts (elements) */
     int *bs_cnt, *bs_dsp, *br_cnt, *br_dsp;   /* backward */
     double t_a2a, t_transpose, t_fft;         /* accumulated seconds */
+    tuna_plan fwd, bwd;                       /* --plan: the algorithm's two transposes */
 } dfft;
 
 static void dfft_free(dfft *f)
@@ -402,12 +415,20 @@ static int transpose(dfft *f, int forward, const app_algorithm *alg, char *err, 
     }
     app_charge(c0);
     double t1 = app_now();
-    int rc = forward ? tuna_alltoallv(f->work, f->fs_cnt, f->fs_dsp, MPI_C_DOUBLE_COMPLEX,
+    int rc;
+    tuna_plan plan = forward ? f->fwd : f->bwd;
+    if (plan) {
+        rc = tuna_start(plan);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_wait(plan);
+    } else {
+        rc = forward ? tuna_alltoallv(f->work, f->fs_cnt, f->fs_dsp, MPI_C_DOUBLE_COMPLEX,
                                       f->data, f->fr_cnt, f->fr_dsp, MPI_C_DOUBLE_COMPLEX,
                                       comm_app, &alg->opt)
                      : tuna_alltoallv(f->work, f->bs_cnt, f->bs_dsp, MPI_C_DOUBLE_COMPLEX,
                                       f->data, f->br_cnt, f->br_dsp, MPI_C_DOUBLE_COMPLEX,
                                       comm_app, &alg->opt);
+    }
     double t2 = app_now();
     if (rc != MPI_SUCCESS) {
         snprintf(err, errlen, "tuna_alltoallv (%s): %s", alg->name, tuna_error_string(rc));
@@ -578,6 +599,8 @@ typedef struct alg_result {
     double err_serial, err_roundtrip;
     int identical; /* forward output bitwise equal to the first algorithm's */
     double total, a2a, transpose, fft; /* per-rank sums over timed iterations */
+    double plan_seconds;               /* --plan: both inits, max over ranks */
+    char choice[2][160];               /* --plan: what each plan runs */
     char error[512];
 } alg_result;
 
@@ -610,6 +633,12 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
                         r->err_serial >= 0 ? json_real(r->err_serial) : json_null());
     json_object_set_new(rec, "error_roundtrip", json_real(r->err_roundtrip));
     json_object_set_new(rec, "identical_to_first", json_boolean(r->identical));
+    if (a->plan) {
+        json_object_set_new(rec, "plan", json_string(a->plan == 2 ? "measure" : "estimate"));
+        json_object_set_new(rec, "plan_seconds", json_real(r->plan_seconds));
+        json_object_set_new(rec, "plan_forward", json_string(r->choice[0]));
+        json_object_set_new(rec, "plan_backward", json_string(r->choice[1]));
+    }
     if (!r->ok)
         json_object_set_new(rec, "error", json_string(r->error));
     app_minmax mm[4];
@@ -625,6 +654,51 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
     json_object_set_new(rec, "run", tuna_run_meta_run_json(run));
     json_object_set_new(rec, "ranks_per_node_env", json_integer(run->rpn_env));
     return rec;
+}
+
+static void describe_plan(tuna_plan plan, char *out, size_t len)
+{
+    static const char *const how[] = {"forced", "estimate", "measure", "wisdom"};
+    tuna_plan_info info;
+    tuna_plan_get_info(plan, &info);
+    const tuna_algorithm_info *alg = tuna_algorithm_get(TUNA_ALLTOALLV, info.algorithm);
+    int n = snprintf(out, len, "%s", alg->name);
+    for (int p = 0; p < alg->nparams && n > 0 && (size_t)n < len; p++)
+        n += snprintf(out + n, len - (size_t)n, "%s%s=%ld", p ? "," : ":", alg->params[p].name,
+                      info.params[p]);
+    if (n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, " (%s)", how[info.source & 3]);
+}
+
+/* --plan: the forward and backward transposes of one algorithm as plans (init is collective,
+ * its errors agreed); the time of both inits, max over ranks. Returns 0 or -1 (every rank). */
+static int make_plans(dfft *f, const app_algorithm *alg, unsigned flags, tuna_plan *two,
+                      alg_result *r)
+{
+    MPI_Barrier(comm_app);
+    double t0 = app_now();
+    int rc = tuna_alltoallv_init(f->work, f->fs_cnt, f->fs_dsp, MPI_C_DOUBLE_COMPLEX, f->data,
+                                 f->fr_cnt, f->fr_dsp, MPI_C_DOUBLE_COMPLEX, comm_app, &alg->opt,
+                                 flags, &two[0]);
+    /* Each transpose swaps data and work (swap_buffers), so the backward one, which follows
+     * the forward, sends from today's data and receives into today's work. */
+    if (rc == MPI_SUCCESS)
+        rc = tuna_alltoallv_init(f->data, f->bs_cnt, f->bs_dsp, MPI_C_DOUBLE_COMPLEX, f->work,
+                                 f->br_cnt, f->br_dsp, MPI_C_DOUBLE_COMPLEX, comm_app,
+                                 &alg->opt, flags, &two[1]);
+    double t = app_now() - t0;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_app);
+    r->plan_seconds = t;
+    if (rc != MPI_SUCCESS) {
+        snprintf(r->error, sizeof r->error, "tuna_alltoallv_init (%s): %s", alg->name,
+                 tuna_error_string(rc));
+        if (two[0])
+            tuna_plan_free(&two[0]);
+        return -1;
+    }
+    describe_plan(two[0], r->choice[0], sizeof r->choice[0]);
+    describe_plan(two[1], r->choice[1], sizeof r->choice[1]);
+    return 0;
 }
 
 /* Runs every algorithm on one workload; returns 0 (all right), 1 (a wrong answer), 2 (error). */
@@ -656,9 +730,22 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
     double bytes = (double)points * (double)sizeof(fftw_complex);
     int status = 0;
 
+    /* --plan: every algorithm's two transposes planned once, before any is run. */
+    tuna_plan *plans = calloc(2 * (size_t)nalg, sizeof *plans);
+    if (a->plan && !plans)
+        status = 2;
+    for (int k = 0; a->plan && plans && k < nalg; k++)
+        if (make_plans(&f, &algs[k], a->plan == 2 ? TUNA_PLAN_MEASURE : TUNA_PLAN_ESTIMATE,
+                       &plans[2 * k], &res[k]))
+            status = 2;
+
     /* Verification run of each algorithm (also its warm-up). */
     for (int k = 0; k < nalg; k++) {
         alg_result *r = &res[k];
+        if (a->plan && (!plans || !plans[2 * k]))
+            continue; /* its init failed: r->error says why */
+        f.fwd = a->plan ? plans[2 * k] : NULL;
+        f.bwd = a->plan ? plans[2 * k + 1] : NULL;
         r->err_serial = -1;
         memcpy(f.data, input, f.in_elems * sizeof *input);
         int rc = dfft_forward(&f, &algs[k], r->error, sizeof r->error);
@@ -695,6 +782,8 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
                 continue;
             memcpy(f.data, input, f.in_elems * sizeof *input);
             f.t_a2a = f.t_transpose = f.t_fft = 0;
+            f.fwd = a->plan ? plans[2 * k] : NULL;
+            f.bwd = a->plan ? plans[2 * k + 1] : NULL;
             MPI_Barrier(comm_app);
             double t0 = app_now();
             int rc = dfft_forward(&f, &algs[k], r->error, sizeof r->error);
@@ -743,6 +832,9 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
                 printf("%-28s %10.3f %10.3f %10.3f %10.3f %10s %10.1e %5s\n", algs[k].name,
                        1e3 * tot.mean, 1e3 * tot.max, 1e3 * a2a.mean, 1e3 * a2a.max, es,
                        r->err_roundtrip, verified ? "yes" : "WRONG");
+                if (a->plan)
+                    printf("%-28s plan init %.3f ms: forward %s, backward %s\n", "",
+                           1e3 * r->plan_seconds, r->choice[0], r->choice[1]);
             }
         }
         json_t *rec = record_json(a, run, w, &algs[k], r, verified, bytes);
@@ -753,6 +845,11 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
     }
     if (me == 0 && !a->quiet)
         fflush(stdout);
+    for (int k = 0; plans && k < 2 * nalg; k++)
+        if (plans[k])
+            tuna_plan_free(&plans[k]);
+    free(plans);
+    f.fwd = f.bwd = NULL;
     fftw_free(input);
     fftw_free(first);
     free(res);
