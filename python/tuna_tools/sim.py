@@ -337,6 +337,8 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             bench_args.append("--no-verify")
         if not args.phases:
             bench_args.append("--no-phases")
+        if args.plan:
+            bench_args += ["--plan", args.plan]
         if args.collective != "alltoallv":
             if args.dist:
                 raise ValueError("--dist applies to --collective alltoallv only")
@@ -633,6 +635,8 @@ def register(subparsers):
     r.add_argument("--no-verify", action="store_true",
                    help="tuna-bench --no-verify: unverified, SMPI_SHARED_MALLOC'ed payloads "
                         "(memory flat in P)")
+    r.add_argument("--plan", choices=["estimate", "measure"],
+                   help="tuna-bench --plan: time persistent plans (docs/plans.md)")
     r.add_argument("--phases", action="store_true",
                    help="record tuna_stats phase times (prepare, metadata, data, ...); their "
                         "clock reads move SMPI's simulated time a little: for taking an "

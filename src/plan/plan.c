@@ -165,6 +165,7 @@ static int cmp_double(const void *x, const void *y)
 
 #define MIN_REPS 5
 #define MAX_REPS 41
+#define STABLE_REPS 3 /* within 1% of each other: enough */
 
 /* Times one candidate: a warm-up, then repetitions while its share of the budget lasts; each
  * repetition's time is the maximum over ranks (an allreduce that also carries failure). The
@@ -195,6 +196,12 @@ static int time_candidate(struct tuna_plan_s *p, double share, bool spare, doubl
         if (n >= 1 && !spare)
             break;
         if (n >= MIN_REPS && sum >= share)
+            break;
+        /* Repeatable times (a simulator, a quiet machine) need no more repetitions. */
+        double lo = t[0], hi = t[0];
+        for (int i = 1; i < n; i++)
+            lo = t[i] < lo ? t[i] : lo, hi = t[i] > hi ? t[i] : hi;
+        if (n >= STABLE_REPS && hi - lo <= 0.01 * lo)
             break;
     }
     qsort(t, (size_t)n, sizeof *t, cmp_double);

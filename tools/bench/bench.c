@@ -82,7 +82,8 @@ static void usage(FILE *f)
             "                          last two S is each rank's contribution (allgather block,\n"
             "                          allreduce vector; MPI_SUM, default type double) and\n"
             "                          --dist does not apply\n"
-            "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default)\n"
+            "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default);\n"
+            "                          'alg:k=v,k2=v2' is one configuration with those values\n"
             "      --radix SPEC        values of the 'radix' parameter (same as --param radix=SPEC)\n"
             "      --block SPEC        values of the 'block' parameter\n"
             "      --param NAME=SPEC   values of any parameter; NAME '*' = every parameter\n"
@@ -497,7 +498,30 @@ static int build_configs(const bench_args *a, config **cfg, int *n, char *err, s
     }
     int rc = 0;
     char *save = NULL;
-    for (char *tok = strtok_r(list, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+    /* "alg:k=v,k2=v2" names one configuration: a token of the form key=value (no ':' before
+     * its '=') continues the previous token's parameters. */
+    char *next = NULL;
+    for (char *tok = strtok_r(list, ",", &save); tok && rc == 0; tok = next) {
+        next = strtok_r(NULL, ",", &save);
+        if (strchr(tok, ':')) {
+            char spec[512];
+            snprintf(spec, sizeof spec, "%s", tok);
+            while (next && strchr(next, '=') &&
+                   (!strchr(next, ':') || strchr(next, ':') > strchr(next, '='))) {
+                size_t len = strlen(spec);
+                snprintf(spec + len, sizeof spec - len, ",%s", next);
+                next = strtok_r(NULL, ",", &save);
+            }
+            tuna_options opt;
+            int prc = tuna_options_parse(spec, a->coll, &opt);
+            if (prc != MPI_SUCCESS) {
+                snprintf(err, errlen, "-a '%s': %s", spec, tuna_error_string(prc));
+                rc = -1;
+            } else {
+                rc = add_config(cfg, n, &cap, &opt, err, errlen);
+            }
+            continue;
+        }
         int all = strcmp(tok, "all") == 0;
         int alg = all ? 0 : tuna_algorithm_find(a->coll, tok);
         if (alg < 0) {
@@ -962,6 +986,9 @@ typedef struct result {
     double predicted;
     int auto_source;
     double plan_seconds; /* --plan: the init's time, max over ranks */
+    int ntried;          /* --plan measure: the candidates it timed (options, seconds) */
+    char tried[TUNA_PLAN_MAX_TRIED][96];
+    double tried_seconds[TUNA_PLAN_MAX_TRIED];
 } result;
 
 static void verify_or_abort(const bench_args *a, const dataset *d, const config *c, int tsize,
@@ -1095,6 +1122,15 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
         r->has_choice = true;
         r->predicted = info.predicted;
         r->auto_source = 10 + info.source; /* 10 + TUNA_PLAN_SOURCE_*: a plan chose */
+        r->ntried = info.ntried < TUNA_PLAN_MAX_TRIED ? info.ntried : TUNA_PLAN_MAX_TRIED;
+        for (int t = 0; t < r->ntried; t++) {
+            const tuna_algorithm_info *ti = tuna_algorithm_get(a->coll, info.tried[t].algorithm);
+            int m = snprintf(r->tried[t], sizeof r->tried[t], "%s", ti->name);
+            for (int q = 0; q < ti->nparams && m > 0 && (size_t)m < sizeof r->tried[t]; q++)
+                m += snprintf(r->tried[t] + m, sizeof r->tried[t] - (size_t)m, "%s%s=%ld",
+                              q ? "," : ":", ti->params[q].name, info.tried[t].params[q]);
+            r->tried_seconds[t] = info.tried[t].measured;
+        }
         is_auto = false;
         choice_in_warmup = false;
         tuna_stats_enable(a->phases);
@@ -1275,8 +1311,14 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
         json_object_set_new(ch, "source", json_integer(r->auto_source));
         json_object_set_new(rec, "auto_choice", ch);
     }
-    if (a->plan) /* the plan's init, max over ranks; auto_choice.source is 10 + its source */
+    if (a->plan) { /* the plan's init, max over ranks; auto_choice.source is 10 + its source */
         json_object_set_new(rec, "plan_seconds", json_real(r->plan_seconds));
+        json_t *tried = json_array();
+        for (int t = 0; t < r->ntried; t++)
+            json_array_append_new(tried, json_pack("{s:s, s:f}", "options", r->tried[t],
+                                                   "seconds", r->tried_seconds[t]));
+        json_object_set_new(rec, "plan_tried", tried);
+    }
     json_t *samples = json_array(), *vsamples = a->vendor ? json_array() : json_null();
     for (int k = 0; k < a->iters; k++) {
         json_array_append_new(samples, json_real(r->samples[k]));
