@@ -14,6 +14,7 @@ The platforms are sim/platforms/NAME.xml with NAME.json next to it (sim/gen_plat
 --cfg=smpi/alltoallv:SELECTOR (default, ompi, mpich, ...): one smpirun per selector.
 """
 import json
+import re
 import math
 import os
 import shlex
@@ -297,6 +298,31 @@ class MemorySampler(threading.Thread):
         return max(0, self.peak - self.base) / 1024.0
 
 
+def smpirun_path(args):
+    """smpirun of --simgrid PREFIX (scripts/build-simgrid.sh), else the one on PATH."""
+    prefix = getattr(args, "simgrid", None) or os.environ.get("TUNA_SIMGRID")
+    return os.path.join(prefix, "bin", "smpirun") if prefix else "smpirun"
+
+
+_versions = {}
+
+
+def simgrid_version(args):
+    """The version of the SimGrid that runs (recorded with every result)."""
+    exe = smpirun_path(args)
+    if exe not in _versions:
+        v = "?"
+        try:
+            out = subprocess.run([exe, "-version"], capture_output=True, text=True,
+                                 timeout=60).stdout
+            m = re.search(r"SimGrid version (\d+\.\d+(\.\d+)?)", out)
+            v = m.group(1) if m else "?"
+        except OSError:
+            pass
+        _versions[exe] = v
+    return _versions[exe]
+
+
 def find_bench(path):
     # Absolute: smpirun runs in a temporary directory.
     if path:
@@ -347,7 +373,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             bench_args += ["-d", d]
         for p in args.param or []:
             bench_args += ["--param", p]
-        cmd = ["smpirun", "-np", str(procs), "-platform", xml, "-hostfile", hostfile]
+        cmd = [smpirun_path(args), "-np", str(procs), "-platform", xml, "-hostfile", hostfile]
         cmd += [f"--cfg={c}" for c in cfg]
         cmd += ["--log=root.thres:warning", find_bench(args.bench)] + bench_args
         timefile = os.path.join(tmp, "time")
@@ -392,7 +418,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             sim = {"platform": plat["name"], "platform_xml": os.path.basename(xml),
                    "topology": plat["topology"], "nodes": -(-procs // rpn),
                    "ranks_per_node": rpn, "selector": selector,
-                   "smpi_cfg": cfg, "simgrid": "3.32",
+                   "smpi_cfg": cfg, "simgrid": simgrid_version(args),
                    "tuna_nodes": "discovered" if args.discover_nodes else "TUNA_RANKS_PER_NODE",
                    "scale_preset": bool(args.scale),
                    "wall_s": round(wall, 2), "cpu_s": cpu, "max_rss_kib": rss,
@@ -658,6 +684,10 @@ def register(subparsers):
                         "allreduce (tuna's agreement): 'log' = dissemination barrier and "
                         "recursive doubling, as MPI libraries run them (default); 'default' = "
                         "SMPI's own, linear in P (runs before 2026-11-22)")
+    r.add_argument("--simgrid", metavar="PREFIX",
+                   help="run with the SimGrid installed at PREFIX (scripts/build-simgrid.sh; "
+                        "default: $TUNA_SIMGRID, else smpirun on PATH, Debian's 3.32); the "
+                        "bench must be built with its smpicc (-DTUNA_SIMGRID_PREFIX=PREFIX)")
     r.add_argument("--bench", help="tuna-bench built with smpicc (default: $TUNA_SIM_BENCH, "
                    "else build/smpi/ (scripts/test.sh), build-sim/ or build-smpi/)")
     r.add_argument("--timeout", type=float, default=None, help="seconds per smpirun")

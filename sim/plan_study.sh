@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# plan_study.sh: the planner's measure against an exhaustive sweep of its candidates
+# (docs/plans.md, sim/plan_quality.py), in SimGrid SMPI or on local ranks.
+#
+#   sim/plan_study.sh sim PLATFORM P OUTDIR     # tuna sim run (SMPI), 32 ranks per node
+#   sim/plan_study.sh local - P OUTDIR          # mpiexec --oversubscribe -n P, build/main
+#
+# Step 1 runs auto as a TUNA_PLAN_MEASURE plan in every cell (SIZES x uniform, power law) and
+# records the candidates its measure timed; step 2 runs auto again next to every one of those
+# candidates as a forced plan, in one run, each timed interleaved with the MPI library's own
+# MPI_Alltoallv; sim/plan_quality.py compares, per cell, what measure chose with the best of
+# its candidates. Environment: SIZES (default 16,1024,16384), ITERS (local default 200, sim 1),
+# WARMUP (local 5, sim 1), PYTHON (default .venv/bin/python), SIMGRID (a prefix from
+# scripts/build-simgrid.sh) and SIM_BENCH (tuna-bench built with its smpicc).
+set -euo pipefail
+mode=$1 plat=$2 P=$3 out=$4
+root=$(cd "$(dirname "$0")/.." && pwd)
+PYTHON=${PYTHON:-$root/.venv/bin/python}
+SIZES=${SIZES:-16,1024,16384}
+mkdir -p "$out"
+name="$mode-$plat-p$P"
+run_bench() { # output, algorithms
+  if [ "$mode" = sim ]; then
+    "$PYTHON" -m tuna_tools sim run --platform "$plat" --procs "$P" -a "$2" -s "$SIZES" \
+      ${SIMGRID:+--simgrid "$SIMGRID"} ${SIM_BENCH:+--bench "$SIM_BENCH"} \
+      -d uniform -d powerlaw -n "${ITERS:-1}" -w "${WARMUP:-1}" --plan measure --timeout 3600 \
+      -o "$1"
+  else
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpiexec --oversubscribe -n "$P" \
+      "$root/build/main/tools/tuna-bench" -a "$2" -s "$SIZES" -d uniform -d powerlaw \
+      -n "${ITERS:-200}" -w "${WARMUP:-5}" -q --no-phases --plan measure -j "$1"
+  fi
+}
+rm -f "$out/$name-step1.jsonl" "$out/$name-step2.jsonl"
+run_bench "$out/$name-step1.jsonl" auto
+cands=$("$PYTHON" "$root/sim/plan_quality.py" --candidates "$out/$name-step1.jsonl")
+echo "candidates: $cands"
+run_bench "$out/$name-step2.jsonl" "auto,$cands"
+"$PYTHON" "$root/sim/plan_quality.py" "$out/$name-step2.jsonl" | tee "$out/$name.md"
