@@ -17,12 +17,24 @@
  * TUNA_STATS=FILE: rank 0 writes one file at MPI_Finalize (from an
  * MPI_COMM_SELF attribute delete callback, so Fortran's MPI_FINALIZE, which
  * calls PMPI_Finalize, is covered) with one row per rank x communicator x path.
+ * Persistent alltoallv (MPI_Alltoallv_init, or Open MPI's MPIX_Alltoallv_init):
+ * the same choice; tuna's path makes a tuna plan (TUNA_PLAN=estimate|measure,
+ * TUNA_WISDOM=FILE) and hands the application a proxy request, and MPI_Start,
+ * MPI_Startall and MPI_Request_free act on the proxies (docs/preload.md).
  * The preload assumes MPI_Alltoallv is not called concurrently by several
  * threads of one process (see docs/preload.md).
  */
 #include "preload.h"
 #include "tuna_internal.h"
 
+#if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
+#include <mpi-ext.h>   /* Open MPI's persistent collectives: MPIX_*_init */
+#endif
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
+#define TUNA_PRELOAD_PERSISTENT 1
+#endif
+
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -36,8 +48,9 @@
 
 /* ------------------------------------------------------------------ stats */
 
-enum path { PATH_TUNA, PATH_VENDOR, PATH_FALLBACK };
-static const char *const path_name[] = {"tuna", "vendor", "fallback"};
+/* plan: starts of a persistent alltoallv that tuna planned; plan_init: its inits. */
+enum path { PATH_TUNA, PATH_VENDOR, PATH_FALLBACK, PATH_PLAN, PATH_PLAN_INIT };
+static const char *const path_name[] = {"tuna", "vendor", "fallback", "plan", "plan_init"};
 
 typedef struct stat_row {
     enum path path;
@@ -374,18 +387,24 @@ static const char *const reason_name[WHY_COUNT] = {
     "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB",
     "counts or displacements beyond int (MPI_Alltoallv_c)"};
 
-static void account(comm_state *s, enum path path, const char *label, double secs,
-                    unsigned long long sent, unsigned long long recvd)
+static void account_rec(comm_record *rec, enum path path, const char *label, double secs,
+                        unsigned long long sent, unsigned long long recvd)
 {
-    if (!s->rec && !(s->rec = record_new(s->comm)))
-        return;
-    stat_row *r = stat_find(s->rec, path, label);
+    stat_row *r = rec ? stat_find(rec, path, label) : NULL;
     if (!r)
         return;
     r->calls++;
     r->seconds += secs;
     r->bytes_sent += sent;
     r->bytes_recv += recvd;
+}
+
+static void account(comm_state *s, enum path path, const char *label, double secs,
+                    unsigned long long sent, unsigned long long recvd)
+{
+    if (!s->rec && !(s->rec = record_new(s->comm)))
+        return;
+    account_rec(s->rec, path, label, secs, sent, recvd);
 }
 
 static unsigned long long block_bytes(const int *counts, MPI_Datatype type, int P)
@@ -471,20 +490,10 @@ static int vendor_call(comm_state *s, enum path path, const char *label, const v
 
 static void startup(MPI_Comm comm);
 
-int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+/* The communicator's state with its choice resolved (reported once with TUNA_VERBOSE). */
+static int comm_ready(MPI_Comm comm, comm_state **out)
 {
-    int init = 0, fin = 0, inter = 0, P = 0;
-    PMPI_Initialized(&init);
-    PMPI_Finalized(&fin);
-    /* Outside MPI, or an invalid communicator: the vendor reports it as usual. */
-    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
-    startup(comm);
-    double t0 = PMPI_Wtime();
-    comm_state *s = state_get(comm);
+    comm_state *s = *out = state_get(comm);
     if (!s)
         return raise_error(comm, MPI_ERR_NO_MEM, "out of memory for the communicator's state");
     if (!s->resolved) {
@@ -498,6 +507,26 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
                 s->rec ? s->rec->name : "-", s->rec ? s->rec->size : 0, s->label, s->source,
                 s->vendor ? ": PMPI_Alltoallv" : "");
     }
+    return MPI_SUCCESS;
+}
+
+int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int init = 0, fin = 0, inter = 0, P = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    /* Outside MPI, or an invalid communicator: the vendor reports it as usual. */
+    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    startup(comm);
+    double t0 = PMPI_Wtime();
+    comm_state *s;
+    int rc0 = comm_ready(comm, &s);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
     if (inter)
         PMPI_Comm_remote_size(comm, &P);
     else
@@ -623,6 +652,360 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 }
 #endif
 
+/* ------------------------------------------------------------------ persistent alltoallv */
+
+/* TUNA_PLAN: the planner's flags for the plans the preload makes (checked at start-up). */
+static unsigned plan_flags = TUNA_PLAN_ESTIMATE;
+
+/* Read TUNA_PLAN; 0, or -1 with a message for an invalid value. */
+static int read_plan_config(char *msg, size_t len)
+{
+    const char *v = getenv("TUNA_PLAN");
+    plan_flags = TUNA_PLAN_ESTIMATE;
+    if (!v || !*v || strcmp(v, "estimate") == 0)
+        return 0;
+    if (strcmp(v, "measure") == 0) {
+        plan_flags = TUNA_PLAN_MEASURE;
+        return 0;
+    }
+    snprintf(msg, len, "TUNA_PLAN=%s: expected 'estimate' or 'measure'", v);
+    return -1;
+}
+
+#ifdef TUNA_PRELOAD_PERSISTENT
+/*
+ * MPI_Alltoallv_init (MPI 4) / MPIX_Alltoallv_init (Open MPI's pcollreq extension) that tuna
+ * takes become a tuna plan plus a proxy: a real persistent request of the library that
+ * completes as soon as it is started. The application holds the proxy; MPI_Start and
+ * MPI_Startall start the proxy and run the plan (tuna's plans complete inside the start, so
+ * the start blocks), so every completion call (Wait, Test, Waitany, ...) works on it
+ * unchanged. MPI_Request_free frees both.
+ */
+typedef struct plan_req {
+    MPI_Request req;                /* the application's handle: the proxy */
+    tuna_plan plan;
+    MPI_Comm comm;                  /* whose error handler reports a failed start */
+    MPI_Datatype types[2];          /* duplicates the plan uses, or MPI_DATATYPE_NULL */
+    comm_record *rec;               /* statistics (records outlive communicators) */
+    char label[LABEL_MAX];          /* the plan's algorithm and parameters */
+    unsigned long long sent, recvd; /* this rank's bytes in one exchange */
+} plan_req;
+
+static plan_req *plan_reqs;
+static int nplan_reqs, cap_plan_reqs;
+
+/* Linear: a program holds few persistent alltoallv requests, and other requests pay
+ * nothing while there are none. */
+static plan_req *plan_req_find(MPI_Request req)
+{
+    if (req == MPI_REQUEST_NULL)
+        return NULL;
+    for (int i = 0; i < nplan_reqs; i++)
+        if (plan_reqs[i].req == req)
+            return &plan_reqs[i];
+    return NULL;
+}
+
+/*
+ * The proxy is a persistent receive of 0 bytes from this process on a private duplicate of
+ * MPI_COMM_SELF; each start of it is matched by a 0-byte send (freed at once), so it
+ * completes at once and stays active until the application's completion call, as any
+ * request does. Other candidates misbehave in MPICH 4.0.2: a started persistent send to
+ * MPI_PROC_NULL looks inactive to Waitany/Testany/Waitsome/Testsome (MPI_UNDEFINED), and
+ * MPICH's own persistent collectives (e.g. a barrier on MPI_COMM_SELF) make MPI_Testall
+ * return MPI_ERR_IN_STATUS.
+ */
+#define PROXY_TAG 1
+static MPI_Comm proxy_comm = MPI_COMM_NULL;
+
+static int proxy_init(MPI_Request *req)
+{
+    if (proxy_comm == MPI_COMM_NULL) {
+        int rc = PMPI_Comm_dup(MPI_COMM_SELF, &proxy_comm);
+        if (rc != MPI_SUCCESS) {
+            proxy_comm = MPI_COMM_NULL;
+            return rc;
+        }
+    }
+    return PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, PROXY_TAG, proxy_comm, req);
+}
+
+/* Complete one started proxy (every started proxy gets exactly one such message). */
+static int proxy_complete(void)
+{
+    MPI_Request r;
+    int rc = PMPI_Isend(NULL, 0, MPI_BYTE, 0, PROXY_TAG, proxy_comm, &r);
+    return rc == MPI_SUCCESS ? PMPI_Request_free(&r) : rc;
+}
+
+/*
+ * A plan keeps the datatype handles it was given, but MPI lets the application free a
+ * derived datatype right after the init: the plan gets its own duplicate of each derived
+ * type (predefined ones cannot be freed), released with the request.
+ */
+static MPI_Datatype keep_type(MPI_Datatype type, MPI_Datatype *owned)
+{
+    int ni, na, nd, combiner;
+    *owned = MPI_DATATYPE_NULL;
+    if (type == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+        combiner == MPI_COMBINER_NAMED || PMPI_Type_dup(type, owned) != MPI_SUCCESS) {
+        *owned = MPI_DATATYPE_NULL;
+        return type;   /* an invalid type goes to tuna, which reports it */
+    }
+    return *owned;
+}
+
+static void release_types(MPI_Datatype types[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (types[i] != MPI_DATATYPE_NULL)
+            PMPI_Type_free(&types[i]);
+}
+
+static const char *const plan_source_name[] = {"forced", "estimate", "measure", "wisdom"};
+
+/* The plan's algorithm as an option string (its resolved parameters), and how it was chosen. */
+static const char *plan_label(tuna_plan plan, char *buf, size_t len)
+{
+    tuna_plan_info info;
+    snprintf(buf, len, "?");
+    if (tuna_plan_get_info(plan, &info) != MPI_SUCCESS)
+        return "?";
+    const tuna_algorithm_info *a = tuna_algorithm_get(TUNA_ALLTOALLV, info.algorithm);
+    if (!a)
+        return "?";
+    tuna_options o = {.collective = TUNA_ALLTOALLV, .algorithm = info.algorithm};
+    for (int i = 0; i < a->nparams && i < TUNA_MAX_PARAMS; i++) {
+        o.set |= 1u << i;
+        o.value[i] = info.params[i];
+    }
+    if (tuna_options_format(&o, buf, len) != MPI_SUCCESS)
+        snprintf(buf, len, "%s", a->name);
+    return info.source >= 0 && info.source <= 3 ? plan_source_name[info.source] : "?";
+}
+
+typedef int (*alltoallv_init_fn)(const void *, const int[], const int[], MPI_Datatype, void *,
+                                 const int[], const int[], MPI_Datatype, MPI_Comm, MPI_Info,
+                                 MPI_Request *);
+
+static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
+                           const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[], const int rdispls[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request)
+{
+    int init = 0, fin = 0, inter = 0, P = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
+    if (!init || fin || comm == MPI_COMM_NULL || !request ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                       recvtype, comm, info, request);
+    startup(comm);
+    double t0 = PMPI_Wtime();
+    comm_state *s;
+    int rc = comm_ready(comm, &s);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (inter)
+        PMPI_Comm_remote_size(comm, &P);
+    else
+        PMPI_Comm_size(comm, &P);
+    char label[LABEL_MAX + 32];
+    int why = -1;
+    if (!s->vendor && inter) {
+        why = WHY_INTER;
+    } else if (!s->vendor) {
+        tuna_plan plan = NULL;
+        MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+        MPI_Datatype st = sendbuf == MPI_IN_PLACE ? sendtype : keep_type(sendtype, &types[0]);
+        MPI_Datatype rt = keep_type(recvtype, &types[1]);
+        rc = tuna_alltoallv_init(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls,
+                                 rt, comm, &s->opt, plan_flags, &plan);
+        if (rc != MPI_SUCCESS) {
+            release_types(types);
+            char msg[600];
+            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+            /* Init errors are agreed (every rank is here): if some rank's arguments are
+             * valid MPI that tuna does not take, all ranks hand the init to the library. */
+            int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts,
+                                        recvtype, P);
+            if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS ||
+                any < 0)
+                return raise_error(comm, rc, msg);
+            why = any;
+        } else {
+            MPI_Request proxy = MPI_REQUEST_NULL;
+            rc = proxy_init(&proxy);
+            if (rc == MPI_SUCCESS && nplan_reqs == cap_plan_reqs) {
+                int cap = cap_plan_reqs ? 2 * cap_plan_reqs : 8;
+                plan_req *t = realloc(plan_reqs, sizeof *t * (size_t)cap);
+                if (t) {
+                    plan_reqs = t;
+                    cap_plan_reqs = cap;
+                } else {
+                    rc = MPI_ERR_NO_MEM;
+                }
+            }
+            if (rc != MPI_SUCCESS) {
+                if (proxy != MPI_REQUEST_NULL)
+                    PMPI_Request_free(&proxy);
+                tuna_plan_free(&plan);
+                release_types(types);
+                return raise_error(comm, rc, "no persistent request for the alltoallv plan");
+            }
+            plan_req *e = &plan_reqs[nplan_reqs++];
+            memset(e, 0, sizeof *e);
+            e->req = proxy;
+            e->plan = plan;
+            e->types[0] = types[0];
+            e->types[1] = types[1];
+            e->comm = comm;
+            e->rec = s->rec;
+            /* Fixed at init, so counted once here for every start. */
+            e->sent = block_bytes(sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts,
+                                  sendbuf == MPI_IN_PLACE ? recvtype : sendtype, P);
+            e->recvd = block_bytes(recvcounts, recvtype, P);
+            const char *source = plan_label(plan, e->label, sizeof e->label);
+            snprintf(label, sizeof label, "%s (%s)", e->label, source);
+            account(s, PATH_PLAN_INIT, label, PMPI_Wtime() - t0, 0, 0);
+            if (!e->rec)
+                e->rec = s->rec;
+            if (tuna_verbosity() >= 1 && comm_rank0(comm))
+                say("communicator %d '%s': alltoallv_init: plan %s (%s)",
+                    s->rec ? s->rec->id : -1, s->rec ? s->rec->name : "-", e->label, source);
+            *request = proxy;
+            return MPI_SUCCESS;
+        }
+    }
+    /* The library's own persistent alltoallv; its request goes back untouched. */
+    rc = library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                 comm, info, request);
+    if (rc != MPI_SUCCESS)
+        return rc;   /* the library has invoked the error handler */
+    if (why >= 0) {
+        log_fallback(comm, s, (enum reason)why);
+        snprintf(label, sizeof label, "%s (alltoallv_init)", reason_name[why]);
+    }
+    account(s, why >= 0 ? PATH_FALLBACK : PATH_VENDOR, why >= 0 ? label : "alltoallv_init",
+            PMPI_Wtime() - t0, 0, 0);
+    return MPI_SUCCESS;
+}
+
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    return persistent_init(PMPI_Alltoallv_init, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                           recvcounts, rdispls, recvtype, comm, info, request);
+}
+#endif
+
+#ifdef TUNA_HAVE_MPIX_ALLTOALLV_INIT
+int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    return persistent_init(PMPIX_Alltoallv_init, sendbuf, sendcounts, sdispls, sendtype,
+                           recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+#endif
+
+/* One exchange of a plan; its proxy is already started and is completed here whatever
+ * happens, so that the application's completion call returns. */
+static int run_plan(const plan_req *e)
+{
+    double t0 = PMPI_Wtime();
+    int proxy_rc = proxy_complete();
+    int rc = tuna_start(e->plan);   /* even so: the other ranks are in this exchange */
+    if (rc == MPI_SUCCESS)
+        rc = tuna_wait(e->plan);
+    if (rc != MPI_SUCCESS) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "persistent alltoallv (%s): %s", e->label,
+                 tuna_error_string(rc));
+        return raise_error(e->comm, rc, msg);
+    }
+    if (proxy_rc != MPI_SUCCESS)
+        return raise_error(e->comm, proxy_rc, "cannot complete the persistent alltoallv's request");
+    account_rec(e->rec, PATH_PLAN, e->label, PMPI_Wtime() - t0, e->sent, e->recvd);
+    return MPI_SUCCESS;
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    const plan_req *e = nplan_reqs && request ? plan_req_find(*request) : NULL;
+    if (!e)
+        return PMPI_Start(request);
+    /* The proxy first: the library rejects starting an active request before data moves. */
+    int rc = PMPI_Start(request);
+    return rc == MPI_SUCCESS ? run_plan(e) : rc;
+}
+
+/*
+ * MPI_Startall acts as MPI_Start on each request in some order: one PMPI_Startall starts
+ * the whole array (the library's requests as it always does, and the proxies), then the
+ * plans run in array order (every rank must list them in the same order, as for any
+ * collectives it starts). The library's requests are thus posted before the plans block.
+ */
+int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    if (!nplan_reqs || count <= 0 || !array_of_requests)
+        return PMPI_Startall(count, array_of_requests);
+    int rc = PMPI_Startall(count, array_of_requests);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* After a failure the remaining plans still run: the other ranks wait in them. */
+    int first = MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        const plan_req *e = plan_req_find(array_of_requests[i]);
+        int r = e ? run_plan(e) : MPI_SUCCESS;
+        if (r != MPI_SUCCESS && first == MPI_SUCCESS)
+            first = r;
+    }
+    return first;
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    plan_req *e = nplan_reqs && request ? plan_req_find(*request) : NULL;
+    if (!e)
+        return PMPI_Request_free(request);
+    int rc = PMPI_Request_free(request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tuna_plan plan = e->plan;
+    MPI_Comm comm = e->comm;
+    MPI_Datatype types[2] = {e->types[0], e->types[1]};
+    *e = plan_reqs[--nplan_reqs];
+    rc = tuna_plan_free(&plan);   /* inactive: its start completed it */
+    release_types(types);
+    if (rc != MPI_SUCCESS) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "freeing the alltoallv plan: %s", tuna_error_string(rc));
+        return raise_error(comm, rc, msg);
+    }
+    return MPI_SUCCESS;
+}
+
+/* At MPI_Finalize: plans the application never freed (their proxies are the library's). */
+static void plans_release(void)
+{
+    for (int i = 0; i < nplan_reqs; i++) {
+        tuna_plan_free(&plan_reqs[i].plan);
+        release_types(plan_reqs[i].types);
+    }
+    free(plan_reqs);
+    plan_reqs = NULL;
+    nplan_reqs = cap_plan_reqs = 0;
+}
+#endif /* TUNA_PRELOAD_PERSISTENT */
+
 /* ------------------------------------------------------------------ info key capture */
 
 /* Validate the info key in `info`; 1 found (value in val), 0 absent, MPI error code < 0 never. */
@@ -697,22 +1080,17 @@ static int finalize_keyval = MPI_KEYVAL_INVALID;
 static int finalize_fn(MPI_Comm comm, int keyval, void *attr, void *extra);
 
 /*
- * Check TUNA_ALLTOALLV collectively over `comm`, so that a misconfigured job
- * stops at once: the lowest failing rank (rank 0 when the environment is
- * uniform) prints one message, then every rank aborts.
+ * Collective over `comm`: if any rank failed, the lowest failing rank (rank 0
+ * when the environment is uniform) prints its message, then every rank aborts.
  */
-static void check_config(MPI_Comm comm)
+static void abort_if_any(MPI_Comm comm, int failed, const char *msg)
 {
-    tuna_options opt;
-    int rc = tuna_options_default(TUNA_ALLTOALLV, &opt);
-    char msg[600];
-    snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
     int me = 0, P = 1;
     PMPI_Comm_rank(comm, &me);
     PMPI_Comm_size(comm, &P);
-    int reporter = rc == MPI_SUCCESS ? P : me;
+    int reporter = failed ? me : P;
     if (PMPI_Allreduce(MPI_IN_PLACE, &reporter, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        reporter = rc == MPI_SUCCESS ? P : me;
+        reporter = failed ? me : P;
     if (reporter == P)
         return;
     if (me == reporter)
@@ -720,6 +1098,72 @@ static void check_config(MPI_Comm comm)
     PMPI_Barrier(comm);   /* the message is out before anyone aborts */
     PMPI_Abort(comm, 2);
 }
+
+/*
+ * Check TUNA_ALLTOALLV and TUNA_PLAN collectively over `comm`, so that a
+ * misconfigured job stops at once.
+ */
+static void check_config(MPI_Comm comm)
+{
+    tuna_options opt;
+    int rc = tuna_options_default(TUNA_ALLTOALLV, &opt);
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
+    int failed = rc != MPI_SUCCESS;
+    if (!failed)
+        failed = read_plan_config(msg, sizeof msg) != 0;
+    abort_if_any(comm, failed, msg);
+}
+
+#ifdef TUNA_PRELOAD_PERSISTENT
+/*
+ * TUNA_WISDOM=FILE: the planner's measurements, imported once here (collective over
+ * `comm`) and saved at MPI_Finalize under TUNA_PLAN=measure. No file on any rank is a
+ * first run; a file on some ranks only, or one tuna cannot read, stops the job like any
+ * other configuration error.
+ */
+static void wisdom_import(MPI_Comm comm)
+{
+    const char *path = getenv("TUNA_WISDOM");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "r");
+    int exists = f != NULL || errno != ENOENT;
+    if (f)
+        fclose(f);
+    int seen[2] = {exists, !exists};   /* max: some rank has it, some rank lacks it */
+    PMPI_Allreduce(MPI_IN_PLACE, seen, 2, MPI_INT, MPI_MAX, comm);
+    if (!seen[0]) {
+        if (tuna_verbosity() >= 1 && comm_rank0(comm))
+            say("TUNA_WISDOM=%s: no file yet, plans start without wisdom", path);
+        return;
+    }
+    char msg[700];
+    snprintf(msg, sizeof msg,
+             "TUNA_WISDOM=%s: no such file on this rank, but other ranks have one (it must be "
+             "on a file system every rank reads)", path);
+    abort_if_any(comm, !exists, msg);
+    int rc = tuna_wisdom_import(path, comm);
+    snprintf(msg, sizeof msg, "TUNA_WISDOM=%s: %s", path,
+             rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
+    abort_if_any(comm, rc != MPI_SUCCESS, msg);
+    if (tuna_verbosity() >= 1 && comm_rank0(comm))
+        say("TUNA_WISDOM=%s: imported", path);
+}
+
+/* Only measure adds wisdom: under estimate there is nothing new to save. */
+static void wisdom_export(void)
+{
+    const char *path = getenv("TUNA_WISDOM");
+    if (!path || !*path || plan_flags != TUNA_PLAN_MEASURE)
+        return;
+    int rc = tuna_wisdom_export(path, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+        say("TUNA_WISDOM=%s: not saved: %s", path, tuna_error_string(rc));
+    else if (tuna_verbosity() >= 1 && comm_rank0(MPI_COMM_WORLD))
+        say("TUNA_WISDOM=%s: saved", path);
+}
+#endif
 
 /*
  * First contact with MPI: keyvals, the MPI_COMM_SELF attribute whose delete
@@ -738,6 +1182,9 @@ static void startup(MPI_Comm comm)
         MPI_SUCCESS)
         PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
     check_config(comm);
+#ifdef TUNA_PRELOAD_PERSISTENT
+    wisdom_import(comm);
+#endif
 }
 
 void tuna_preload_startup(void)
@@ -870,7 +1317,13 @@ static int finalize_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)comm;
     (void)attr;
     (void)extra;
+#ifdef TUNA_PRELOAD_PERSISTENT
+    wisdom_export();   /* collective over MPI_COMM_WORLD, like the statistics */
+#endif
     write_stats();
+#ifdef TUNA_PRELOAD_PERSISTENT
+    plans_release();
+#endif
     /* Detach states from communicators the application never freed. */
     while (live_states) {
         comm_state *s = live_states;

@@ -3,15 +3,20 @@
 
 usage: run_client.py --preload LIB --mpiexec MPIEXEC [--mpiexec-flag=FLAG ...] --np N [--env K=V ...]
                      [--min-tuna-calls N] [--allow-fallback] [--algorithm PREFIX]
-                     [--mpi4py-tests DIR|auto] -- client args...
+                     [--mpi4py-tests DIR|auto] [--per-rank-calls PATH[:TEXT]=N|>=N ...]
+                     [--plan-algorithm PREFIX] -- client args...
 
 Passes when the client exits 0 and the stats file (TUNA_STATS) shows at least
 --min-tuna-calls calls handled by tuna's code (path "tuna"), no fallback rows
 unless --allow-fallback (or of the --allow-fallback-reason reasons), and, with --algorithm, only that algorithm on the tuna path.
+--per-rank-calls: on every rank, the calls of the rows on PATH (whose algorithm column
+contains TEXT) sum to N (or at least N); --plan-algorithm: every "plan" row (starts of
+persistent alltoallv plans) runs that algorithm.
 """
 import argparse
 import csv
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,6 +64,8 @@ def main():
     ap.add_argument("--allow-fallback-reason", action="append", default=[])
     ap.add_argument("--algorithm")
     ap.add_argument("--mpi4py-tests")
+    ap.add_argument("--per-rank-calls", action="append", default=[])
+    ap.add_argument("--plan-algorithm")
     ap.add_argument("client", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     client = a.client[1:] if a.client and a.client[0] == "--" else a.client
@@ -74,11 +81,12 @@ def main():
     env["TUNA_STATS"] = stats
     env["LD_PRELOAD"] = a.preload
     cmd = [a.mpiexec] + a.mpiexec_flag + ["-n", str(a.np)] + client
-    print("+", " ".join(f"{k}={env[k]}" for k in ("LD_PRELOAD", "TUNA_ALLTOALLV", "TUNA_STATS")
-                        if k in env), " ".join(cmd), flush=True)
+    shown = ("LD_PRELOAD", "TUNA_ALLTOALLV", "TUNA_PLAN", "TUNA_WISDOM", "TUNA_STATS")
+    print("+", " ".join(f"{k}={env[k]}" for k in shown if k in env), " ".join(cmd), flush=True)
     rc = subprocess.run(cmd, env=env).returncode
     if rc != 0:
         print(f"FAIL: client exited with {rc}")
+        os.unlink(stats)
         return 1
     rows = read_stats(stats)
     os.unlink(stats)
@@ -102,6 +110,25 @@ def main():
                  and not r["algorithm"].startswith(a.algorithm)}
         if other:
             print(f"FAIL: tuna ran {sorted(other)}, expected {a.algorithm}")
+            ok = False
+    for spec in a.per_rank_calls:
+        m = re.fullmatch(r"([^:=>]+)(?::(.*?))?(>?=)(\d+)", spec)
+        if not m:
+            print(f"FAIL: bad --per-rank-calls {spec!r}")
+            return 1
+        path, text, op, want = m.group(1), m.group(2) or "", m.group(3), int(m.group(4))
+        for rank in range(a.np):
+            got = sum(int(r["calls"]) for r in rows if r["rank"] == str(rank)
+                      and r["path"] == path and text in r["algorithm"])
+            if got != want if op == "=" else got < want:
+                print(f"FAIL: rank {rank}: {got} calls on path {path!r} with {text!r}, "
+                      f"expected {op}{want}")
+                ok = False
+    if a.plan_algorithm:
+        other = {r["algorithm"] for r in rows if r["path"] == "plan"
+                 and not r["algorithm"].startswith(a.plan_algorithm)}
+        if other:
+            print(f"FAIL: the plans ran {sorted(other)}, expected {a.plan_algorithm}")
             ok = False
     return 0 if ok else 1
 
