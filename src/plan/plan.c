@@ -25,6 +25,21 @@ int tuna_plan_check_common(const char *fn, unsigned flags, tuna_plan *plan)
     return MPI_SUCCESS;
 }
 
+int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type)
+{
+    if (*type == MPI_DATATYPE_NULL)
+        return MPI_SUCCESS; /* the argument checks report it */
+    int ni, na, nd, combiner;
+    TUNA_MPI_CHECK(MPI_Type_get_envelope(*type, &ni, &na, &nd, &combiner));
+    if (combiner == MPI_COMBINER_NAMED)
+        return MPI_SUCCESS;
+    MPI_Datatype dup;
+    TUNA_MPI_CHECK(MPI_Type_dup(*type, &dup));
+    p->owned[p->nowned++] = dup;
+    *type = dup;
+    return MPI_SUCCESS;
+}
+
 int tuna_start(tuna_plan p)
 {
     if (!p)
@@ -74,6 +89,8 @@ int tuna_plan_free(tuna_plan *pp)
     free(p->inplace_copy);
     free(p->inplace_counts);
     free(p->private_recv);
+    for (int i = 0; i < p->nowned; i++)
+        MPI_Type_free(&p->owned[i]);
     free(p);
     *pp = NULL;
     return MPI_SUCCESS;

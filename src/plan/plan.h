@@ -48,12 +48,19 @@ struct tuna_plan_s {
     char *inplace_copy;
     int *inplace_counts;
 
+    /* Derived datatypes the plan duplicated (MPI lets the caller free its own after init). */
+    MPI_Datatype owned[2];
+    int nowned;
+
     /* allgather / allreduce: the blocking call with the chosen algorithm */
     int scount, rcount;
     MPI_Datatype dtype;
     MPI_Op op;
     tuna_options chosen;
 };
+
+/* *type is kept by the plan: a derived one is replaced by a duplicate the plan owns. */
+int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type);
 
 /* Local part of init's shared checks: plan pointer, flags. */
 int tuna_plan_check_common(const char *fn, unsigned flags, tuna_plan *plan);

@@ -133,6 +133,10 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         tuna_plan_fill_key(p, sig, 5);
     }
 
+    /* The caller may free derived datatypes after init (MPI's persistent semantics). */
+    if ((!inplace && (rc = tuna_plan_keep_type(p, &p->sendtype)) != MPI_SUCCESS) ||
+        (rc = tuna_plan_keep_type(p, &p->recvtype)) != MPI_SUCCESS)
+        goto fail;
     /* Copies of the count and displacement arrays: a start does not read the caller's. */
     const int P = p->a.size;
     p->arrays = malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
@@ -164,8 +168,8 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         goto fail;
     }
     const int *a = p->arrays;
-    tuna_a2av_describe(&p->a, sendbuf, inplace ? NULL : a, inplace ? NULL : a + P, sendtype,
-                       &si, recvbuf, a + 2 * P, a + 3 * P, recvtype, &ri, p->disp,
+    tuna_a2av_describe(&p->a, sendbuf, inplace ? NULL : a, inplace ? NULL : a + P, p->sendtype,
+                       &si, recvbuf, a + 2 * P, a + 3 * P, p->recvtype, &ri, p->disp,
                        p->inplace_copy, p->inplace_counts);
     if (alg->run != tuna_a2av_auto) {
         tuna_choice c = {.algorithm = opt->algorithm};
@@ -175,7 +179,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         a2av_choose(p, &c);
         goto done;
     }
-    rc = tuna_plan_span(recvtype, a + 2 * P, a + 3 * P, P, &p->private_bytes,
+    rc = tuna_plan_span(p->recvtype, a + 2 * P, a + 3 * P, P, &p->private_bytes,
                         &p->private_offset);
     if (rc != MPI_SUCCESS)
         goto fail;

@@ -140,6 +140,11 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     size_t block = 0;
     int local = tuna_ag_check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    me, &block);
+    /* The caller may free derived datatypes after init (MPI's persistent semantics). */
+    if (local == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        local = tuna_plan_keep_type(p, &p->sendtype);
+    if (local == MPI_SUCCESS)
+        local = tuna_plan_keep_type(p, &p->recvtype);
     rc = coll_init(p, "tuna_allgather_init", opt, flags, local, (long long)block,
                    "recvcount * type size (bytes)", (double)block, true, recvtype,
                    (long long)recvcount * P);
@@ -173,6 +178,8 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     MPI_Comm_rank(comm, &me);
     int tsize = 0, commute = 1;
     int local = tuna_ar_check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
+    if (local == MPI_SUCCESS) /* the caller may free a derived datatype after init */
+        local = tuna_plan_keep_type(p, &p->dtype);
     if (local == MPI_SUCCESS && MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_OP, "tuna_allreduce_init: MPI_Op_commutative failed");
     const double bytes = (double)count * tsize;
