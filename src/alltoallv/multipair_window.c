@@ -59,7 +59,15 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
         if (poll) {
             if (MPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                 rc = tuna_error_set(MPI_ERR_OTHER, "multipair-testany: MPI_Testany failed");
-            if (!flag || idx == MPI_UNDEFINED)
+            /* "None active" while requests are pending (SimGrid SMPI 3.32-3.35 answers so for
+             * some pending eager sends, and polling would then never let the simulation move):
+             * wait for one instead. */
+            if (rc == MPI_SUCCESS && flag && idx == MPI_UNDEFINED &&
+                MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                rc = tuna_error_set(MPI_ERR_OTHER, "multipair-testany: MPI_Waitany failed");
+            if (rc != MPI_SUCCESS)
+                break;
+            if (!flag)
                 continue;
         } else if (MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             rc = tuna_error_set(MPI_ERR_OTHER, "multipair-waitany: MPI_Waitany failed");
