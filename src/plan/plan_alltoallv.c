@@ -67,17 +67,58 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         const tuna_options *opt, unsigned flags, tuna_plan *plan)
 {
     const double t0 = MPI_Wtime();
-    int rc = tuna_plan_check_common("tuna_alltoallv_init", flags, plan);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    /* A local error (a NULL plan pointer, bad flags or options, no memory) still takes part
+     * in the agreement below: one rank's mistake fails every rank instead of hanging them. */
+    int local = tuna_plan_check_common("tuna_alltoallv_init", flags, plan);
+    if (local == MPI_SUCCESS)
+        local = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    if (comm == MPI_COMM_NULL)
+        return local; /* nothing to agree over (tuna_call_begin said so) */
+    const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2av_table[opt->algorithm]
+                                                          : NULL;
     struct tuna_plan_s *p = calloc(1, sizeof *p);
-    if (!p)
-        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
+    if (!p && local == MPI_SUCCESS)
+        local = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
+    int inter = 0;
+    int rc = MPI_Comm_test_inter(comm, &inter);
+    if (rc != MPI_SUCCESS) {
+        free(p);
+        return tuna_error_set(rc, "tuna_alltoallv_init: MPI_Comm_test_inter failed");
+    }
+    if (inter && local != MPI_SUCCESS) { /* vendor only there, local checks only */
+        free(p);
+        return local;
+    }
+    tuna_type_info si = {0}, ri = {0};
+    long long v[TUNA_AGREE_N] = {0};
+    tuna_ctx *ctx = NULL;
+    if (!inter) {
+        rc = tuna_ctx_get(comm, alg ? alg->info.name : "plan", &ctx);
+        if (rc != MPI_SUCCESS) {
+            free(p);
+            return rc;
+        }
+        if (local == MPI_SUCCESS)
+            local = tuna_a2av_check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, ctx->size, ctx->rank,
+                                         &si, &ri, v);
+        v[TUNA_AGREE_ERROR] = local != MPI_SUCCESS;
+        /* Init is collective: errors are agreed, so every rank fails together. */
+        rc = tuna_agree(ctx, v);
+        if (rc == MPI_SUCCESS && local != MPI_SUCCESS)
+            rc = local;
+        else if (rc == MPI_SUCCESS && v[TUNA_AGREE_ERROR])
+            rc = tuna_error_set(MPI_ERR_ARG, "tuna_alltoallv_init: invalid arguments on another "
+                                             "rank; no plan made");
+        if (rc != MPI_SUCCESS) {
+            free(p);
+            return rc;
+        }
+    }
+    /* From here every rank's arguments are valid: p, alg and plan are set. */
     p->coll = TUNA_ALLTOALLV;
     p->comm = comm;
+    p->ctx = ctx;
     p->start = a2av_start;
     p->choose = a2av_choose;
     p->redirect = a2av_redirect;
@@ -87,14 +128,6 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     p->recvtype = recvtype;
     p->info.collective = TUNA_ALLTOALLV;
     const bool inplace = sendbuf == MPI_IN_PLACE;
-
-    int inter = 0;
-    rc = MPI_Comm_test_inter(comm, &inter);
-    if (rc != MPI_SUCCESS) {
-        rc = tuna_error_set(rc, "tuna_alltoallv_init: MPI_Comm_test_inter failed");
-        goto fail;
-    }
-    tuna_type_info si = {0}, ri = {0};
     if (inter) {
         if (alg->run != tuna_a2av_vendor) {
             rc = tuna_error_set(MPI_ERR_COMM, "algorithm '%s' supports intracommunicators only "
@@ -107,26 +140,9 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         if (rc != MPI_SUCCESS)
             goto fail;
     } else {
-        rc = tuna_ctx_get(comm, alg->info.name, &p->ctx);
-        if (rc != MPI_SUCCESS)
-            goto fail;
-        const int P = p->ctx->size, me = p->ctx->rank;
-        long long v[TUNA_AGREE_N] = {0};
-        int local = tuna_a2av_check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, P, me, &si, &ri, v);
-        v[TUNA_AGREE_ERROR] = local != MPI_SUCCESS;
-        /* Init is collective: argument errors are agreed, so every rank fails together. */
-        rc = tuna_agree(p->ctx, v);
-        if (rc == MPI_SUCCESS && local != MPI_SUCCESS)
-            rc = local;
-        else if (rc == MPI_SUCCESS && v[TUNA_AGREE_ERROR])
-            rc = tuna_error_set(MPI_ERR_ARG, "tuna_alltoallv_init: invalid arguments on another "
-                                             "rank; no plan made");
-        if (rc != MPI_SUCCESS)
-            goto fail;
-        p->a.ctx = p->ctx;
-        p->a.rank = me;
-        p->a.size = P;
+        p->a.ctx = ctx;
+        p->a.rank = ctx->rank;
+        p->a.size = ctx->size;
         tuna_a2av_set_stats(&p->a, v);
         const long long sig[] = {v[TUNA_AGREE_MAX_BLOCK], v[TUNA_AGREE_MAX_TOTAL],
                                  v[TUNA_AGREE_ZERO_BLOCKS], v[TUNA_AGREE_SUM_BYTES], inplace};

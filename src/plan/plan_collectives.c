@@ -60,23 +60,31 @@ static int allreduce_start(struct tuna_plan_s *p)
 
 /* The shared part: context, agreed check (local_rc, and `same` equal on every rank), key,
  * choice. */
-static int coll_init(struct tuna_plan_s *p, const char *fn, const tuna_options *opt,
-                     unsigned flags, int local_rc, long long same, const char *same_name,
-                     double bytes, bool commute, MPI_Datatype rtype, long long rcount_total)
+static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
+                     const char *fn, const tuna_options *opt, unsigned flags, int local_rc,
+                     long long same, const char *same_name, double bytes, bool commute,
+                     MPI_Datatype rtype, long long rcount_total)
 {
-    const tuna_algorithm_info *info = tuna_algorithm_get(p->coll, opt->algorithm);
+    /* p and opt are valid only where local_rc is MPI_SUCCESS; a local error still takes part
+     * in the agreement, so one rank's mistake fails every rank instead of hanging them. */
+    const tuna_algorithm_info *info =
+        local_rc == MPI_SUCCESS ? tuna_algorithm_get(coll, opt->algorithm) : NULL;
     int inter = 0;
-    TUNA_MPI_CHECK(MPI_Comm_test_inter(p->comm, &inter));
+    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
     if (inter)
-        return tuna_error_set(MPI_ERR_COMM, "%s: plans take intracommunicators only", fn);
-    int rc = tuna_ctx_get(p->comm, info->name, &p->ctx);
+        return local_rc != MPI_SUCCESS
+                   ? local_rc
+                   : tuna_error_set(MPI_ERR_COMM, "%s: plans take intracommunicators only", fn);
+    tuna_ctx *ctx;
+    int rc = tuna_ctx_get(comm, info ? info->name : "plan", &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     const char *const names[] = {same_name};
-    rc = tuna_coll_agree_args(p->ctx, p->coll == TUNA_ALLGATHER ? "allgather" : "allreduce",
-                              local_rc, &same, names, 1);
+    rc = tuna_coll_agree_args(ctx, coll == TUNA_ALLGATHER ? "allgather" : "allreduce", local_rc,
+                              &same, names, 1);
     if (rc != MPI_SUCCESS)
         return rc;
+    p->ctx = ctx;
     const int P = p->ctx->size;
     const long long sig[] = {same, commute};
     tuna_plan_fill_key(p, sig, 2);
@@ -121,35 +129,39 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         const tuna_options *opt, unsigned flags, tuna_plan *plan)
 {
     const double t0 = MPI_Wtime();
-    int rc = tuna_plan_check_common("tuna_allgather_init", flags, plan);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    int local = tuna_plan_check_common("tuna_allgather_init", flags, plan);
+    if (local == MPI_SUCCESS)
+        local = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
+    if (comm == MPI_COMM_NULL)
+        return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLGATHER, comm, sendbuf, recvbuf);
-    if (!p)
-        return MPI_ERR_NO_MEM;
-    p->start = allgather_start;
-    p->scount = sendcount;
-    p->sendtype = sendtype;
-    p->rcount = recvcount;
-    p->recvtype = recvtype;
+    if (!p && local == MPI_SUCCESS)
+        local = MPI_ERR_NO_MEM;
     int me = 0, P = 1;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &P);
     size_t block = 0;
-    int local = tuna_ag_check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+    if (local == MPI_SUCCESS) {
+        p->start = allgather_start;
+        p->scount = sendcount;
+        p->sendtype = sendtype;
+        p->rcount = recvcount;
+        p->recvtype = recvtype;
+        local = tuna_ag_check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    me, &block);
+    }
     /* The caller may free derived datatypes after init (MPI's persistent semantics). */
     if (local == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
         local = tuna_plan_keep_type(p, &p->sendtype);
     if (local == MPI_SUCCESS)
         local = tuna_plan_keep_type(p, &p->recvtype);
-    rc = coll_init(p, "tuna_allgather_init", opt, flags, local, (long long)block,
-                   "recvcount * type size (bytes)", (double)block, true, recvtype,
-                   (long long)recvcount * P);
+    int rc = coll_init(p, TUNA_ALLGATHER, comm, "tuna_allgather_init", opt, flags, local,
+                       (long long)block,
+                       "recvcount * type size (bytes)", (double)block, true, recvtype,
+                       (long long)recvcount * P);
     if (rc != MPI_SUCCESS) {
-        tuna_plan_free(&p);
+        if (p)
+            tuna_plan_free(&p);
         return rc;
     }
     p->info.plan_seconds = MPI_Wtime() - t0;
@@ -162,31 +174,35 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         tuna_plan *plan)
 {
     const double t0 = MPI_Wtime();
-    int rc = tuna_plan_check_common("tuna_allreduce_init", flags, plan);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    int local = tuna_plan_check_common("tuna_allreduce_init", flags, plan);
+    if (local == MPI_SUCCESS)
+        local = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
+    if (comm == MPI_COMM_NULL)
+        return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLREDUCE, comm, sendbuf, recvbuf);
-    if (!p)
-        return MPI_ERR_NO_MEM;
-    p->start = allreduce_start;
-    p->rcount = count;
-    p->dtype = datatype;
-    p->op = op;
+    if (!p && local == MPI_SUCCESS)
+        local = MPI_ERR_NO_MEM;
     int me = 0;
     MPI_Comm_rank(comm, &me);
     int tsize = 0, commute = 1;
-    int local = tuna_ar_check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
-    if (local == MPI_SUCCESS) /* the caller may free a derived datatype after init */
-        local = tuna_plan_keep_type(p, &p->dtype);
+    if (local == MPI_SUCCESS) {
+        /* The datatype is kept as the caller's handle, not a duplicate: a user op is called
+         * with it and may compare it (so it must stay valid while the plan lives). */
+        p->start = allreduce_start;
+        p->rcount = count;
+        p->dtype = datatype;
+        p->op = op;
+        local = tuna_ar_check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
+    }
     if (local == MPI_SUCCESS && MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_OP, "tuna_allreduce_init: MPI_Op_commutative failed");
     const double bytes = (double)count * tsize;
-    rc = coll_init(p, "tuna_allreduce_init", opt, flags, local, (long long)bytes,
-                   "count * type size (bytes)", bytes, commute != 0, datatype, count);
+    int rc = coll_init(p, TUNA_ALLREDUCE, comm, "tuna_allreduce_init", opt, flags, local,
+                       (long long)bytes, "count * type size (bytes)", bytes, commute != 0,
+                       datatype, count);
     if (rc != MPI_SUCCESS) {
-        tuna_plan_free(&p);
+        if (p)
+            tuna_plan_free(&p);
         return rc;
     }
     p->info.plan_seconds = MPI_Wtime() - t0;
