@@ -11,7 +11,8 @@
 # MPI_Alltoallv; sim/plan_quality.py compares, per cell, what measure chose with the best of
 # its candidates. Environment: SIZES (default 16,1024,16384), ITERS (local default 200, sim 1),
 # WARMUP (local 5, sim 1), PYTHON (default .venv/bin/python), SIMGRID (a prefix from
-# scripts/build-simgrid.sh) and SIM_BENCH (tuna-bench built with its smpicc).
+# scripts/build-simgrid.sh), SIM_BENCH (tuna-bench built with its smpicc) and SELECTORS
+# (SMPI alltoallv selectors, default: default).
 set -euo pipefail
 mode=$1 plat=$2 P=$3 out=$4
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +24,7 @@ run_bench() { # output, algorithms
   if [ "$mode" = sim ]; then
     "$PYTHON" -m tuna_tools sim run --platform "$plat" --procs "$P" -a "$2" -s "$SIZES" \
       ${SIMGRID:+--simgrid "$SIMGRID"} ${SIM_BENCH:+--bench "$SIM_BENCH"} \
+      ${SELECTORS:+--selectors "$SELECTORS"} \
       -d uniform -d powerlaw -n "${ITERS:-1}" -w "${WARMUP:-1}" --plan measure --timeout 3600 \
       -o "$1"
   else

@@ -181,49 +181,81 @@ static int cmp_double(const void *x, const void *y)
 }
 
 #define MIN_REPS 5
-#define MAX_REPS 41
-#define STABLE_REPS 3 /* within 1% of each other: enough */
+#define MAX_REPS 201
+#define STABLE_REPS 3 /* every candidate within 1% of itself: enough */
 
-/* Times one candidate: a warm-up, then repetitions while its share of the budget lasts; each
- * repetition's time is the maximum over ranks (an allreduce that also carries failure). The
- * median, identical on every rank; negative if the candidate failed anywhere. */
-static int time_candidate(struct tuna_plan_s *p, double share, bool spare, double *median,
-                          double *spent)
+/* One timed start of the current choice: the maximum over ranks of its time, and whether it
+ * failed on any rank (one allreduce carries both, so every rank sees the same). */
+static int timed_start(struct tuna_plan_s *p, double *t, bool *failed)
 {
     MPI_Comm comm = p->ctx->comm;
-    double t[MAX_REPS];
-    int n = 0;
-    *median = -1;
-    for (int rep = -1; rep < MAX_REPS; rep++) {
-        TUNA_MPI_CHECK(MPI_Barrier(comm));
-        double t0 = MPI_Wtime();
-        int rc = p->start(p);
-        double v[2] = {MPI_Wtime() - t0, rc != MPI_SUCCESS};
-        tuna_error_clear(); /* a candidate's failure is not the plan's */
-        TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
-        *spent += v[0];
-        if (v[1] != 0)
-            return MPI_SUCCESS; /* failed on some rank: not a candidate */
-        if (rep >= 0)
-            t[n++] = v[0];
-        /* Every rank sees the same times, so every rank stops after the same repetition. */
-        double sum = 0;
-        for (int i = 0; i < n; i++)
-            sum += t[i];
-        if (n >= 1 && !spare)
+    TUNA_MPI_CHECK(MPI_Barrier(comm));
+    double t0 = MPI_Wtime();
+    int rc = p->start(p);
+    double v[2] = {MPI_Wtime() - t0, rc != MPI_SUCCESS};
+    tuna_error_clear(); /* a candidate's failure is not the plan's */
+    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+    *t = v[0];
+    *failed = v[1] != 0;
+    return MPI_SUCCESS;
+}
+
+/* Times the candidates in rounds (each round starts every live candidate once, so drift of
+ * the machine hits all alike): a warm-up round, then rounds until the budget is spent (at
+ * least MIN_REPS), every candidate repeats within 1% (a simulator, a quiet machine), or
+ * MAX_REPS. med[i]: candidate i's median, negative if it failed on some rank. Every rank
+ * sees the same times, so every rank stops after the same round. */
+static int time_candidates(struct tuna_plan_s *p, const tuna_choice *cand, int n,
+                           double budget, double *med)
+{
+    double *t = calloc((size_t)n * MAX_REPS, sizeof *t);
+    bool *dead = calloc((size_t)n, sizeof *dead);
+    if (!t || !dead) {
+        free(t);
+        free(dead);
+        return tuna_error_set(MPI_ERR_NO_MEM, "plan measure: no memory");
+    }
+    double spent = 0;
+    int rc = MPI_SUCCESS, reps = 0;
+    for (int round = -1; round < MAX_REPS && rc == MPI_SUCCESS; round++) {
+        for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+            if (dead[i])
+                continue;
+            p->choose(p, &cand[i]);
+            double ti = 0;
+            bool failed = true;
+            rc = timed_start(p, &ti, &failed);
+            spent += ti;
+            dead[i] = failed;
+            if (round >= 0)
+                t[(size_t)i * MAX_REPS + round] = ti;
+        }
+        if (round < 0)
+            continue;
+        reps = round + 1;
+        if (spent >= budget && (reps >= MIN_REPS || spent >= 2 * budget))
             break;
-        if (n >= MIN_REPS && sum >= share)
-            break;
-        /* Repeatable times (a simulator, a quiet machine) need no more repetitions. */
-        double lo = t[0], hi = t[0];
-        for (int i = 1; i < n; i++)
-            lo = t[i] < lo ? t[i] : lo, hi = t[i] > hi ? t[i] : hi;
-        if (n >= STABLE_REPS && hi - lo <= 0.01 * lo)
+        bool stable = reps >= STABLE_REPS;
+        for (int i = 0; i < n && stable; i++) {
+            const double *ti = t + (size_t)i * MAX_REPS;
+            double lo = ti[0], hi = ti[0];
+            for (int r = 1; r < reps; r++)
+                lo = ti[r] < lo ? ti[r] : lo, hi = ti[r] > hi ? ti[r] : hi;
+            stable = dead[i] || hi - lo <= 0.01 * lo;
+        }
+        if (stable)
             break;
     }
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    *median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-    return MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        double *ti = t + (size_t)i * MAX_REPS;
+        qsort(ti, (size_t)reps, sizeof *ti, cmp_double);
+        med[i] = dead[i] || reps == 0 ? -1
+                 : reps % 2   ? ti[reps / 2]
+                              : 0.5 * (ti[reps / 2 - 1] + ti[reps / 2]);
+    }
+    free(t);
+    free(dead);
+    return rc;
 }
 
 static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, double measured)
@@ -276,15 +308,12 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double by
     if (!p->private_recv)
         return tuna_error_set(MPI_ERR_NO_MEM, "plan measure: no memory for the receive buffer");
     p->redirect(p, (char *)((uintptr_t)p->private_recv - (uintptr_t)p->private_offset));
-    double spent = 0;
+    double med[TUNA_PLAN_MAX_CANDIDATES];
+    rc = time_candidates(p, cand, n, budget, med);
     best->algorithm = -1;
     int ntried = 0;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
-        p->choose(p, &cand[i]);
-        double t = -1;
-        rc = time_candidate(p, budget / n, spent < budget, &t, &spent);
-        if (rc != MPI_SUCCESS)
-            break;
+        const double t = med[i];
         log_candidate(p, &cand[i], t);
         if (ntried < TUNA_PLAN_MAX_TRIED) {
             p->info.tried[ntried].algorithm = cand[i].algorithm;
