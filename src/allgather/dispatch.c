@@ -55,6 +55,8 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const tuna_options *opt)
 {
     int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];

@@ -121,9 +121,12 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
                       tuna_type_info *sinfo, tuna_type_info *rinfo, long long v[TUNA_AGREE_N])
 {
     const bool inplace = sendbuf == MPI_IN_PLACE;
+    int rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf);
+    if (rc)
+        return rc;
     if (!recvcounts || !rdispls)
         return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
-    int rc = check_type(recvtype, "recvtype", rinfo);
+    rc = check_type(recvtype, "recvtype", rinfo);
     if (rc)
         return rc;
     if (!inplace) {
@@ -295,6 +298,8 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
     int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
     if (rc != MPI_SUCCESS)
+        return rc;
+    if ((rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf)) != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
     if (alg->run == tuna_a2av_vendor) /* the MPI library itself, no tuna work on top */

@@ -336,6 +336,16 @@ int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, M
 /* Checked allocation: records MPI_ERR_NO_MEM on failure. */
 void *tuna_malloc(size_t bytes);
 
+/* sendbuf == recvbuf without MPI_IN_PLACE is erroneous in MPI (MPICH reports it): every
+ * collective and every algorithm, vendor included, returns MPI_ERR_BUFFER for it. */
+static inline int tuna_check_alias(const char *fn, const void *sendbuf, const void *recvbuf)
+{
+    if (sendbuf == recvbuf && sendbuf != NULL && sendbuf != MPI_IN_PLACE)
+        return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf aliases recvbuf (use MPI_IN_PLACE)",
+                              fn);
+    return MPI_SUCCESS;
+}
+
 /* The pieces of tuna_alltoallv() that a plan (src/plan/) runs once at init. */
 /* Local argument checks; on success sinfo/rinfo and this rank's statistics in v. */
 int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,

@@ -1,0 +1,136 @@
+/*
+ * sendbuf == recvbuf without MPI_IN_PLACE is erroneous in MPI (MPICH reports it): every
+ * collective and every algorithm row (vendor and auto included), blocking and as a plan,
+ * must return MPI_ERR_BUFFER on every rank, move no data (the buffer keeps its bytes) and
+ * leave the communicator usable (a correct call afterwards gives PMPI's result).
+ *
+ * Usage: test_aliasing   (under mpiexec, any P)
+ */
+#include "tuna.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int P, me, failures;
+
+static void expect(int cond, const char *what, const char *alg, int rc)
+{
+    int bad = !cond, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (bad)
+        fprintf(stderr, "FAIL P=%d rank=%d %s (%s): rc %d: %s\n", P, me, what, alg, rc,
+                tuna_error_string(rc));
+    failures += any;
+}
+
+#define N 8 /* ints per block */
+
+static void fill(int *buf, int n, int salt)
+{
+    for (int i = 0; i < n; i++)
+        buf[i] = me * 100000 + i * 7 + salt;
+}
+
+/* The buffer kept its bytes after an erroneous call. */
+static int intact(const int *buf, int n, int salt)
+{
+    for (int i = 0; i < n; i++)
+        if (buf[i] != me * 100000 + i * 7 + salt)
+            return 0;
+    return 1;
+}
+
+static void alltoallv_cases(const char *name, const tuna_options *opt)
+{
+    int *cnt = malloc(sizeof(int) * (size_t)P), *dsp = malloc(sizeof(int) * (size_t)P);
+    int *buf = malloc(sizeof(int) * (size_t)(N * P)), *ref = malloc(sizeof(int) * (size_t)(N * P));
+    int *out = malloc(sizeof(int) * (size_t)(N * P));
+    for (int j = 0; j < P; j++)
+        cnt[j] = N, dsp[j] = N * j;
+    fill(buf, N * P, 1);
+    int rc = tuna_alltoallv(buf, cnt, dsp, MPI_INT, buf, cnt, dsp, MPI_INT, MPI_COMM_WORLD, opt);
+    expect(rc == MPI_ERR_BUFFER && intact(buf, N * P, 1), "alltoallv aliased", name, rc);
+    tuna_plan plan = NULL;
+    rc = tuna_alltoallv_init(buf, cnt, dsp, MPI_INT, buf, cnt, dsp, MPI_INT, MPI_COMM_WORLD, opt,
+                             TUNA_PLAN_ESTIMATE, &plan);
+    expect(rc == MPI_ERR_BUFFER && plan == NULL && intact(buf, N * P, 1),
+           "alltoallv_init aliased", name, rc);
+    if (plan)
+        tuna_plan_free(&plan);
+    /* Still usable: a correct call gives PMPI's bytes. */
+    memset(out, 0x5a, sizeof(int) * (size_t)(N * P));
+    rc = tuna_alltoallv(buf, cnt, dsp, MPI_INT, out, cnt, dsp, MPI_INT, MPI_COMM_WORLD, opt);
+    PMPI_Alltoallv(buf, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+    expect(rc == MPI_SUCCESS && memcmp(out, ref, sizeof(int) * (size_t)(N * P)) == 0,
+           "alltoallv after the error", name, rc);
+    free(cnt), free(dsp), free(buf), free(ref), free(out);
+}
+
+static void allgather_cases(const char *name, const tuna_options *opt)
+{
+    int *buf = malloc(sizeof(int) * (size_t)(N * P)), *ref = malloc(sizeof(int) * (size_t)(N * P));
+    int *out = malloc(sizeof(int) * (size_t)(N * P));
+    fill(buf, N * P, 2);
+    int rc = tuna_allgather(buf, N, MPI_INT, buf, N, MPI_INT, MPI_COMM_WORLD, opt);
+    expect(rc == MPI_ERR_BUFFER && intact(buf, N * P, 2), "allgather aliased", name, rc);
+    tuna_plan plan = NULL;
+    rc = tuna_allgather_init(buf, N, MPI_INT, buf, N, MPI_INT, MPI_COMM_WORLD, opt,
+                             TUNA_PLAN_ESTIMATE, &plan);
+    expect(rc == MPI_ERR_BUFFER && plan == NULL, "allgather_init aliased", name, rc);
+    if (plan)
+        tuna_plan_free(&plan);
+    memset(out, 0x5a, sizeof(int) * (size_t)(N * P));
+    rc = tuna_allgather(buf, N, MPI_INT, out, N, MPI_INT, MPI_COMM_WORLD, opt);
+    PMPI_Allgather(buf, N, MPI_INT, ref, N, MPI_INT, MPI_COMM_WORLD);
+    expect(rc == MPI_SUCCESS && memcmp(out, ref, sizeof(int) * (size_t)(N * P)) == 0,
+           "allgather after the error", name, rc);
+    free(buf), free(ref), free(out);
+}
+
+static void allreduce_cases(const char *name, const tuna_options *opt)
+{
+    int buf[N], ref[N], out[N];
+    fill(buf, N, 3);
+    int rc = tuna_allreduce(buf, buf, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt);
+    expect(rc == MPI_ERR_BUFFER && intact(buf, N, 3), "allreduce aliased", name, rc);
+    tuna_plan plan = NULL;
+    rc = tuna_allreduce_init(buf, buf, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt,
+                             TUNA_PLAN_ESTIMATE, &plan);
+    expect(rc == MPI_ERR_BUFFER && plan == NULL, "allreduce_init aliased", name, rc);
+    if (plan)
+        tuna_plan_free(&plan);
+    memset(out, 0x5a, sizeof out);
+    rc = tuna_allreduce(buf, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt);
+    PMPI_Allreduce(buf, ref, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    expect(rc == MPI_SUCCESS && memcmp(out, ref, sizeof out) == 0, "allreduce after the error",
+           name, rc);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int rows = 0;
+    for (int coll = 0; coll < TUNA_COLLECTIVE_COUNT; coll++)
+        for (int a = 0; a < tuna_algorithm_count((tuna_collective)coll); a++) {
+            const tuna_algorithm_info *info = tuna_algorithm_get((tuna_collective)coll, a);
+            tuna_options opt;
+            if (tuna_options_parse(info->name, (tuna_collective)coll, &opt) != MPI_SUCCESS) {
+                expect(0, "parse", info->name, -1);
+                continue;
+            }
+            if (coll == TUNA_ALLTOALLV)
+                alltoallv_cases(info->name, &opt);
+            else if (coll == TUNA_ALLGATHER)
+                allgather_cases(info->name, &opt);
+            else
+                allreduce_cases(info->name, &opt);
+            rows++;
+        }
+    if (me == 0)
+        printf("test_aliasing: P=%d, %d algorithm rows, %d failures\n", P, rows, failures);
+    MPI_Finalize();
+    return failures != 0;
+}
