@@ -56,7 +56,8 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
     int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
     if (rc == MPI_SUCCESS)
-        rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf);
+        rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf,
+                              sendcount > 0 && recvcount > 0);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];

@@ -37,7 +37,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
 {
     int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
     if (rc == MPI_SUCCESS)
-        rc = tuna_check_alias("tuna_allreduce", sendbuf, recvbuf);
+        rc = tuna_check_alias("tuna_allreduce", sendbuf, recvbuf, count > 0);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];

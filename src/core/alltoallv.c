@@ -121,9 +121,7 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
                       tuna_type_info *sinfo, tuna_type_info *rinfo, long long v[TUNA_AGREE_N])
 {
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    int rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf);
-    if (rc)
-        return rc;
+    int rc;
     if (!recvcounts || !rdispls)
         return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
     rc = check_type(recvtype, "recvtype", rinfo);
@@ -168,6 +166,13 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
             maxb = b;
         zeros += b == 0;
     }
+    if (sendbuf == recvbuf && total > 0) { /* receives too: the self block is in both */
+        long long rbytes = 0;
+        for (int j = 0; j < P && rbytes == 0; j++)
+            rbytes += (long long)recvcounts[j] * (long long)rsize;
+        if ((rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf, rbytes > 0)))
+            return rc;
+    }
     if (!inplace && (size_t)sendcounts[me] * ssize > (size_t)recvcounts[me] * rsize)
         return tuna_error_set(MPI_ERR_TRUNCATE,
                               "rank %d sends itself %zu bytes but receives only %zu", me,
@@ -193,7 +198,7 @@ static bool plainly_valid(const void *sendbuf, const int *sendcounts, const int 
     const bool inplace = sendbuf == MPI_IN_PLACE;
     if (!recvcounts || !rdispls || (!inplace && (!sendcounts || !sdispls)) ||
         recvtype == MPI_DATATYPE_NULL || (!inplace && sendtype == MPI_DATATYPE_NULL) ||
-        !recvbuf || !sendbuf)
+        !recvbuf || !sendbuf || sendbuf == recvbuf)
         return false;
     for (int j = 0; j < P; j++)
         if (recvcounts[j] < 0 || (!inplace && sendcounts[j] < 0))
@@ -274,6 +279,21 @@ int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *
 }
 
 
+/* vendor with sendbuf == recvbuf (rare: the counts are read only then): an error if this
+ * rank sends and receives data, as tuna's own algorithms report it. */
+static int vendor_alias(const void *buf, const int *sendcounts, const int *recvcounts,
+                        MPI_Comm comm)
+{
+    int n = 0, inter = 0;
+    if (!sendcounts || !recvcounts || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+        (inter ? MPI_Comm_remote_size(comm, &n) : MPI_Comm_size(comm, &n)) != MPI_SUCCESS)
+        return MPI_SUCCESS; /* the library reports what is wrong here */
+    bool s = false, r = false;
+    for (int j = 0; j < n; j++)
+        s |= sendcounts[j] > 0, r |= recvcounts[j] > 0;
+    return tuna_check_alias("tuna_alltoallv", buf, buf, s && r);
+}
+
 /* The MPI library's own call on the user's communicator: vendor, and auto choosing it. */
 static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, const int *sdispls,
                                   MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
@@ -299,12 +319,13 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
-    if ((rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf)) != MPI_SUCCESS)
-        return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    if (alg->run == tuna_a2av_vendor) /* the MPI library itself, no tuna work on top */
+    if (alg->run == tuna_a2av_vendor) { /* the MPI library itself, no tuna work on top */
+        if (sendbuf == recvbuf && (rc = vendor_alias(sendbuf, sendcounts, recvcounts, comm)))
+            return rc;
         return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                       recvcounts, rdispls, recvtype, comm, t_start);
+    }
     tuna_ctx *ctx;
     rc = tuna_ctx_get(comm, alg->info.name, &ctx);
     if (rc != MPI_SUCCESS)

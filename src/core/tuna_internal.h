@@ -336,11 +336,13 @@ int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, M
 /* Checked allocation: records MPI_ERR_NO_MEM on failure. */
 void *tuna_malloc(size_t bytes);
 
-/* sendbuf == recvbuf without MPI_IN_PLACE is erroneous in MPI (MPICH reports it): every
- * collective and every algorithm, vendor included, returns MPI_ERR_BUFFER for it. */
-static inline int tuna_check_alias(const char *fn, const void *sendbuf, const void *recvbuf)
+/* sendbuf == recvbuf without MPI_IN_PLACE, with data to move, is erroneous in MPI (MPICH
+ * reports it): every collective and every algorithm, vendor included, returns MPI_ERR_BUFFER
+ * for it. Without data it is no error (empty buffers may share an address). */
+static inline int tuna_check_alias(const char *fn, const void *sendbuf, const void *recvbuf,
+                                   bool has_data)
 {
-    if (sendbuf == recvbuf && sendbuf != NULL && sendbuf != MPI_IN_PLACE)
+    if (sendbuf == recvbuf && sendbuf != NULL && sendbuf != MPI_IN_PLACE && has_data)
         return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf aliases recvbuf (use MPI_IN_PLACE)",
                               fn);
     return MPI_SUCCESS;
