@@ -59,11 +59,17 @@ static void alltoallv_cases(const char *name, const tuna_options *opt)
            "alltoallv_init aliased", name, rc);
     if (plan)
         tuna_plan_free(&plan);
-    /* No data to move: equal pointers are no error (empty buffers may share an address). */
-    int *zero = calloc((size_t)P, sizeof(int));
-    rc = tuna_alltoallv(buf, zero, dsp, MPI_INT, buf, zero, dsp, MPI_INT, MPI_COMM_WORLD, opt);
-    expect(rc == MPI_SUCCESS && intact(buf, N * P, 1), "alltoallv aliased, no data", name, rc);
-    free(zero);
+    /* No data to move: equal pointers are no error for tuna's algorithms (empty buffers may
+     * share an address). vendor and auto (which may run vendor) hand such a call to the
+     * library, whose answer is its own: MPICH 4.0.2 rejects it, Open MPI 4.1.4 does not. */
+    if (strcmp(name, "vendor") != 0 && strcmp(name, "auto") != 0) {
+        int *zero = calloc((size_t)P, sizeof(int));
+        rc = tuna_alltoallv(buf, zero, dsp, MPI_INT, buf, zero, dsp, MPI_INT, MPI_COMM_WORLD,
+                            opt);
+        expect(rc == MPI_SUCCESS && intact(buf, N * P, 1), "alltoallv aliased, no data", name,
+               rc);
+        free(zero);
+    }
     /* Still usable: a correct call gives PMPI's bytes. */
     memset(out, 0x5a, sizeof(int) * (size_t)(N * P));
     rc = tuna_alltoallv(buf, cnt, dsp, MPI_INT, out, cnt, dsp, MPI_INT, MPI_COMM_WORLD, opt);
@@ -86,8 +92,11 @@ static void allgather_cases(const char *name, const tuna_options *opt)
     expect(rc == MPI_ERR_BUFFER && plan == NULL, "allgather_init aliased", name, rc);
     if (plan)
         tuna_plan_free(&plan);
-    rc = tuna_allgather(buf, 0, MPI_INT, buf, 0, MPI_INT, MPI_COMM_WORLD, opt);
-    expect(rc == MPI_SUCCESS && intact(buf, N * P, 2), "allgather aliased, no data", name, rc);
+    if (strcmp(name, "vendor") != 0 && strcmp(name, "auto") != 0) { /* as for alltoallv */
+        rc = tuna_allgather(buf, 0, MPI_INT, buf, 0, MPI_INT, MPI_COMM_WORLD, opt);
+        expect(rc == MPI_SUCCESS && intact(buf, N * P, 2), "allgather aliased, no data", name,
+               rc);
+    }
     memset(out, 0x5a, sizeof(int) * (size_t)(N * P));
     rc = tuna_allgather(buf, N, MPI_INT, out, N, MPI_INT, MPI_COMM_WORLD, opt);
     PMPI_Allgather(buf, N, MPI_INT, ref, N, MPI_INT, MPI_COMM_WORLD);
@@ -108,8 +117,10 @@ static void allreduce_cases(const char *name, const tuna_options *opt)
     expect(rc == MPI_ERR_BUFFER && plan == NULL, "allreduce_init aliased", name, rc);
     if (plan)
         tuna_plan_free(&plan);
-    rc = tuna_allreduce(buf, buf, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt);
-    expect(rc == MPI_SUCCESS && intact(buf, N, 3), "allreduce aliased, no data", name, rc);
+    if (strcmp(name, "vendor") != 0 && strcmp(name, "auto") != 0) { /* as for alltoallv */
+        rc = tuna_allreduce(buf, buf, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt);
+        expect(rc == MPI_SUCCESS && intact(buf, N, 3), "allreduce aliased, no data", name, rc);
+    }
     memset(out, 0x5a, sizeof out);
     rc = tuna_allreduce(buf, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt);
     PMPI_Allreduce(buf, ref, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
