@@ -662,12 +662,14 @@ static void describe_plan(tuna_plan plan, char *out, size_t len)
     tuna_plan_info info;
     tuna_plan_get_info(plan, &info);
     const tuna_algorithm_info *alg = tuna_algorithm_get(TUNA_ALLTOALLV, info.algorithm);
-    int n = snprintf(out, len, "%s", alg->name);
-    for (int p = 0; p < alg->nparams && n > 0 && (size_t)n < len; p++)
-        n += snprintf(out + n, len - (size_t)n, "%s%s=%ld", p ? "," : ":", alg->params[p].name,
-                      info.params[p]);
-    if (n > 0 && (size_t)n < len)
-        snprintf(out + n, len - (size_t)n, " (%s)", how[info.source & 3]);
+    tuna_options o = {.collective = TUNA_ALLTOALLV, .algorithm = info.algorithm};
+    for (int p = 0; p < alg->nparams; p++) {
+        o.set |= 1u << p;
+        o.value[p] = info.params[p];
+    }
+    char opts[128] = "?";
+    tuna_options_format(&o, opts, sizeof opts);
+    snprintf(out, len, "%s (%s)", opts, how[info.source & 3]);
 }
 
 /* --plan: the forward and backward transposes of one algorithm as plans (init is collective,

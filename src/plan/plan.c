@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tuna_plan_check_common(const char *fn, unsigned flags, tuna_plan *plan)
+int tuna_plan_begin(const char *fn, tuna_collective coll, MPI_Comm comm, unsigned flags,
+                    tuna_plan *plan, const tuna_options **opt)
 {
     if (!plan)
         return tuna_error_set(MPI_ERR_ARG, "%s: the plan pointer is NULL", fn);
@@ -22,7 +23,30 @@ int tuna_plan_check_common(const char *fn, unsigned flags, tuna_plan *plan)
         return tuna_error_set(MPI_ERR_ARG,
                               "%s: flags = %#x; expected TUNA_PLAN_ESTIMATE or TUNA_PLAN_MEASURE",
                               fn, flags);
+    return tuna_call_begin(coll, comm, opt);
+}
+
+int tuna_plan_finish(struct tuna_plan_s *p, int rc, double t0, tuna_plan *plan)
+{
+    if (rc != MPI_SUCCESS) {
+        if (p)
+            tuna_plan_free(&p);
+        return rc;
+    }
+    p->info.plan_seconds = MPI_Wtime() - t0;
+    *plan = p;
     return MPI_SUCCESS;
+}
+
+tuna_options tuna_plan_options_of(tuna_collective coll, const tuna_choice *c)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(coll, c->algorithm);
+    tuna_options o = {.collective = coll, .algorithm = c->algorithm};
+    for (int i = 0; i < info->nparams; i++) {
+        o.set |= 1u << i;
+        o.value[i] = c->param[i];
+    }
+    return o;
 }
 
 int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type)
@@ -112,6 +136,23 @@ void tuna_plan_set_info_choice(struct tuna_plan_s *p, const tuna_choice *c, int 
     p->info.source = source;
 }
 
+/* Widen [*lo, *hi) by n elements of a type (extent, true lb / extent) starting `first`
+ * extents from the buffer (a negative extent lays them out downwards). */
+static void widen(MPI_Aint extent, MPI_Aint tlb, MPI_Aint textent, MPI_Aint first,
+                  long long n, bool *any, MPI_Aint *lo, MPI_Aint *hi)
+{
+    if (n <= 0)
+        return;
+    MPI_Aint a = first * extent + tlb, far = (MPI_Aint)(n - 1) * extent;
+    MPI_Aint b = a + (far > 0 ? far : 0) + textent;
+    a += far < 0 ? far : 0;
+    if (!*any || a < *lo)
+        *lo = a;
+    if (!*any || b > *hi)
+        *hi = b;
+    *any = true;
+}
+
 int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k, size_t *bytes,
                    MPI_Aint *lo_out)
 {
@@ -120,19 +161,21 @@ int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k,
     TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
     bool any = false;
     MPI_Aint lo = 0, hi = 0;
-    for (int j = 0; j < k; j++) {
-        if (counts[j] <= 0)
-            continue;
-        MPI_Aint first = (MPI_Aint)offs[j] * extent + tlb;
-        MPI_Aint last = first + (MPI_Aint)(counts[j] - 1) * extent + textent;
-        MPI_Aint a = first < last - textent ? first : last - textent; /* negative extents */
-        MPI_Aint b = last > first + textent ? last : first + textent;
-        if (!any || a < lo)
-            lo = a;
-        if (!any || b > hi)
-            hi = b;
-        any = true;
-    }
+    for (int j = 0; j < k; j++)
+        widen(extent, tlb, textent, offs[j], counts[j], &any, &lo, &hi);
+    *bytes = any ? (size_t)(hi - lo) : 0;
+    *lo_out = lo;
+    return MPI_SUCCESS;
+}
+
+int tuna_plan_span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *lo_out)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
+    bool any = false;
+    MPI_Aint lo = 0, hi = 0;
+    widen(extent, tlb, textent, 0, n, &any, &lo, &hi);
     *bytes = any ? (size_t)(hi - lo) : 0;
     *lo_out = lo;
     return MPI_SUCCESS;
@@ -262,12 +305,9 @@ static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, dou
 {
     if (tuna_verbosity() < 1 || p->ctx->rank != 0)
         return;
-    const tuna_algorithm_info *info = tuna_algorithm_get(p->coll, c->algorithm);
-    char opts[160];
-    int n = snprintf(opts, sizeof opts, "%s", info->name);
-    for (int i = 0; i < info->nparams && n > 0 && (size_t)n < sizeof opts; i++)
-        n += snprintf(opts + n, sizeof opts - (size_t)n, "%c%s=%ld", i ? ',' : ':',
-                      info->params[i].name, c->param[i]);
+    const tuna_options o = tuna_plan_options_of(p->coll, c);
+    char opts[160] = "?";
+    tuna_options_format(&o, opts, sizeof opts);
     if (measured < 0)
         tuna_log(1, "plan measure: %s failed, not a candidate", opts);
     else

@@ -62,8 +62,17 @@ struct tuna_plan_s {
 /* *type is kept by the plan: a derived one is replaced by a duplicate the plan owns. */
 int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type);
 
-/* Local part of init's shared checks: plan pointer, flags. */
-int tuna_plan_check_common(const char *fn, unsigned flags, tuna_plan *plan);
+/* The local part of every init: the plan pointer (*plan set to NULL), the flags, the options
+ * (NULL: the collective's default) and comm, as tuna_call_begin() checks them. */
+int tuna_plan_begin(const char *fn, tuna_collective coll, MPI_Comm comm, unsigned flags,
+                    tuna_plan *plan, const tuna_options **opt);
+
+/* The end of every init: on success the plan (its init time recorded) goes to *plan; on an
+ * error p (may be NULL) is freed and rc returned. */
+int tuna_plan_finish(struct tuna_plan_s *p, int rc, double t0, tuna_plan *plan);
+
+/* The options naming a choice: its algorithm with every parameter set. */
+tuna_options tuna_plan_options_of(tuna_collective coll, const tuna_choice *c);
 
 /* The planner: the choice for an auto plan, by the model (estimate) or by timing the model's
  * candidates (measure; wisdom first). Collective over p->ctx->comm. */
@@ -74,6 +83,8 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double 
  * given element offsets span; counts/offs: k entries. */
 int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k, size_t *bytes,
                    MPI_Aint *lo);
+/* The same for one run of n elements at the buffer pointer. */
+int tuna_plan_span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *lo);
 
 void tuna_plan_fill_key(struct tuna_plan_s *p, const long long *sig, int nsig);
 void tuna_plan_set_info_choice(struct tuna_plan_s *p, const tuna_choice *c, int source);

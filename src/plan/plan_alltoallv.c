@@ -69,9 +69,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     const double t0 = MPI_Wtime();
     /* A local error (a NULL plan pointer, bad flags or options, no memory) still takes part
      * in the agreement below: one rank's mistake fails every rank instead of hanging them. */
-    int local = tuna_plan_check_common("tuna_alltoallv_init", flags, plan);
-    if (local == MPI_SUCCESS)
-        local = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    int local = tuna_plan_begin("tuna_alltoallv_init", TUNA_ALLTOALLV, comm, flags, plan, &opt);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2av_table[opt->algorithm]
@@ -133,12 +131,12 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
             rc = tuna_error_set(MPI_ERR_COMM, "algorithm '%s' supports intracommunicators only "
                                               "(use 'vendor' for intercommunicators)",
                                 alg->info.name);
-            goto fail;
+            goto out;
         }
         rc = init_intercomm(p, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
                             recvtype);
         if (rc != MPI_SUCCESS)
-            goto fail;
+            goto out;
     } else {
         p->a.ctx = ctx;
         p->a.rank = ctx->rank;
@@ -152,13 +150,13 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     /* The caller may free derived datatypes after init (MPI's persistent semantics). */
     if ((!inplace && (rc = tuna_plan_keep_type(p, &p->sendtype)) != MPI_SUCCESS) ||
         (rc = tuna_plan_keep_type(p, &p->recvtype)) != MPI_SUCCESS)
-        goto fail;
+        goto out;
     /* Copies of the count and displacement arrays: a start does not read the caller's. */
     const int P = p->a.size;
     p->arrays = malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
     if (!p->arrays) {
         rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
-        goto fail;
+        goto out;
     }
     if (!inplace) {
         memcpy(p->arrays, sendcounts, sizeof(int) * (size_t)P);
@@ -169,7 +167,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     if (inter) {
         tuna_choice c = {.algorithm = opt->algorithm};
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
-        goto done;
+        goto out;
     }
 
     /* tuna's description of the exchange, for every candidate (the measure tries several). */
@@ -181,7 +179,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     }
     if (!p->disp || (inplace && (!p->inplace_copy || (!ri.contig && !p->inplace_counts)))) {
         rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
-        goto fail;
+        goto out;
     }
     const int *a = p->arrays;
     tuna_a2av_describe(&p->a, sendbuf, inplace ? NULL : a, inplace ? NULL : a + P, p->sendtype,
@@ -193,12 +191,12 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
             c.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
         a2av_choose(p, &c);
-        goto done;
+        goto out;
     }
     rc = tuna_plan_span(p->recvtype, a + 2 * P, a + 3 * P, P, &p->private_bytes,
                         &p->private_offset);
     if (rc != MPI_SUCCESS)
-        goto fail;
+        goto out;
     tuna_select_input in = {
         .P = P,
         .Q = p->ctx->ranks_per_node,
@@ -209,13 +207,6 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         .zero_fraction = p->a.zero_fraction,
     };
     rc = tuna_plan_decide(p, &in, 0, true, flags);
-    if (rc != MPI_SUCCESS)
-        goto fail;
-done:
-    p->info.plan_seconds = MPI_Wtime() - t0;
-    *plan = p;
-    return MPI_SUCCESS;
-fail:
-    tuna_plan_free(&p);
-    return rc;
+out: /* rc: MPI_SUCCESS, or the error that stopped the init */
+    return tuna_plan_finish(p, rc, t0, plan);
 }

@@ -8,42 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tuna_options options_of(tuna_collective coll, const tuna_choice *c)
-{
-    const tuna_algorithm_info *info = tuna_algorithm_get(coll, c->algorithm);
-    tuna_options o = {.collective = coll, .algorithm = c->algorithm};
-    for (int i = 0; i < info->nparams; i++) {
-        o.set |= 1u << i;
-        o.value[i] = c->param[i];
-    }
-    return o;
-}
-
 static void coll_choose(struct tuna_plan_s *p, const tuna_choice *c)
 {
-    p->chosen = options_of(p->coll, c);
+    p->chosen = tuna_plan_options_of(p->coll, c);
 }
 
 static void coll_redirect(struct tuna_plan_s *p, void *private_recv)
 {
     /* In place, the input is read from the receive buffer: the private one then. */
     p->recvbuf = private_recv ? private_recv : p->user_recvbuf;
-}
-
-/* Bytes and lowest offset of n consecutive elements of type (the measure's private buffer). */
-static int span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *lo)
-{
-    MPI_Aint lb, extent, tlb, textent;
-    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
-    *bytes = 0;
-    *lo = 0;
-    if (n <= 0)
-        return MPI_SUCCESS;
-    MPI_Aint far = (MPI_Aint)(n - 1) * extent; /* negative for a negative extent */
-    *lo = tlb + (far < 0 ? far : 0);
-    *bytes = (size_t)((far < 0 ? -far : far) + textent);
-    return MPI_SUCCESS;
 }
 
 static int allgather_start(struct tuna_plan_s *p)
@@ -96,7 +69,7 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
         coll_choose(p, &c);
         return MPI_SUCCESS;
     }
-    rc = span_run(rtype, rcount_total, &p->private_bytes, &p->private_offset);
+    rc = tuna_plan_span_run(rtype, rcount_total, &p->private_bytes, &p->private_offset);
     if (rc != MPI_SUCCESS)
         return rc;
     /* The inputs the blocking calls' auto gives the model (src/allgather|allreduce/auto.c). */
@@ -129,9 +102,7 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         const tuna_options *opt, unsigned flags, tuna_plan *plan)
 {
     const double t0 = MPI_Wtime();
-    int local = tuna_plan_check_common("tuna_allgather_init", flags, plan);
-    if (local == MPI_SUCCESS)
-        local = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
+    int local = tuna_plan_begin("tuna_allgather_init", TUNA_ALLGATHER, comm, flags, plan, &opt);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLGATHER, comm, sendbuf, recvbuf);
@@ -159,14 +130,7 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                        (long long)block,
                        "recvcount * type size (bytes)", (double)block, true, recvtype,
                        (long long)recvcount * P);
-    if (rc != MPI_SUCCESS) {
-        if (p)
-            tuna_plan_free(&p);
-        return rc;
-    }
-    p->info.plan_seconds = MPI_Wtime() - t0;
-    *plan = p;
-    return MPI_SUCCESS;
+    return tuna_plan_finish(p, rc, t0, plan);
 }
 
 int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -174,9 +138,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         tuna_plan *plan)
 {
     const double t0 = MPI_Wtime();
-    int local = tuna_plan_check_common("tuna_allreduce_init", flags, plan);
-    if (local == MPI_SUCCESS)
-        local = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
+    int local = tuna_plan_begin("tuna_allreduce_init", TUNA_ALLREDUCE, comm, flags, plan, &opt);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLREDUCE, comm, sendbuf, recvbuf);
@@ -200,12 +162,5 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     int rc = coll_init(p, TUNA_ALLREDUCE, comm, "tuna_allreduce_init", opt, flags, local,
                        (long long)bytes, "count * type size (bytes)", bytes, commute != 0,
                        datatype, count);
-    if (rc != MPI_SUCCESS) {
-        if (p)
-            tuna_plan_free(&p);
-        return rc;
-    }
-    p->info.plan_seconds = MPI_Wtime() - t0;
-    *plan = p;
-    return MPI_SUCCESS;
+    return tuna_plan_finish(p, rc, t0, plan);
 }

@@ -685,7 +685,6 @@ typedef struct plan_req {
     MPI_Request req;                /* the application's handle: the proxy */
     tuna_plan plan;
     MPI_Comm comm;                  /* whose error handler reports a failed start */
-    MPI_Datatype types[2];          /* duplicates the plan uses, or MPI_DATATYPE_NULL */
     comm_record *rec;               /* statistics (records outlive communicators) */
     char label[LABEL_MAX];          /* the plan's algorithm and parameters */
     unsigned long long sent, recvd; /* this rank's bytes in one exchange */
@@ -736,31 +735,6 @@ static int proxy_complete(void)
     MPI_Request r;
     int rc = PMPI_Isend(NULL, 0, MPI_BYTE, 0, PROXY_TAG, proxy_comm, &r);
     return rc == MPI_SUCCESS ? PMPI_Request_free(&r) : rc;
-}
-
-/*
- * A plan keeps the datatype handles it was given, but MPI lets the application free a
- * derived datatype right after the init: the plan gets its own duplicate of each derived
- * type (predefined ones cannot be freed), released with the request.
- */
-static MPI_Datatype keep_type(MPI_Datatype type, MPI_Datatype *owned)
-{
-    int ni, na, nd, combiner;
-    *owned = MPI_DATATYPE_NULL;
-    if (type == MPI_DATATYPE_NULL ||
-        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
-        combiner == MPI_COMBINER_NAMED || PMPI_Type_dup(type, owned) != MPI_SUCCESS) {
-        *owned = MPI_DATATYPE_NULL;
-        return type;   /* an invalid type goes to tuna, which reports it */
-    }
-    return *owned;
-}
-
-static void release_types(MPI_Datatype types[2])
-{
-    for (int i = 0; i < 2; i++)
-        if (types[i] != MPI_DATATYPE_NULL)
-            PMPI_Type_free(&types[i]);
 }
 
 static const char *const plan_source_name[] = {"forced", "estimate", "measure", "wisdom"};
@@ -818,14 +792,12 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
     if (!s->vendor && inter) {
         why = WHY_INTER;
     } else if (!s->vendor) {
+        /* The plan duplicates derived datatypes itself: the application may free its own
+         * right after the init, as MPI allows. */
         tuna_plan plan = NULL;
-        MPI_Datatype types[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
-        MPI_Datatype st = sendbuf == MPI_IN_PLACE ? sendtype : keep_type(sendtype, &types[0]);
-        MPI_Datatype rt = keep_type(recvtype, &types[1]);
-        rc = tuna_alltoallv_init(sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls,
-                                 rt, comm, &s->opt, plan_flags, &plan);
+        rc = tuna_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, &s->opt, plan_flags, &plan);
         if (rc != MPI_SUCCESS) {
-            release_types(types);
             char msg[600];
             snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
             /* Init errors are agreed (every rank is here): if some rank's arguments are
@@ -853,15 +825,12 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
                 if (proxy != MPI_REQUEST_NULL)
                     PMPI_Request_free(&proxy);
                 tuna_plan_free(&plan);
-                release_types(types);
                 return raise_error(comm, rc, "no persistent request for the alltoallv plan");
             }
             plan_req *e = &plan_reqs[nplan_reqs++];
             memset(e, 0, sizeof *e);
             e->req = proxy;
             e->plan = plan;
-            e->types[0] = types[0];
-            e->types[1] = types[1];
             e->comm = comm;
             e->rec = s->rec;
             /* Fixed at init, so counted once here for every start. */
@@ -981,10 +950,8 @@ int MPI_Request_free(MPI_Request *request)
         return rc;
     tuna_plan plan = e->plan;
     MPI_Comm comm = e->comm;
-    MPI_Datatype types[2] = {e->types[0], e->types[1]};
     *e = plan_reqs[--nplan_reqs];
     rc = tuna_plan_free(&plan);   /* inactive: its start completed it */
-    release_types(types);
     if (rc != MPI_SUCCESS) {
         char msg[600];
         snprintf(msg, sizeof msg, "freeing the alltoallv plan: %s", tuna_error_string(rc));
@@ -996,10 +963,8 @@ int MPI_Request_free(MPI_Request *request)
 /* At MPI_Finalize: plans the application never freed (their proxies are the library's). */
 static void plans_release(void)
 {
-    for (int i = 0; i < nplan_reqs; i++) {
+    for (int i = 0; i < nplan_reqs; i++)
         tuna_plan_free(&plan_reqs[i].plan);
-        release_types(plan_reqs[i].types);
-    }
     free(plan_reqs);
     plan_reqs = NULL;
     nplan_reqs = cap_plan_reqs = 0;

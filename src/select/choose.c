@@ -310,6 +310,30 @@ static void consider(const tuna_select_input *in, int alg, const long *param, do
     consider_time(alg, param, t, best);
 }
 
+/* Row `alg` (a tuna algorithm) over its parameter grid, into best (kept if strictly better). */
+static void row_best(const tuna_select_input *in, int alg, double agree, tuna_choice *best)
+{
+    const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
+    long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
+    if (info->nparams == 0) {
+        consider(in, alg, param, agree, best);
+        return;
+    }
+    int n0 = grid(in, alg, 0, 0, v0);
+    for (int i = 0; i < n0; i++) {
+        param[0] = v0[i];
+        if (info->nparams == 1) {
+            consider(in, alg, param, agree, best);
+            continue;
+        }
+        int n1 = grid(in, alg, 1, v0[i], v1);
+        for (int k = 0; k < n1; k++) {
+            param[1] = v1[k];
+            consider(in, alg, param, agree, best);
+        }
+    }
+}
+
 static void model_choice(const tuna_select_input *in, tuna_choice *best)
 {
     best->algorithm = -1;
@@ -328,31 +352,12 @@ static void model_choice(const tuna_select_input *in, tuna_choice *best)
                                  : vo.algorithm;
     const double agree = in->agree_pending ? agreement_time(in) : 0; /* once, not per candidate */
     for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
-        const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
         if (alg == vendor_model)
             for (int v = 0; v < tuna_a2av_table_len; v++)
                 if (is_vendor(v))
                     consider_time(v, none, vendor_time(in), best);
-        if (is_vendor(alg))
-            continue;
-        long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
-        if (info->nparams == 0) {
-            consider(in, alg, param, agree, best);
-            continue;
-        }
-        int n0 = grid(in, alg, 0, 0, v0);
-        for (int i = 0; i < n0; i++) {
-            param[0] = v0[i];
-            if (info->nparams == 1) {
-                consider(in, alg, param, agree, best);
-                continue;
-            }
-            int n1 = grid(in, alg, 1, v0[i], v1);
-            for (int k = 0; k < n1; k++) {
-                param[1] = v1[k];
-                consider(in, alg, param, agree, best);
-            }
-        }
+        if (!is_vendor(alg))
+            row_best(in, alg, agree, best);
     }
 }
 
@@ -431,6 +436,31 @@ static double coll_cost(tuna_collective coll, const tuna_select_input *in, doubl
                : tuna_model_allreduce(&sel.profile, in, bytes, commute, alg, param);
 }
 
+/* Row `alg` of allgather / allreduce over its k grid, into best (kept if strictly better). */
+static void coll_row_best(tuna_collective coll, const tuna_select_input *in, double bytes,
+                          bool commute, int alg, tuna_choice *best)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(coll, alg);
+    long param[TUNA_MAX_PARAMS] = {0}, v[GRID_MAX];
+    int nv = 1;
+    v[0] = 0;
+    if (info->nparams == 1) /* k: the radix grid over [2, P] */
+        nv = radix_grid(in->P < 2 ? 2 : in->P, v);
+    for (int i = 0; i < nv; i++) {
+        param[0] = v[i];
+        double t = coll_cost(coll, in, bytes, commute, alg, param);
+        if (t < 0)
+            continue;
+        if (best->algorithm < 0 || t < best->predicted * (1 - 1e-12)) {
+            best->algorithm = alg;
+            memset(best->param, 0, sizeof best->param);
+            for (int p = 0; p < info->nparams; p++)
+                best->param[p] = param[p];
+            best->predicted = t;
+        }
+    }
+}
+
 int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, double bytes,
                            bool commute, tuna_choice *out)
 {
@@ -447,27 +477,8 @@ int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, do
         }
     tuna_choice best = {.algorithm = -1};
     const int n = tuna_algorithm_count(coll);
-    for (int alg = 0; alg < n; alg++) {
-        const tuna_algorithm_info *info = tuna_algorithm_get(coll, alg);
-        long param[TUNA_MAX_PARAMS] = {0}, v[GRID_MAX];
-        int nv = 1;
-        v[0] = 0;
-        if (info->nparams == 1) /* k: the radix grid over [2, P] */
-            nv = radix_grid(in->P < 2 ? 2 : in->P, v);
-        for (int i = 0; i < nv; i++) {
-            param[0] = v[i];
-            double t = coll_cost(coll, in, bytes, commute, alg, param);
-            if (t < 0)
-                continue;
-            if (best.algorithm < 0 || t < best.predicted * (1 - 1e-12)) {
-                best.algorithm = alg;
-                memset(best.param, 0, sizeof best.param);
-                for (int p = 0; p < info->nparams; p++)
-                    best.param[p] = param[p];
-                best.predicted = t;
-            }
-        }
-    }
+    for (int alg = 0; alg < n; alg++)
+        coll_row_best(coll, in, bytes, commute, alg, &best);
     if (best.algorithm < 0)
         return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
     coll_memo[coll_memo_next].coll = coll;
@@ -528,29 +539,10 @@ int tuna_select_candidates(tuna_collective coll, const tuna_select_input *in, do
             vendor = (tuna_choice){.algorithm = alg, .predicted = t > 0 ? t : 0};
             continue;
         }
-        const tuna_algorithm_info *info = tuna_algorithm_get(coll, alg);
-        long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
-        if (coll == TUNA_ALLTOALLV) {
-            int n0 = info->nparams ? grid(in, alg, 0, 0, v0) : 1;
-            for (int i = 0; i < n0; i++) {
-                param[0] = info->nparams ? v0[i] : 0;
-                int n1 = info->nparams > 1 ? grid(in, alg, 1, param[0], v1) : 1;
-                for (int k = 0; k < n1; k++) {
-                    param[1] = info->nparams > 1 ? v1[k] : 0;
-                    consider(in, alg, param, 0, &best);
-                }
-            }
-        } else {
-            int nv = info->nparams == 1 ? radix_grid(in->P < 2 ? 2 : in->P, v0) : 1;
-            if (info->nparams != 1)
-                v0[0] = 0;
-            for (int i = 0; i < nv; i++) {
-                param[0] = v0[i];
-                double t = coll_cost(coll, in, bytes, commute, alg, param);
-                if (t >= 0 && (best.algorithm < 0 || t < best.predicted * (1 - 1e-12)))
-                    best = (tuna_choice){.algorithm = alg, .param = {param[0]}, .predicted = t};
-            }
-        }
+        if (coll == TUNA_ALLTOALLV)
+            row_best(in, alg, 0, &best);
+        else
+            coll_row_best(coll, in, bytes, commute, alg, &best);
         if (best.algorithm >= 0)
             all[m++] = best;
     }

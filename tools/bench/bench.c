@@ -1049,18 +1049,27 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
+/* The option string of an algorithm with resolved parameters, as the configurations are
+ * named ("alg:k=v,..."): false if alg is no algorithm of coll. */
+static bool choice_name(tuna_collective coll, int alg, const long *params, char *buf,
+                        size_t len)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(coll, alg);
+    if (!info)
+        return false;
+    tuna_options o = {.collective = coll, .algorithm = alg};
+    for (int p = 0; p < info->nparams; p++) {
+        o.set |= 1u << p;
+        o.value[p] = params[p];
+    }
+    return tuna_options_format(&o, buf, len) == MPI_SUCCESS;
+}
+
 /* What auto's last call ran (tuna_stats_last: every rank chose the same). */
 static void record_choice(const bench_args *a, result *r)
 {
     const tuna_stats *st = tuna_stats_last();
-    const tuna_algorithm_info *ran = tuna_algorithm_get(a->coll, st->algorithm);
-    r->has_choice = ran != NULL;
-    if (ran) {
-        int n = snprintf(r->choice, sizeof r->choice, "%s", ran->name);
-        for (int p = 0; p < ran->nparams && n > 0 && (size_t)n < sizeof r->choice; p++)
-            n += snprintf(r->choice + n, sizeof r->choice - (size_t)n, "%s%s=%ld",
-                          p ? "," : ":", ran->params[p].name, st->params[p]);
-    }
+    r->has_choice = choice_name(a->coll, st->algorithm, st->params, r->choice, sizeof r->choice);
     r->predicted = st->predicted;
     r->auto_source = st->auto_source;
 }
@@ -1114,21 +1123,14 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
         r->plan_seconds = v[0];
         tuna_plan_info info;
         tuna_plan_get_info(plan, &info);
-        const tuna_algorithm_info *ran = tuna_algorithm_get(a->coll, info.algorithm);
-        int n = snprintf(r->choice, sizeof r->choice, "%s", ran->name);
-        for (int q = 0; q < ran->nparams && n > 0 && (size_t)n < sizeof r->choice; q++)
-            n += snprintf(r->choice + n, sizeof r->choice - (size_t)n, "%s%s=%ld",
-                          q ? "," : ":", ran->params[q].name, info.params[q]);
-        r->has_choice = true;
+        r->has_choice =
+            choice_name(a->coll, info.algorithm, info.params, r->choice, sizeof r->choice);
         r->predicted = info.predicted;
         r->auto_source = 10 + info.source; /* 10 + TUNA_PLAN_SOURCE_*: a plan chose */
         r->ntried = info.ntried < TUNA_PLAN_MAX_TRIED ? info.ntried : TUNA_PLAN_MAX_TRIED;
         for (int t = 0; t < r->ntried; t++) {
-            const tuna_algorithm_info *ti = tuna_algorithm_get(a->coll, info.tried[t].algorithm);
-            int m = snprintf(r->tried[t], sizeof r->tried[t], "%s", ti->name);
-            for (int q = 0; q < ti->nparams && m > 0 && (size_t)m < sizeof r->tried[t]; q++)
-                m += snprintf(r->tried[t] + m, sizeof r->tried[t] - (size_t)m, "%s%s=%ld",
-                              q ? "," : ":", ti->params[q].name, info.tried[t].params[q]);
+            choice_name(a->coll, info.tried[t].algorithm, info.tried[t].params, r->tried[t],
+                        sizeof r->tried[t]);
             r->tried_seconds[t] = info.tried[t].measured;
         }
         is_auto = false;
