@@ -16,6 +16,7 @@
  *                       [--stride K] [--large] [--skip-errors]
  */
 #include "tuna.h"
+#include "support/test_data.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -36,26 +37,10 @@ static long cases_run;
 
 /* ------------------------------------------------------------ deterministic data */
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 /* Byte idx of the block that src sends to dst, in signature (packed) order. */
 static unsigned char payload(int src, int dst, size_t idx, uint64_t salt)
 {
     return (unsigned char)mix(salt ^ ((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ idx);
-}
-
-/* Uniform double in [0,1) from a counter. */
-static double unif(uint64_t seed, uint64_t i, uint64_t j)
-{
-    return (double)(mix(seed * 0x9E3779B97F4A7C15ULL + i * 1000003ULL + j) >> 11) / 9007199254740992.0;
 }
 
 /* ------------------------------------------------------------ datatypes */

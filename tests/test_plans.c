@@ -34,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tuna.h"
+#include "support/test_data.h"
 
 #include <math.h>
 #include <signal.h>
@@ -151,27 +152,11 @@ static const char *errs(int rc)
 
 /* ------------------------------------------------------------ deterministic data */
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 /* Byte idx of the alltoallv block src sends to dst (dst = -1: the shared overlap region). */
 static unsigned char payload(int src, int dst, size_t idx, uint64_t salt)
 {
     return (unsigned char)mix(salt ^ ((uint64_t)(unsigned)src << 48) ^
                               ((uint64_t)(unsigned)(dst + 1) << 32) ^ idx);
-}
-
-static double unif(uint64_t seed, uint64_t i, uint64_t j)
-{
-    return (double)(mix(seed * 0x9E3779B97F4A7C15ULL + i * 1000003ULL + j) >> 11) /
-           9007199254740992.0;
 }
 
 /* ------------------------------------------------------------ alltoallv datatypes */
