@@ -1,12 +1,14 @@
 /*
- * tuna-fft: distributed 2-D / 3-D complex-to-complex FFT with a slab decomposition.
+ * tuna-fft: distributed 2-D / 3-D FFT (complex-to-complex or real-to-complex) with a slab or a
+ * pencil decomposition; the engine is pfft.c.
  *
- * The grid N0 x N1 (x N2) is split along dimension 0 into FFTW-style blocks of ceil(N0/P)
- * planes (so ranks beyond the grid hold nothing). A forward transform runs the local FFTs
- * over dimensions 1 (and 2), transposes to blocks of dimension 1 with tuna_alltoallv, and runs
- * the FFT over dimension 0; the output stays in the transposed layout [y][x][z] (as FFTW's
- * FFTW_MPI_TRANSPOSED_OUT). The backward transform undoes it, so a round trip is two
- * non-uniform all-to-alls whenever P does not divide N0 and N1.
+ * slab: the grid N0 x N1 (x N2) is split along dimension 0 into FFTW-style blocks of
+ * ceil(N0/P) planes (so ranks beyond the grid hold nothing); the local FFTs run over
+ * dimensions 2 and 1, one all-to-all over every rank moves to blocks of dimension 1, and the
+ * FFT over dimension 0 follows. pencil (3-D, as HeFFTe): bricks -> x-pencils (all ranks) ->
+ * y-pencils (a column of the Pr x Pc grid) -> z-pencils (a row), a 1-D FFT after each. The
+ * output stays in the last layout (as FFTW's TRANSPOSED_OUT); the backward transform undoes
+ * it, so the all-to-alls are non-uniform whenever the ranks do not divide the grid.
  *
  * Checks: forward output vs a serial FFTW transform of the gathered input (small grids),
  * round trip vs the input (any size), and every algorithm's forward output byte-identical to
@@ -15,6 +17,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "app_common.h"
 #include "cli.h"
+
+#include "pfft.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -28,6 +32,7 @@
  * FFT errors are ~1e-16 * log2(N); one misplaced element gives an error of order 1. */
 #define FFT_TOLERANCE 1e-10
 #define MAX_WORKLOADS 8
+#define MAX_GRIDS 8
 
 static int me = 0, P = 1;
 static MPI_Comm comm_app = MPI_COMM_NULL; /* every collective of the application */
@@ -46,6 +51,11 @@ typedef struct fft_args {
     const char *json_path;
     const char *run_name;
     int plan; /* --plan: 0 none, 1 estimate, 2 measure */
+    int pencil, r2c; /* this run's; the lists below are run one after the other */
+    int grid[2];     /* this run's pencil grid (0: the default) */
+    int ntransforms, transforms[2]; /* --transform: r2c flags */
+    int ngrids, grids[MAX_GRIDS][2]; /* --grid */
+    int no_charge;
     int quiet, help;
 } fft_args;
 
@@ -53,7 +63,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: mpiexec -n P tuna-fft [options]\n"
-            "Distributed 2-D/3-D complex FFT (slab decomposition, FFTW local transforms,\n"
+            "Distributed 2-D/3-D FFT (slab or pencil decomposition, FFTW local transforms,\n"
             "tuna_alltoallv transposes); checks its answers and times each algorithm.\n\n"
             "  -a, --algorithms LIST  tuna option strings, comma-separated (default\n"
             "                         vendor,linear,tuna); 'vendor' = the MPI library's\n"
@@ -66,6 +76,14 @@ static void usage(FILE *f)
             "                         n2: ceil(Ni/P) planes per rank, the last rank short\n"
             "                             (--short of a block) in dims 0 and 1; N2 from --dims\n"
             "  -d, --dims N0xN1[xN2]  grid size (default 64x64x64); 2 numbers: a 2-D FFT\n"
+            "      --decomposition D  slab (default) or pencil (3-D, custom workload only):\n"
+            "                         bricks -> x-, y-, z-pencils on a Pr x Pc grid, the\n"
+            "                         transposes inside its columns and rows\n"
+            "      --grid PrxPc,...   pencil grids, each run in turn (default: the factor\n"
+            "                         pair of P closest to square, Pr <= Pc)\n"
+            "      --transform T,...  c2c (default) and/or r2c (real input; the first\n"
+            "                         transformed dimension, pencil: 0, slab: the last, is\n"
+            "                         halved to n/2+1), each run in turn\n"
             "      --short F          n2: fraction of a block on the last rank (default 0.5)\n"
             "  -n, --iters N          timed forward+backward round trips per algorithm (default 5)\n"
             "      --serial-max N     compare with a serial FFTW transform when the grid has at\n"
@@ -76,6 +94,8 @@ static void usage(FILE *f)
             "      --plan MODE        estimate or measure: each algorithm's two transposes as\n"
             "                         persistent plans (tuna_alltoallv_init once, then\n"
             "                         tuna_start + tuna_wait); plan time reported apart\n"
+            "      --no-charge        SimGrid SMPI: do not charge local computation (FFTs,\n"
+            "                         packing) to the simulated ranks (default: charge it)\n"
             "  -q, --quiet            no table on stdout\n"
             "  -h, --help             this help\n"
             "Exit code: 0 = all answers right, 1 = a wrong answer, 2 = bad input or error.\n");
@@ -107,7 +127,8 @@ static int parse_dims(const char *s, long dims[3], int *nd)
 
 static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errlen)
 {
-    enum { O_SHORT = 256, O_SERIAL, O_SEED, O_RUNNAME, O_PLAN };
+    enum { O_SHORT = 256, O_SERIAL, O_SEED, O_RUNNAME, O_PLAN, O_DECOMP, O_GRID, O_TRANSFORM,
+           O_NOCHARGE };
     static const struct option longopts[] = {{"algorithms", required_argument, 0, 'a'},
                                              {"workload", required_argument, 0, 'W'},
                                              {"dims", required_argument, 0, 'd'},
@@ -118,6 +139,10 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
                                              {"json", required_argument, 0, 'j'},
                                              {"run-name", required_argument, 0, O_RUNNAME},
                                              {"plan", required_argument, 0, O_PLAN},
+                                             {"decomposition", required_argument, 0, O_DECOMP},
+                                             {"grid", required_argument, 0, O_GRID},
+                                             {"transform", required_argument, 0, O_TRANSFORM},
+                                             {"no-charge", no_argument, 0, O_NOCHARGE},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
@@ -186,6 +211,47 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
                 return -1;
             }
             break;
+        case O_DECOMP:
+            a->pencil = strcmp(optarg, "pencil") == 0;
+            if (!a->pencil && strcmp(optarg, "slab") != 0) {
+                snprintf(err, errlen, "--decomposition '%s': expected slab or pencil", optarg);
+                return -1;
+            }
+            break;
+        case O_GRID:
+        case O_TRANSFORM: {
+            char list[256], *save = NULL;
+            snprintf(list, sizeof list, "%s", optarg);
+            int *n = c == O_GRID ? &a->ngrids : &a->ntransforms;
+            *n = 0;
+            for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                long g[3];
+                int nd;
+                if (c == O_GRID && *n < MAX_GRIDS && !parse_dims(t, g, &nd) && nd == 2 &&
+                    g[0] * g[1] <= INT_MAX) {
+                    a->grids[*n][0] = (int)g[0], a->grids[*n][1] = (int)g[1];
+                } else if (c == O_TRANSFORM && *n < 2 &&
+                           (!strcmp(t, "c2c") || !strcmp(t, "r2c"))) {
+                    a->transforms[*n] = !strcmp(t, "r2c");
+                } else {
+                    snprintf(err, errlen, c == O_GRID
+                                              ? "--grid '%s': expected PrxPc[,PrxPc...] (at "
+                                                "most 8), each >= 1"
+                                              : "--transform '%s': expected c2c, r2c or c2c,r2c",
+                             optarg);
+                    return -1;
+                }
+                (*n)++;
+            }
+            if (!*n) {
+                snprintf(err, errlen, "%s: empty list", c == O_GRID ? "--grid" : "--transform");
+                return -1;
+            }
+            break;
+        }
+        case O_NOCHARGE:
+            a->no_charge = 1;
+            break;
         case 'q':
             a->quiet = 1;
             break;
@@ -198,22 +264,21 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
     }
     if (cli_no_positional(argc, argv, err, errlen))
         return -1;
+    if (!a->ntransforms)
+        a->ntransforms = 1; /* c2c */
+    if (a->ngrids && !a->pencil) {
+        snprintf(err, errlen, "--grid needs --decomposition pencil");
+        return -1;
+    }
+    if (a->pencil && a->nd != 3) {
+        snprintf(err, errlen, "--decomposition pencil needs a 3-D grid (--dims N0xN1xN2)");
+        return -1;
+    }
     return 0;
 }
 
 /* ------------------------------------------------------------ decomposition */
 
-/* FFTW-style block distribution: ceil(n/P) planes per rank, the rest on the last ones. */
-static long block_count(long n, int r)
-{
-    long b = (n + P - 1) / P, c = n - (long)r * b;
-    return c < 0 ? 0 : (c > b ? b : c);
-}
-static long block_start(long n, int r)
-{
-    long b = (n + P - 1) / P, s = (long)r * b;
-    return s > n ? n : s;
-}
 /* Ranks holding data: ceil(n / ceil(n/P)). */
 static int data_ranks(long n)
 {
@@ -248,6 +313,11 @@ static int make_workload(const char *name, const fft_args *a, workload *w, char 
     w->nd = a->nd;
     w->n[0] = a->dims[0], w->n[1] = a->dims[1], w->n[2] = a->dims[2];
     w->exact = 1;
+    if (a->pencil && strcmp(name, "custom") != 0) {
+        /* n1 and n2 are patterns of the slab's blocks */
+        snprintf(err, errlen, "--workload '%s': the pencil decomposition takes custom only", name);
+        return -1;
+    }
     if (strcmp(name, "custom") == 0) {
         /* exactly the given dims */
     } else if (strcmp(name, "n1") == 0) {
@@ -285,292 +355,89 @@ static int make_workload(const char *name, const fft_args *a, workload *w, char 
     return 0;
 }
 
-/* ------------------------------------------------------------ distributed transform */
+/* ------------------------------------------------------------ checks */
 
-typedef struct dfft {
-    workload w;
-    long nx, x0, ny, y0; /* my planes in dims 0 (input layout) and 1 (output layout) */
-    size_t in_elems, out_elems, cap;
-    fftw_complex *data, *work;
-    fftw_plan yz_fwd, yz_bwd, x_fwd, x_bwd; /* NULL where this rank has nothing */
-    int *fs_cnt, *fs_dsp, *fr_cnt, *fr_dsp;   /* forward transpose counts (elements) */
-    int *bs_cnt, *bs_dsp, *br_cnt, *br_dsp;   /* backward */
-    double t_a2a, t_transpose, t_fft;         /* accumulated seconds */
-    tuna_plan fwd, bwd;                       /* --plan: the algorithm's two transposes */
-} dfft;
-
-static void dfft_free(dfft *f)
+/* The input: a deterministic function of the seed and the global index (complex: two draws
+ * per point, real: one), whatever the decomposition. */
+static void fill_input(pfft *f, void *dst, unsigned long long seed)
 {
-    fftw_plan plans[4] = {f->yz_fwd, f->yz_bwd, f->x_fwd, f->x_bwd};
-    for (int i = 0; i < 4; i++)
-        if (plans[i])
-            fftw_destroy_plan(plans[i]);
-    fftw_free(f->data);
-    fftw_free(f->work);
-    free(f->fs_cnt);
-    memset(f, 0, sizeof *f);
+    size_t n, esz;
+    pfft_input(f, &n, &esz);
+    int real = esz == sizeof(double);
+    const pfft_box *b = real ? &f->st[0].rbox : &f->st[0].cbox;
+    const long *N = f->cfg.n;
+    size_t i = 0;
+    for (long x = 0; x < b->n[0]; x++)
+        for (long y = 0; y < b->n[1]; y++)
+            for (long z = 0; z < b->n[2]; z++, i++) {
+                uint64_t g = (uint64_t)(((x + b->lo[0]) * N[1] + y + b->lo[1]) * N[2] + z +
+                                        b->lo[2]);
+                if (real)
+                    ((double *)dst)[i] = 2 * app_rand01(seed, g) - 1;
+                else
+                    ((fftw_complex *)dst)[i] = (2 * app_rand01(seed, 2 * g) - 1) +
+                                               (2 * app_rand01(seed, 2 * g + 1) - 1) * I;
+            }
 }
 
-/* Sets up layouts, counts and plans; returns 0 or -1 with a message (same on every rank). */
-static int dfft_init(dfft *f, const workload *w, char *err, size_t errlen)
+/* Max |a_i| and max |a_i - b_i| (b may be NULL) over n complex or real values. */
+static void max_abs_diff(const void *a, const void *b, size_t n, int real, double *m,
+                         double *diff)
 {
-    memset(f, 0, sizeof *f);
-    f->w = *w;
-    long N0 = w->n[0], N1 = w->n[1], N2 = w->n[2];
-    f->nx = block_count(N0, me), f->x0 = block_start(N0, me);
-    f->ny = block_count(N1, me), f->y0 = block_start(N1, me);
-    /* tuna_alltoallv takes int counts and displacements (in elements): every rank's slab,
-     * hence every block and displacement, must fit. */
-    long bx = (N0 + P - 1) / P, by = (N1 + P - 1) / P;
-    if ((double)bx * (double)N1 * (double)N2 > INT_MAX ||
-        (double)by * (double)N0 * (double)N2 > INT_MAX) {
-        snprintf(err, errlen, "grid %ldx%ldx%ld: a slab exceeds INT_MAX elements at P=%d", N0,
-                 N1, N2, P);
-        return -1;
-    }
-    f->in_elems = (size_t)(f->nx * N1 * N2);
-    f->out_elems = (size_t)(f->ny * N0 * N2);
-    f->cap = f->in_elems > f->out_elems ? f->in_elems : f->out_elems;
-    size_t alloc = f->cap ? f->cap : 1;
-    f->data = fftw_malloc(alloc * sizeof(fftw_complex));
-    f->work = fftw_malloc(alloc * sizeof(fftw_complex));
-    f->fs_cnt = malloc(8 * (size_t)P * sizeof(int));
-    int ok = f->data && f->work && f->fs_cnt;
-    if (ok) {
-        f->fs_dsp = f->fs_cnt + P, f->fr_cnt = f->fs_cnt + 2 * P, f->fr_dsp = f->fs_cnt + 3 * P;
-        f->bs_cnt = f->fs_cnt + 4 * P, f->bs_dsp = f->fs_cnt + 5 * P;
-        f->br_cnt = f->fs_cnt + 6 * P, f->br_dsp = f->fs_cnt + 7 * P;
-        for (int r = 0; r < P; r++) {
-            long nxr = block_count(N0, r), x0r = block_start(N0, r);
-            long nyr = block_count(N1, r), y0r = block_start(N1, r);
-            /* forward: I send my x rows restricted to r's y columns; I receive r's rows of my
-             * columns. Blocks are ordered by rank, so displacements follow the plane starts. */
-            f->fs_cnt[r] = (int)(f->nx * nyr * N2), f->fs_dsp[r] = (int)(f->nx * y0r * N2);
-            f->fr_cnt[r] = (int)(nxr * f->ny * N2), f->fr_dsp[r] = (int)(x0r * f->ny * N2);
-            f->bs_cnt[r] = (int)(f->ny * nxr * N2), f->bs_dsp[r] = (int)(f->ny * x0r * N2);
-            f->br_cnt[r] = (int)(nyr * f->nx * N2), f->br_dsp[r] = (int)(y0r * f->nx * N2);
+    *m = 0, *diff = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v, d = 0;
+        if (real) {
+            v = fabs(((const double *)a)[i]);
+            if (b)
+                d = fabs(((const double *)a)[i] - ((const double *)b)[i]);
+        } else {
+            v = cabs(((const fftw_complex *)a)[i]);
+            if (b)
+                d = cabs(((const fftw_complex *)a)[i] - ((const fftw_complex *)b)[i]);
         }
-        /* In-place plans on `data`; executed on either buffer with fftw_execute_dft (both
-         * come from fftw_malloc, so their alignment matches). */
-        if (f->nx > 0) {
-            int n[2] = {(int)N1, (int)N2};
-            int rank = w->nd == 3 ? 2 : 1, dist = (int)(N1 * N2);
-            f->yz_fwd = fftw_plan_many_dft(rank, n, (int)f->nx, f->data, NULL, 1, dist, f->data,
-                                           NULL, 1, dist, FFTW_FORWARD, FFTW_ESTIMATE);
-            f->yz_bwd = fftw_plan_many_dft(rank, n, (int)f->nx, f->data, NULL, 1, dist, f->data,
-                                           NULL, 1, dist, FFTW_BACKWARD, FFTW_ESTIMATE);
-            ok = ok && f->yz_fwd && f->yz_bwd;
-        }
-        if (f->ny > 0) {
-            /* Output layout [y][x][z]: length-N0 transforms of stride N2, over y and z. */
-            fftw_iodim dim = {(int)N0, (int)N2, (int)N2};
-            fftw_iodim loops[2] = {{(int)f->ny, (int)(N0 * N2), (int)(N0 * N2)},
-                                   {(int)N2, 1, 1}};
-            f->x_fwd = fftw_plan_guru_dft(1, &dim, 2, loops, f->data, f->data, FFTW_FORWARD,
-                                          FFTW_ESTIMATE);
-            f->x_bwd = fftw_plan_guru_dft(1, &dim, 2, loops, f->data, f->data, FFTW_BACKWARD,
-                                          FFTW_ESTIMATE);
-            ok = ok && f->x_fwd && f->x_bwd;
-        }
-    }
-    int all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm_app);
-    if (!all_ok) {
-        snprintf(err, errlen, "out of memory or no FFTW plan for grid %ldx%ldx%ld", N0, N1, N2);
-        dfft_free(f);
-        return -1;
-    }
-    return 0;
-}
-
-static void swap_buffers(dfft *f)
-{
-    fftw_complex *t = f->data;
-    f->data = f->work;
-    f->work = t;
-}
-
-static int transpose(dfft *f, int forward, const app_algorithm *alg, char *err, size_t errlen)
-{
-    const long N0 = f->w.n[0], N1 = f->w.n[1], N2 = f->w.n[2];
-    double t0 = app_now(), c0 = app_cpu_now();
-    fftw_complex *in = f->data, *out = f->work;
-    /* pack data -> work, in the order the receiver's block expects */
-    if (forward) {
-        size_t k = 0;
-        for (int r = 0; r < P; r++) {
-            long nyr = block_count(N1, r), y0r = block_start(N1, r);
-            for (long x = 0; x < f->nx; x++)
-                for (long y = y0r; y < y0r + nyr; y++, k += (size_t)N2)
-                    memcpy(out + k, in + (x * N1 + y) * N2, (size_t)N2 * sizeof(fftw_complex));
-        }
-    } else {
-        size_t k = 0;
-        for (int r = 0; r < P; r++) {
-            long nxr = block_count(N0, r), x0r = block_start(N0, r);
-            for (long y = 0; y < f->ny; y++)
-                for (long x = x0r; x < x0r + nxr; x++, k += (size_t)N2)
-                    memcpy(out + k, in + (y * N0 + x) * N2, (size_t)N2 * sizeof(fftw_complex));
-        }
-    }
-    app_charge(c0);
-    double t1 = app_now();
-    int rc;
-    tuna_plan plan = forward ? f->fwd : f->bwd;
-    if (plan) {
-        rc = tuna_start(plan);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_wait(plan);
-    } else {
-        rc = forward ? tuna_alltoallv(f->work, f->fs_cnt, f->fs_dsp, MPI_C_DOUBLE_COMPLEX,
-                                      f->data, f->fr_cnt, f->fr_dsp, MPI_C_DOUBLE_COMPLEX,
-                                      comm_app, &alg->opt)
-                     : tuna_alltoallv(f->work, f->bs_cnt, f->bs_dsp, MPI_C_DOUBLE_COMPLEX,
-                                      f->data, f->br_cnt, f->br_dsp, MPI_C_DOUBLE_COMPLEX,
-                                      comm_app, &alg->opt);
-    }
-    double t2 = app_now();
-    if (rc != MPI_SUCCESS) {
-        snprintf(err, errlen, "tuna_alltoallv (%s): %s", alg->name, tuna_error_string(rc));
-        return -1;
-    }
-    /* unpack data -> work into the new layout */
-    c0 = app_cpu_now();
-    in = f->data, out = f->work;
-    if (forward) { /* from rank r: [x in r's rows][my y][z] -> [y][x][z] */
-        for (int r = 0; r < P; r++) {
-            long nxr = block_count(N0, r), x0r = block_start(N0, r);
-            const fftw_complex *blk = in + f->fr_dsp[r];
-            for (long xl = 0; xl < nxr; xl++)
-                for (long y = 0; y < f->ny; y++)
-                    memcpy(out + (y * N0 + x0r + xl) * N2, blk + (xl * f->ny + y) * N2,
-                           (size_t)N2 * sizeof(fftw_complex));
-        }
-    } else { /* from rank r: [y in r's columns][my x][z] -> [x][y][z] */
-        for (int r = 0; r < P; r++) {
-            long nyr = block_count(N1, r), y0r = block_start(N1, r);
-            const fftw_complex *blk = in + f->br_dsp[r];
-            for (long yl = 0; yl < nyr; yl++)
-                for (long x = 0; x < f->nx; x++)
-                    memcpy(out + (x * N1 + y0r + yl) * N2, blk + (yl * f->nx + x) * N2,
-                           (size_t)N2 * sizeof(fftw_complex));
-        }
-    }
-    swap_buffers(f);
-    app_charge(c0);
-    double t3 = app_now();
-    f->t_a2a += t2 - t1;
-    f->t_transpose += t3 - t0;
-    return 0;
-}
-
-/* One batch of local 1-D transforms (if this rank has any), scaled, timed as FFT work. */
-static void local_fft(dfft *f, fftw_plan plan, double scale)
-{
-    double t0 = app_now(), c0 = app_cpu_now();
-    if (plan)
-        fftw_execute_dft(plan, f->data, f->data);
-    if (scale != 1.0)
-        for (size_t i = 0; i < f->in_elems; i++)
-            f->data[i] *= scale;
-    app_charge(c0);
-    f->t_fft += app_now() - t0;
-}
-
-static int dfft_forward(dfft *f, const app_algorithm *alg, char *err, size_t errlen)
-{
-    local_fft(f, f->yz_fwd, 1.0);
-    if (transpose(f, 1, alg, err, errlen))
-        return -1;
-    local_fft(f, f->x_fwd, 1.0);
-    return 0;
-}
-
-/* The inverse, normalised so that backward(forward(x)) == x. */
-static int dfft_backward(dfft *f, const app_algorithm *alg, char *err, size_t errlen)
-{
-    local_fft(f, f->x_bwd, 1.0);
-    if (transpose(f, 0, alg, err, errlen))
-        return -1;
-    local_fft(f, f->yz_bwd, 1.0 / ((double)f->w.n[0] * (double)f->w.n[1] * (double)f->w.n[2]));
-    return 0;
-}
-
-/* The input: a deterministic function of the seed and the global index. */
-static void fill_input(fftw_complex *a, const dfft *f, unsigned long long seed)
-{
-    size_t first = (size_t)f->x0 * (size_t)(f->w.n[1] * f->w.n[2]);
-    for (size_t i = 0; i < f->in_elems; i++) {
-        double re = 2 * app_rand01(seed, 2 * (first + i)) - 1;
-        double im = 2 * app_rand01(seed, 2 * (first + i) + 1) - 1;
-        a[i] = re + im * I;
+        if (v > *m)
+            *m = v;
+        if (d > *diff || isnan(d))
+            *diff = isnan(d) ? INFINITY : d;
     }
 }
 
-static double max_abs(const fftw_complex *a, size_t n)
+/* Forward output vs serial FFTW (a complex transform of the gathered input; r2c outputs are
+ * its half along the halved dimension): relative max error on rank 0, bcast; -1 if it could
+ * not be computed. */
+static double serial_error(pfft *f, const void *input, const fftw_complex *output)
 {
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (cabs(a[i]) > m)
-            m = cabs(a[i]);
-    return m;
-}
-
-/* Gathers a distributed array whose rank r holds cnt(r) planes of `plane` elements, in rank
- * order, onto rank 0. Returns NULL on ranks other than 0 (and on allocation failure). */
-static fftw_complex *gather_planes(const fftw_complex *local, long nplanes_total, long plane,
-                                   long mine)
-{
-    int *cnt = malloc(2 * (size_t)P * sizeof(int));
-    fftw_complex *all = me == 0 ? fftw_malloc((size_t)(nplanes_total * plane) * sizeof *all)
-                                : NULL;
-    int ok = cnt && (me != 0 || all);
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm_app);
-    if (!ok) {
-        free(cnt);
-        fftw_free(all);
-        return NULL;
-    }
-    int c = (int)(mine * plane);
-    MPI_Allgather(&c, 1, MPI_INT, cnt, 1, MPI_INT, comm_app);
-    int *dsp = cnt + P;
-    dsp[0] = 0;
-    for (int r = 1; r < P; r++)
-        dsp[r] = dsp[r - 1] + cnt[r - 1];
-    MPI_Gatherv(local, c, MPI_C_DOUBLE_COMPLEX, all, cnt, dsp, MPI_C_DOUBLE_COMPLEX, 0,
-                comm_app);
-    free(cnt);
-    return all;
-}
-
-/* Forward output vs serial FFTW of the gathered input: relative max error on rank 0, bcast.
- * Returns -1 if it could not be computed. */
-static double serial_error(const dfft *f, const fftw_complex *input, const fftw_complex *output)
-{
-    const long N0 = f->w.n[0], N1 = f->w.n[1], N2 = f->w.n[2];
-    fftw_complex *in = gather_planes(input, N0, N1 * N2, f->nx);
-    fftw_complex *out = gather_planes(output, N1, N0 * N2, f->ny);
+    const long *N = f->cfg.n, *C = f->cext;
+    int real = f->r2c_stage >= 0, ok_in, ok_out;
+    void *in = pfft_gather(f, 0, real, input, &ok_in);
+    fftw_complex *out = pfft_gather(f, f->nstages - 1, 0, output, &ok_out);
     double e = -1;
     if (me == 0 && in && out) {
-        size_t n = (size_t)(N0 * N1 * N2);
-        fftw_complex *ref = fftw_malloc(n * sizeof *ref);
-        int dims[3] = {(int)N0, (int)N1, (int)N2};
-        fftw_plan p = ref ? fftw_plan_dft(f->w.nd, dims, in, ref, FFTW_FORWARD, FFTW_ESTIMATE)
-                          : NULL;
+        size_t n = (size_t)(N[0] * N[1] * N[2]);
+        fftw_complex *cin = fftw_malloc(n * sizeof *cin), *ref = fftw_malloc(n * sizeof *ref);
+        int dims[3] = {(int)N[0], (int)N[1], (int)N[2]};
+        fftw_plan p = cin && ref ? fftw_plan_dft(f->cfg.nd, dims, cin, ref, FFTW_FORWARD,
+                                                 FFTW_ESTIMATE)
+                                 : NULL;
         if (p) {
+            for (size_t i = 0; i < n; i++)
+                cin[i] = real ? ((double *)in)[i] : ((fftw_complex *)in)[i];
             fftw_execute(p);
             fftw_destroy_plan(p);
-            double diff = 0;
-            for (long x = 0; x < N0; x++)
-                for (long y = 0; y < N1; y++)
-                    for (long z = 0; z < N2; z++) {
-                        double d = cabs(ref[(x * N1 + y) * N2 + z] - out[(y * N0 + x) * N2 + z]);
+            double diff = 0, m;
+            for (long x = 0; x < C[0]; x++)
+                for (long y = 0; y < C[1]; y++)
+                    for (long z = 0; z < C[2]; z++) {
+                        double d = cabs(ref[(x * N[1] + y) * N[2] + z] -
+                                        out[(x * C[1] + y) * C[2] + z]);
                         if (d > diff || isnan(d))
                             diff = isnan(d) ? INFINITY : d;
                     }
-            double m = max_abs(ref, n);
+            max_abs_diff(ref, NULL, n, 0, &m, &(double){0});
             e = m > 0 ? diff / m : diff;
         }
+        fftw_free(cin);
         fftw_free(ref);
     }
     fftw_free(in);
@@ -579,14 +446,12 @@ static double serial_error(const dfft *f, const fftw_complex *input, const fftw_
     return e;
 }
 
-static double roundtrip_error(const dfft *f, const fftw_complex *input)
+static double roundtrip_error(pfft *f, const void *input)
 {
-    double diff = 0, m = max_abs(input, f->in_elems);
-    for (size_t i = 0; i < f->in_elems; i++) {
-        double d = cabs(f->data[i] - input[i]);
-        if (d > diff || isnan(d))
-            diff = isnan(d) ? INFINITY : d;
-    }
+    size_t n, esz;
+    const void *now = pfft_input(f, &n, &esz);
+    double m, diff;
+    max_abs_diff(input, now, n, esz == sizeof(double), &m, &diff);
     MPI_Allreduce(MPI_IN_PLACE, &diff, 1, MPI_DOUBLE, MPI_MAX, comm_app);
     MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm_app);
     return m > 0 ? diff / m : diff;
@@ -595,18 +460,25 @@ static double roundtrip_error(const dfft *f, const fftw_complex *input)
 /* ------------------------------------------------------------ one workload */
 
 typedef struct alg_result {
-    int ok; /* ran without error */
+    int ok;      /* ran without error */
+    int planned; /* its plans exist (or --plan is off) */
     double err_serial, err_roundtrip;
     int identical; /* forward output bitwise equal to the first algorithm's */
-    double total, a2a, transpose, fft; /* per-rank sums over timed iterations */
-    double plan_seconds;               /* --plan: both inits, max over ranks */
-    char choice[2][160];               /* --plan: what each plan runs */
+    double total, a2a, transpose, fft;    /* per-rank sums over timed iterations */
+    double stage_a2a[PFFT_MAX_STAGES - 1]; /* per reshape, both directions */
+    double plan_seconds;                  /* --plan: every init, max over ranks */
+    char choice[2 * (PFFT_MAX_STAGES - 1)][160]; /* --plan: what each plan runs */
     char error[512];
 } alg_result;
 
+static json_t *minmax_json(double v, const fft_args *a)
+{
+    return app_minmax_json(app_minmax_over_ranks(v / a->iters, comm_app));
+}
+
 static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const workload *w,
-                           const app_algorithm *alg, const alg_result *r, int verified,
-                           double bytes)
+                           const pfft *f, const app_algorithm *alg, const alg_result *r,
+                           int verified)
 {
     json_t *params = json_object();
     const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, alg->opt.algorithm);
@@ -616,15 +488,28 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
     json_t *dims = json_array();
     for (int d = 0; d < w->nd; d++)
         json_array_append_new(dims, json_integer(w->n[d]));
-    json_t *rec = json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:o,s:i,s:i,s:i}", "app", "fft",
-                            "workload", w->name, "decomposition", "slab", "dims", dims,
-                            "algorithm", info->name, "options", alg->name, "params", params,
-                            "senders", w->senders, "receivers", w->receivers, "iterations",
+    int nt = f->nstages - 1;
+    double bytes = 0;
+    for (int t = 0; t < nt; t++)
+        bytes += f->rs[t].bytes / nt;
+    json_t *rec = json_pack("{s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:o,s:i}", "app", "fft", "workload",
+                            w->name, "decomposition", a->pencil ? "pencil" : "slab",
+                            "transform", a->r2c ? "r2c" : "c2c", "dims", dims, "algorithm",
+                            info->name, "options", alg->name, "params", params, "iterations",
                             a->iters);
+    /* ranks holding planes of dims 0 and 1 in the slabs (the n1 pattern); not a pencil notion */
+    json_object_set_new(rec, "senders", a->pencil ? json_null() : json_integer(w->senders));
+    json_object_set_new(rec, "receivers", a->pencil ? json_null() : json_integer(w->receivers));
+    json_object_set_new(rec, "grid", a->pencil ? json_pack("[i,i]", f->cfg.grid[0],
+                                                           f->cfg.grid[1])
+                                               : json_null());
+    json_object_set_new(rec, "brick", a->pencil ? json_pack("[i,i,i]", f->cfg.brick[0],
+                                                            f->cfg.brick[1], f->cfg.brick[2])
+                                                : json_null());
     json_object_set_new(rec, "pattern_exact",
                         w->want_senders ? json_boolean(w->exact) : json_null());
     json_object_set_new(rec, "bytes_per_transpose", json_real(bytes));
-    json_object_set_new(rec, "transposes_per_iteration", json_integer(2));
+    json_object_set_new(rec, "transposes_per_iteration", json_integer(2 * nt));
     json_object_set_new(rec, "seed", json_integer((json_int_t)a->seed));
     json_object_set_new(rec, "status", json_string(r->ok ? "ok" : "error"));
     json_object_set_new(rec, "verified", json_boolean(verified));
@@ -636,19 +521,30 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
     if (a->plan) {
         json_object_set_new(rec, "plan", json_string(a->plan == 2 ? "measure" : "estimate"));
         json_object_set_new(rec, "plan_seconds", json_real(r->plan_seconds));
-        json_object_set_new(rec, "plan_forward", json_string(r->choice[0]));
-        json_object_set_new(rec, "plan_backward", json_string(r->choice[1]));
     }
+    /* one entry per reshape: its communicator size, bytes, all-to-all time (forward and
+     * backward together) and, with --plan, the two plans' choices */
+    json_t *stages = json_array();
+    for (int t = 0; t < nt; t++) {
+        int qmax = f->rs[t].q;
+        MPI_Allreduce(MPI_IN_PLACE, &qmax, 1, MPI_INT, MPI_MAX, comm_app);
+        json_t *s = json_pack("{s:s,s:s,s:s,s:i,s:f,s:o}", "name", f->rs[t].name, "from",
+                              f->st[t].name, "to", f->st[t + 1].name, "comm_size", qmax, "bytes",
+                              f->rs[t].bytes, "alltoallv", minmax_json(r->stage_a2a[t], a));
+        if (a->plan) {
+            json_object_set_new(s, "plan_forward", json_string(r->choice[2 * t]));
+            json_object_set_new(s, "plan_backward", json_string(r->choice[2 * t + 1]));
+        }
+        json_array_append_new(stages, s);
+    }
+    json_object_set_new(rec, "transposes", stages);
     if (!r->ok)
         json_object_set_new(rec, "error", json_string(r->error));
-    app_minmax mm[4];
-    double vals[4] = {r->total, r->transpose, r->a2a, r->fft};
-    const char *keys[4] = {"total", "transpose", "alltoallv", "fft"};
     json_t *t = json_object();
-    for (int k = 0; k < 4; k++) {
-        mm[k] = app_minmax_over_ranks(vals[k] / a->iters, comm_app);
-        json_object_set_new(t, keys[k], app_minmax_json(mm[k]));
-    }
+    json_object_set_new(t, "total", minmax_json(r->total, a));
+    json_object_set_new(t, "transpose", minmax_json(r->transpose, a));
+    json_object_set_new(t, "alltoallv", minmax_json(r->a2a, a));
+    json_object_set_new(t, "fft", minmax_json(r->fft, a));
     json_object_set_new(rec, "time", t); /* seconds per round trip, over ranks */
     json_object_set_new(rec, "machine", tuna_run_meta_machine_json(run, run->rpn_env));
     json_object_set_new(rec, "run", tuna_run_meta_run_json(run));
@@ -672,35 +568,43 @@ static void describe_plan(tuna_plan plan, char *out, size_t len)
     snprintf(out, len, "%s (%s)", opts, how[info.source & 3]);
 }
 
-/* --plan: the forward and backward transposes of one algorithm as plans (init is collective,
- * its errors agreed); the time of both inits, max over ranks. Returns 0 or -1 (every rank). */
-static int make_plans(dfft *f, const app_algorithm *alg, unsigned flags, tuna_plan *two,
+/* --plan: every reshape of one algorithm, both directions, as plans (init collective, its
+ * errors agreed); the time of all inits, max over ranks. Returns 0 or -1 (every rank). */
+static int make_plans(pfft *f, const app_algorithm *alg, unsigned flags, tuna_plan *plans,
                       alg_result *r)
 {
     MPI_Barrier(comm_app);
     double t0 = app_now();
-    int rc = tuna_alltoallv_init(f->work, f->fs_cnt, f->fs_dsp, MPI_C_DOUBLE_COMPLEX, f->data,
-                                 f->fr_cnt, f->fr_dsp, MPI_C_DOUBLE_COMPLEX, comm_app, &alg->opt,
-                                 flags, &two[0]);
-    /* Each transpose swaps data and work (swap_buffers), so the backward one, which follows
-     * the forward, sends from today's data and receives into today's work. */
-    if (rc == MPI_SUCCESS)
-        rc = tuna_alltoallv_init(f->data, f->bs_cnt, f->bs_dsp, MPI_C_DOUBLE_COMPLEX, f->work,
-                                 f->br_cnt, f->br_dsp, MPI_C_DOUBLE_COMPLEX, comm_app,
-                                 &alg->opt, flags, &two[1]);
+    char err[400] = "";
+    int rc = pfft_make_plans(f, &alg->opt, flags, plans, err, sizeof err);
     double t = app_now() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_app);
     r->plan_seconds = t;
-    if (rc != MPI_SUCCESS) {
-        snprintf(r->error, sizeof r->error, "tuna_alltoallv_init (%s): %s", alg->name,
-                 tuna_error_string(rc));
-        if (two[0])
-            tuna_plan_free(&two[0]);
+    if (rc) {
+        snprintf(r->error, sizeof r->error, "%s: %s", alg->name, err);
         return -1;
     }
-    describe_plan(two[0], r->choice[0], sizeof r->choice[0]);
-    describe_plan(two[1], r->choice[1], sizeof r->choice[1]);
+    for (int k = 0; k < 2 * (f->nstages - 1); k++)
+        describe_plan(plans[k], r->choice[k], sizeof r->choice[k]);
     return 0;
+}
+
+/* One forward (fwd) or backward transform, its failure agreed over every rank. */
+static int agreed(pfft *f, int fwd, const app_algorithm *alg, alg_result *r)
+{
+    int rc = fwd ? pfft_forward(f, &alg->opt, r->error, sizeof r->error)
+                 : pfft_backward(f, &alg->opt, r->error, sizeof r->error);
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm_app);
+    if (rc && !r->error[0])
+        snprintf(r->error, sizeof r->error, "failed on another rank");
+    return rc;
+}
+
+static void reset_timers(pfft *f)
+{
+    f->t_transpose = f->t_fft = 0;
+    for (int t = 0; t < f->nstages - 1; t++)
+        f->rs[t].t_a2a = 0;
 }
 
 /* Runs every algorithm on one workload; returns 0 (all right), 1 (a wrong answer), 2 (error). */
@@ -708,67 +612,69 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
                         const app_algorithm *algs, int nalg, FILE *json)
 {
     char err[1024] = "";
-    dfft f;
-    if (dfft_init(&f, w, err, sizeof err)) {
+    pfft f;
+    pfft_config cfg = {.nd = w->nd,
+                       .n = {w->n[0], w->n[1], w->n[2]},
+                       .pencil = a->pencil,
+                       .r2c = a->r2c,
+                       .grid = {a->grid[0], a->grid[1]},
+                       .charge = !a->no_charge};
+    if (pfft_init(&f, &cfg, comm_app, err, sizeof err)) {
         if (me == 0)
             fprintf(stderr, "tuna-fft: %s: %s\n", w->name, err);
         return 2;
     }
-    fftw_complex *input = fftw_malloc((f.in_elems ? f.in_elems : 1) * sizeof *input);
-    fftw_complex *first = fftw_malloc((f.out_elems ? f.out_elems : 1) * sizeof *first);
+    int nt = f.nstages - 1;
+    size_t in_n, esz, out_n;
+    void *in_buf = pfft_input(&f, &in_n, &esz);
+    fftw_complex *out_buf = pfft_output(&f, &out_n);
+    void *input = fftw_malloc((in_n ? in_n : 1) * esz);
+    fftw_complex *first = fftw_malloc((out_n ? out_n : 1) * sizeof *first);
     alg_result *res = calloc((size_t)nalg, sizeof *res);
-    int ok = input && first && res;
+    /* --plan: every algorithm's reshapes planned once, before any is run */
+    tuna_plan *plans = calloc(2 * (size_t)nt * (size_t)nalg, sizeof *plans);
+    int ok = input && first && res && plans;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm_app);
     if (!ok) {
         if (me == 0)
             fprintf(stderr, "tuna-fft: %s: out of memory\n", w->name);
-        fftw_free(input), fftw_free(first), free(res);
-        dfft_free(&f);
+        fftw_free(input), fftw_free(first), free(res), free(plans);
+        pfft_free(&f);
         return 2;
     }
-    fill_input(input, &f, a->seed);
+    fill_input(&f, input, a->seed);
     long points = w->n[0] * w->n[1] * w->n[2];
     int do_serial = points <= a->serial_max;
-    double bytes = (double)points * (double)sizeof(fftw_complex);
     int status = 0;
-
-    /* --plan: every algorithm's two transposes planned once, before any is run. */
-    tuna_plan *plans = calloc(2 * (size_t)nalg, sizeof *plans);
-    if (a->plan && !plans)
-        status = 2;
-    for (int k = 0; a->plan && plans && k < nalg; k++)
-        if (make_plans(&f, &algs[k], a->plan == 2 ? TUNA_PLAN_MEASURE : TUNA_PLAN_ESTIMATE,
-                       &plans[2 * k], &res[k]))
+    for (int k = 0; k < nalg; k++) {
+        res[k].planned = !a->plan;
+        if (a->plan && !make_plans(&f, &algs[k],
+                                   a->plan == 2 ? TUNA_PLAN_MEASURE : TUNA_PLAN_ESTIMATE,
+                                   &plans[2 * nt * k], &res[k]))
+            res[k].planned = 1;
+        if (!res[k].planned)
             status = 2;
+    }
 
     /* Verification run of each algorithm (also its warm-up). */
     for (int k = 0; k < nalg; k++) {
         alg_result *r = &res[k];
-        if (a->plan && (!plans || !plans[2 * k]))
+        if (!r->planned)
             continue; /* its init failed: r->error says why */
-        f.fwd = a->plan ? plans[2 * k] : NULL;
-        f.bwd = a->plan ? plans[2 * k + 1] : NULL;
+        f.plans = a->plan ? &plans[2 * nt * k] : NULL;
         r->err_serial = -1;
-        memcpy(f.data, input, f.in_elems * sizeof *input);
-        int rc = dfft_forward(&f, &algs[k], r->error, sizeof r->error);
-        MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm_app);
-        if (rc) {
-            if (!r->error[0])
-                snprintf(r->error, sizeof r->error, "failed on another rank");
+        memcpy(in_buf, input, in_n * esz);
+        if (agreed(&f, 1, &algs[k], r)) {
             status = 2;
             continue;
         }
         if (k == 0)
-            memcpy(first, f.data, f.out_elems * sizeof *first);
-        int same = memcmp(first, f.data, f.out_elems * sizeof *first) == 0;
+            memcpy(first, out_buf, out_n * sizeof *first);
+        int same = memcmp(first, out_buf, out_n * sizeof *first) == 0;
         MPI_Allreduce(&same, &r->identical, 1, MPI_INT, MPI_MIN, comm_app);
         if (do_serial)
-            r->err_serial = serial_error(&f, input, f.data);
-        rc = dfft_backward(&f, &algs[k], r->error, sizeof r->error);
-        MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm_app);
-        if (rc) {
-            if (!r->error[0])
-                snprintf(r->error, sizeof r->error, "failed on another rank");
+            r->err_serial = serial_error(&f, input, out_buf);
+        if (agreed(&f, 0, &algs[k], r)) {
             status = 2;
             continue;
         }
@@ -782,15 +688,14 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
             alg_result *r = &res[k];
             if (!r->ok)
                 continue;
-            memcpy(f.data, input, f.in_elems * sizeof *input);
-            f.t_a2a = f.t_transpose = f.t_fft = 0;
-            f.fwd = a->plan ? plans[2 * k] : NULL;
-            f.bwd = a->plan ? plans[2 * k + 1] : NULL;
+            memcpy(in_buf, input, in_n * esz);
+            reset_timers(&f);
+            f.plans = a->plan ? &plans[2 * nt * k] : NULL;
             MPI_Barrier(comm_app);
             double t0 = app_now();
-            int rc = dfft_forward(&f, &algs[k], r->error, sizeof r->error);
-            if (!rc)
-                rc = dfft_backward(&f, &algs[k], r->error, sizeof r->error);
+            int rc = pfft_forward(&f, &algs[k].opt, r->error, sizeof r->error);
+            if (pfft_backward(&f, &algs[k].opt, r->error, sizeof r->error))
+                rc = -1;
             double t1 = app_now();
             MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm_app);
             if (rc) {
@@ -799,19 +704,32 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
                 continue;
             }
             r->total += t1 - t0;
-            r->a2a += f.t_a2a;
             r->transpose += f.t_transpose;
             r->fft += f.t_fft;
+            for (int t = 0; t < nt; t++) {
+                r->a2a += f.rs[t].t_a2a;
+                r->stage_a2a[t] += f.rs[t].t_a2a;
+            }
         }
+    f.plans = NULL;
 
     if (me == 0 && !a->quiet) {
-        printf("\n== fft %s  %ldx%ld", w->name, w->n[0], w->n[1]);
+        printf("\n== fft %s %s %s  %ldx%ld", w->name, a->pencil ? "pencil" : "slab",
+               a->r2c ? "r2c" : "c2c", w->n[0], w->n[1]);
         if (w->nd == 3)
             printf("x%ld", w->n[2]);
-        printf("  P=%d  senders %d receivers %d", P, w->senders, w->receivers);
+        printf("  P=%d", P);
+        if (a->pencil)
+            printf("  grid %dx%d  brick %dx%dx%d", f.cfg.grid[0], f.cfg.grid[1], f.cfg.brick[0],
+                   f.cfg.brick[1], f.cfg.brick[2]);
+        else
+            printf("  senders %d receivers %d", w->senders, w->receivers);
         if (w->want_senders)
             printf(" (asked %d/%d%s)", w->want_senders, w->want_receivers,
                    w->exact ? ", exact" : ", NOT exact");
+        double bytes = 0;
+        for (int t = 0; t < nt; t++)
+            bytes += f.rs[t].bytes / nt;
         printf("  %.0f B per transpose\n%-28s %10s %10s %10s %10s %10s %10s %5s\n", bytes,
                "algorithm", "total_ms", "max_ms", "a2a_ms", "a2a_max", "err_serial",
                "err_rtrip", "ok");
@@ -824,6 +742,9 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
             status = 1;
         app_minmax tot = app_minmax_over_ranks(r->total / a->iters, comm_app);
         app_minmax a2a = app_minmax_over_ranks(r->a2a / a->iters, comm_app);
+        app_minmax st[PFFT_MAX_STAGES - 1];
+        for (int t = 0; t < nt; t++)
+            st[t] = app_minmax_over_ranks(r->stage_a2a[t] / a->iters, comm_app);
         if (me == 0 && !a->quiet) {
             if (!r->ok)
                 printf("%-28s error: %s\n", algs[k].name, r->error);
@@ -834,12 +755,22 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
                 printf("%-28s %10.3f %10.3f %10.3f %10.3f %10s %10.1e %5s\n", algs[k].name,
                        1e3 * tot.mean, 1e3 * tot.max, 1e3 * a2a.mean, 1e3 * a2a.max, es,
                        r->err_roundtrip, verified ? "yes" : "WRONG");
-                if (a->plan)
-                    printf("%-28s plan init %.3f ms: forward %s, backward %s\n", "",
-                           1e3 * r->plan_seconds, r->choice[0], r->choice[1]);
+                if (nt > 1) {
+                    printf("%-28s a2a max ms:", "");
+                    for (int t = 0; t < nt; t++)
+                        printf(" %s %.3f", f.rs[t].name, 1e3 * st[t].max);
+                    printf("\n");
+                }
+                if (a->plan) {
+                    printf("%-28s plan init %.3f ms:", "", 1e3 * r->plan_seconds);
+                    for (int t = 0; t < nt; t++)
+                        printf(" %s %s / %s", f.rs[t].name, r->choice[2 * t],
+                               r->choice[2 * t + 1]);
+                    printf("\n");
+                }
             }
         }
-        json_t *rec = record_json(a, run, w, &algs[k], r, verified, bytes);
+        json_t *rec = record_json(a, run, w, &f, &algs[k], r, verified);
         if (me == 0 && json)
             app_json_line(json, rec);
         else
@@ -847,15 +778,14 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
     }
     if (me == 0 && !a->quiet)
         fflush(stdout);
-    for (int k = 0; plans && k < 2 * nalg; k++)
+    for (int k = 0; k < 2 * nt * nalg; k++)
         if (plans[k])
             tuna_plan_free(&plans[k]);
     free(plans);
-    f.fwd = f.bwd = NULL;
     fftw_free(input);
     fftw_free(first);
     free(res);
-    dfft_free(&f);
+    pfft_free(&f);
     return status;
 }
 
@@ -935,12 +865,26 @@ int main(int argc, char **argv)
                "(relative max error); times per round trip (2 transposes), mean / max over "
                "ranks\n",
                run.library, P, a.iters, FFT_TOLERANCE);
+    for (int g = 0; g < a.ngrids; g++)
+        if ((long)a.grids[g][0] * a.grids[g][1] != P) {
+            if (json)
+                fclose(json);
+            free(algs);
+            snprintf(err, sizeof err, "--grid %dx%d: %ld ranks, the job has %d", a.grids[g][0],
+                     a.grids[g][1], (long)a.grids[g][0] * a.grids[g][1], P);
+            return fail_all(err);
+        }
     int status = 0;
-    for (int i = 0; i < nw; i++) {
-        int s = run_workload(&a, &run, &w[i], algs, nalg, json);
-        if (s > status)
-            status = s;
-    }
+    for (int t = 0; t < a.ntransforms; t++)
+        for (int g = 0; g < (a.ngrids ? a.ngrids : 1); g++)
+            for (int i = 0; i < nw; i++) {
+                a.r2c = a.transforms[t];
+                a.grid[0] = a.ngrids ? a.grids[g][0] : 0;
+                a.grid[1] = a.ngrids ? a.grids[g][1] : 0;
+                int s = run_workload(&a, &run, &w[i], algs, nalg, json);
+                if (s > status)
+                    status = s;
+            }
     if (json)
         fclose(json);
     free(algs);
