@@ -78,7 +78,7 @@ int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
         return tuna_ar_fold_member(a, &f);
     k = f.k;
     char **pool = tuna_malloc(sizeof(char *) * (size_t)k);
-    void **mem = calloc((size_t)k, sizeof(void *));
+    void **mem = tuna_calloc((size_t)k, sizeof(void *));
     MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)k);
     int *slot = tuna_malloc(sizeof(int) * (size_t)k);
     int rc = pool && mem && req && slot ? MPI_SUCCESS : MPI_ERR_NO_MEM;

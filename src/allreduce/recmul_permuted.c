@@ -159,7 +159,7 @@ static int leader(const tuna_ar_args *a, const tuna_fold *f)
     pl.off = tuna_malloc(sizeof(MPI_Aint) * ((size_t)Q + 1));
     pl.req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)k);
     char **pool = tuna_malloc(sizeof(char *) * 2 * (size_t)k);
-    void **mem = calloc((size_t)k, sizeof(void *));
+    void **mem = tuna_calloc((size_t)k, sizeof(void *));
     int rc = pl.off && pl.req && pool && mem ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS) {
         /* Segment p has n/Q elements, one more for the first n % Q. */

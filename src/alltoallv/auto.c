@@ -40,7 +40,10 @@ static bool first_in_bucket(MPI_Comm comm, int size_bucket, int sparsity_bucket)
     if (MPI_Comm_get_attr(comm, logged_keyval, &seen, &found) != MPI_SUCCESS)
         return false;
     if (!found) {
-        seen = calloc(4, sizeof *seen);
+        /* Logging only: a failure just skips the message, so no error is recorded. */
+        seen = tuna_realloc_try(NULL, 4 * sizeof *seen);
+        if (seen)
+            memset(seen, 0, 4 * sizeof *seen);
         if (!seen || MPI_Comm_set_attr(comm, logged_keyval, seen) != MPI_SUCCESS) {
             free(seen);
             return false;

@@ -21,7 +21,7 @@ static int coalesced_inter(const tuna_hier *h, int block, int *rounds)
     size_t *len = tuna_malloc(sizeof(size_t) * 2 * (size_t)b * (size_t)Q);
     int rc = req && ptr && len ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     for (int d0 = 1; d0 <= nd && rc == MPI_SUCCESS; d0 += b) {
-        int nb = d0 + b - 1 <= nd ? b : nd - d0 + 1;
+        int nb = d0 + b - 1 <= nd ? b : nd - d0 + 1, sent = 0;
         for (int q = 0; q < nb; q++)
             req[2 * q] = req[2 * q + 1] = MPI_REQUEST_NULL;
         for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
@@ -39,6 +39,17 @@ static int coalesced_inter(const tuna_hier *h, int block, int *rounds)
                 tuna_regions_add(&out, h->out_ptr[base + l], h->out_bytes[base + l]);
             rc = tuna_regions_isend(&out, h->to_rank[d0 + q - 1], TUNA_TAG_INTER_DATA, comm,
                                     &req[2 * q + 1]);
+            sent += rc == MPI_SUCCESS;
+        }
+        if (rc != MPI_SUCCESS) {
+            /* Posting failed (a message of several regions allocates its datatype's arrays).
+             * Under the failure policy of docs/testing.md every rank stopped at the same
+             * message: the receives whose peers sent (the first `sent` distances) complete,
+             * the others are cancelled, so nothing stays pending or in flight. */
+            for (int q = sent; q < nb; q++)
+                if (req[2 * q] != MPI_REQUEST_NULL)
+                    MPI_Cancel(&req[2 * q]);
+            MPI_Waitall(2 * nb, req, MPI_STATUSES_IGNORE);
         }
         if (rc == MPI_SUCCESS && MPI_Waitall(2 * nb, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             rc = tuna_error_set(MPI_ERR_OTHER, "coalesced: inter-node exchange failed");

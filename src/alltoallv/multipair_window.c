@@ -46,14 +46,14 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < 2 * stride; i++)
         reqs[i] = MPI_REQUEST_NULL;
-    int rstep = 1, sstep = 1, active = 0, rc = MPI_SUCCESS;
+    /* The own block first: its copy may allocate, and a failure once the window is posted
+     * would leave requests pending. */
+    int rstep = 1, sstep = 1, active = 0, rc = tuna_a2av_copy_self(a);
     for (int i = 0; i < stride && rc == MPI_SUCCESS; i++) {
         rc = refill(a, &rstep, false, tag, &reqs[i], &active);
         if (rc == MPI_SUCCESS)
             rc = refill(a, &sstep, true, tag, &reqs[stride + i], &active);
     }
-    if (rc == MPI_SUCCESS)
-        rc = tuna_a2av_copy_self(a);
     while (rc == MPI_SUCCESS && active > 0) {
         int idx = MPI_UNDEFINED, flag = 0;
         if (poll) {

@@ -97,7 +97,7 @@ int tuna_a2av_padded_bruck(const tuna_a2av_args *a)
         return tuna_bytes_view_close(a, &v, MPI_SUCCESS);
     rc = tuna_bruck_padded_size((size_t)P * (use_datatype ? 2 : 1), B, &wbytes);
     char *w = rc == MPI_SUCCESS ? tuna_malloc(wbytes) : NULL;
-    unsigned char *upper = w && use_datatype ? calloc((size_t)P, 1) : NULL;
+    unsigned char *upper = w && use_datatype ? tuna_calloc((size_t)P, 1) : NULL;
     if (!w || (use_datatype && !upper)) {
         free(w);
         if (rc == MPI_SUCCESS)

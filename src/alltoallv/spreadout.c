@@ -16,11 +16,11 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)P);
     if (!reqs)
         return MPI_ERR_NO_MEM;
-    int n = 0, rc = MPI_SUCCESS;
+    /* The own block first: its copy may allocate, and a failure after the posting would
+     * leave requests pending. */
+    int n = 0, rc = tuna_a2av_copy_self(a);
     for (int i = 1; i < P && rc == MPI_SUCCESS; i++)
         rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TAG_SPREADOUT, reqs, &n);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_a2av_copy_self(a);
     if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         rc = tuna_error_set(MPI_ERR_OTHER, "spreadout: MPI_Waitall failed");
     tuna_stats_rounds(1);

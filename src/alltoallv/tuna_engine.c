@@ -173,7 +173,7 @@ static int slot_of(int i, int r)
  * Kept buffer `slot` of c resized to `bytes` (0 frees it). Its contents survive
  * when `keep` and when shrinking (realloc, usually in place); a growth without
  * `keep` frees the old buffer before allocating the new one, so both never
- * coexist.
+ * coexist. A shrink that fails keeps the larger buffer (no error).
  */
 static int kept_resize(tuna_ctx *c, int slot, size_t bytes, bool keep)
 {
@@ -186,8 +186,11 @@ static int kept_resize(tuna_ctx *c, int slot, size_t bytes, bool keep)
         return MPI_SUCCESS;
     }
     void *p;
-    if (keep || bytes < c->kept_len[slot]) {
-        p = realloc(c->kept[slot], bytes);
+    if (bytes < c->kept_len[slot]) {
+        if (!(p = tuna_realloc_try(c->kept[slot], bytes)))
+            return MPI_SUCCESS;
+    } else if (keep) {
+        p = tuna_realloc(c->kept[slot], bytes);
         if (!p)
             return tuna_error_set(MPI_ERR_NO_MEM, "tuna: out of memory growing a %zu-byte "
                                                   "buffer to %zu bytes", c->kept_len[slot], bytes);
@@ -291,7 +294,7 @@ static int state_alloc(engine_state *st)
     const tuna_engine *e = st->e;
     int n = e->n, nsub = e->nsub, b = st->s.batch;
     size_t per = (size_t)(n - 1) * (size_t)nsub; /* entries of one batch, worst case */
-    st->slot_sizes = calloc((size_t)st->s.slots * (size_t)nsub + 1, sizeof(size_t));
+    st->slot_sizes = tuna_calloc((size_t)st->s.slots * (size_t)nsub + 1, sizeof(size_t));
     st->blk = tuna_malloc(sizeof(int) * ((size_t)n + (size_t)b + 1));
     st->meta_send = tuna_malloc(sizeof(uint64_t) * 2 * per);
     st->rptr = tuna_malloc(sizeof(char *) * 2 * per);
@@ -342,8 +345,10 @@ static int arena_grow(engine_state *st, size_t need, bool pending)
         c->kept_len[TUNA_KEEP_ENGINE_TEMP] = bytes;
     } else {
         int rc = kept_resize(c, TUNA_KEEP_ENGINE_TEMP, bytes, live);
-        if (rc != MPI_SUCCESS)
+        if (rc != MPI_SUCCESS) {
+            st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP]; /* a failed growth may have freed it */
             return rc;
+        }
         /* Spread the slots to the new stride, highest first: no unmoved slot is overwritten. */
         char *p = c->kept[TUNA_KEEP_ENGINE_TEMP];
         for (size_t t = slots; live && t-- > 0;) {
@@ -367,6 +372,57 @@ static void regions_slice(engine_state *st, int q)
     st->rreg[q] = (tuna_regions){0, cap, st->rptr + per + off, st->rlen + per + off, 0};
 }
 
+/*
+ * A batch that stops on an error (an allocation failure, say) settles before it returns:
+ * no request may stay pending once the state and the arena are freed (sends read them,
+ * receives write them), and no message of this call may stay in flight on the private
+ * communicator, where a later call would match it. So: the metadata completes (all of it is
+ * posted before the batch's first allocation), and the data messages the peers sent this
+ * batch are taken in. Which ones they sent follows the failure policy of docs/testing.md: a
+ * failure that hits every member at the same point of the schedule (the allocation test
+ * hook on every rank, rank-symmetric sizes) leaves each member with the same rounds' sends
+ * posted, `sends_posted` of them, and data receives posted only once all sends were. The
+ * receives of those rounds not posted yet go into a drain buffer, one at a time: a receive
+ * shorter than its message is no way out (Open MPI's rendezvous then leaves the sender
+ * pending and writes past the short buffer). If the drain buffer cannot be had either,
+ * those messages stay unreceived and their senders wait (a second failure while recovering
+ * from the first; docs/testing.md).
+ */
+static void batch_settle(engine_state *st, int nb, int z0, long long px, bool meta_posted,
+                         int sends_posted)
+{
+    const tuna_engine *e = st->e;
+    const int n = e->n, me = e->me, nsub = e->nsub;
+    MPI_Request *mreq = st->req, *dreq = st->req + 2 * nb;
+    if (!meta_posted) /* an MPI error while posting: no peer is sure to match the receives */
+        for (int q = 0; q < nb; q++)
+            if (mreq[2 * q] != MPI_REQUEST_NULL)
+                MPI_Cancel(&mreq[2 * q]);
+    bool meta_ok = MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) == MPI_SUCCESS && meta_posted;
+    size_t drain_len = 0;
+    for (int q = 0; q < sends_posted && meta_ok; q++) {
+        size_t tot = 0;
+        for (size_t t = (size_t)st->start[q] * nsub; t < (size_t)st->start[q + 1] * nsub; t++)
+            tot += (size_t)st->meta_recv[t];
+        if (dreq[2 * q + 1] == MPI_REQUEST_NULL && tot > drain_len)
+            drain_len = tot;
+    }
+    char *drain = drain_len ? tuna_malloc(drain_len) : NULL;
+    for (int q = 0; q < sends_posted && drain; q++) {
+        size_t tot = 0;
+        for (size_t t = (size_t)st->start[q] * nsub; t < (size_t)st->start[q + 1] * nsub; t++)
+            tot += (size_t)st->meta_recv[t];
+        int from = (me - (int)((z0 + q) * px) + n) % n;
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (dreq[2 * q + 1] == MPI_REQUEST_NULL && tot &&
+            tuna_irecv_bytes(drain, tot, member(e, from), e->tag_data, e->comm, &r) ==
+                MPI_SUCCESS)
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MPI_Waitall(2 * nb, dreq, MPI_STATUSES_IGNORE);
+    free(drain);
+}
+
 /* One batch: rounds (x, z0..z0+nb-1), all in flight together. */
 static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna_timer *tm)
 {
@@ -375,7 +431,10 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     const int n = e->n, me = e->me, nsub = e->nsub, r = st->s.r;
     const long long pnext = px * r;
     MPI_Request *mreq = st->req, *dreq = st->req + 2 * nb;
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, sends_posted = 0;
+    bool meta_posted = false;
+    for (int q = 0; q < 4 * nb; q++)
+        st->req[q] = MPI_REQUEST_NULL;
 
     st->start[0] = 0;
     for (int q = 0; q < nb; q++)
@@ -418,8 +477,11 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
         rc = MPI_Isend(st->meta_send + (size_t)st->start[q] * nsub, cnt, MPI_UINT64_T,
                        member(e, to), e->tag_meta, e->comm, &mreq[2 * q + 1]);
     }
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "tuna: posting the metadata of round (%d, %d) failed", x, z0);
+    if (rc != MPI_SUCCESS) {
+        rc = tuna_error_set(rc, "tuna: posting the metadata of round (%d, %d) failed", x, z0);
+        goto settle;
+    }
+    meta_posted = true;
     tuna_timer_stop(tm, TUNA_PHASE_METADATA);
 
     /* Phase 2a: data sends, while the metadata travels. Middle hops go via staging. */
@@ -455,12 +517,16 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
         int dist = (int)((z0 + q) * px), to = (me + dist) % n;
         rc = tuna_regions_isend(&st->sreg[q], member(e, to), e->tag_data, e->comm, &dreq[2 * q]);
+        if (rc == MPI_SUCCESS)
+            sends_posted++;
     }
     if (rc != MPI_SUCCESS)
-        return rc;
+        goto settle;
 
-    if (MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        return tuna_error_set(MPI_ERR_OTHER, "tuna: metadata exchange failed");
+    if (MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+        rc = tuna_error_set(MPI_ERR_OTHER, "tuna: metadata exchange failed");
+        goto settle;
+    }
     tuna_timer_stop(tm, TUNA_PHASE_METADATA);
 
     /* Room for what the metadata announced: slots, discarded and landed sub-blocks. */
@@ -486,17 +552,19 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     if (slot_need > st->held)
         st->held = slot_need;
     if (slot_need > st->stride && (rc = arena_grow(st, slot_need, arena_sends)) != MPI_SUCCESS)
-        return rc;
+        goto settle;
     if (trunc_bytes > st->discard_len) {
         free(st->discard); /* the receives into it completed with the previous batch */
         st->discard_len = 0;
-        if (!(st->discard = tuna_malloc(trunc_bytes)))
-            return MPI_ERR_NO_MEM;
+        if (!(st->discard = tuna_malloc(trunc_bytes))) {
+            rc = MPI_ERR_NO_MEM;
+            goto settle;
+        }
         st->discard_len = trunc_bytes;
     }
     if (e->land_keep >= 0 && st->land_used + land_bytes > c->kept_len[e->land_keep] &&
         (rc = kept_resize(c, e->land_keep, st->land_used + land_bytes, true)) != MPI_SUCCESS)
-        return rc;
+        goto settle;
     note_peak(st);
     char *land = e->land_keep >= 0 ? c->kept[e->land_keep] : NULL;
 
@@ -544,9 +612,9 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                 tuna_regions_add(m, st->temp + slot * st->stride, tot);
         }
         /* A truncation is reported after the exchange, so peers never wait on us. */
-        int prc = tuna_regions_irecv(m, member(e, from), e->tag_data, e->comm, &dreq[2 * q + 1]);
-        if (prc != MPI_SUCCESS)
-            return prc;
+        if ((rc = tuna_regions_irecv(m, member(e, from), e->tag_data, e->comm,
+                                     &dreq[2 * q + 1])) != MPI_SUCCESS)
+            goto settle;
     }
     if (MPI_Waitall(2 * nb, dreq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         return tuna_error_set(MPI_ERR_OTHER, "tuna: data exchange failed");
@@ -555,6 +623,10 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     st->old_len = 0;
     tuna_timer_stop(tm, TUNA_PHASE_DATA);
     return rc_trunc;
+
+settle:
+    batch_settle(st, nb, z0, px, meta_posted, sends_posted);
+    return rc;
 }
 
 /*

@@ -128,7 +128,7 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
                                     "overflow", ntemp, need);
                 break;
             }
-            char *grown = realloc(tmp, ntemp * need);
+            char *grown = tuna_realloc(tmp, ntemp * need);
             if (!grown) {
                 rc = tuna_error_set(MPI_ERR_NO_MEM, "twophase-bruck: out of memory for %zu "
                                     "regions of %zu bytes", ntemp, need);

@@ -148,7 +148,7 @@ int tuna_permute_blocks_inplace(char *buf, size_t block, int n, const int *src)
 {
     if (n <= 1 || block == 0)
         return MPI_SUCCESS;
-    char *done = calloc((size_t)n, 1);
+    char *done = tuna_calloc((size_t)n, 1);
     char *tmp = tuna_malloc(block);
     if (!done || !tmp) {
         free(done);

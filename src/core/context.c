@@ -191,7 +191,7 @@ static int topology_init(tuna_ctx *c)
     c->node_id = c->node_of[c->rank];
     c->local_rank = c->local_of[c->rank];
     /* Equal node sizes? Then node-major virtual ranks are defined. */
-    int *count = calloc((size_t)c->nnodes, sizeof(int));
+    int *count = tuna_calloc((size_t)c->nnodes, sizeof(int));
     if (!count)
         return tuna_error_set(MPI_ERR_NO_MEM, "out of memory in node topology");
     for (int r = 0; r < P; r++)
@@ -273,7 +273,7 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
     rc = tuna_require_intracomm(comm, algorithm);
     if (rc != MPI_SUCCESS)
         return rc;
-    tuna_ctx *c = calloc(1, sizeof *c);
+    tuna_ctx *c = tuna_calloc(1, sizeof *c);
     if (!c)
         return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
     c->comm = MPI_COMM_NULL;

@@ -2,6 +2,7 @@
 #include "tuna_internal.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,69 @@ const char *tuna_error_string(int code)
     return mpi_msg;
 }
 
+/*
+ * Allocation-failure test hook (docs/testing.md; a testing facility, not a user feature):
+ * every internal allocation is counted from the last tuna_test_alloc_fail(k), and the k-th
+ * fails as if memory were exhausted. Per process, not per thread: the tests that use it
+ * call tuna from one thread. Costs one increment and one comparison per allocation.
+ */
+static long alloc_count, alloc_fail_at;
+static bool alloc_hit;
+
+void tuna_test_alloc_fail(long k)
+{
+    alloc_count = 0;
+    alloc_fail_at = k > 0 ? k : 0;
+    alloc_hit = false;
+}
+
+long tuna_test_alloc_count(void)
+{
+    return alloc_count;
+}
+
+bool tuna_test_alloc_hit(void)
+{
+    return alloc_hit;
+}
+
+static bool alloc_fails(void)
+{
+    if (++alloc_count != alloc_fail_at)
+        return false;
+    alloc_hit = true;
+    return true;
+}
+
+static void *no_mem(size_t bytes)
+{
+    tuna_error_set(MPI_ERR_NO_MEM, "out of memory allocating %zu bytes", bytes);
+    return NULL;
+}
+
 void *tuna_malloc(size_t bytes)
 {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p)
-        tuna_error_set(MPI_ERR_NO_MEM, "out of memory allocating %zu bytes", bytes);
-    return p;
+    void *p = alloc_fails() ? NULL : malloc(bytes ? bytes : 1);
+    return p ? p : no_mem(bytes);
+}
+
+void *tuna_calloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return no_mem(SIZE_MAX);
+    void *p = alloc_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
+    return p ? p : no_mem(n * size);
+}
+
+void *tuna_realloc_try(void *old, size_t bytes)
+{
+    return alloc_fails() ? NULL : realloc(old, bytes ? bytes : 1);
+}
+
+void *tuna_realloc(void *old, size_t bytes)
+{
+    void *p = tuna_realloc_try(old, bytes);
+    return p ? p : no_mem(bytes);
 }
 
 int tuna_verbosity(void)

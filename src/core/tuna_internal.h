@@ -333,8 +333,23 @@ int tuna_pack_block(const void *in, int count, MPI_Datatype type, MPI_Aint exten
 int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, MPI_Aint extent,
                       size_t size, MPI_Comm comm);
 
-/* Checked allocation: records MPI_ERR_NO_MEM on failure. */
+/*
+ * Every allocation tuna makes on a call's path goes through these (so the test hook below
+ * reaches it). Checked: a failure records MPI_ERR_NO_MEM with the size. tuna_realloc keeps
+ * the old block on failure; tuna_realloc_try records nothing (for callers that survive a
+ * failure, e.g. a shrink that keeps the larger block).
+ */
 void *tuna_malloc(size_t bytes);
+void *tuna_calloc(size_t n, size_t size);
+void *tuna_realloc(void *old, size_t bytes);
+void *tuna_realloc_try(void *old, size_t bytes);
+/*
+ * Test hook (docs/testing.md): count the allocations above from now on and make the k-th
+ * one fail (k <= 0: none fails); how many were made since, and whether the k-th was reached.
+ */
+void tuna_test_alloc_fail(long k);
+long tuna_test_alloc_count(void);
+bool tuna_test_alloc_hit(void);
 
 /* sendbuf == recvbuf without MPI_IN_PLACE, with data to move, is erroneous in MPI (MPICH
  * reports it): every collective and every algorithm, vendor included, returns MPI_ERR_BUFFER

@@ -251,8 +251,8 @@ static int timed_start(struct tuna_plan_s *p, double *t, bool *failed)
 static int time_candidates(struct tuna_plan_s *p, const tuna_choice *cand, int n,
                            double budget, double *med)
 {
-    double *t = calloc((size_t)n * MAX_REPS, sizeof *t);
-    bool *dead = calloc((size_t)n, sizeof *dead);
+    double *t = tuna_calloc((size_t)n * MAX_REPS, sizeof *t);
+    bool *dead = tuna_calloc((size_t)n, sizeof *dead);
     if (!t || !dead) {
         free(t);
         free(dead);
@@ -344,7 +344,7 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double by
     }
     n = m;
     /* Time against a private receive buffer: the user's is not written during init. */
-    p->private_recv = calloc(1, p->private_bytes ? p->private_bytes : 1);
+    p->private_recv = tuna_calloc(1, p->private_bytes ? p->private_bytes : 1);
     if (!p->private_recv)
         return tuna_error_set(MPI_ERR_NO_MEM, "plan measure: no memory for the receive buffer");
     p->redirect(p, (char *)((uintptr_t)p->private_recv - (uintptr_t)p->private_offset));

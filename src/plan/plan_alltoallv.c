@@ -74,7 +74,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         return local; /* nothing to agree over (tuna_call_begin said so) */
     const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2av_table[opt->algorithm]
                                                           : NULL;
-    struct tuna_plan_s *p = calloc(1, sizeof *p);
+    struct tuna_plan_s *p = tuna_calloc(1, sizeof *p);
     if (!p && local == MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
     int inter = 0;
@@ -153,7 +153,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         goto out;
     /* Copies of the count and displacement arrays: a start does not read the caller's. */
     const int P = p->a.size;
-    p->arrays = malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
+    p->arrays = tuna_malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
     if (!p->arrays) {
         rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");
         goto out;
@@ -171,11 +171,11 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     }
 
     /* tuna's description of the exchange, for every candidate (the measure tries several). */
-    p->disp = malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    p->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
     if (inplace) {
-        p->inplace_copy = malloc(tuna_a2av_inplace_bytes(recvcounts, ri.size, P) + 1);
+        p->inplace_copy = tuna_malloc(tuna_a2av_inplace_bytes(recvcounts, ri.size, P) + 1);
         if (!ri.contig)
-            p->inplace_counts = malloc(sizeof(int) * (size_t)P);
+            p->inplace_counts = tuna_malloc(sizeof(int) * (size_t)P);
     }
     if (!p->disp || (inplace && (!p->inplace_copy || (!ri.contig && !p->inplace_counts)))) {
         rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv_init: no memory");

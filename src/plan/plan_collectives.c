@@ -82,7 +82,7 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
 static struct tuna_plan_s *plan_new(tuna_collective coll, MPI_Comm comm, const void *sendbuf,
                                     void *recvbuf)
 {
-    struct tuna_plan_s *p = calloc(1, sizeof *p);
+    struct tuna_plan_s *p = tuna_calloc(1, sizeof *p);
     if (!p) {
         tuna_error_set(MPI_ERR_NO_MEM, "plan init: no memory");
         return NULL;

@@ -54,7 +54,7 @@ static bool add_locked(const tuna_plan_key *k, const tuna_choice *c, double seco
         }
     if (nentries == capacity) {
         int cap = capacity ? 2 * capacity : 16;
-        wisdom_entry *e = realloc(entries, sizeof *e * (size_t)cap);
+        wisdom_entry *e = tuna_realloc_try(entries, sizeof *e * (size_t)cap);
         if (!e)
             return false;
         entries = e;
@@ -147,7 +147,7 @@ static int parse(const char *text, wisdom_entry **out, int *n, char *why, size_t
         return MPI_ERR_ARG;
     }
     size_t m = json_array_size(list);
-    wisdom_entry *e = calloc(m ? m : 1, sizeof *e);
+    wisdom_entry *e = tuna_calloc(m ? m : 1, sizeof *e);
     int rc = e ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     for (size_t i = 0; i < m && rc == MPI_SUCCESS; i++) {
         json_t *j = json_array_get(list, i), *sig = NULL, *params = NULL;
@@ -208,12 +208,12 @@ static char *read_file(const char *path, size_t *len)
     if (!f)
         return NULL;
     size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
+    char *buf = tuna_malloc(cap);
     while (buf) {
         n += fread(buf + n, 1, cap - n - 1, f);
         if (n < cap - 1)
             break;
-        char *b = realloc(buf, cap * 2);
+        char *b = tuna_realloc(buf, cap * 2);
         if (!b) {
             free(buf);
             buf = NULL;

@@ -522,7 +522,7 @@ int tuna_select_candidates(tuna_collective coll, const tuna_select_input *in, do
     if (sel.rc != MPI_SUCCESS)
         return load_error();
     const int n = tuna_algorithm_count(coll);
-    tuna_choice *all = calloc((size_t)n, sizeof *all);
+    tuna_choice *all = tuna_calloc((size_t)n, sizeof *all);
     if (!all)
         return tuna_error_set(MPI_ERR_NO_MEM, "planner: no memory");
     int m = 0;
