@@ -55,6 +55,7 @@ typedef struct fft_args {
     int grid[2];     /* this run's pencil grid (0: the default) */
     int ntransforms, transforms[2]; /* --transform: r2c flags */
     int ngrids, grids[MAX_GRIDS][2]; /* --grid */
+    int pencil_input; /* --input pencils */
     int no_charge;
     int quiet, help;
 } fft_args;
@@ -79,6 +80,9 @@ static void usage(FILE *f)
             "      --decomposition D  slab (default) or pencil (3-D, custom workload only):\n"
             "                         bricks -> x-, y-, z-pencils on a Pr x Pc grid, the\n"
             "                         transposes inside its columns and rows\n"
+            "      --input I          pencil: brick (default: a 3-D grid of least surface, as\n"
+            "                         HeFFTe) or pencils (already in x-pencils: no brick\n"
+            "                         reshape over all ranks)\n"
             "      --grid PrxPc,...   pencil grids, each run in turn (default: the factor\n"
             "                         pair of P closest to square, Pr <= Pc)\n"
             "      --transform T,...  c2c (default) and/or r2c (real input; the first\n"
@@ -128,7 +132,7 @@ static int parse_dims(const char *s, long dims[3], int *nd)
 static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errlen)
 {
     enum { O_SHORT = 256, O_SERIAL, O_SEED, O_RUNNAME, O_PLAN, O_DECOMP, O_GRID, O_TRANSFORM,
-           O_NOCHARGE };
+           O_NOCHARGE, O_INPUT };
     static const struct option longopts[] = {{"algorithms", required_argument, 0, 'a'},
                                              {"workload", required_argument, 0, 'W'},
                                              {"dims", required_argument, 0, 'd'},
@@ -143,6 +147,7 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
                                              {"grid", required_argument, 0, O_GRID},
                                              {"transform", required_argument, 0, O_TRANSFORM},
                                              {"no-charge", no_argument, 0, O_NOCHARGE},
+                                             {"input", required_argument, 0, O_INPUT},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
@@ -249,6 +254,13 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
             }
             break;
         }
+        case O_INPUT:
+            a->pencil_input = strcmp(optarg, "pencils") == 0;
+            if (!a->pencil_input && strcmp(optarg, "brick") != 0) {
+                snprintf(err, errlen, "--input '%s': expected brick or pencils", optarg);
+                return -1;
+            }
+            break;
         case O_NOCHARGE:
             a->no_charge = 1;
             break;
@@ -266,6 +278,10 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
         return -1;
     if (!a->ntransforms)
         a->ntransforms = 1; /* c2c */
+    if (a->pencil_input && !a->pencil) {
+        snprintf(err, errlen, "--input pencils needs --decomposition pencil");
+        return -1;
+    }
     if (a->ngrids && !a->pencil) {
         snprintf(err, errlen, "--grid needs --decomposition pencil");
         return -1;
@@ -503,9 +519,13 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
     json_object_set_new(rec, "grid", a->pencil ? json_pack("[i,i]", f->cfg.grid[0],
                                                            f->cfg.grid[1])
                                                : json_null());
-    json_object_set_new(rec, "brick", a->pencil ? json_pack("[i,i,i]", f->cfg.brick[0],
-                                                            f->cfg.brick[1], f->cfg.brick[2])
-                                                : json_null());
+    json_object_set_new(rec, "input", json_string(!a->pencil         ? "slab"
+                                                  : a->pencil_input ? "pencils"
+                                                                    : "brick"));
+    json_object_set_new(rec, "brick", a->pencil && !a->pencil_input
+                                          ? json_pack("[i,i,i]", f->cfg.brick[0],
+                                                      f->cfg.brick[1], f->cfg.brick[2])
+                                          : json_null());
     json_object_set_new(rec, "pattern_exact",
                         w->want_senders ? json_boolean(w->exact) : json_null());
     json_object_set_new(rec, "bytes_per_transpose", json_real(bytes));
@@ -616,6 +636,7 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
     pfft_config cfg = {.nd = w->nd,
                        .n = {w->n[0], w->n[1], w->n[2]},
                        .pencil = a->pencil,
+                       .pencil_input = a->pencil_input,
                        .r2c = a->r2c,
                        .grid = {a->grid[0], a->grid[1]},
                        .charge = !a->no_charge};
@@ -625,6 +646,14 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
         return 2;
     }
     int nt = f.nstages - 1;
+    /* a 2-D r2c slab halves dimension 1, which the second slab splits: its ranks with data */
+    workload wr = *w;
+    if (!a->pencil && f.cext[1] != w->n[1]) {
+        wr.receivers = data_ranks(f.cext[1]);
+        if (wr.want_senders)
+            wr.exact = wr.senders == wr.want_senders && wr.receivers == wr.want_receivers;
+    }
+    w = &wr;
     size_t in_n, esz, out_n;
     void *in_buf = pfft_input(&f, &in_n, &esz);
     fftw_complex *out_buf = pfft_output(&f, &out_n);
@@ -720,8 +749,11 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
             printf("x%ld", w->n[2]);
         printf("  P=%d", P);
         if (a->pencil)
-            printf("  grid %dx%d  brick %dx%dx%d", f.cfg.grid[0], f.cfg.grid[1], f.cfg.brick[0],
-                   f.cfg.brick[1], f.cfg.brick[2]);
+            printf("  grid %dx%d", f.cfg.grid[0], f.cfg.grid[1]);
+        if (a->pencil && !a->pencil_input)
+            printf("  brick %dx%dx%d", f.cfg.brick[0], f.cfg.brick[1], f.cfg.brick[2]);
+        else if (a->pencil)
+            printf("  input x-pencils");
         else
             printf("  senders %d receivers %d", w->senders, w->receivers);
         if (w->want_senders)
@@ -862,8 +894,8 @@ int main(int argc, char **argv)
     }
     if (me == 0 && !a.quiet)
         printf("tuna-fft: %s, P=%d, %d round trip(s) per algorithm, tolerance %.0e "
-               "(relative max error); times per round trip (2 transposes), mean / max over "
-               "ranks\n",
+               "(relative max error); times per round trip (forward + backward), mean / max "
+               "over ranks\n",
                run.library, P, a.iters, FFT_TOLERANCE);
     for (int g = 0; g < a.ngrids; g++)
         if ((long)a.grids[g][0] * a.grids[g][1] != P) {

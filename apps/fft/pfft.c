@@ -160,7 +160,8 @@ static int make_fftw_plans(pfft *f, int s)
     return 0;
 }
 
-/* Reshape t (stage t -> t + 1) inside comm: what goes to and comes from each member. */
+/* Reshape t (stage t -> t + 1) inside comm: what goes to and comes from each member.
+ * Collective over f->comm whatever happens (no early return between its collectives). */
 static int reshape_init(pfft *f, int t, MPI_Comm comm, int own, const char *name)
 {
     pfft_reshape *rs = &f->rs[t];
@@ -172,7 +173,9 @@ static int reshape_init(pfft *f, int t, MPI_Comm comm, int own, const char *name
     int *members = malloc((size_t)q * sizeof *members);
     rs->cnt = malloc(4 * (size_t)q * sizeof *rs->cnt);
     rs->box = malloc(2 * (size_t)q * sizeof *rs->box);
-    if (!members || !rs->cnt || !rs->box) {
+    int ok = members && rs->cnt && rs->box;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, f->comm);
+    if (!ok) {
         free(members);
         return -1;
     }
@@ -180,29 +183,31 @@ static int reshape_init(pfft *f, int t, MPI_Comm comm, int own, const char *name
     const long *ext = rs->real ? f->cfg.n : f->cext;
     const pfft_box *from = stage_box(f, t, rs->real), *to = stage_box(f, t + 1, rs->real);
     long ssum = 0, rsum = 0;
-    for (int i = 0; i < q; i++) {
+    int rc = 0;
+    for (int i = 0; i < q && !rc; i++) {
         pfft_box peer_from, peer_to;
         pfft_box_of(&f->st[t].lay, ext, members[i], &peer_from);
         pfft_box_of(&f->st[t + 1].lay, ext, members[i], &peer_to);
         box_intersect(from, &peer_to, &rs->box[i]);
         box_intersect(&peer_from, to, &rs->box[q + i]);
-        long sc = box_elems(&rs->box[i]), rc = box_elems(&rs->box[q + i]);
-        if (ssum > INT_MAX - sc || rsum > INT_MAX - rc) {
-            free(members);
-            return -2; /* int counts and displacements */
+        long sc = box_elems(&rs->box[i]);
+        long rcv = box_elems(&rs->box[q + i]);
+        if (ssum > INT_MAX - sc || rsum > INT_MAX - rcv) {
+            rc = -2; /* tuna's counts and displacements are int */
+            break;
         }
         rs->cnt[i] = (int)sc, rs->cnt[q + i] = (int)ssum;
-        rs->cnt[2 * q + i] = (int)rc, rs->cnt[3 * q + i] = (int)rsum;
-        ssum += sc, rsum += rc;
+        rs->cnt[2 * q + i] = (int)rcv, rs->cnt[3 * q + i] = (int)rsum;
+        ssum += sc, rsum += rcv;
     }
     free(members);
     /* Every element must reach a member of this communicator: a grid bug otherwise. */
-    if (ssum != box_elems(from) || rsum != box_elems(to))
-        return -3;
+    if (!rc && (ssum != box_elems(from) || rsum != box_elems(to)))
+        rc = -3;
     size_t esz = rs->real ? sizeof(double) : sizeof(fftw_complex);
     rs->bytes = (double)ssum * (double)esz;
     MPI_Allreduce(MPI_IN_PLACE, &rs->bytes, 1, MPI_DOUBLE, MPI_SUM, f->comm);
-    return 0;
+    return rc;
 }
 
 static int set_stages(pfft *f, char *err, size_t errlen)
@@ -234,20 +239,26 @@ static int set_stages(pfft *f, char *err, size_t errlen)
                  c->grid[0] * c->grid[1], P);
         return -1;
     }
-    default_brick(P, c->n, c->brick);
-    int Pr = c->grid[0], Pc = c->grid[1], *b = c->brick;
-    f->nstages = 4;
-    f->st[0].lay = (pfft_layout){{b[0], b[1], b[2]}, {b[1] * b[2], b[2], 1}, 0};
-    f->st[1].lay = (pfft_layout){{1, Pr, Pc}, {1, Pc, 1}, 0};
-    f->st[2].lay = (pfft_layout){{Pr, 1, Pc}, {Pc, 1, 1}, 0};
-    f->st[3].lay = (pfft_layout){{Pr, Pc, 1}, {Pc, 1, 1}, 0};
-    const char *names[4] = {"brick", "x-pencil", "y-pencil", "z-pencil"};
-    for (int s = 0; s < 4; s++) {
-        f->st[s].name = names[s];
-        f->st[s].nfft = s > 0;
-        f->st[s].dims[0] = s - 1;
+    int Pr = c->grid[0], Pc = c->grid[1], *b = c->brick, s0 = 0;
+    if (c->pencil_input) { /* the input already in x-pencils: no brick stage */
+        b[0] = b[1] = b[2] = 0;
+    } else {
+        default_brick(P, c->n, b);
+        f->st[0].lay = (pfft_layout){{b[0], b[1], b[2]}, {b[1] * b[2], b[2], 1}, 0};
+        f->st[0].name = "brick";
+        s0 = 1;
     }
-    f->r2c_stage = c->r2c ? 1 : -1;
+    f->nstages = s0 + 3;
+    f->st[s0].lay = (pfft_layout){{1, Pr, Pc}, {1, Pc, 1}, 0};
+    f->st[s0 + 1].lay = (pfft_layout){{Pr, 1, Pc}, {Pc, 1, 1}, 0};
+    f->st[s0 + 2].lay = (pfft_layout){{Pr, Pc, 1}, {Pc, 1, 1}, 0};
+    const char *names[3] = {"x-pencil", "y-pencil", "z-pencil"};
+    for (int d = 0; d < 3; d++) {
+        f->st[s0 + d].name = names[d];
+        f->st[s0 + d].nfft = 1;
+        f->st[s0 + d].dims[0] = d;
+    }
+    f->r2c_stage = c->r2c ? s0 : -1;
     return 0;
 }
 
@@ -293,9 +304,11 @@ int pfft_init(pfft *f, const pfft_config *cfg, MPI_Comm comm, char *err, size_t 
         MPI_Comm col, row;
         MPI_Comm_split(comm, f->me % Pc, f->me / Pc, &col);
         MPI_Comm_split(comm, f->me / Pc, f->me % Pc, &row);
-        rc = reshape_init(f, 0, comm, 0, "brick-x");
-        int rc1 = reshape_init(f, 1, col, 1, "x-y");
-        int rc2 = reshape_init(f, 2, row, 1, "y-z");
+        int s0 = f->cfg.pencil_input ? 0 : 1;
+        if (s0)
+            rc = reshape_init(f, 0, comm, 0, "brick-x");
+        int rc1 = reshape_init(f, s0, col, 1, "x-y");
+        int rc2 = reshape_init(f, s0 + 1, row, 1, "y-z");
         rc = rc ? rc : rc1 ? rc1 : rc2;
     }
     size_t xbytes = 16, rin = 1, rpen = 1;

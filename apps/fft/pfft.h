@@ -6,7 +6,8 @@
  *
  *   slab:   [dim 0 split over P, FFTW blocks] --P ranks--> [dim 1 split]
  *   pencil: brick (3-D grid) --P ranks--> x-pencils --column of Pr--> y-pencils
- *           --row of Pc--> z-pencils   (grid Pr x Pc, rank = r Pc + c)
+ *           --row of Pc--> z-pencils   (grid Pr x Pc, rank = r Pc + c; pencil_input: the
+ *           input already in x-pencils, no brick stage)
  *
  * Every box is stored row-major in global index order (dim 2 fastest); the 1-D transforms run
  * on it with FFTW guru plans (strided). real-to-complex: the first forward transform (pencil:
@@ -40,8 +41,9 @@ typedef struct pfft_config {
     int nd;    /* 2 or 3 (2: n[2] == 1) */
     long n[3]; /* the grid */
     int pencil, r2c;
-    int grid[2];   /* pencil: Pr x Pc */
-    int brick[3];  /* pencil: the input's 3-D grid (filled in by pfft_init) */
+    int pencil_input; /* pencil: the input in x-pencils instead of bricks */
+    int grid[2];      /* pencil: Pr x Pc */
+    int brick[3];     /* pencil: the input's 3-D grid (filled in by pfft_init; 0 without) */
     int charge;    /* SMPI: charge local computation to the simulated rank (app_charge) */
 } pfft_config;
 
