@@ -129,6 +129,19 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const tuna_options *opt);
 
 /*
+ * MPI_Alltoallv_c's large-count form: counts as MPI_Count, displacements as MPI_Aint (in
+ * extents, as in MPI). Every algorithm runs with any counts: a block beyond INT_MAX elements
+ * travels as one element of a derived type, which each rank builds for its own side alone
+ * (type signatures match), so no rank needs to know another's counts. "vendor" is the
+ * library's MPI_Alltoallv_c where it has one (MPI 4: MPICH 4); elsewhere (Open MPI 4.1)
+ * tuna's linear exchange, Open MPI's basic alltoallv (tuna_stats_last() says so).
+ */
+int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     const tuna_options *opt);
+
+/*
  * Tell "auto" that the communication pattern on comm changes from the next call
  * (a new phase of the application, another message size): its next alltoallv
  * call on comm agrees on the size statistics and chooses afresh, instead of
@@ -194,6 +207,9 @@ typedef struct tuna_stats {
                                         TUNA_TUNING table entry (docs/tuning.md); 3, 4: the
                                         same from statistics agreed on an earlier call
                                         (TUNA_ARGCHECK=local) */
+    const char *fallback;            /* why `algorithm` is not the one asked for (coalesced
+                                        and staggered run flat TuNA when the nodes hold
+                                        different numbers of ranks); NULL otherwise */
 } tuna_stats;
 
 void tuna_stats_enable(int on);

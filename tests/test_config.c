@@ -58,7 +58,14 @@ static void mismatch(const char *var, const char *mine, const char *others)
         unsetenv(var);
         char what[160];
         snprintf(what, sizeof what, "%s differing (%s): error on every rank", var, algs[k]);
-        expect(rc == MPI_ERR_ARG && strstr(tuna_error_string(rc), var), what, rc);
+        /* The message names the variable, rank 0's value and (off rank 0) this rank's. */
+        const char *msg = tuna_error_string(rc);
+        char want0[64], wantme[64];
+        snprintf(want0, sizeof want0, "rank 0 has '%s'", others);
+        snprintf(wantme, sizeof wantme, "rank %d has '%s'", me, me == P - 1 ? mine : others);
+        expect(rc == MPI_ERR_ARG && strstr(msg, var) && strstr(msg, want0) &&
+                   (me == 0 || strstr(msg, wantme)),
+               what, rc);
         int untouched = 1;
         for (int j = 0; j < P; j++)
             untouched &= rb[j] == -7;
@@ -87,6 +94,35 @@ static void mismatch(const char *var, const char *mine, const char *others)
     free(rb);
 }
 
+/*
+ * Statistics name what ran: with TUNA_RANKS_PER_NODE=2 and odd P the logical nodes differ in
+ * size, coalesced and staggered run flat TuNA, and tuna_stats_last says so (and why); with
+ * even P they run as themselves.
+ */
+static void hierarchical_fallback_stats(void)
+{
+    setenv("TUNA_RANKS_PER_NODE", "2", 1);
+    tuna_stats_enable(1);
+    int *rb = malloc(sizeof(int) * (size_t)P);
+    static const char *const algs[] = {"coalesced", "staggered"};
+    for (int k = 0; k < 2; k++) {
+        int rc = alltoallv_on_fresh(algs[k], rb);
+        const tuna_stats *st = tuna_stats_last();
+        int good = rc == MPI_SUCCESS;
+        for (int j = 0; j < P; j++)
+            good &= rb[j] == 100 * j + me;
+        const int want = tuna_algorithm_find(TUNA_ALLTOALLV, P % 2 ? "tuna" : algs[k]);
+        good &= st->algorithm == want && (P % 2 ? st->fallback != NULL : st->fallback == NULL);
+        char what[128];
+        snprintf(what, sizeof what, "%s at P=%d, 2 ranks per node: stats name what ran", algs[k],
+                 P);
+        expect(good, what, rc);
+    }
+    tuna_stats_enable(0);
+    free(rb);
+    unsetenv("TUNA_RANKS_PER_NODE");
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -97,7 +133,23 @@ int main(int argc, char **argv)
     if (P >= 2) {
         mismatch("TUNA_ARGCHECK", "collective", "local");
         mismatch("TUNA_RANKS_PER_NODE", "1", "2");
+        /* The algorithm settings too (a launch that exports them to some ranks only). */
+        mismatch("TUNA_ALLTOALLV", "xor", "pairwise");
+        mismatch("TUNA_ALLREDUCE", "ring", "recursive-doubling");
+        mismatch("TUNA_AUTO_PERIOD", "4", "8");
+        /* The built-in default spelled out is the same setting as none. */
+        setenv("TUNA_ALLGATHER", "auto", 1);
+        if (me == P - 1)
+            unsetenv("TUNA_ALLGATHER");
+        int *rb = malloc(sizeof(int) * (size_t)P);
+        int rc = alltoallv_on_fresh("tuna", rb);
+        expect(rc == MPI_SUCCESS, "TUNA_ALLGATHER=auto on some ranks, unset on others: agreed",
+               rc);
+        unsetenv("TUNA_ALLGATHER");
+        free(rb);
     }
+    if (P >= 2)
+        hierarchical_fallback_stats();
     if (me == 0)
         printf("test_config: P=%d, %d failed\n", P, failures);
     MPI_Finalize();

@@ -21,7 +21,7 @@ static int ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, 
     MPI_Request req[2];
     TUNA_MPI_CHECK(MPI_Irecv(rbuf, 1, type, left, tag, comm, &req[0]));
     TUNA_MPI_CHECK(MPI_Isend(sbuf, 1, type, right, tag, comm, &req[1]));
-    TUNA_MPI_CHECK(tuna_coll_waitall(2, req));
+    TUNA_MPI_CHECK(tuna_waitall(2, req));
     return MPI_SUCCESS;
 }
 

@@ -39,7 +39,7 @@ int tuna_ag_fold_member(const tuna_ag_args *a, const tuna_fold *f)
                                     TAG_AG_FOLD_OUT, comm, &req[1]));
     TUNA_MPI_CHECK(tuna_isend_bytes(slot(a, me), a->block, f->last, TAG_AG_FOLD_IN, comm,
                                     &req[2]));
-    TUNA_MPI_CHECK(tuna_coll_waitall(3, req));
+    TUNA_MPI_CHECK(tuna_waitall(3, req));
     return MPI_SUCCESS;
 }
 
@@ -55,8 +55,8 @@ int tuna_ag_fold_in(const tuna_ag_args *a, const tuna_fold *f)
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
         rc = tuna_irecv_bytes(slot(a, f->first + i), a->block, f->first + i, TAG_AG_FOLD_IN,
                               a->ctx->comm, &req[i]);
-    if (rc == MPI_SUCCESS && tuna_coll_waitall(n, req) != MPI_SUCCESS)
-        rc = tuna_error_set(MPI_ERR_OTHER, "recmul allgather: fold-in receive failed");
+    if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, req)) != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "recmul allgather: fold-in receive failed");
     free(req);
     return rc;
 }
@@ -79,8 +79,8 @@ int tuna_ag_fold_out(const tuna_ag_args *a, const tuna_fold *f)
             rc = tuna_isend_bytes(slot(a, mem + 1), span(a, mem + 1, P), mem, TAG_AG_FOLD_OUT,
                                   a->ctx->comm, &req[nreq++]);
     }
-    if (rc == MPI_SUCCESS && tuna_coll_waitall(nreq, req) != MPI_SUCCESS)
-        rc = tuna_error_set(MPI_ERR_OTHER, "recmul allgather: fold-out send failed");
+    if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "recmul allgather: fold-out send failed");
     free(req);
     return rc;
 }
@@ -116,8 +116,8 @@ int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
                 rc = tuna_isend_bytes(slot(a, mine0), span(a, mine0, mine1), peer,
                                       TAG_AG_RECMUL, a->ctx->comm, &req[nreq++]);
         }
-        if (rc == MPI_SUCCESS && tuna_coll_waitall(nreq, req) != MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_OTHER, "recmul allgather: round exchange failed");
+        if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "recmul allgather: round exchange failed");
     }
     free(req);
     if (rc == MPI_SUCCESS)

@@ -78,8 +78,8 @@ static int rounds(const tuna_ag_args *a, const tuna_fold *f, const int *poff)
                                       (size_t)(poff[mine + L] - poff[mine]) * B, peer,
                                       TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
         }
-        if (rc == MPI_SUCCESS && tuna_coll_waitall(nreq, req) != MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_OTHER, "recmul-permuted allgather: exchange failed");
+        if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "recmul-permuted allgather: exchange failed");
         if (d == 1)
             break;
     }

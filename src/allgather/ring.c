@@ -21,7 +21,7 @@ int tuna_ag_ring(const tuna_ag_args *a)
                                   a->ctx->comm, &req[1]);
         if (rc != MPI_SUCCESS)
             return rc;
-        TUNA_MPI_CHECK(tuna_coll_waitall(2, req));
+        TUNA_MPI_CHECK(tuna_waitall(2, req));
     }
     tuna_stats_rounds(P - 1);
     return MPI_SUCCESS;

@@ -38,7 +38,7 @@ int tuna_ar_fold_in(const tuna_ar_args *a, const tuna_fold *f, char *const *tmp,
             rc = MPI_Irecv(tmp[i - lo], a->count, a->type, f->first + i, TAG_AR_FOLD_IN,
                            a->ctx->comm, &req[nreq++]);
         if (rc == MPI_SUCCESS)
-            rc = tuna_coll_waitall(nreq, req);
+            rc = tuna_waitall(nreq, req);
         if (rc != MPI_SUCCESS)
             rc = tuna_error_set(rc, "allreduce fold-in: receive failed");
         for (int i = hi - 1; i >= lo && rc == MPI_SUCCESS; i--)
@@ -61,7 +61,7 @@ int tuna_ar_fold_out(const tuna_ar_args *a, const tuna_fold *f)
         rc = MPI_Isend(a->rbuf, a->count, a->type, f->first + i, TAG_AR_FOLD_OUT, a->ctx->comm,
                        &req[nreq++]);
     if (rc == MPI_SUCCESS)
-        rc = tuna_coll_waitall(nreq, req);
+        rc = tuna_waitall(nreq, req);
     free(req);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(rc, "allreduce fold-out: send failed");
 }

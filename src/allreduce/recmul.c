@@ -20,7 +20,7 @@
 
 static int waitall(int n, MPI_Request *req, const char *what)
 {
-    int rc = tuna_coll_waitall(n, req);
+    int rc = tuna_waitall(n, req);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "recmul allreduce: %s failed", what);
     return MPI_SUCCESS;

@@ -105,7 +105,7 @@ static int reduce_scatter(const plan *pl, char **pool)
                           range_count(pl, q0, q0 + sub), peer, TAG_AR_PERMUTED_RS);
         }
         if (rc == MPI_SUCCESS)
-            rc = tuna_coll_waitall(nreq, pl->req);
+            rc = tuna_waitall(nreq, pl->req);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "recmul-permuted allreduce: reduce-scatter exchange failed");
         rc = combine(pl, my0, my1, digit, tmp);
@@ -131,7 +131,7 @@ static int allgather(const plan *pl)
                           range_count(pl, my0, my0 + sub), peer, TAG_AR_PERMUTED_AG);
         }
         if (rc == MPI_SUCCESS)
-            rc = tuna_coll_waitall(nreq, pl->req);
+            rc = tuna_waitall(nreq, pl->req);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "recmul-permuted allreduce: allgather exchange failed");
     }

@@ -21,7 +21,7 @@ static int exchange(const tuna_ar_args *a, const void *sbuf, int scount, void *r
     MPI_Request req[2];
     TUNA_MPI_CHECK(MPI_Irecv(rbuf, rcount, a->type, left, tag, a->ctx->comm, &req[0]));
     TUNA_MPI_CHECK(MPI_Isend(sbuf, scount, a->type, right, tag, a->ctx->comm, &req[1]));
-    TUNA_MPI_CHECK(tuna_coll_waitall(2, req));
+    TUNA_MPI_CHECK(tuna_waitall(2, req));
     return MPI_SUCCESS;
 }
 

@@ -111,8 +111,9 @@ int tuna_bruck_exchange_bytes(void *rbuf, size_t rbytes, int src, const void *sb
         }
         return rc;
     }
-    if (MPI_Waitall(2, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        return tuna_error_set(MPI_ERR_OTHER, "Bruck: MPI_Waitall of a round failed");
+    int wrc = tuna_waitall(2, req);
+    if (wrc != MPI_SUCCESS)
+        return tuna_error_set(wrc, "Bruck: MPI_Waitall of a round failed");
     return MPI_SUCCESS;
 }
 

@@ -51,8 +51,8 @@ static int coalesced_inter(const tuna_hier *h, int block, int *rounds)
                     MPI_Cancel(&req[2 * q]);
             MPI_Waitall(2 * nb, req, MPI_STATUSES_IGNORE);
         }
-        if (rc == MPI_SUCCESS && MPI_Waitall(2 * nb, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_OTHER, "coalesced: inter-node exchange failed");
+        if (rc == MPI_SUCCESS && (rc = tuna_waitall(2 * nb, req)) != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "coalesced: inter-node exchange failed");
         *rounds += nb;
     }
     free(req);

@@ -78,9 +78,10 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
         rc = MPI_Isend(out + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->to_rank[d - 1],
                        TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
     }
-    if (rc != MPI_SUCCESS || MPI_Waitall(2 * nd, m->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        return tuna_error_set(rc ? rc : MPI_ERR_OTHER, "%s: inter-node metadata exchange failed",
-                              name);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_waitall(2 * nd, m->req);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "%s: inter-node metadata exchange failed", name);
     /* Truncated blocks are received into a discard buffer of exactly their sizes. */
     size_t trunc_bytes = 0;
     for (int d = 1; d <= nd; d++)
@@ -124,6 +125,9 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
                      "%s: the %d nodes do not all have the same number of ranks (P = %d); "
                      "falling back to flat tuna:radix=%ld",
                      name, c->nnodes, P, a->param[0]);
+        /* Statistics name what ran, and why. */
+        tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "tuna");
+        tuna_stats_current.fallback = "the nodes hold different numbers of ranks";
         return tuna_a2av_tuna(a);
     }
     tuna_timer tm;

@@ -26,8 +26,8 @@ int tuna_a2av_linear(const tuna_a2av_args *a)
         if (i != me && tuna_a2av_sends(a, i) &&
             (rc = tuna_a2av_isend_block(a, i, TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
             n++;
-    if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        rc = tuna_error_set(MPI_ERR_OTHER, "linear: MPI_Waitall failed");
+    if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "linear: MPI_Waitall failed");
     tuna_stats_rounds(1);
     return rc;
 }

@@ -23,8 +23,8 @@ int tuna_a2av_multipair(const tuna_a2av_args *a)
         int n = 0;
         for (int s = s0; s < s0 + stride && s < P && rc == MPI_SUCCESS; s++)
             rc = tuna_a2av_post_pair(a, (me - s + P) % P, (me + s) % P, TAG_MULTIPAIR, reqs, &n);
-        if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_OTHER, "multipair: MPI_Waitall failed");
+        if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "multipair: MPI_Waitall failed");
         rounds++;
     }
     tuna_stats_rounds(rounds);

@@ -57,20 +57,21 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
     while (rc == MPI_SUCCESS && active > 0) {
         int idx = MPI_UNDEFINED, flag = 0;
         if (poll) {
-            if (MPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                rc = tuna_error_set(MPI_ERR_OTHER, "multipair-testany: MPI_Testany failed");
+            if ((rc = MPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE)) !=
+                MPI_SUCCESS)
+                rc = tuna_error_set(rc, "multipair-testany: MPI_Testany failed");
             /* "None active" while requests are pending (SimGrid SMPI 3.32-3.35 answers so for
              * some pending eager sends, and polling would then never let the simulation move):
              * wait for one instead. */
             if (rc == MPI_SUCCESS && flag && idx == MPI_UNDEFINED &&
-                MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                rc = tuna_error_set(MPI_ERR_OTHER, "multipair-testany: MPI_Waitany failed");
+                (rc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                rc = tuna_error_set(rc, "multipair-testany: MPI_Waitany failed");
             if (rc != MPI_SUCCESS)
                 break;
             if (!flag)
                 continue;
-        } else if (MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            rc = tuna_error_set(MPI_ERR_OTHER, "multipair-waitany: MPI_Waitany failed");
+        } else if ((rc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+            rc = tuna_error_set(rc, "multipair-waitany: MPI_Waitany failed");
             break;
         }
         if (rc != MPI_SUCCESS || idx == MPI_UNDEFINED)

@@ -12,14 +12,19 @@
 int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag)
 {
     MPI_Request req = MPI_REQUEST_NULL;
+    int rc;
     if (tuna_a2av_recvs(a, src)) {
-        int rc = tuna_a2av_irecv_block(a, src, tag, &req);
+        rc = tuna_a2av_irecv_block(a, src, tag, &req);
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    if (tuna_a2av_sends(a, dst))
-        TUNA_MPI_CHECK(MPI_Send(tuna_sblock(a, dst), a->scounts[dst], a->stype, dst, tag,
-                                a->ctx->comm));
+    if (tuna_a2av_sends(a, dst)) {
+        if (a->scounts)
+            TUNA_MPI_CHECK(MPI_Send(tuna_sblock(a, dst), a->scounts[dst], a->stype, dst, tag,
+                                    a->ctx->comm));
+        else if ((rc = tuna_a2av_send_large(a, dst, tag, NULL)) != MPI_SUCCESS)
+            return rc;
+    }
     TUNA_MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     return MPI_SUCCESS;
 }

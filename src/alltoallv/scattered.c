@@ -28,8 +28,8 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
             rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TAG_SCATTERED, reqs,
                                      &n);
         }
-        if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_OTHER, "scattered: MPI_Waitall failed");
+        if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "scattered: MPI_Waitall failed");
         rounds++;
     }
     tuna_stats_rounds(rounds);

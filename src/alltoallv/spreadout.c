@@ -21,8 +21,8 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     int n = 0, rc = tuna_a2av_copy_self(a);
     for (int i = 1; i < P && rc == MPI_SUCCESS; i++)
         rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TAG_SPREADOUT, reqs, &n);
-    if (rc == MPI_SUCCESS && MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        rc = tuna_error_set(MPI_ERR_OTHER, "spreadout: MPI_Waitall failed");
+    if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "spreadout: MPI_Waitall failed");
     tuna_stats_rounds(1);
     return rc;
 }

@@ -34,8 +34,8 @@ static int staggered_inter(const tuna_hier *h, int block, int *rounds)
                     rc = tuna_isend_bytes(h->out_ptr[idx], h->out_bytes[idx], h->to_rank[d - 1],
                                           TUNA_TAG_INTER_DATA, comm, &req[n++]);
             }
-        if (rc == MPI_SUCCESS && MPI_Waitall(n, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_OTHER, "staggered: inter-node exchange failed");
+        if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, req)) != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "staggered: inter-node exchange failed");
         *rounds += nb;
     }
     free(req);

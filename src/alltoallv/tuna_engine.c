@@ -523,8 +523,9 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     if (rc != MPI_SUCCESS)
         goto settle;
 
-    if (MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
-        rc = tuna_error_set(MPI_ERR_OTHER, "tuna: metadata exchange failed");
+    int wrc = tuna_waitall(2 * nb, mreq);
+    if (wrc != MPI_SUCCESS) {
+        rc = tuna_error_set(wrc, "tuna: metadata exchange failed");
         goto settle;
     }
     tuna_timer_stop(tm, TUNA_PHASE_METADATA);
@@ -616,8 +617,9 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                                      &dreq[2 * q + 1])) != MPI_SUCCESS)
             goto settle;
     }
-    if (MPI_Waitall(2 * nb, dreq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        return tuna_error_set(MPI_ERR_OTHER, "tuna: data exchange failed");
+    wrc = tuna_waitall(2 * nb, dreq);
+    if (wrc != MPI_SUCCESS)
+        return tuna_error_set(wrc, "tuna: data exchange failed");
     free(st->old_temp); /* no send reads the previous arena any more */
     st->old_temp = NULL;
     st->old_len = 0;

@@ -98,10 +98,10 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
             meta[j] = (uint64_t)len[idx[j]];
             out += len[idx[j]];
         }
-        if (MPI_Sendrecv(meta, n, MPI_UINT64_T, dst, TAG_TWOPHASE_META, meta + half, n,
-                         MPI_UINT64_T, src, TAG_TWOPHASE_META, comm,
-                         MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-            rc = tuna_error_set(MPI_ERR_OTHER, "twophase-bruck: size exchange of round %d "
+        if ((rc = MPI_Sendrecv(meta, n, MPI_UINT64_T, dst, TAG_TWOPHASE_META, meta + half, n,
+                               MPI_UINT64_T, src, TAG_TWOPHASE_META, comm,
+                               MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+            rc = tuna_error_set(rc, "twophase-bruck: size exchange of round %d "
                                                "failed", k);
             break;
         }

@@ -64,7 +64,7 @@ int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
     if (agree_op == MPI_OP_NULL)
         TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
     TUNA_MPI_CHECK(
-        MPI_Allreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
+        PMPI_Allreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
     return MPI_SUCCESS;
 }
 
@@ -115,20 +115,20 @@ static int check_type(MPI_Datatype t, const char *which, tuna_type_info *info)
  * A NULL buffer with data is MPI_BOTTOM when its datatype can address absolutely (true
  * lower bound not 0), an error otherwise (MPICH's rule).
  */
-static int check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
-                      MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
-                      const int *rdispls, MPI_Datatype recvtype, int P, int me,
-                      tuna_type_info *sinfo, tuna_type_info *rinfo, long long v[TUNA_AGREE_N])
+static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                      const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype, int P,
+                      int me, tuna_type_info *sinfo, tuna_type_info *rinfo,
+                      long long v[TUNA_AGREE_N])
 {
     const bool inplace = sendbuf == MPI_IN_PLACE;
     int rc;
-    if (!recvcounts || !rdispls)
+    if (!tuna_counts_given(rcv))
         return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
     rc = check_type(recvtype, "recvtype", rinfo);
     if (rc)
         return rc;
     if (!inplace) {
-        if (!sendcounts || !sdispls)
+        if (!tuna_counts_given(sc))
             return tuna_error_set(MPI_ERR_ARG, "sendcounts or sdispls is NULL");
         if ((rc = check_type(sendtype, "sendtype", sinfo)))
             return rc;
@@ -136,31 +136,33 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
         *sinfo = *rinfo;
     }
     const size_t rsize = rinfo->size, ssize = sinfo->size;
-    const int *cnt = inplace ? recvcounts : sendcounts;
+    const tuna_counts *cnt = inplace ? rcv : sc;
     long long total = 0, maxb = 0, zeros = 0;
     for (int j = 0; j < P; j++) {
-        if (recvcounts[j] < 0)
-            return tuna_error_set(MPI_ERR_COUNT, "recvcounts[%d] = %d is negative (rank %d)", j,
-                                  recvcounts[j], me);
-        if (recvcounts[j] > 0 && rsize > 0 && !recvbuf && rinfo->true_lb == 0)
+        const long long r = tuna_counts_n(rcv, j);
+        if (r < 0)
+            return tuna_error_set(MPI_ERR_COUNT, "recvcounts[%d] = %lld is negative (rank %d)",
+                                  j, r, me);
+        if (r > 0 && rsize > 0 && !recvbuf && rinfo->true_lb == 0)
             return tuna_error_set(MPI_ERR_BUFFER,
-                                  "recvbuf is NULL but recvcounts[%d] = %d (rank %d)", j,
-                                  recvcounts[j], me);
-        if (inplace && !rinfo->contig && (size_t)recvcounts[j] * rsize > (size_t)INT_MAX)
+                                  "recvbuf is NULL but recvcounts[%d] = %lld (rank %d)", j, r,
+                                  me);
+        if (inplace && !rinfo->contig && (size_t)r * rsize > (size_t)INT_MAX)
             return tuna_error_set(MPI_ERR_COUNT,
                                   "MPI_IN_PLACE with a non-contiguous recvtype supports blocks "
                                   "up to 2 GiB; recvcounts[%d] is %zu bytes (rank %d)",
-                                  j, (size_t)recvcounts[j] * rsize, me);
+                                  j, (size_t)r * rsize, me);
         if (!inplace) {
-            if (sendcounts[j] < 0)
-                return tuna_error_set(MPI_ERR_COUNT, "sendcounts[%d] = %d is negative (rank %d)",
-                                      j, sendcounts[j], me);
-            if (sendcounts[j] > 0 && ssize > 0 && !sendbuf && sinfo->true_lb == 0)
+            const long long n = tuna_counts_n(sc, j);
+            if (n < 0)
+                return tuna_error_set(MPI_ERR_COUNT,
+                                      "sendcounts[%d] = %lld is negative (rank %d)", j, n, me);
+            if (n > 0 && ssize > 0 && !sendbuf && sinfo->true_lb == 0)
                 return tuna_error_set(MPI_ERR_BUFFER,
-                                      "sendbuf is NULL but sendcounts[%d] = %d (rank %d)", j,
-                                      sendcounts[j], me);
+                                      "sendbuf is NULL but sendcounts[%d] = %lld (rank %d)", j,
+                                      n, me);
         }
-        long long b = (long long)cnt[j] * (long long)ssize;
+        long long b = (long long)tuna_counts_n(cnt, j) * (long long)ssize;
         total += b;
         if (b > maxb)
             maxb = b;
@@ -169,14 +171,16 @@ static int check_args(const void *sendbuf, const int *sendcounts, const int *sdi
     if (sendbuf == recvbuf && total > 0) { /* receives too: the self block is in both */
         long long rbytes = 0;
         for (int j = 0; j < P && rbytes == 0; j++)
-            rbytes += (long long)recvcounts[j] * (long long)rsize;
+            rbytes += (long long)tuna_counts_n(rcv, j) * (long long)rsize;
         if ((rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf, rbytes > 0)))
             return rc;
     }
-    if (!inplace && (size_t)sendcounts[me] * ssize > (size_t)recvcounts[me] * rsize)
+    const size_t self_out = (size_t)tuna_counts_n(cnt, me) * ssize,
+                 self_in = (size_t)tuna_counts_n(rcv, me) * rsize;
+    if (!inplace && self_out > self_in)
         return tuna_error_set(MPI_ERR_TRUNCATE,
                               "rank %d sends itself %zu bytes but receives only %zu", me,
-                              (size_t)sendcounts[me] * ssize, (size_t)recvcounts[me] * rsize);
+                              self_out, self_in);
     v[TUNA_AGREE_MAX_BLOCK] = maxb;
     v[TUNA_AGREE_MAX_TOTAL] = total;
     v[TUNA_AGREE_ZERO_BLOCKS] = zeros;
@@ -206,25 +210,31 @@ static bool plainly_valid(const void *sendbuf, const int *sendcounts, const int 
     return true;
 }
 
-size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P)
+static size_t inplace_bytes(const tuna_counts *rcv, size_t rsize, int P)
 {
     size_t tot = 0;
     for (int j = 0; j < P; j++)
-        tot += (size_t)recvcounts[j] * rsize;
+        tot += (size_t)tuna_counts_n(rcv, j) * rsize;
     return tot;
 }
 
-void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendcounts,
-                        const int *sdispls, MPI_Datatype sendtype, const tuna_type_info *si,
-                        void *recvbuf, const int *recvcounts, const int *rdispls,
-                        MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
-                        char *copy, int *copy_counts)
+size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P)
+{
+    const tuna_counts rcv = {.n = recvcounts};
+    return inplace_bytes(&rcv, rsize, P);
+}
+
+static void describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
+                     MPI_Datatype sendtype, const tuna_type_info *si, void *recvbuf,
+                     const tuna_counts *rcv, MPI_Datatype recvtype, const tuna_type_info *ri,
+                     MPI_Aint *disp, char *copy, int *copy_counts)
 {
     const int P = a->size;
     for (int j = 0; j < P; j++)
-        disp[P + j] = (MPI_Aint)rdispls[j] * ri->extent;
+        disp[P + j] = tuna_counts_d(rcv, j) * ri->extent;
     a->rbuf = recvbuf;
-    a->rcounts = recvcounts;
+    a->rcounts = rcv->n;
+    a->rcounts_l = rcv->nl;
     a->rdisp = disp + P;
     a->rtype = recvtype;
     a->rext = ri->extent;
@@ -234,23 +244,25 @@ void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendc
         /* The send side is a packed copy of the receive blocks: algorithms never alias. */
         size_t tot = 0;
         for (int j = 0; j < P; j++) {
+            const size_t b = (size_t)tuna_counts_n(rcv, j) * ri->size;
             disp[j] = (MPI_Aint)tot;
-            tot += (size_t)recvcounts[j] * ri->size;
+            tot += b;
             if (copy_counts)
-                copy_counts[j] = (int)((size_t)recvcounts[j] * ri->size); /* <= INT_MAX:
-                                                                              check_args() */
+                copy_counts[j] = (int)b; /* <= INT_MAX: check_args() */
         }
         a->sbuf = copy;
-        a->scounts = copy_counts ? copy_counts : recvcounts;
+        a->scounts = copy_counts ? copy_counts : rcv->n;
+        a->scounts_l = copy_counts ? NULL : rcv->nl;
         a->stype = copy_counts ? MPI_PACKED : recvtype;
         a->ssize = copy_counts ? 1 : ri->size;
         a->sext = copy_counts ? 1 : ri->extent;
         a->scontig = true;
     } else {
         for (int j = 0; j < P; j++)
-            disp[j] = (MPI_Aint)sdispls[j] * si->extent;
+            disp[j] = tuna_counts_d(sc, j) * si->extent;
         a->sbuf = sendbuf;
-        a->scounts = sendcounts;
+        a->scounts = sc->n;
+        a->scounts_l = sc->nl;
         a->stype = sendtype;
         a->ssize = si->size;
         a->sext = si->extent;
@@ -259,11 +271,22 @@ void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendc
     a->sdisp = disp;
 }
 
+void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendcounts,
+                        const int *sdispls, MPI_Datatype sendtype, const tuna_type_info *si,
+                        void *recvbuf, const int *recvcounts, const int *rdispls,
+                        MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
+                        char *copy, int *copy_counts)
+{
+    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
+    describe(a, sendbuf, &sc, sendtype, si, recvbuf, &rcv, recvtype, ri, disp, copy,
+             copy_counts);
+}
+
 int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy)
 {
     int rc = MPI_SUCCESS;
     for (int j = 0; j < a->size && rc == MPI_SUCCESS; j++)
-        rc = tuna_pack_block(tuna_rblock(a, j), a->rcounts[j], a->rtype, a->rext, a->rsize,
+        rc = tuna_pack_block(tuna_rblock(a, j), tuna_rcount(a, j), a->rtype, a->rext, a->rsize,
                              copy + a->sdisp[j], a->ctx->comm);
     return rc;
 }
@@ -274,8 +297,8 @@ int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *
                          tuna_type_info *sinfo, tuna_type_info *rinfo,
                          long long v[TUNA_AGREE_N])
 {
-    return check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                      recvtype, P, me, sinfo, rinfo, v);
+    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
+    return check_args(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, P, me, sinfo, rinfo, v);
 }
 
 
@@ -310,47 +333,55 @@ static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, co
     return rc;
 }
 
-int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   const tuna_options *opt)
+/*
+ * The library's call for either kind of counts, or -1 when the library has no large-count
+ * alltoallv (MPI_Alltoallv_c is MPI 4): the caller then runs tuna's linear exchange, the one
+ * Open MPI's basic alltoallv performs. Decided by the build, so the same on every rank.
+ */
+static int run_vendor_counts(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                             void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                             MPI_Comm comm, double t_start)
 {
-    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    if (rcv->n)
+        return run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n, rcv->d,
+                                      recvtype, comm, t_start);
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+    int rc = PMPI_Alltoallv_c(sendbuf, sc->nl, sc->dl, sendtype, recvbuf, rcv->nl, rcv->dl,
+                              recvtype, comm);
     if (rc != MPI_SUCCESS)
-        return rc;
+        rc = tuna_error_set(rc, "PMPI_Alltoallv_c failed");
+    tuna_stats_publish(t_start);
+    return rc;
+#else
+    (void)sendbuf, (void)sendtype, (void)recvbuf, (void)recvtype, (void)comm, (void)t_start;
+    return -1;
+#endif
+}
+
+/*
+ * Past the fast paths: checks, the agreement where needed, auto's decision, normalisation
+ * (byte displacements, in-place copy), the algorithm. Counts are int or large (sc, rcv).
+ */
+static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                          void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                          MPI_Comm comm, const tuna_options *opt, tuna_ctx *ctx, double t_start)
+{
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    if (alg->run == tuna_a2av_vendor) { /* the MPI library itself, no tuna work on top */
-        if (sendbuf == recvbuf && (rc = vendor_alias(sendbuf, sendcounts, recvcounts, comm)))
-            return rc;
-        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                      recvcounts, rdispls, recvtype, comm, t_start);
-    }
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const bool is_auto = alg->run == tuna_a2av_auto;
-    /* auto between agreements, reusing the library's own call, with plain arguments: the
-     * common case, kept to the countdown and one pass over the counts. Anything else (stats
-     * on, a collective check, an agreement due, a suspicious argument) takes the full path. */
-    if (is_auto && ctx->reuse_vendor && ctx->auto_countdown > 0 && ctx->argcheck_local &&
-        !tuna_stats_on && plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                        recvcounts, rdispls, recvtype, ctx->size)) {
-        ctx->auto_countdown--;
-        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                      recvcounts, rdispls, recvtype, comm, t_start);
-    }
+    const tuna_a2av_algorithm *linear =
+        &tuna_a2av_table[tuna_algorithm_find(TUNA_ALLTOALLV, "linear")];
+    static const char no_large_vendor[] = "the MPI library has no MPI_Alltoallv_c";
+    const char *why = NULL;
     bool collective;
-    rc = tuna_argcheck_collective(&collective);
+    int rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
+    const bool is_auto = alg->run == tuna_a2av_auto;
     long param[TUNA_MAX_PARAMS] = {0};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
-     * when that is the MPI library's own algorithm, the call is PMPI_Alltoallv. */
+     * when that is the MPI library's own algorithm, the call is the library's. */
     const tuna_a2av_algorithm *run = alg;
     bool due = false;
     if (is_auto) {
@@ -363,17 +394,22 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             if (run->run == tuna_a2av_vendor) {
                 /* auto returns tuna's errors whatever it runs: one pass over the counts,
                  * then the library's own call. */
-                if (!plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                   recvcounts, rdispls, recvtype, P)) {
+                if (!rcv->n || !plainly_valid(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
+                                              rcv->d, recvtype, P)) {
                     tuna_type_info si, ri;
                     long long v[TUNA_AGREE_N];
-                    rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                    rdispls, recvtype, P, me, &si, &ri, v);
+                    rc = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, &si,
+                                    &ri, v);
                     if (rc != MPI_SUCCESS)
                         return rc;
                 }
-                return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                              recvcounts, rdispls, recvtype, comm, t_start);
+                rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm,
+                                       t_start);
+                if (rc >= 0)
+                    return rc;
+                run = linear;
+                why = no_large_vendor;
+                rc = MPI_SUCCESS;
             }
         }
     } else {
@@ -388,8 +424,8 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     tuna_timer_start(&tm);
     tuna_type_info sinfo, rinfo;
     long long agreed[TUNA_AGREE_N] = {0};
-    int local_rc = check_args(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, P, me, &sinfo, &rinfo, agreed);
+    int local_rc =
+        check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, &sinfo, &rinfo, agreed);
     agreed[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
     /* One allreduce where it is needed anyway (global statistics, auto's agreement) or asked
      * for (TUNA_ARGCHECK=collective); the error flag rides along. */
@@ -412,9 +448,18 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         if (rc != MPI_SUCCESS)
             return rc;
         run = &tuna_a2av_table[chosen];
-        if (run->run == tuna_a2av_vendor)
-            return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                          recvcounts, rdispls, recvtype, comm, t_start);
+        if (run->run == tuna_a2av_vendor) {
+            rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, t_start);
+            if (rc >= 0)
+                return rc;
+            run = linear;
+            why = no_large_vendor;
+            rc = MPI_SUCCESS;
+        }
+    }
+    if (run->run == tuna_a2av_vendor && !rcv->n) {
+        run = linear; /* explicit vendor with large counts reaches here only without _c */
+        why = no_large_vendor;
     }
 
     /* Normalise: byte displacements (MPI_Aint, so no int overflow), types, in-place. */
@@ -424,7 +469,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     char *inplace_copy = NULL;
     int *inplace_counts = NULL;
     if (inplace) {
-        inplace_copy = tuna_malloc(tuna_a2av_inplace_bytes(recvcounts, rinfo.size, P));
+        inplace_copy = tuna_malloc(inplace_bytes(rcv, rinfo.size, P));
         if (!rinfo.contig)
             inplace_counts = tuna_malloc(sizeof(int) * (size_t)P);
         if (!inplace_copy || (!rinfo.contig && !inplace_counts)) {
@@ -433,13 +478,17 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv: no memory for the in-place copy");
         }
     }
-    tuna_a2av_describe(&a, sendbuf, sendcounts, sdispls, sendtype, &sinfo, recvbuf, recvcounts,
-                       rdispls, recvtype, &rinfo, disp, inplace_copy, inplace_counts);
+    describe(&a, sendbuf, sc, sendtype, &sinfo, recvbuf, rcv, recvtype, &rinfo, disp,
+             inplace_copy, inplace_counts);
     if (inplace)
         rc = tuna_a2av_pack_inplace(&a, inplace_copy);
     if (tuna_stats_on && !is_auto)
         memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+    if (why) { /* statistics name what ran, and why */
+        tuna_stats_current.algorithm = (int)(run - tuna_a2av_table);
+        tuna_stats_current.fallback = why;
+    }
 
     if (rc == MPI_SUCCESS)
         rc = run->run(&a);
@@ -448,4 +497,79 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     free(inplace_counts);
     tuna_stats_publish(t_start);
     return rc;
+}
+
+int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   const tuna_options *opt)
+{
+    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    if (alg->run == tuna_a2av_vendor) { /* the MPI library itself, no tuna work on top */
+        if (sendbuf == recvbuf && (rc = vendor_alias(sendbuf, sendcounts, recvcounts, comm)))
+            return rc;
+        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                      recvcounts, rdispls, recvtype, comm, t_start);
+    }
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* auto between agreements, reusing the library's own call, with plain arguments: the
+     * common case, kept to the countdown and one pass over the counts. Anything else (stats
+     * on, a collective check, an agreement due, a suspicious argument) takes the full path. */
+    if (alg->run == tuna_a2av_auto && ctx->reuse_vendor && ctx->auto_countdown > 0 &&
+        ctx->argcheck_local && !tuna_stats_on &&
+        plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                      recvtype, ctx->size)) {
+        ctx->auto_countdown--;
+        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                      recvcounts, rdispls, recvtype, comm, t_start);
+    }
+    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
+    return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
+                          t_start);
+}
+
+int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     const tuna_options *opt)
+{
+    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
+                      rcv = {.nl = recvcounts, .dl = rdispls};
+    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    if (alg->run == tuna_a2av_vendor) {
+        if (sendbuf == recvbuf && sendbuf && sendbuf != MPI_IN_PLACE && sendcounts &&
+            recvcounts) {
+            /* vendor_alias's rule, on the large counts */
+            int n = 0, inter = 0;
+            bool s = false, r = false;
+            if (MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
+                MPI_Comm_size(comm, &n) == MPI_SUCCESS)
+                for (int j = 0; j < n; j++)
+                    s |= sendcounts[j] > 0, r |= recvcounts[j] > 0;
+            if ((rc = tuna_check_alias("tuna_alltoallv_c", sendbuf, recvbuf, s && r)))
+                return rc;
+        }
+        rc = run_vendor_counts(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, t_start);
+        if (rc >= 0)
+            return rc;
+    }
+    /* Everything else (and vendor without the library's MPI_Alltoallv_c) on the full path:
+     * large blocks travel as messages of derived types, decided by each rank alone. */
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
+                          t_start);
 }

@@ -6,22 +6,52 @@
 
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
-    TUNA_MPI_CHECK(MPI_Isend(tuna_sblock(a, peer), a->scounts[peer], a->stype, peer, tag,
-                             a->ctx->comm, req));
+    if (a->scounts) /* int counts: the common case, no conversion */
+        TUNA_MPI_CHECK(MPI_Isend(tuna_sblock(a, peer), a->scounts[peer], a->stype, peer, tag,
+                                 a->ctx->comm, req));
+    else
+        return tuna_a2av_send_large(a, peer, tag, req);
     return MPI_SUCCESS;
 }
 
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
-    TUNA_MPI_CHECK(MPI_Irecv(tuna_rblock(a, peer), a->rcounts[peer], a->rtype, peer, tag,
-                             a->ctx->comm, req));
-    return MPI_SUCCESS;
+    if (a->rcounts) {
+        TUNA_MPI_CHECK(MPI_Irecv(tuna_rblock(a, peer), a->rcounts[peer], a->rtype, peer, tag,
+                                 a->ctx->comm, req));
+        return MPI_SUCCESS;
+    }
+    int n;
+    bool made;
+    MPI_Datatype t;
+    int rc = tuna_message_type(a->rcounts_l[peer], a->rtype, a->rext, &n, &t, &made);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Irecv(tuna_rblock(a, peer), n, t, peer, tag, a->ctx->comm, req);
+    if (made)
+        MPI_Type_free(&t); /* the pending receive keeps what it needs */
+    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "MPI_Irecv of block %d failed", peer);
+}
+
+int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
+{
+    int n;
+    bool made;
+    MPI_Datatype t;
+    int rc = tuna_message_type(tuna_scount(a, peer), a->stype, a->sext, &n, &t, &made);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = req ? MPI_Isend(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm, req)
+             : MPI_Send(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm);
+    if (made)
+        MPI_Type_free(&t);
+    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "sending block %d failed", peer);
 }
 
 int tuna_a2av_copy_self(const tuna_a2av_args *a)
 {
     int me = a->rank;
-    size_t bytes = (size_t)a->scounts[me] * a->ssize;
+    size_t bytes = (size_t)tuna_scount(a, me) * a->ssize;
     if (bytes == 0)
         return MPI_SUCCESS;
     if (a->scontig && a->rcontig) {
@@ -29,18 +59,18 @@ int tuna_a2av_copy_self(const tuna_a2av_args *a)
         return MPI_SUCCESS;
     }
     if (a->scontig) /* unpack straight from the send block */
-        return tuna_unpack_block(tuna_sblock(a, me), tuna_rblock(a, me), a->rcounts[me],
+        return tuna_unpack_block(tuna_sblock(a, me), tuna_rblock(a, me), tuna_rcount(a, me),
                                  a->rtype, a->rext, a->rsize, a->ctx->comm);
     if (a->rcontig)
-        return tuna_pack_block(tuna_sblock(a, me), a->scounts[me], a->stype, a->sext, a->ssize,
-                               tuna_rblock(a, me), a->ctx->comm);
+        return tuna_pack_block(tuna_sblock(a, me), tuna_scount(a, me), a->stype, a->sext,
+                               a->ssize, tuna_rblock(a, me), a->ctx->comm);
     char *tmp = tuna_malloc(bytes);
     if (!tmp)
         return MPI_ERR_NO_MEM;
-    int rc = tuna_pack_block(tuna_sblock(a, me), a->scounts[me], a->stype, a->sext, a->ssize, tmp,
-                             a->ctx->comm);
+    int rc = tuna_pack_block(tuna_sblock(a, me), tuna_scount(a, me), a->stype, a->sext,
+                             a->ssize, tmp, a->ctx->comm);
     if (rc == MPI_SUCCESS)
-        rc = tuna_unpack_block(tmp, tuna_rblock(a, me), a->rcounts[me], a->rtype, a->rext,
+        rc = tuna_unpack_block(tmp, tuna_rblock(a, me), tuna_rcount(a, me), a->rtype, a->rext,
                                a->rsize, a->ctx->comm);
     free(tmp);
     return rc;
@@ -61,8 +91,8 @@ int tuna_bytes_view_open(const tuna_a2av_args *a, tuna_bytes_view *v)
     v->roff_own = v->soff_own + P;
     size_t stot = 0, rtot = 0;
     for (int j = 0; j < P; j++) {
-        v->sbytes[j] = (size_t)a->scounts[j] * a->ssize;
-        v->rbytes[j] = (size_t)a->rcounts[j] * a->rsize;
+        v->sbytes[j] = (size_t)tuna_scount(a, j) * a->ssize;
+        v->rbytes[j] = (size_t)tuna_rcount(a, j) * a->rsize;
         v->soff_own[j] = (MPI_Aint)stot;
         v->roff_own[j] = (MPI_Aint)rtot;
         stot += v->sbytes[j];
@@ -76,7 +106,7 @@ int tuna_bytes_view_open(const tuna_a2av_args *a, tuna_bytes_view *v)
         if (!v->spack)
             return tuna_bytes_view_close(a, v, MPI_ERR_NO_MEM);
         for (int j = 0; j < P; j++) {
-            int rc = tuna_pack_block(tuna_sblock(a, j), a->scounts[j], a->stype, a->sext,
+            int rc = tuna_pack_block(tuna_sblock(a, j), tuna_scount(a, j), a->stype, a->sext,
                                      a->ssize, (char *)v->spack + v->soff_own[j], a->ctx->comm);
             if (rc != MPI_SUCCESS)
                 return tuna_bytes_view_close(a, v, rc);
@@ -102,7 +132,7 @@ int tuna_bytes_view_close(const tuna_a2av_args *a, tuna_bytes_view *v, int rc)
     if (rc == MPI_SUCCESS && v->rpack) {
         for (int j = 0; j < a->size && rc == MPI_SUCCESS; j++)
             rc = tuna_unpack_block((char *)v->rpack + v->roff_own[j], tuna_rblock(a, j),
-                                   a->rcounts[j], a->rtype, a->rext, a->rsize, a->ctx->comm);
+                                   tuna_rcount(a, j), a->rtype, a->rext, a->rsize, a->ctx->comm);
     }
     free(v->spack);
     free(v->rpack);

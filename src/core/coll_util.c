@@ -34,36 +34,14 @@ int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out)
 {
     if (bytes <= (size_t)INT_MAX) {
         TUNA_MPI_CHECK(MPI_Type_contiguous((int)bytes, MPI_BYTE, out));
-    } else {
-        /* Whole GiB chunks plus a remainder, so no int count overflows. */
-        const size_t chunk = (size_t)1 << 30;
-        MPI_Datatype c;
-        TUNA_MPI_CHECK(MPI_Type_contiguous((int)chunk, MPI_BYTE, &c));
-        int lens[2] = {(int)(bytes / chunk), (int)(bytes % chunk)};
-        MPI_Aint disps[2] = {0, (MPI_Aint)(bytes / chunk * chunk)};
-        MPI_Datatype types[2] = {c, MPI_BYTE};
-        int rc = MPI_Type_create_struct(2, lens, disps, types, out);
-        MPI_Type_free(&c);
-        if (rc != MPI_SUCCESS)
-            return tuna_error_set(rc, "MPI_Type_create_struct for %zu bytes failed", bytes);
+        TUNA_MPI_CHECK(MPI_Type_commit(out));
+        return MPI_SUCCESS;
     }
-    TUNA_MPI_CHECK(MPI_Type_commit(out));
-    return MPI_SUCCESS;
+    /* Whole chunks plus a remainder, so no int count overflows (committed). */
+    int n;
+    bool made;
+    return tuna_message_type((MPI_Count)bytes, MPI_BYTE, 1, &n, out, &made);
 }
-
-/* MPICH annotates the statuses argument as an array of `count` entries, so GCC reads
- * MPI_STATUSES_IGNORE as a too-small buffer; the warning is wrong for that sentinel. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-#endif
-int tuna_coll_waitall(int n, MPI_Request *req)
-{
-    return MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
                          const char *const *names, int n)
@@ -77,7 +55,7 @@ int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const lo
         v[1 + 2 * i] = same[i];
         v[2 + 2 * i] = -same[i];
     }
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 1 + 2 * n, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 1 + 2 * n, MPI_LONG_LONG, MPI_MAX, ctx->comm);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "tuna_%s: agreement allreduce failed", coll);
     if (local_rc != MPI_SUCCESS)

@@ -154,7 +154,7 @@ static int topology_init(tuna_ctx *c)
         MPI_Comm_rank(node, &lrank);
         /* The leader of a node is its lowest rank (key = rank keeps rank order). */
         leader = c->rank;
-        int rc = MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+        int rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
         MPI_Comm_free(&node);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "node topology: MPI_Bcast failed");
@@ -162,7 +162,7 @@ static int topology_init(tuna_ctx *c)
         if (!leaders)
             return MPI_ERR_NO_MEM;
         int mine[2] = {leader, lrank};
-        rc = MPI_Allgather(mine, 2, MPI_INT, leaders, 2, MPI_INT, c->comm);
+        rc = PMPI_Allgather(mine, 2, MPI_INT, leaders, 2, MPI_INT, c->comm);
         if (rc != MPI_SUCCESS) {
             free(leaders);
             return tuna_error_set(rc, "node topology: MPI_Allgather failed");
@@ -217,41 +217,74 @@ static int topology_init(tuna_ctx *c)
 
 /*
  * The TUNA_* settings that change which collectives a call performs must be the same on every
- * rank, or ranks would wait in different operations: agreed once per communicator, at its
- * context's creation (collective anyway), naming the variable that differs.
+ * rank, or ranks would wait in different operations (a multi-node launch that forgets to
+ * export them): agreed once per communicator, at its context's creation (collective anyway),
+ * with one small allreduce, naming the variable that differs and its values. File paths are
+ * compared as strings (the same path is expected everywhere). TUNA_PLAN is the preload's.
  */
-static const char *const agreed_vars[] = {"TUNA_ARGCHECK", "TUNA_RANKS_PER_NODE"};
+static const char *const agreed_vars[] = {
+    "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE",   "TUNA_ARGCHECK", "TUNA_AUTO_PERIOD",
+    "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN"};
 #define NVARS ((int)(sizeof agreed_vars / sizeof agreed_vars[0]))
+
+/* The effective setting: unset, empty and the built-in default are the same. */
+static const char *env_effective(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s)
+        return "";
+    if ((strcmp(name, "TUNA_ARGCHECK") == 0 && strcmp(s, "local") == 0) ||
+        (strncmp(name, "TUNA_ALL", 8) == 0 && strcmp(s, "auto") == 0) ||
+        (strcmp(name, "TUNA_PLAN") == 0 && strcmp(s, "estimate") == 0))
+        return "";
+    return s;
+}
 
 static long long env_hash(const char *name)
 {
-    const char *s = getenv(name);
-    /* Hash the effective setting: unset, empty and the default value are the same. */
-    if (!s || (strcmp(name, "TUNA_ARGCHECK") == 0 && strcmp(s, "local") == 0))
-        s = "";
     unsigned long long h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
+    for (const char *s = env_effective(name); *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return (long long)(h >> 2);
 }
 
-static int agree_config(tuna_ctx *c)
+int tuna_config_agree(MPI_Comm comm, int *differs)
 {
+    if (differs)
+        *differs = 0;
     long long v[2 * NVARS];
     for (int i = 0; i < NVARS; i++) {
         v[2 * i] = env_hash(agreed_vars[i]);
         v[2 * i + 1] = -v[2 * i];
     }
-    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2 * NVARS, MPI_LONG_LONG, MPI_MAX, c->comm));
-    for (int i = 0; i < NVARS; i++)
-        if (v[2 * i] != -v[2 * i + 1]) {
-            const char *mine = getenv(agreed_vars[i]);
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 2 * NVARS, MPI_LONG_LONG, MPI_MAX, comm));
+    for (int i = 0; i < NVARS; i++) {
+        if (v[2 * i] == -v[2 * i + 1])
+            continue;
+        /* Every rank sees the same difference: rank 0's value goes to all, for the message. */
+        char root[128];
+        const char *mine = getenv(agreed_vars[i]);
+        snprintf(root, sizeof root, "%s%s%s", mine ? "'" : "", mine ? mine : "unset",
+                 mine ? "'" : "");
+        TUNA_MPI_CHECK(PMPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, comm));
+        int me = 0;
+        MPI_Comm_rank(comm, &me);
+        char here[160];
+        snprintf(here, sizeof here, "%s%s%s", mine ? "'" : "", mine ? mine : "unset",
+                 mine ? "'" : "");
+        if (differs)
+            *differs = strcmp(here, root) != 0;
+        if (me == 0)
             return tuna_error_set(MPI_ERR_ARG,
-                                  "%s differs between the ranks of the communicator (rank %d "
-                                  "has %s%s%s); every rank must see the same value",
-                                  agreed_vars[i], c->rank, mine ? "'" : "unset",
-                                  mine ? mine : "", mine ? "'" : "");
-        }
+                                  "%s differs between the ranks (rank 0 has %s, some rank has "
+                                  "another value); every rank must see the same value (export "
+                                  "it to every rank)",
+                                  agreed_vars[i], root);
+        return tuna_error_set(MPI_ERR_ARG,
+                              "%s differs between the ranks (rank 0 has %s, rank %d has %s); "
+                              "every rank must see the same value (export it to every rank)",
+                              agreed_vars[i], root, me, here);
+    }
     return MPI_SUCCESS;
 }
 
@@ -293,7 +326,7 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
     MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
-    rc = agree_config(c);
+    rc = tuna_config_agree(c->comm, NULL);
     if (rc == MPI_SUCCESS) {
         bool collective;
         /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. */

@@ -92,14 +92,14 @@ static int chunk_elems(size_t size)
     return n > (size_t)INT_MAX ? INT_MAX : (n ? (int)n : 1);
 }
 
-int tuna_pack_block(const void *in, int count, MPI_Datatype type, MPI_Aint extent,
+int tuna_pack_block(const void *in, MPI_Count count, MPI_Datatype type, MPI_Aint extent,
                     size_t size, void *out, MPI_Comm comm)
 {
     const char *src = in;
     char *dst = out;
     int step = chunk_elems(size);
-    for (int done = 0; done < count;) {
-        int n = count - done < step ? count - done : step;
+    for (MPI_Count done = 0; done < count;) {
+        int n = count - done < step ? (int)(count - done) : step;
         int pos = 0;
         TUNA_MPI_CHECK(MPI_Pack(src + (MPI_Aint)done * extent, n, type, dst,
                                 (int)((size_t)n * size), &pos, comm));
@@ -109,20 +109,48 @@ int tuna_pack_block(const void *in, int count, MPI_Datatype type, MPI_Aint exten
     return MPI_SUCCESS;
 }
 
-int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, MPI_Aint extent,
-                      size_t size, MPI_Comm comm)
+int tuna_unpack_block(const void *in, void *out, MPI_Count count, MPI_Datatype type,
+                      MPI_Aint extent, size_t size, MPI_Comm comm)
 {
     const char *src = in;
     char *dst = out;
     int step = chunk_elems(size);
-    for (int done = 0; done < count;) {
-        int n = count - done < step ? count - done : step;
+    for (MPI_Count done = 0; done < count;) {
+        int n = count - done < step ? (int)(count - done) : step;
         int pos = 0;
         TUNA_MPI_CHECK(MPI_Unpack(src, (int)((size_t)n * size), &pos,
                                   dst + (MPI_Aint)done * extent, n, type, comm));
         src += (size_t)n * size;
         done += n;
     }
+    return MPI_SUCCESS;
+}
+
+int tuna_message_type(MPI_Count count, MPI_Datatype type, MPI_Aint extent, int *n,
+                      MPI_Datatype *msg, bool *made)
+{
+    *made = false;
+    if (count <= INT_MAX) {
+        *n = (int)count;
+        *msg = type;
+        return MPI_SUCCESS;
+    }
+    /* Whole chunks of 2^30 elements plus a remainder: every count an int. */
+    const MPI_Count chunk = (MPI_Count)1 << 30;
+    MPI_Datatype c;
+    TUNA_MPI_CHECK(MPI_Type_contiguous((int)chunk, type, &c));
+    int lens[2] = {(int)(count / chunk), (int)(count % chunk)};
+    MPI_Aint disps[2] = {0, (MPI_Aint)(count / chunk * chunk) * extent};
+    MPI_Datatype types[2] = {c, type};
+    int rc = MPI_Type_create_struct(2, lens, disps, types, msg);
+    MPI_Type_free(&c);
+    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(msg)) != MPI_SUCCESS)
+        MPI_Type_free(msg);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "a message type of %lld elements could not be built",
+                              (long long)count);
+    *n = 1;
+    *made = true;
     return MPI_SUCCESS;
 }
 

@@ -293,6 +293,7 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
                               "tuna_%s: options are not %s options (use tuna_options_parse)",
                               collective_name(coll), collective_name(coll));
     tuna_stats_current.algorithm = (*opt)->algorithm;
+    tuna_stats_current.fallback = NULL;
     return MPI_SUCCESS;
 }
 

@@ -16,9 +16,6 @@ long tuna_coll_resolve_param(const tuna_param_info *p, long v, int P);
 /* Committed datatype of `bytes` raw bytes (any size, also above INT_MAX). */
 int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out);
 
-/* MPI_Waitall without statuses. (A call with a constant count and MPI_STATUSES_IGNORE
- * trips GCC's -Wstringop-overflow on MPICH's annotated prototype.) */
-int tuna_coll_waitall(int n, MPI_Request *req);
 /*
  * TUNA_ARGCHECK=collective for allgather / allreduce: one allreduce of this rank's check
  * outcome (local_rc) and of n <= 4 values every rank must hold alike (same[i], named

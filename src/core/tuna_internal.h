@@ -163,7 +163,9 @@ static inline MPI_Request *tuna_ctx_requests(tuna_ctx *ctx, size_t n)
  */
 typedef struct tuna_a2av_args {
     const char *sbuf;
-    const int *scounts;         /* in units of stype */
+    const int *scounts;         /* in units of stype (tuna_scount(): NULL for large counts) */
+    const MPI_Count *scounts_l; /* the large-count arrays (tuna_alltoallv_c), else NULL */
+    const MPI_Count *rcounts_l;
     const MPI_Aint *sdisp;      /* byte offsets from sbuf */
     MPI_Datatype stype;
     MPI_Aint sext;              /* extent of stype */
@@ -248,19 +250,40 @@ static inline char *tuna_rblock(const tuna_a2av_args *a, int j)
     return (char *)((uintptr_t)a->rbuf + (uintptr_t)a->rdisp[j]);
 }
 
+/* Count of send / receive block j, in elements of stype / rtype (int or large arrays). */
+static inline MPI_Count tuna_scount(const tuna_a2av_args *a, int j)
+{
+    return a->scounts ? a->scounts[j] : a->scounts_l[j];
+}
+static inline MPI_Count tuna_rcount(const tuna_a2av_args *a, int j)
+{
+    return a->rcounts ? a->rcounts[j] : a->rcounts_l[j];
+}
+
 /* Whether block j is sent / received at all (zero-byte messages are skipped on both sides). */
 static inline bool tuna_a2av_sends(const tuna_a2av_args *a, int j)
 {
-    return a->scounts[j] > 0 && a->ssize > 0;
+    return tuna_scount(a, j) > 0 && a->ssize > 0;
 }
 static inline bool tuna_a2av_recvs(const tuna_a2av_args *a, int j)
 {
-    return a->rcounts[j] > 0 && a->rsize > 0;
+    return tuna_rcount(a, j) > 0 && a->rsize > 0;
 }
+
+/*
+ * count elements of type as a message: (count, type) when count fits in int, else one
+ * element of a derived type made of whole chunks plus a remainder (*made set: free it once
+ * the operation is posted). Sender and receiver may describe a message differently: the
+ * type signatures still match, so each side decides alone, with no agreement.
+ */
+int tuna_message_type(MPI_Count count, MPI_Datatype type, MPI_Aint extent, int *n,
+                      MPI_Datatype *msg, bool *made);
 
 /* Post the send / receive of block `peer` (the peer's rank) with the user's datatypes. */
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
+/* Send block `peer` of large-count args: MPI_Isend into *req, or MPI_Send when req is NULL. */
+int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 /* Post the receive from `src` and the send to `dst` if non-empty, appending to reqs[*n]. */
 int tuna_a2av_post_pair(const tuna_a2av_args *a, int src, int dst, int tag, MPI_Request *reqs,
                         int *n);
@@ -328,10 +351,20 @@ int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out);
 /* True if `count` elements of `type` are always count*size contiguous bytes in signature order. */
 bool tuna_type_is_contiguous(MPI_Datatype type);
 /* Pack / unpack `count` elements (stride `extent`) to / from count*size packed bytes. */
-int tuna_pack_block(const void *in, int count, MPI_Datatype type, MPI_Aint extent,
+int tuna_pack_block(const void *in, MPI_Count count, MPI_Datatype type, MPI_Aint extent,
                     size_t size, void *out, MPI_Comm comm);
-int tuna_unpack_block(const void *in, void *out, int count, MPI_Datatype type, MPI_Aint extent,
+int tuna_unpack_block(const void *in, void *out, MPI_Count count, MPI_Datatype type,
+                      MPI_Aint extent,
                       size_t size, MPI_Comm comm);
+
+/* Collective over comm: the TUNA_* settings that decide which operations a call performs are
+ * the same on every rank, else MPI_ERR_ARG naming the variable and values (*differs, if not
+ * NULL: this rank's value is not rank 0's). Run once per communicator context. */
+int tuna_config_agree(MPI_Comm comm, int *differs);
+
+/* MPI_Waitall returning the failed request's own error code (not MPI_ERR_IN_STATUS, which
+ * MPI returns when any request fails and which says nothing about why). */
+int tuna_waitall(int n, MPI_Request *req);
 
 /*
  * Every allocation tuna makes on a call's path goes through these (so the test hook below
@@ -361,6 +394,28 @@ static inline int tuna_check_alias(const char *fn, const void *sendbuf, const vo
         return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf aliases recvbuf (use MPI_IN_PLACE)",
                               fn);
     return MPI_SUCCESS;
+}
+
+/*
+ * The user's count and displacement arrays of one side: int (MPI_Alltoallv) or large
+ * (MPI_Count counts, MPI_Aint displacements: tuna_alltoallv_c). Exactly one pair is used.
+ */
+typedef struct tuna_counts {
+    const int *n, *d;
+    const MPI_Count *nl;
+    const MPI_Aint *dl;
+} tuna_counts;
+static inline bool tuna_counts_given(const tuna_counts *k)
+{
+    return k->n ? k->d != NULL : (k->nl && k->dl);
+}
+static inline MPI_Count tuna_counts_n(const tuna_counts *k, int j)
+{
+    return k->n ? k->n[j] : k->nl[j];
+}
+static inline MPI_Aint tuna_counts_d(const tuna_counts *k, int j)
+{
+    return k->n ? k->d[j] : k->dl[j];
 }
 
 /* The pieces of tuna_alltoallv() that a plan (src/plan/) runs once at init. */

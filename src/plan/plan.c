@@ -77,10 +77,12 @@ int tuna_start(tuna_plan p)
     if (tuna_stats_on) {
         t_start = MPI_Wtime();
         memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
-        tuna_stats_current.algorithm = p->info.algorithm;
         memcpy(tuna_stats_current.params, p->info.params, sizeof tuna_stats_current.params);
         tuna_stats_current.predicted = p->info.predicted;
     }
+    /* Always: the preload's statistics read what ran (and any fallback) from here. */
+    tuna_stats_current.algorithm = p->info.algorithm;
+    tuna_stats_current.fallback = NULL;
     int rc = p->start(p);
     /* tuna's plans complete the exchange here: the plan is active until tuna_wait. An error
      * leaves it inactive (nothing to wait for). */
@@ -232,12 +234,12 @@ static int cmp_double(const void *x, const void *y)
 static int timed_start(struct tuna_plan_s *p, double *t, bool *failed)
 {
     MPI_Comm comm = p->ctx->comm;
-    TUNA_MPI_CHECK(MPI_Barrier(comm));
+    TUNA_MPI_CHECK(PMPI_Barrier(comm));
     double t0 = MPI_Wtime();
     int rc = p->start(p);
     double v[2] = {MPI_Wtime() - t0, rc != MPI_SUCCESS};
     tuna_error_clear(); /* a candidate's failure is not the plan's */
-    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
     *t = v[0];
     *failed = v[1] != 0;
     return MPI_SUCCESS;
@@ -397,7 +399,7 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double 
     double budget;
     int brc = plan_budget(&budget);
     double b[2] = {brc != MPI_SUCCESS, -budget};
-    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, b, 2, MPI_DOUBLE, MPI_MAX, p->ctx->comm));
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, b, 2, MPI_DOUBLE, MPI_MAX, p->ctx->comm));
     if (brc != MPI_SUCCESS)
         return brc;
     if (b[0] != 0)
@@ -413,7 +415,7 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double 
         h = (long long)(u >> 2) | 1;
     }
     long long hh[2] = {h, -h};
-    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, hh, 2, MPI_LONG_LONG, MPI_MAX, p->ctx->comm));
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, hh, 2, MPI_LONG_LONG, MPI_MAX, p->ctx->comm));
     if (found && hh[0] == h && -hh[1] == h) {
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_WISDOM);
         p->info.measured = found_time;

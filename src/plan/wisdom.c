@@ -115,9 +115,9 @@ int tuna_wisdom_export(const char *path, MPI_Comm comm)
         }
     }
     /* Every rank returns rank 0's outcome. */
-    TUNA_MPI_CHECK(MPI_Bcast(&rc, 1, MPI_INT, 0, comm));
+    TUNA_MPI_CHECK(PMPI_Bcast(&rc, 1, MPI_INT, 0, comm));
     if (rc != MPI_SUCCESS) {
-        TUNA_MPI_CHECK(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+        TUNA_MPI_CHECK(PMPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
         return tuna_error_set(rc, "%s", msg);
     }
     return MPI_SUCCESS;
@@ -255,7 +255,7 @@ int tuna_wisdom_import(const char *path, MPI_Comm comm)
     free(text);
     long long h = (long long)(u >> 2);
     long long v[3] = {local != MPI_SUCCESS, h, -h};
-    int rc = MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, comm);
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, comm);
     if (rc != MPI_SUCCESS) {
         free(parsed);
         return tuna_error_set(rc, "tuna_wisdom_import: MPI_Allreduce failed");
@@ -284,7 +284,7 @@ int tuna_wisdom_import(const char *path, MPI_Comm comm)
     free(parsed);
     /* Out of memory mid-way is local: agree on it as well. */
     int bad = !ok;
-    TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm));
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm));
     if (bad)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna_wisdom_import: out of memory on some "
                                               "rank; partly imported");

@@ -1,5 +1,5 @@
 /*
- * Fortran MPI_ALLTOALLV for Open MPI. Open MPI's Fortran wrappers
+ * Fortran MPI_ALLTOALLV, MPI_ALLGATHER and MPI_ALLREDUCE for Open MPI. Open MPI's Fortran wrappers
  * (libmpi_mpifh: mpif.h and `use mpi`; libmpi_usempif08: `use mpi_f08`) call
  * PMPI_Alltoallv directly, so a C-only MPI_Alltoallv never sees Fortran
  * calls. These definitions take the Fortran symbols instead and route them
@@ -95,6 +95,62 @@ FORTRAN_BINDING(MPI_ALLTOALLV)
  * their INTEGER MPI_VAL, and an optional ierror (NULL when absent).
  */
 FORTRAN_BINDING(mpi_alltoallv_f08_)
+
+/* MPI_ALLGATHER and MPI_ALLREDUCE, every binding as for MPI_ALLTOALLV. */
+static void allgather_f(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                        void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                        const MPI_Fint *comm, MPI_Fint *ierr)
+{
+    void *sbuf = c_buffer(sendbuf);
+    MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
+    int rc = tuna_preload_allgather(sbuf, (int)*sendcount, st, c_buffer(recvbuf),
+                                    (int)*recvcount, PMPI_Type_f2c(*recvtype),
+                                    PMPI_Comm_f2c(*comm));
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void allreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
+                        const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
+                        MPI_Fint *ierr)
+{
+    int rc = tuna_preload_allreduce(c_buffer(sendbuf), c_buffer(recvbuf), (int)*count,
+                                    PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op),
+                                    PMPI_Comm_f2c(*comm));
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
+#define FORTRAN_ALLGATHER(name)                                                                 \
+    void name(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,               \
+              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
+              const MPI_Fint *comm, MPI_Fint *ierr);                                            \
+    void name(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,               \
+              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
+              const MPI_Fint *comm, MPI_Fint *ierr)                                             \
+    {                                                                                           \
+        allgather_f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);    \
+    }
+
+#define FORTRAN_ALLREDUCE(name)                                                                 \
+    void name(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,    \
+              const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);                        \
+    void name(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,    \
+              const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr)                         \
+    {                                                                                           \
+        allreduce_f(sendbuf, recvbuf, count, datatype, op, comm, ierr);                         \
+    }
+
+FORTRAN_ALLGATHER(mpi_allgather)
+FORTRAN_ALLGATHER(mpi_allgather_)
+FORTRAN_ALLGATHER(mpi_allgather__)
+FORTRAN_ALLGATHER(MPI_ALLGATHER)
+FORTRAN_ALLGATHER(mpi_allgather_f08_)
+FORTRAN_ALLREDUCE(mpi_allreduce)
+FORTRAN_ALLREDUCE(mpi_allreduce_)
+FORTRAN_ALLREDUCE(mpi_allreduce__)
+FORTRAN_ALLREDUCE(MPI_ALLREDUCE)
+FORTRAN_ALLREDUCE(mpi_allreduce_f08_)
 
 /*
  * MPI_INIT / MPI_INIT_THREAD: Open MPI's own binding (the next definition in

@@ -1,22 +1,25 @@
 /*
  * libtuna-preload.so: MPI_Alltoallv (and MPI_Alltoallv_c where the MPI
- * library has it) on top of tuna_alltoallv and PMPI_*, for applications that
- * change nothing: LD_PRELOAD=libtuna-preload.so TUNA_ALLTOALLV=... mpiexec ...
+ * library has it), MPI_Allgather and MPI_Allreduce on top of tuna's
+ * collectives and PMPI_*, for applications that change nothing:
+ * LD_PRELOAD=libtuna-preload.so TUNA_ALLTOALLV=... mpiexec ...
  *
- * Choice of algorithm per communicator, first match wins:
- *   1. info key "tuna_alltoallv" given to MPI_Comm_set_info / MPI_Comm_dup_with_info
- *      (captured here, because Open MPI and MPICH drop unknown keys from the
- *      communicator's info), or present in MPI_Comm_get_info;
- *   2. the environment variable TUNA_ALLTOALLV;
+ * Choice of algorithm per communicator and collective, first match wins:
+ *   1. info key "tuna_alltoallv" ("tuna_allgather", "tuna_allreduce") given to
+ *      MPI_Comm_set_info / MPI_Comm_dup_with_info (captured here, because Open MPI
+ *      and MPICH drop unknown keys from the communicator's info), or present in
+ *      MPI_Comm_get_info;
+ *   2. the environment variable TUNA_ALLTOALLV (TUNA_ALLGATHER, TUNA_ALLREDUCE);
  *   3. tuna's built-in default.
- * The parsed choice is cached on the communicator with an attribute.
+ * The parsed choices are cached on the communicator with an attribute.
  *
- * Calls tuna cannot take go to PMPI_Alltoallv and are counted as fallbacks.
+ * Calls tuna cannot take go to the library's own call and are counted as fallbacks.
  * Every such decision is the same on all ranks of the communicator (a local
  * decision would pair tuna's messages with the vendor's on other ranks).
  * TUNA_STATS=FILE: rank 0 writes one file at MPI_Finalize (from an
  * MPI_COMM_SELF attribute delete callback, so Fortran's MPI_FINALIZE, which
- * calls PMPI_Finalize, is covered) with one row per rank x communicator x path.
+ * calls PMPI_Finalize, is covered) with one row per rank x communicator x
+ * collective x path.
  * Persistent alltoallv (MPI_Alltoallv_init, or Open MPI's MPIX_Alltoallv_init):
  * the same choice; tuna's path makes a tuna plan (TUNA_PLAN=estimate|measure,
  * TUNA_WISDOM=FILE) and hands the application a proxy request, and MPI_Start,
@@ -42,17 +45,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INFO_KEY "tuna_alltoallv"
-#define OPT_MAX 256      /* longest option string accepted in the info key */
+#define OPT_MAX 256      /* longest option string accepted in an info key */
 #define LABEL_MAX 128
+
+/* The collectives the preload takes, and how each is configured. */
+enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, NCOLL };
+static const struct {
+    tuna_collective id;
+    const char *name;       /* TUNA_STATS' collective column */
+    const char *info_key;   /* per-communicator choice */
+    const char *env;        /* job-wide choice */
+    const char *pmpi;       /* the library's own call, for messages */
+    const char *by_info;    /* where the choice came from, for messages */
+} colls[NCOLL] = {
+    {TUNA_ALLTOALLV, "alltoallv", "tuna_alltoallv", "TUNA_ALLTOALLV", "PMPI_Alltoallv",
+     "info key tuna_alltoallv"},
+    {TUNA_ALLGATHER, "allgather", "tuna_allgather", "TUNA_ALLGATHER", "PMPI_Allgather",
+     "info key tuna_allgather"},
+    {TUNA_ALLREDUCE, "allreduce", "tuna_allreduce", "TUNA_ALLREDUCE", "PMPI_Allreduce",
+     "info key tuna_allreduce"},
+};
 
 /* ------------------------------------------------------------------ stats */
 
 /* plan: starts of a persistent alltoallv that tuna planned; plan_init: its inits. */
-enum path { PATH_TUNA, PATH_VENDOR, PATH_FALLBACK, PATH_PLAN, PATH_PLAN_INIT };
-static const char *const path_name[] = {"tuna", "vendor", "fallback", "plan", "plan_init"};
+/* error: calls tuna's code answered with an error (labelled with the algorithm asked for). */
+enum path { PATH_TUNA, PATH_VENDOR, PATH_FALLBACK, PATH_PLAN, PATH_PLAN_INIT, PATH_ERROR };
+static const char *const path_name[] = {"tuna", "vendor", "fallback", "plan", "plan_init",
+                                        "error"};
 
 typedef struct stat_row {
+    enum coll coll;
     enum path path;
     char label[LABEL_MAX];      /* algorithm string, or the fallback's reason */
     long long calls;
@@ -73,10 +96,19 @@ typedef struct comm_record {
 static comm_record *records, **records_tail = &records;
 static int records_count;
 
-static stat_row *stat_find(comm_record *rec, enum path path, const char *label)
+/* TUNA_STATS set (read at start-up): without it no call pays for clocks or byte counts. */
+static bool stats_enabled;
+
+static double clock_now(void)
+{
+    return stats_enabled ? PMPI_Wtime() : 0.0;
+}
+
+static stat_row *stat_find(comm_record *rec, enum coll coll, enum path path, const char *label)
 {
     for (int i = 0; i < rec->nrows; i++)
-        if (rec->rows[i].path == path && strcmp(rec->rows[i].label, label) == 0)
+        if (rec->rows[i].coll == coll && rec->rows[i].path == path &&
+            strcmp(rec->rows[i].label, label) == 0)
             return &rec->rows[i];
     if (rec->nrows == rec->cap) {
         int cap = rec->cap ? 2 * rec->cap : 4;
@@ -88,6 +120,7 @@ static stat_row *stat_find(comm_record *rec, enum path path, const char *label)
     }
     stat_row *r = &rec->rows[rec->nrows++];
     memset(r, 0, sizeof *r);
+    r->coll = coll;
     r->path = path;
     snprintf(r->label, sizeof r->label, "%s", label);
     return r;
@@ -95,8 +128,8 @@ static stat_row *stat_find(comm_record *rec, enum path path, const char *label)
 
 /* ------------------------------------------------------------------ per-communicator state */
 
-typedef struct comm_state {
-    MPI_Comm comm;
+/* A communicator's choice for one collective. */
+typedef struct choice {
     char override[OPT_MAX];     /* info key value captured from set_info / dup_with_info */
     int has_override;
     int resolved;               /* opt, vendor, label and source are valid */
@@ -105,6 +138,11 @@ typedef struct comm_state {
     char label[LABEL_MAX];
     const char *source;
     unsigned fallback_logged;   /* bit per fallback reason already printed */
+} choice;
+
+typedef struct comm_state {
+    MPI_Comm comm;
+    choice ch[NCOLL];
     int detached;               /* off the live list; only the delete callback frees it */
     comm_record *rec;
     struct comm_state *next, *prev;  /* live states, released at MPI_Finalize */
@@ -172,14 +210,20 @@ static int state_copy_fn(MPI_Comm old, int keyval, void *extra, void *in, void *
     (void)extra;
     const comm_state *src = in;
     *flag = 0;
-    if (!src->has_override)
+    int any = 0;
+    for (int c = 0; c < NCOLL; c++)
+        any |= src->ch[c].has_override;
+    if (!any)
         return MPI_SUCCESS;
     /* The new communicator's handle is not known here; it is set on first use. */
     comm_state *s = state_new(MPI_COMM_NULL);
     if (!s)
         return MPI_ERR_NO_MEM;
-    memcpy(s->override, src->override, sizeof s->override);
-    s->has_override = 1;
+    for (int c = 0; c < NCOLL; c++)
+        if (src->ch[c].has_override) {
+            memcpy(s->ch[c].override, src->ch[c].override, sizeof s->ch[c].override);
+            s->ch[c].has_override = 1;
+        }
     *(void **)out = s;
     *flag = 1;
     return MPI_SUCCESS;
@@ -284,72 +328,75 @@ static int raise_error(MPI_Comm comm, int rc, const char *msg)
 
 /* ------------------------------------------------------------------ choice of algorithm */
 
-static int parse_choice(const char *str, tuna_options *opt, char *why, size_t len)
+static int parse_choice(enum coll coll, const char *str, tuna_options *opt, char *why,
+                        size_t len)
 {
-    int rc = tuna_options_parse(str, TUNA_ALLTOALLV, opt);
+    int rc = tuna_options_parse(str, colls[coll].id, opt);
     if (rc != MPI_SUCCESS)
         snprintf(why, len, "%s", tuna_error_string(rc));
     return rc;
 }
 
-/* Value of the info key in `info`: 1 found, 0 absent, -1 too long. */
-static int info_value(MPI_Info info, char *val)
+/* Value of info key `key` in `info`: 1 found, 0 absent, -1 too long. */
+static int info_value(MPI_Info info, const char *key, char *val)
 {
     if (info == MPI_INFO_NULL)
         return 0;
     int len = 0, flag = 0;
-    if (PMPI_Info_get_valuelen(info, INFO_KEY, &len, &flag) != MPI_SUCCESS || !flag)
+    if (PMPI_Info_get_valuelen(info, key, &len, &flag) != MPI_SUCCESS || !flag)
         return 0;
     if (len >= OPT_MAX)
         return -1;
-    PMPI_Info_get(info, INFO_KEY, OPT_MAX - 1, val, &flag);
+    PMPI_Info_get(info, key, OPT_MAX - 1, val, &flag);
     return flag ? 1 : 0;
 }
 
-/* Fill s->opt from the info key or the environment. */
-static int resolve(MPI_Comm comm, comm_state *s)
+/* Fill the communicator's choice for `coll` from its info key or the environment. */
+static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
 {
+    choice *ch = &s->ch[coll];
+    const char *key = colls[coll].info_key;
     char why[512], val[OPT_MAX];
     int rc;
-    if (s->has_override) {
+    if (ch->has_override) {
         /* Validated when captured. */
-        rc = parse_choice(s->override, &s->opt, why, sizeof why);
-        s->source = "info key " INFO_KEY;
+        rc = parse_choice(coll, ch->override, &ch->opt, why, sizeof why);
+        ch->source = colls[coll].by_info;
     } else {
         MPI_Info info = MPI_INFO_NULL;
         int found = 0;
         if (PMPI_Comm_get_info(comm, &info) == MPI_SUCCESS && info != MPI_INFO_NULL) {
-            found = info_value(info, val);
+            found = info_value(info, key, val);
             PMPI_Info_free(&info);
         }
         if (found < 0) {
-            snprintf(why, sizeof why, "info key %s: value longer than %d characters", INFO_KEY,
+            snprintf(why, sizeof why, "info key %s: value longer than %d characters", key,
                      OPT_MAX - 1);
             return raise_error(comm, MPI_ERR_INFO_VALUE, why);
         }
         if (found) {
-            rc = parse_choice(val, &s->opt, why, sizeof why);
-            s->source = "info key " INFO_KEY;
+            rc = parse_choice(coll, val, &ch->opt, why, sizeof why);
+            ch->source = colls[coll].by_info;
             if (rc != MPI_SUCCESS) {
                 char msg[1024];
-                snprintf(msg, sizeof msg, "info key %s='%s': %s", INFO_KEY, val, why);
+                snprintf(msg, sizeof msg, "info key %s='%s': %s", key, val, why);
                 return raise_error(comm, MPI_ERR_INFO_VALUE, msg);
             }
         } else {
-            const char *env = getenv("TUNA_ALLTOALLV");
-            s->source = env && *env ? "TUNA_ALLTOALLV" : "built-in default";
-            rc = tuna_options_default(TUNA_ALLTOALLV, &s->opt);
+            const char *env = getenv(colls[coll].env);
+            ch->source = env && *env ? colls[coll].env : "built-in default";
+            rc = tuna_options_default(colls[coll].id, &ch->opt);
             if (rc != MPI_SUCCESS)
                 snprintf(why, sizeof why, "%s", tuna_error_string(rc));
         }
     }
     if (rc != MPI_SUCCESS)
         return raise_error(comm, rc, why);
-    s->vendor = s->opt.algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "vendor");
-    if (tuna_options_format(&s->opt, s->label, sizeof s->label) != MPI_SUCCESS)
-        snprintf(s->label, sizeof s->label, "%s",
-                 tuna_algorithm_get(TUNA_ALLTOALLV, s->opt.algorithm)->name);
-    s->resolved = 1;
+    ch->vendor = ch->opt.algorithm == tuna_algorithm_find(colls[coll].id, "vendor");
+    if (tuna_options_format(&ch->opt, ch->label, sizeof ch->label) != MPI_SUCCESS)
+        snprintf(ch->label, sizeof ch->label, "%s",
+                 tuna_algorithm_get(colls[coll].id, ch->opt.algorithm)->name);
+    ch->resolved = 1;
     return MPI_SUCCESS;
 }
 
@@ -381,16 +428,15 @@ static int comm_rank0(MPI_Comm comm)
 
 /* ------------------------------------------------------------------ the call */
 
-enum reason { WHY_INTER, WHY_BOTTOM, WHY_INPLACE_BIG, WHY_LARGE_COUNT, WHY_COUNT };
+enum reason { WHY_INTER, WHY_BOTTOM, WHY_INPLACE_BIG, WHY_COUNT };
 static const char *const reason_name[WHY_COUNT] = {
     "intercommunicator", "MPI_BOTTOM or NULL buffer with data",
-    "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB",
-    "counts or displacements beyond int (MPI_Alltoallv_c)"};
+    "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB"};
 
-static void account_rec(comm_record *rec, enum path path, const char *label, double secs,
-                        unsigned long long sent, unsigned long long recvd)
+static void account_rec(comm_record *rec, enum coll coll, enum path path, const char *label,
+                        double secs, unsigned long long sent, unsigned long long recvd)
 {
-    stat_row *r = rec ? stat_find(rec, path, label) : NULL;
+    stat_row *r = rec && stats_enabled ? stat_find(rec, coll, path, label) : NULL;
     if (!r)
         return;
     r->calls++;
@@ -399,12 +445,19 @@ static void account_rec(comm_record *rec, enum path path, const char *label, dou
     r->bytes_recv += recvd;
 }
 
-static void account(comm_state *s, enum path path, const char *label, double secs,
-                    unsigned long long sent, unsigned long long recvd)
+/* The communicator's statistics record, made on first use (NULL without memory). */
+static comm_record *state_record(comm_state *s)
 {
-    if (!s->rec && !(s->rec = record_new(s->comm)))
-        return;
-    account_rec(s->rec, path, label, secs, sent, recvd);
+    if (!s->rec)
+        s->rec = record_new(s->comm);
+    return s->rec;
+}
+
+static void account(comm_state *s, enum coll coll, enum path path, const char *label,
+                    double secs, unsigned long long sent, unsigned long long recvd)
+{
+    if (stats_enabled)
+        account_rec(state_record(s), coll, path, label, secs, sent, recvd);
 }
 
 static unsigned long long block_bytes(const int *counts, MPI_Datatype type, int P)
@@ -419,14 +472,25 @@ static unsigned long long block_bytes(const int *counts, MPI_Datatype type, int 
     return n;
 }
 
-static void log_fallback(MPI_Comm comm, comm_state *s, enum reason why)
+/* count elements of type in bytes (0 for invalid arguments: statistics only). */
+static unsigned long long vector_bytes(int count, MPI_Datatype type)
 {
-    if (tuna_verbosity() < 1 || (s->fallback_logged & (1u << why)))
+    int size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
+        return 0;
+    return (unsigned long long)count * (unsigned long long)size;
+}
+
+static void log_fallback(MPI_Comm comm, comm_state *s, enum coll coll, enum reason why)
+{
+    choice *ch = &s->ch[coll];
+    if (tuna_verbosity() < 1 || (ch->fallback_logged & (1u << why)))
         return;
-    s->fallback_logged |= 1u << why;
+    ch->fallback_logged |= 1u << why;
+    const comm_record *rec = state_record(s);
     if (comm_rank0(comm))
-        say("communicator %d '%s': PMPI_Alltoallv fallback: %s", s->rec ? s->rec->id : -1,
-            s->rec ? s->rec->name : "-", reason_name[why]);
+        say("communicator %d '%s': %s fallback: %s", rec ? rec->id : -1, rec ? rec->name : "-",
+            colls[coll].pmpi, reason_name[why]);
 }
 
 /* True if a buffer is NULL (MPI_BOTTOM) while this rank has data to move through it. */
@@ -479,10 +543,10 @@ static int vendor_call(comm_state *s, enum path path, const char *label, const v
 {
     int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, comm);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && stats_enabled) {
         const int *sc = sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;
         MPI_Datatype st = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
-        account(s, path, label, PMPI_Wtime() - t0, block_bytes(sc, st, P),
+        account(s, COLL_ALLTOALLV, path, label, clock_now() - t0, block_bytes(sc, st, P),
                 block_bytes(recvcounts, recvtype, P));
     }
     return rc;   /* the vendor has already invoked the error handler */
@@ -490,24 +554,54 @@ static int vendor_call(comm_state *s, enum path path, const char *label, const v
 
 static void startup(MPI_Comm comm);
 
-/* The communicator's state with its choice resolved (reported once with TUNA_VERBOSE). */
-static int comm_ready(MPI_Comm comm, comm_state **out)
+/* The communicator's state with its choice for `coll` resolved (reported once with
+ * TUNA_VERBOSE). */
+static int comm_ready(MPI_Comm comm, enum coll coll, comm_state **out)
 {
     comm_state *s = *out = state_get(comm);
     if (!s)
         return raise_error(comm, MPI_ERR_NO_MEM, "out of memory for the communicator's state");
-    if (!s->resolved) {
-        int rc = resolve(comm, s);
+    choice *ch = &s->ch[coll];
+    if (!ch->resolved) {
+        int rc = resolve(comm, s, coll);
         if (rc != MPI_SUCCESS)
             return rc;
-        if (!s->rec)
-            s->rec = record_new(comm);
+        const comm_record *rec = state_record(s);
         if (tuna_verbosity() >= 1 && comm_rank0(comm))
-            say("communicator %d '%s' (size %d): algorithm %s (%s)%s", s->rec ? s->rec->id : -1,
-                s->rec ? s->rec->name : "-", s->rec ? s->rec->size : 0, s->label, s->source,
-                s->vendor ? ": PMPI_Alltoallv" : "");
+            say("communicator %d '%s' (size %d): %s %s (%s)%s", rec ? rec->id : -1,
+                rec ? rec->name : "-", rec ? rec->size : 0, colls[coll].name, ch->label,
+                ch->source, ch->vendor ? ": the library's own call" : "");
     }
     return MPI_SUCCESS;
+}
+
+/* A call of tuna's that failed: counted (what the application asked for), reported. */
+static int tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0)
+{
+    account(s, coll, PATH_ERROR, s->ch[coll].label, clock_now() - t0, 0, 0);
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+    return raise_error(comm, rc, msg);
+}
+
+/*
+ * The statistics label of a call of tuna's that succeeded: the algorithm asked for, and what
+ * ran when that differs (auto's choice; flat TuNA for coalesced or staggered on nodes of
+ * unequal size, with the reason). tuna records both on every call, statistics on or off.
+ */
+static const char *ran_label(const char *asked, enum coll coll, int asked_alg, char *buf,
+                             size_t len)
+{
+    const int ran = tuna_stats_current.algorithm;
+    if (ran == asked_alg || ran < 0)
+        return asked;
+    const tuna_algorithm_info *a = tuna_algorithm_get(colls[coll].id, ran);
+    if (tuna_stats_current.fallback)
+        snprintf(buf, len, "%s (ran %s: %s)", asked, a ? a->name : "?",
+                 tuna_stats_current.fallback);
+    else
+        snprintf(buf, len, "%s (ran %s)", asked, a ? a->name : "?");
+    return buf;
 }
 
 int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -522,36 +616,39 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
     startup(comm);
-    double t0 = PMPI_Wtime();
+    double t0 = clock_now();
     comm_state *s;
-    int rc0 = comm_ready(comm, &s);
+    int rc0 = comm_ready(comm, COLL_ALLTOALLV, &s);
     if (rc0 != MPI_SUCCESS)
         return rc0;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
     if (inter)
         PMPI_Comm_remote_size(comm, &P);
     else
         PMPI_Comm_size(comm, &P);
-    if (s->vendor)
-        return vendor_call(s, PATH_VENDOR, s->label, sendbuf, sendcounts, sdispls, sendtype,
+    if (ch->vendor)
+        return vendor_call(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
                            recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
     if (inter) {
-        log_fallback(comm, s, WHY_INTER);
+        log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
         return vendor_call(s, PATH_FALLBACK, reason_name[WHY_INTER], sendbuf, sendcounts,
                            sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P,
                            t0);
     }
 
     int rc = tuna_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm, &s->opt);
+                            recvtype, comm, &ch->opt);
     if (rc == MPI_SUCCESS) {
+        if (!stats_enabled)
+            return MPI_SUCCESS;
         const int *sc = sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;
         MPI_Datatype st = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
-        account(s, PATH_TUNA, s->label, PMPI_Wtime() - t0, block_bytes(sc, st, P),
-                block_bytes(recvcounts, recvtype, P));
+        char buf[LABEL_MAX];
+        account(s, COLL_ALLTOALLV, PATH_TUNA,
+                ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
+                clock_now() - t0, block_bytes(sc, st, P), block_bytes(recvcounts, recvtype, P));
         return MPI_SUCCESS;
     }
-    char msg[600];
-    snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
     /* By default argument errors are this rank's alone (as in MPI libraries): reported here.
      * Under TUNA_ARGCHECK=collective every rank got an argument error and no data moved: if
      * some rank's arguments are valid MPI that tuna does not take (MPI_IN_PLACE with a
@@ -560,14 +657,11 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
     bool collective = false;
     if (!is_agreed_argument_error(rc) || tuna_argcheck_collective(&collective) != MPI_SUCCESS ||
         !collective)
-        return raise_error(comm, rc, msg);
-    int why = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts, recvtype, P);
-    int any = why;
-    if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return raise_error(comm, rc, msg);
-    if (any < 0)
-        return raise_error(comm, rc, msg);
-    log_fallback(comm, s, (enum reason)any);
+        return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+    int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts, recvtype, P);
+    if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any < 0)
+        return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+    log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)any);
     return vendor_call(s, PATH_FALLBACK, reason_name[any], sendbuf, sendcounts, sdispls,
                        sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
 }
@@ -578,6 +672,119 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 {
     return tuna_preload_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                   rdispls, recvtype, comm);
+}
+
+/*
+ * MPI_Allgather and MPI_Allreduce: the same pattern. tuna takes every intracommunicator call
+ * (MPI_IN_PLACE, derived types, user-defined and non-commutative operations); the library
+ * keeps intercommunicators, and a NULL buffer with data (MPI_BOTTOM with absolute
+ * addresses), which tuna's allgather and allreduce do not address.
+ */
+static int bottom_vector(const void *buf, int count, MPI_Datatype type)
+{
+    return buf == NULL && vector_bytes(count, type) > 0;
+}
+
+/* The library's own call for one of the two, counted on `path` with `label`. */
+static int coll_library_call(enum coll coll, comm_state *s, enum path path, const char *label,
+                             const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                             int rcount, MPI_Datatype rtype, MPI_Op op, MPI_Comm comm, int P,
+                             double t0)
+{
+    int rc = coll == COLL_ALLGATHER
+                 ? PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm)
+                 : PMPI_Allreduce(sendbuf, recvbuf, rcount, rtype, op, comm);
+    if (rc == MPI_SUCCESS && s && stats_enabled) {
+        unsigned long long in = vector_bytes(rcount, rtype);
+        unsigned long long out = coll == COLL_ALLGATHER && sendbuf != MPI_IN_PLACE
+                                     ? vector_bytes(scount, stype)
+                                     : in;
+        account(s, coll, path, label, clock_now() - t0, out,
+                coll == COLL_ALLGATHER ? in * (unsigned long long)P : in);
+    }
+    return rc;   /* the library has invoked the error handler */
+}
+
+/* scount/stype: allgather's send side (unused for allreduce); rcount/rtype: its receive side,
+ * allreduce's count and datatype. */
+static int preload_coll(enum coll coll, const void *sendbuf, int scount, MPI_Datatype stype,
+                        void *recvbuf, int rcount, MPI_Datatype rtype, MPI_Op op, MPI_Comm comm)
+{
+    int init = 0, fin = 0, inter = 0, P = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    /* Outside MPI, or an invalid communicator: the library reports it as usual. */
+    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return coll_library_call(coll, NULL, PATH_VENDOR, NULL, sendbuf, scount, stype, recvbuf,
+                                 rcount, rtype, op, comm, 0, 0.0);
+    startup(comm);
+    double t0 = clock_now();
+    comm_state *s;
+    int rc = comm_ready(comm, coll, &s);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[coll];
+    if (inter)
+        PMPI_Comm_remote_size(comm, &P);
+    else
+        PMPI_Comm_size(comm, &P);
+    if (ch->vendor)
+        return coll_library_call(coll, s, PATH_VENDOR, ch->label, sendbuf, scount, stype,
+                                 recvbuf, rcount, rtype, op, comm, P, t0);
+    int why = -1;
+    if (inter)
+        why = WHY_INTER;
+    else if ((sendbuf != MPI_IN_PLACE &&
+              bottom_vector(sendbuf, coll == COLL_ALLGATHER ? scount : rcount,
+                            coll == COLL_ALLGATHER ? stype : rtype)) ||
+             bottom_vector(recvbuf, rcount, rtype))
+        why = WHY_BOTTOM;
+    if (why >= 0) {
+        log_fallback(comm, s, coll, (enum reason)why);
+        return coll_library_call(coll, s, PATH_FALLBACK, reason_name[why], sendbuf, scount,
+                                 stype, recvbuf, rcount, rtype, op, comm, P, t0);
+    }
+    rc = coll == COLL_ALLGATHER
+             ? tuna_allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, &ch->opt)
+             : tuna_allreduce(sendbuf, recvbuf, rcount, rtype, op, comm, &ch->opt);
+    if (rc != MPI_SUCCESS)
+        return tuna_failed(s, coll, comm, rc, t0);
+    if (!stats_enabled)
+        return MPI_SUCCESS;
+    unsigned long long in = vector_bytes(rcount, rtype);
+    unsigned long long out =
+        coll == COLL_ALLGATHER && sendbuf != MPI_IN_PLACE ? vector_bytes(scount, stype) : in;
+    char buf[LABEL_MAX];
+    account(s, coll, PATH_TUNA, ran_label(ch->label, coll, ch->opt.algorithm, buf, sizeof buf),
+            clock_now() - t0, out, coll == COLL_ALLGATHER ? in * (unsigned long long)P : in);
+    return MPI_SUCCESS;
+}
+
+int tuna_preload_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return preload_coll(COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, MPI_OP_NULL, comm);
+}
+
+int tuna_preload_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm)
+{
+    return preload_coll(COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count, datatype,
+                        op, comm);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return tuna_preload_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    return tuna_preload_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
@@ -594,10 +801,27 @@ static unsigned long long block_bytes_c(const MPI_Count *counts, MPI_Datatype ty
 }
 
 /*
- * Large-count variant. Calls whose counts and displacements fit in int on
- * every rank run through tuna; otherwise all ranks use PMPI_Alltoallv_c.
- * Deciding that together costs one small allreduce per call.
+ * Large-count variant: tuna_alltoallv_c runs tuna's algorithms with any counts (each rank
+ * describes its own large blocks as derived types, no agreement needed), so the choice is
+ * the communicator's, as for MPI_Alltoallv, with no extra collective.
  */
+static int library_c(comm_state *s, enum path path, const char *label, const void *sendbuf,
+                     const MPI_Count *sendcounts, const MPI_Aint *sdispls, MPI_Datatype sendtype,
+                     void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype, MPI_Comm comm, int P, double t0)
+{
+    int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    if (rc == MPI_SUCCESS && s && stats_enabled) {
+        int inplace = sendbuf == MPI_IN_PLACE;
+        account(s, COLL_ALLTOALLV, path, label, clock_now() - t0,
+                block_bytes_c(inplace ? recvcounts : sendcounts, inplace ? recvtype : sendtype,
+                              P),
+                block_bytes_c(recvcounts, recvtype, P));
+    }
+    return rc;   /* the library has invoked the error handler */
+}
+
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -605,50 +829,42 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     int init = 0, fin = 0, inter = 0, P = 0;
     PMPI_Initialized(&init);
     PMPI_Finalized(&fin);
-    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-        inter)
-        return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
-    PMPI_Comm_size(comm, &P);
-    int inplace = sendbuf == MPI_IN_PLACE;
-    int fits = recvcounts && rdispls && (inplace || (sendcounts && sdispls));
-    for (int j = 0; fits && j < P; j++) {
-        fits = recvcounts[j] <= INT_MAX && rdispls[j] >= INT_MIN && rdispls[j] <= INT_MAX &&
-               recvcounts[j] >= INT_MIN;
-        if (fits && !inplace)
-            fits = sendcounts[j] <= INT_MAX && sendcounts[j] >= INT_MIN &&
-                   sdispls[j] >= INT_MIN && sdispls[j] <= INT_MAX;
-    }
-    int all = fits;
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm);
-    int *buf = NULL;
-    if (rc == MPI_SUCCESS && all)
-        buf = malloc(sizeof(int) * 4 * (size_t)(P ? P : 1));
-    if (rc != MPI_SUCCESS || !all || !buf) {
-        free(buf);
-        double t0 = PMPI_Wtime();
-        comm_state *s = state_get(comm);
-        rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
-        if (s && rc == MPI_SUCCESS) {
-            log_fallback(comm, s, WHY_LARGE_COUNT);
-            account(s, PATH_FALLBACK, reason_name[WHY_LARGE_COUNT], PMPI_Wtime() - t0,
-                    block_bytes_c(inplace ? recvcounts : sendcounts,
-                                  inplace ? recvtype : sendtype, P),
-                    block_bytes_c(recvcounts, recvtype, P));
-        }
+    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return library_c(NULL, PATH_VENDOR, NULL, sendbuf, sendcounts, sdispls, sendtype,
+                         recvbuf, recvcounts, rdispls, recvtype, comm, 0, 0.0);
+    startup(comm);
+    double t0 = clock_now();
+    comm_state *s;
+    int rc = comm_ready(comm, COLL_ALLTOALLV, &s);
+    if (rc != MPI_SUCCESS)
         return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
+    if (inter)
+        PMPI_Comm_remote_size(comm, &P);
+    else
+        PMPI_Comm_size(comm, &P);
+    if (ch->vendor)
+        return library_c(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
+                         recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+    if (inter) {
+        log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
+        return library_c(s, PATH_FALLBACK, reason_name[WHY_INTER], sendbuf, sendcounts,
+                         sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
     }
-    int *sc = buf, *sd = buf + P, *rcn = buf + 2 * P, *rd = buf + 3 * P;
-    for (int j = 0; j < P; j++) {
-        rcn[j] = (int)recvcounts[j];
-        rd[j] = (int)rdispls[j];
-        sc[j] = inplace ? 0 : (int)sendcounts[j];
-        sd[j] = inplace ? 0 : (int)sdispls[j];
-    }
-    rc = tuna_preload_alltoallv(sendbuf, sc, sd, sendtype, recvbuf, rcn, rd, recvtype, comm);
-    free(buf);
-    return rc;
+    rc = tuna_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &ch->opt);
+    if (rc != MPI_SUCCESS)
+        return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+    if (!stats_enabled)
+        return MPI_SUCCESS;
+    int inplace = sendbuf == MPI_IN_PLACE;
+    char buf[LABEL_MAX];
+    account(s, COLL_ALLTOALLV, PATH_TUNA,
+            ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
+            clock_now() - t0,
+            block_bytes_c(inplace ? recvcounts : sendcounts, inplace ? recvtype : sendtype, P),
+            block_bytes_c(recvcounts, recvtype, P));
+    return MPI_SUCCESS;
 }
 #endif
 
@@ -687,6 +903,7 @@ typedef struct plan_req {
     MPI_Comm comm;                  /* whose error handler reports a failed start */
     comm_record *rec;               /* statistics (records outlive communicators) */
     char label[LABEL_MAX];          /* the plan's algorithm and parameters */
+    int algorithm;                  /* and its index */
     unsigned long long sent, recvd; /* this rank's bytes in one exchange */
 } plan_req;
 
@@ -740,15 +957,17 @@ static int proxy_complete(void)
 static const char *const plan_source_name[] = {"forced", "estimate", "measure", "wisdom"};
 
 /* The plan's algorithm as an option string (its resolved parameters), and how it was chosen. */
-static const char *plan_label(tuna_plan plan, char *buf, size_t len)
+static const char *plan_label(tuna_plan plan, char *buf, size_t len, int *algorithm)
 {
     tuna_plan_info info;
     snprintf(buf, len, "?");
+    *algorithm = -1;
     if (tuna_plan_get_info(plan, &info) != MPI_SUCCESS)
         return "?";
     const tuna_algorithm_info *a = tuna_algorithm_get(TUNA_ALLTOALLV, info.algorithm);
     if (!a)
         return "?";
+    *algorithm = info.algorithm;
     tuna_options o = {.collective = TUNA_ALLTOALLV, .algorithm = info.algorithm};
     for (int i = 0; i < a->nparams && i < TUNA_MAX_PARAMS; i++) {
         o.set |= 1u << i;
@@ -778,25 +997,26 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
         return library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                        recvtype, comm, info, request);
     startup(comm);
-    double t0 = PMPI_Wtime();
+    double t0 = clock_now();
     comm_state *s;
-    int rc = comm_ready(comm, &s);
+    int rc = comm_ready(comm, COLL_ALLTOALLV, &s);
     if (rc != MPI_SUCCESS)
         return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
     if (inter)
         PMPI_Comm_remote_size(comm, &P);
     else
         PMPI_Comm_size(comm, &P);
     char label[LABEL_MAX + 32];
     int why = -1;
-    if (!s->vendor && inter) {
+    if (!ch->vendor && inter) {
         why = WHY_INTER;
-    } else if (!s->vendor) {
+    } else if (!ch->vendor) {
         /* The plan duplicates derived datatypes itself: the application may free its own
          * right after the init, as MPI allows. */
         tuna_plan plan = NULL;
         rc = tuna_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, &s->opt, plan_flags, &plan);
+                                 rdispls, recvtype, comm, &ch->opt, plan_flags, &plan);
         if (rc != MPI_SUCCESS) {
             char msg[600];
             snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
@@ -805,8 +1025,11 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
             int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts,
                                         recvtype, P);
             if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS ||
-                any < 0)
+                any < 0) {
+                snprintf(label, sizeof label, "%s (alltoallv_init)", ch->label);
+                account(s, COLL_ALLTOALLV, PATH_ERROR, label, clock_now() - t0, 0, 0);
                 return raise_error(comm, rc, msg);
+            }
             why = any;
         } else {
             MPI_Request proxy = MPI_REQUEST_NULL;
@@ -837,9 +1060,9 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
             e->sent = block_bytes(sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts,
                                   sendbuf == MPI_IN_PLACE ? recvtype : sendtype, P);
             e->recvd = block_bytes(recvcounts, recvtype, P);
-            const char *source = plan_label(plan, e->label, sizeof e->label);
+            const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
             snprintf(label, sizeof label, "%s (%s)", e->label, source);
-            account(s, PATH_PLAN_INIT, label, PMPI_Wtime() - t0, 0, 0);
+            account(s, COLL_ALLTOALLV, PATH_PLAN_INIT, label, clock_now() - t0, 0, 0);
             if (!e->rec)
                 e->rec = s->rec;
             if (tuna_verbosity() >= 1 && comm_rank0(comm))
@@ -855,11 +1078,11 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
     if (why >= 0) {
-        log_fallback(comm, s, (enum reason)why);
+        log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
         snprintf(label, sizeof label, "%s (alltoallv_init)", reason_name[why]);
     }
-    account(s, why >= 0 ? PATH_FALLBACK : PATH_VENDOR, why >= 0 ? label : "alltoallv_init",
-            PMPI_Wtime() - t0, 0, 0);
+    account(s, COLL_ALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+            why >= 0 ? label : "alltoallv_init", clock_now() - t0, 0, 0);
     return MPI_SUCCESS;
 }
 
@@ -889,12 +1112,13 @@ int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
  * happens, so that the application's completion call returns. */
 static int run_plan(const plan_req *e)
 {
-    double t0 = PMPI_Wtime();
+    double t0 = clock_now();
     int proxy_rc = proxy_complete();
     int rc = tuna_start(e->plan);   /* even so: the other ranks are in this exchange */
     if (rc == MPI_SUCCESS)
         rc = tuna_wait(e->plan);
     if (rc != MPI_SUCCESS) {
+        account_rec(e->rec, COLL_ALLTOALLV, PATH_ERROR, e->label, clock_now() - t0, 0, 0);
         char msg[700];
         snprintf(msg, sizeof msg, "persistent alltoallv (%s): %s", e->label,
                  tuna_error_string(rc));
@@ -902,7 +1126,10 @@ static int run_plan(const plan_req *e)
     }
     if (proxy_rc != MPI_SUCCESS)
         return raise_error(e->comm, proxy_rc, "cannot complete the persistent alltoallv's request");
-    account_rec(e->rec, PATH_PLAN, e->label, PMPI_Wtime() - t0, e->sent, e->recvd);
+    char buf[LABEL_MAX];
+    account_rec(e->rec, COLL_ALLTOALLV, PATH_PLAN,
+                ran_label(e->label, COLL_ALLTOALLV, e->algorithm, buf, sizeof buf),
+                clock_now() - t0, e->sent, e->recvd);
     return MPI_SUCCESS;
 }
 
@@ -973,69 +1200,78 @@ static void plans_release(void)
 
 /* ------------------------------------------------------------------ info key capture */
 
-/* Validate the info key in `info`; 1 found (value in val), 0 absent, MPI error code < 0 never. */
-static int capture_info(MPI_Comm comm, MPI_Info info, char *val, int *err)
+/* The info keys found in `info`, validated: found[c] set and vals[c] filled per collective;
+ * MPI_SUCCESS, or the error raised for an invalid value (then nothing is applied). */
+static int capture_info(MPI_Comm comm, MPI_Info info, char vals[NCOLL][OPT_MAX],
+                        int found[NCOLL])
 {
-    *err = MPI_SUCCESS;
-    int found = info_value(info, val);
-    if (found == 0)
-        return 0;
-    char why[512], msg[1024];
-    tuna_options opt;
-    if (found < 0) {
-        snprintf(msg, sizeof msg, "info key %s: value longer than %d characters", INFO_KEY,
-                 OPT_MAX - 1);
-        *err = raise_error(comm, MPI_ERR_INFO_VALUE, msg);
-        return 0;
+    for (int c = 0; c < NCOLL; c++) {
+        const char *key = colls[c].info_key;
+        found[c] = info_value(info, key, vals[c]);
+        if (found[c] == 0)
+            continue;
+        char why[512], msg[1024];
+        tuna_options opt;
+        if (found[c] < 0) {
+            snprintf(msg, sizeof msg, "info key %s: value longer than %d characters", key,
+                     OPT_MAX - 1);
+            return raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+        }
+        if (parse_choice((enum coll)c, vals[c], &opt, why, sizeof why) != MPI_SUCCESS) {
+            snprintf(msg, sizeof msg, "info key %s='%s': %s", key, vals[c], why);
+            return raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+        }
     }
-    if (parse_choice(val, &opt, why, sizeof why) != MPI_SUCCESS) {
-        snprintf(msg, sizeof msg, "info key %s='%s': %s", INFO_KEY, val, why);
-        *err = raise_error(comm, MPI_ERR_INFO_VALUE, msg);
-        return 0;
-    }
-    return 1;
+    return MPI_SUCCESS;
 }
 
-static void apply_override(MPI_Comm comm, const char *val)
+static void apply_overrides(MPI_Comm comm, char vals[NCOLL][OPT_MAX], const int found[NCOLL])
 {
-    comm_state *s = state_get(comm);
+    int any = 0;
+    for (int c = 0; c < NCOLL; c++)
+        any |= found[c] > 0;
+    comm_state *s = any ? state_get(comm) : NULL;
     if (!s)
         return;
-    snprintf(s->override, sizeof s->override, "%s", val);
-    s->has_override = 1;
-    s->resolved = 0;    /* re-resolved (and reported) on the next MPI_Alltoallv */
+    for (int c = 0; c < NCOLL; c++)
+        if (found[c] > 0) {
+            choice *ch = &s->ch[c];
+            snprintf(ch->override, sizeof ch->override, "%s", vals[c]);
+            ch->has_override = 1;
+            ch->resolved = 0;   /* re-resolved (and reported) on the next call */
+        }
 }
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
-    char val[OPT_MAX];
-    int err, init = 0;
+    char vals[NCOLL][OPT_MAX];
+    int found[NCOLL], init = 0;
     PMPI_Initialized(&init);
     if (!init || comm == MPI_COMM_NULL)
         return PMPI_Comm_set_info(comm, info);
-    int found = capture_info(comm, info, val, &err);
+    int err = capture_info(comm, info, vals, found);
     if (err != MPI_SUCCESS)
         return err;
     int rc = PMPI_Comm_set_info(comm, info);
-    if (rc == MPI_SUCCESS && found)
-        apply_override(comm, val);
+    if (rc == MPI_SUCCESS)
+        apply_overrides(comm, vals, found);
     return rc;
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    char val[OPT_MAX];
-    int err, init = 0;
+    char vals[NCOLL][OPT_MAX];
+    int found[NCOLL], init = 0;
     PMPI_Initialized(&init);
     if (!init || comm == MPI_COMM_NULL)
         return PMPI_Comm_dup_with_info(comm, info, newcomm);
-    int found = capture_info(comm, info, val, &err);
+    int err = capture_info(comm, info, vals, found);
     if (err != MPI_SUCCESS)
         return err;
     int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-    /* dup_with_info does not copy attributes, so the override starts fresh. */
-    if (rc == MPI_SUCCESS && found)
-        apply_override(*newcomm, val);
+    /* dup_with_info does not copy attributes, so the overrides start fresh. */
+    if (rc == MPI_SUCCESS)
+        apply_overrides(*newcomm, vals, found);
     return rc;
 }
 
@@ -1045,39 +1281,56 @@ static int finalize_keyval = MPI_KEYVAL_INVALID;
 static int finalize_fn(MPI_Comm comm, int keyval, void *attr, void *extra);
 
 /*
- * Collective over `comm`: if any rank failed, the lowest failing rank (rank 0
- * when the environment is uniform) prints its message, then every rank aborts.
+ * Collective over `comm`: if any rank failed, one failing rank prints its message (the lowest
+ * with `tell` set, else the lowest failing: rank 0 when the environment is uniform), then
+ * every rank aborts.
  */
-static void abort_if_any(MPI_Comm comm, int failed, const char *msg)
+static void abort_if(MPI_Comm comm, int failed, int tell, const char *msg)
 {
     int me = 0, P = 1;
     PMPI_Comm_rank(comm, &me);
     PMPI_Comm_size(comm, &P);
-    int reporter = failed ? me : P;
-    if (PMPI_Allreduce(MPI_IN_PLACE, &reporter, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        reporter = failed ? me : P;
-    if (reporter == P)
+    long long reporter = failed ? (tell ? me : (long long)P + me) : 2LL * P;
+    if (PMPI_Allreduce(MPI_IN_PLACE, &reporter, 1, MPI_LONG_LONG, MPI_MIN, comm) != MPI_SUCCESS)
+        reporter = failed ? me : 2LL * P;
+    if (reporter >= 2LL * P)
         return;
-    if (me == reporter)
+    if (me == reporter % P)
         say("invalid configuration, aborting: %s", msg);
     PMPI_Barrier(comm);   /* the message is out before anyone aborts */
     PMPI_Abort(comm, 2);
 }
 
+static void abort_if_any(MPI_Comm comm, int failed, const char *msg)
+{
+    abort_if(comm, failed, 1, msg);
+}
+
 /*
- * Check TUNA_ALLTOALLV and TUNA_PLAN collectively over `comm`, so that a
- * misconfigured job stops at once.
+ * Check TUNA_ALLTOALLV, TUNA_ALLGATHER, TUNA_ALLREDUCE and TUNA_PLAN collectively over
+ * `comm`, then that every rank has the same TUNA_* settings, so that a misconfigured job
+ * stops at once with one line (from a rank whose value differs from rank 0's).
  */
 static void check_config(MPI_Comm comm)
 {
-    tuna_options opt;
-    int rc = tuna_options_default(TUNA_ALLTOALLV, &opt);
-    char msg[600];
-    snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
-    int failed = rc != MPI_SUCCESS;
+    char msg[600] = "";
+    int failed = 0;
+    for (int c = 0; c < NCOLL && !failed; c++) {
+        tuna_options opt;
+        int rc = tuna_options_default(colls[c].id, &opt);
+        if (rc != MPI_SUCCESS) {
+            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+            failed = 1;
+        }
+    }
     if (!failed)
         failed = read_plan_config(msg, sizeof msg) != 0;
     abort_if_any(comm, failed, msg);
+    int differs = 0;
+    tuna_error_clear();
+    int rc = tuna_config_agree(comm, &differs);
+    snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
+    abort_if(comm, rc != MPI_SUCCESS, differs, msg);
 }
 
 #ifdef TUNA_PRELOAD_PERSISTENT
@@ -1142,6 +1395,8 @@ static void startup(MPI_Comm comm)
     if (startup_done)
         return;
     startup_done = 1;
+    const char *stats = getenv("TUNA_STATS");
+    stats_enabled = stats && *stats;
     keyval_init();
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_fn, &finalize_keyval, NULL) ==
         MPI_SUCCESS)
@@ -1228,9 +1483,9 @@ static void write_stats(void)
     for (comm_record *r = records; r && ok; r = r->next)
         for (int i = 0; i < r->nrows && ok; i++) {
             const stat_row *w = &r->rows[i];
-            ok = text_add(&t, "%d\t%d\t%s\t%d\t%s\t%s\t%lld\t%llu\t%llu\t%.9f\n", me, r->id,
-                          r->name, r->size, path_name[w->path], w->label, w->calls,
-                          w->bytes_sent, w->bytes_recv, w->seconds);
+            ok = text_add(&t, "%d\t%d\t%s\t%d\t%s\t%s\t%s\t%lld\t%llu\t%llu\t%.9f\n", me,
+                          r->id, r->name, r->size, colls[w->coll].name, path_name[w->path],
+                          w->label, w->calls, w->bytes_sent, w->bytes_recv, w->seconds);
         }
     if (!ok)
         t.len = 0;    /* out of memory: this rank contributes no rows */
@@ -1260,10 +1515,11 @@ static void write_stats(void)
         if (!f) {
             say("TUNA_STATS=%s: cannot open the file for writing", path);
         } else {
-            fprintf(f, "# tuna-preload statistics: one row per rank x communicator x path; "
+            fprintf(f, "# tuna-preload statistics: one row per rank x communicator x collective x "
+                       "path; "
                        "bytes are this rank's send/receive totals\n");
-            fprintf(f, "rank\tcomm\tcomm_name\tcomm_size\tpath\talgorithm\tcalls\tbytes_sent"
-                       "\tbytes_received\tseconds\n");
+            fprintf(f, "rank\tcomm\tcomm_name\tcomm_size\tcollective\tpath\talgorithm\tcalls"
+                       "\tbytes_sent\tbytes_received\tseconds\n");
             if (all)
                 fwrite(all, 1, (size_t)total, f);
             else

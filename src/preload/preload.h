@@ -14,6 +14,13 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
+/* MPI_Allgather and MPI_Allreduce likewise (TUNA_ALLGATHER, TUNA_ALLREDUCE, info keys
+ * tuna_allgather and tuna_allreduce); the Fortran bindings call these. */
+int tuna_preload_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int tuna_preload_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm);
+
 /* Checks the configuration over MPI_COMM_WORLD once MPI is initialized (Fortran MPI_INIT). */
 void tuna_preload_startup(void);
 

@@ -185,7 +185,7 @@ int tuna_select_agree(tuna_ctx *ctx)
         /* max of (failed, h, -h): everyone loaded fine and equal iff failed = 0, max h = min h */
         long long v[3] = {sel.rc != MPI_SUCCESS, (long long)sel.checksum,
                           -(long long)sel.checksum};
-        TUNA_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+        TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm));
         ctx->select_status = 1 + (v[0] ? 1 : v[1] != -v[2] ? 2 : 0);
     }
     int status = ctx->select_status - 1;

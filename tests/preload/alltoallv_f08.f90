@@ -39,6 +39,20 @@ program alltoallv_f08
      end do
      if (abs(rbuf(rdispl(j) + rcount(j)) + 7d0) > 0d0) nerr = nerr + 1
   end do
+  ! MPI_Allgather and MPI_Allreduce through mpi_f08 too.
+  deallocate(sbuf, rbuf)
+  allocate(sbuf(0:1), rbuf(0:np))
+  sbuf(0) = me + 0.5d0
+  rbuf = -7d0
+  call MPI_Allgather(sbuf, 1, MPI_DOUBLE_PRECISION, rbuf, 1, MPI_DOUBLE_PRECISION, &
+                     MPI_COMM_WORLD)
+  do j = 0, np - 1
+     if (abs(rbuf(j) - (j + 0.5d0)) > 0d0) nerr = nerr + 1
+  end do
+  if (abs(rbuf(np) + 7d0) > 0d0) nerr = nerr + 1
+  rbuf = -7d0
+  call MPI_Allreduce(sbuf, rbuf, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD)
+  if (abs(rbuf(0) - (np - 0.5d0)) > 0d0 .or. abs(rbuf(1) + 7d0) > 0d0) nerr = nerr + 1
   call MPI_Allreduce(MPI_IN_PLACE, nerr, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (me == 0) then
      if (nerr == 0) then

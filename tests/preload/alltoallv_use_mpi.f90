@@ -70,6 +70,26 @@ program alltoallv_use_mpi
      end do
   end do
 
+  ! MPI_ALLGATHER (two integers per rank) and MPI_ALLREDUCE (a vector, not in place): the
+  ! preload takes the Fortran bindings of these too.
+  deallocate(sbuf, rbuf)
+  allocate(sbuf(0:2), rbuf(0:2*np))
+  sbuf(0) = 10*me + 1
+  sbuf(1) = 10*me + 2
+  rbuf = -7
+  call MPI_ALLGATHER(sbuf, 2, MPI_INTEGER, rbuf, 2, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+  do j = 0, np - 1
+     if (rbuf(2*j) /= 10*j + 1 .or. rbuf(2*j + 1) /= 10*j + 2) nerr = nerr + 1
+  end do
+  if (rbuf(2*np) /= -7) nerr = nerr + 1
+  sbuf(0) = me
+  sbuf(1) = 1
+  rbuf = -7
+  call MPI_ALLREDUCE(sbuf, rbuf, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+  if (rbuf(0) /= np*(np - 1)/2 .or. rbuf(1) /= np .or. rbuf(2) /= -7) nerr = nerr + 1
+
   call MPI_ALLREDUCE(MPI_IN_PLACE, nerr, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (me == 0) then
      if (nerr == 0) then

@@ -3,13 +3,16 @@
 
 usage: run_client.py --preload LIB --mpiexec MPIEXEC [--mpiexec-flag=FLAG ...] --np N [--env K=V ...]
                      [--min-tuna-calls N] [--allow-fallback] [--algorithm PREFIX]
-                     [--mpi4py-tests DIR|auto] [--per-rank-calls PATH[:TEXT]=N|>=N ...]
+                     [--mpi4py-tests DIR|auto] [--per-rank-calls [COLL/]PATH[:TEXT]=N|>=N ...]
                      [--plan-algorithm PREFIX] -- client args...
 
 Passes when the client exits 0 and the stats file (TUNA_STATS) shows at least
 --min-tuna-calls calls handled by tuna's code (path "tuna"), no fallback rows
 unless --allow-fallback (or of the --allow-fallback-reason reasons), and, with --algorithm, only that algorithm on the tuna path.
---per-rank-calls: on every rank, the calls of the rows on PATH (whose algorithm column
+--collective: the collective these checks are about (alltoallv by default; rows of the
+others are printed only, except that no call of any may have returned an error unless
+--allow-errors).
+--per-rank-calls: on every rank, the calls of the rows (of collective COLL if given) on PATH (whose algorithm column
 contains TEXT) sum to N (or at least N); --plan-algorithm: every "plan" row (starts of
 persistent alltoallv plans) runs that algorithm.
 """
@@ -66,6 +69,8 @@ def main():
     ap.add_argument("--mpi4py-tests")
     ap.add_argument("--per-rank-calls", action="append", default=[])
     ap.add_argument("--plan-algorithm")
+    ap.add_argument("--collective", default="alltoallv")
+    ap.add_argument("--allow-errors", action="store_true")
     ap.add_argument("client", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     client = a.client[1:] if a.client and a.client[0] == "--" else a.client
@@ -81,17 +86,21 @@ def main():
     env["TUNA_STATS"] = stats
     env["LD_PRELOAD"] = a.preload
     cmd = [a.mpiexec] + a.mpiexec_flag + ["-n", str(a.np)] + client
-    shown = ("LD_PRELOAD", "TUNA_ALLTOALLV", "TUNA_PLAN", "TUNA_WISDOM", "TUNA_STATS")
+    shown = ("LD_PRELOAD", "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE", "TUNA_PLAN",
+             "TUNA_WISDOM", "TUNA_STATS")
     print("+", " ".join(f"{k}={env[k]}" for k in shown if k in env), " ".join(cmd), flush=True)
     rc = subprocess.run(cmd, env=env).returncode
     if rc != 0:
         print(f"FAIL: client exited with {rc}")
         os.unlink(stats)
         return 1
-    rows = read_stats(stats)
+    all_rows = read_stats(stats)
     os.unlink(stats)
-    for r in rows:
+    for r in all_rows:
         print("stats:", "\t".join(r.values()))
+    # The checks are about one collective; errors are never expected.
+    errors = sum(int(r["calls"]) for r in all_rows if r["path"] == "error")
+    rows = [r for r in all_rows if r["collective"] == a.collective]
     tuna = sum(int(r["calls"]) for r in rows if r["path"] == "tuna")
     fallback = sum(int(r["calls"]) for r in rows if r["path"] == "fallback")
     unexpected = sum(int(r["calls"]) for r in rows if r["path"] == "fallback"
@@ -99,11 +108,14 @@ def main():
     vendor = sum(int(r["calls"]) for r in rows if r["path"] == "vendor")
     print(f"calls: tuna {tuna}, vendor {vendor}, fallback {fallback}")
     ok = True
+    if errors and not a.allow_errors:
+        print(f"FAIL: {errors} calls returned an error")
+        ok = False
     if tuna < a.min_tuna_calls:
         print(f"FAIL: tuna handled {tuna} calls, expected at least {a.min_tuna_calls}")
         ok = False
     if unexpected and not a.allow_fallback:
-        print(f"FAIL: {unexpected} calls fell back to PMPI_Alltoallv")
+        print(f"FAIL: {unexpected} {a.collective} calls fell back to the library's call")
         ok = False
     # What ran on the tuna path (blocking calls) and on the plan path (persistent starts).
     for path, want, who in (("tuna", a.algorithm, "tuna"), ("plan", a.plan_algorithm, "the plans")):
@@ -120,8 +132,10 @@ def main():
             print(f"FAIL: bad --per-rank-calls {spec!r}")
             return 1
         path, text, op, want = m.group(1), m.group(2) or "", m.group(3), int(m.group(4))
+        coll, _, path = path.rpartition("/")
+        pool = [r for r in all_rows if r["collective"] == coll] if coll else rows
         for rank in range(a.np):
-            got = sum(int(r["calls"]) for r in rows if r["rank"] == str(rank)
+            got = sum(int(r["calls"]) for r in pool if r["rank"] == str(rank)
                       and r["path"] == path and text in r["algorithm"])
             if got != want if op == "=" else got < want:
                 print(f"FAIL: rank {rank}: {got} calls on path {path!r} with {text!r}, "
