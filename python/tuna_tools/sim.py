@@ -2,8 +2,9 @@
 
   tuna sim run      one smpirun per (P, SMPI alltoallv selector): tuna-bench's JSON lines,
                     each tagged with a "sim" object (platform, ranks per node, SMPI
-                    configuration, wall time and memory of the run, the lower bound and the
-                    ratios to it)
+                    configuration, the `tuna sim run` command, wall time and memory of the
+                    run, the lower bound and the ratios to it; a run killed by --timeout
+                    leaves one record with status "timeout")
   tuna sim bound    the lower bound of one configuration
   tuna sim summary  a Markdown table from `tuna sim run` output: per configuration the best
                     parameters of each algorithm, the SMPI selectors, ratios to the bound
@@ -323,6 +324,11 @@ def simgrid_version(args):
     return _versions[exe]
 
 
+def run_command():
+    """The `tuna ...` command line that made a record (recorded with every result)."""
+    return shlex.join(["tuna"] + sys.argv[1:])
+
+
 def find_bench(path):
     # Absolute: smpirun runs in a temporary directory.
     if path:
@@ -393,6 +399,21 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.communicate()
+                # Recorded, so a table can say what did not finish (and after how long).
+                mem.stop_flag.set()
+                mem.join()
+                out.write(json.dumps({
+                    "algorithm": args.algorithms, "params": args.param or [],
+                    "status": "timeout", "machine": {"P": procs},
+                    "dist": {"spec": ",".join(args.dist or ["uniform"]), "sizes": args.sizes},
+                    "sim": {"platform": plat["name"], "ranks_per_node": rpn,
+                            "selector": selector, "smpi_cfg": cfg,
+                            "simgrid": simgrid_version(args), "command": run_command(),
+                            "scale_preset": bool(args.scale),
+                            "wall_s": round(time.monotonic() - t0, 2),
+                            "timeout_s": args.timeout,
+                            "mem_rise_mib": round(mem.rise_mib(), 1)}}) + "\n")
+                out.flush()
                 raise OSError(f"smpirun timed out after {args.timeout:g} s (P={procs}, "
                               f"{selector})") from None
         wall = time.monotonic() - t0
@@ -419,6 +440,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
                    "topology": plat["topology"], "nodes": -(-procs // rpn),
                    "ranks_per_node": rpn, "selector": selector,
                    "smpi_cfg": cfg, "simgrid": simgrid_version(args),
+                   "command": run_command(),
                    "tuna_nodes": "discovered" if args.discover_nodes else "TUNA_RANKS_PER_NODE",
                    "scale_preset": bool(args.scale),
                    "wall_s": round(wall, 2), "cpu_s": cpu, "max_rss_kib": rss,
@@ -690,7 +712,9 @@ def register(subparsers):
                         "bench must be built with its smpicc (-DTUNA_SIMGRID_PREFIX=PREFIX)")
     r.add_argument("--bench", help="tuna-bench built with smpicc (default: $TUNA_SIM_BENCH, "
                    "else build/smpi/ (scripts/test.sh), build-sim/ or build-smpi/)")
-    r.add_argument("--timeout", type=float, default=None, help="seconds per smpirun")
+    r.add_argument("--timeout", type=float, default=None,
+                   help="seconds per smpirun (a killed run leaves a record with status "
+                        "'timeout' and exits non-zero)")
     r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")
     r.add_argument("--append", action="store_true")
     r.add_argument("-v", "--verbose", action="store_true")
