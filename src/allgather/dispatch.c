@@ -5,6 +5,7 @@
  * types, a packed copy otherwise), own block in place, dispatch.
  */
 #include "tuna_coll.h"
+#include "../select/tuna_select.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,24 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
         return local_rc;
     if (block == 0)
         return MPI_SUCCESS;
+    long param[TUNA_MAX_PARAMS] = {0};
+    if (alg->run == tuna_ag_auto) {
+        /* auto decides here, before any packing: the library's own call when it runs the
+         * choice itself, else the chosen row with its parameters. */
+        tuna_choice c;
+        rc = tuna_ag_auto_choose(ctx, block, &c);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        alg = &tuna_ag_table[c.algorithm];
+        if (!alg->run)
+            return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm);
+        memcpy(param, c.param, sizeof param);
+    } else {
+        for (int i = 0; i < alg->info.nparams; i++)
+            param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+        memcpy(tuna_stats_current.params, param, sizeof param);
+    }
 
     MPI_Aint lb, rext;
     int rsize;
@@ -117,9 +136,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     }
 
     tuna_ag_args a = {.buf = work, .block = block, .ctx = ctx, .rank = me, .size = P};
-    for (int i = 0; i < alg->info.nparams; i++)
-        a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
-    memcpy(tuna_stats_current.params, a.param, sizeof a.param);
+    memcpy(a.param, param, sizeof a.param);
     if (rc == MPI_SUCCESS && P > 1)
         rc = alg->run(&a);
     if (!rcontig) {

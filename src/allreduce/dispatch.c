@@ -4,6 +4,7 @@
  * input copied into recvbuf unless MPI_IN_PLACE, datatype extents), dispatch.
  */
 #include "tuna_coll.h"
+#include "../select/tuna_select.h"
 
 #include <string.h>
 
@@ -68,18 +69,30 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (count == 0 || tsize == 0)
         return MPI_SUCCESS;
 
+    int commute = 0;
+    TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
     tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
-                      .ctx = ctx, .rank = me, .size = P};
+                      .ctx = ctx, .rank = me, .size = P, .commute = commute != 0};
+    if (alg->run == tuna_ar_auto) {
+        /* auto decides here, before any copy: the library's own call when it runs the
+         * choice itself, else the chosen row with its parameters. */
+        tuna_choice c;
+        rc = tuna_ar_auto_choose(ctx, (double)count * (double)tsize, a.commute, &c);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        alg = &tuna_ar_table[c.algorithm];
+        if (!alg->run)
+            return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
+        memcpy(a.param, c.param, sizeof a.param);
+    } else {
+        for (int i = 0; i < alg->info.nparams; i++)
+            a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+        memcpy(tuna_stats_current.params, a.param, sizeof a.param);
+    }
     MPI_Aint lb;
     MPI_Type_get_extent(datatype, &lb, &a.extent);
     MPI_Type_get_true_extent(datatype, &a.true_lb, &a.true_extent);
-    int commute = 0;
-    TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
-    a.commute = commute != 0;
     a.contig = tuna_type_is_contiguous(datatype) && a.extent == (MPI_Aint)tsize;
-    for (int i = 0; i < alg->info.nparams; i++)
-        a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
-    memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     if (!inplace)
         rc = tuna_ar_copy(&a, sendbuf, recvbuf, count);
     if (rc == MPI_SUCCESS && P > 1)

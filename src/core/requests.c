@@ -1,4 +1,9 @@
-/* Completing a set of requests with the real error code of the one that failed. */
+/*
+ * Completing a set of requests with the real error code of the one that failed. (MPICH
+ * 4.0.2 raises request-completion failures on MPI_COMM_WORLD's error handler rather than on
+ * the request's communicator, so there tuna's codes come back only if MPI_COMM_WORLD returns
+ * errors: docs/testing.md.)
+ */
 #include "tuna_internal.h"
 
 /* Statuses are read in chunks from the stack: no allocation on the call path. */

@@ -108,6 +108,10 @@ int tuna_ag_recursive_doubling(const tuna_ag_args *a);
 int tuna_ag_recmul(const tuna_ag_args *a);
 int tuna_ag_recmul_permuted(const tuna_ag_args *a);
 int tuna_ag_auto(const tuna_ag_args *a);
+/* auto's choice for blocks of `block` bytes (and the statistics record of it); a choice
+ * whose row has no run function is the library's own MPI_Allgather. */
+struct tuna_choice;
+int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, struct tuna_choice *c);
 /* Recursive multiplying engine with radix k (recursive doubling is k = 2). */
 int tuna_ag_recmul_run(const tuna_ag_args *a, int k);
 /* Folding steps of the recmul family (see tuna_fold): a non-leader sends its block to
@@ -156,6 +160,10 @@ int tuna_ar_recursive_doubling(const tuna_ar_args *a);
 int tuna_ar_recmul(const tuna_ar_args *a);
 int tuna_ar_recmul_permuted(const tuna_ar_args *a);
 int tuna_ar_auto(const tuna_ar_args *a);
+/* auto's choice for a vector of `bytes` (and the statistics record of it); a choice whose
+ * row has no run function is the library's own MPI_Allreduce. */
+struct tuna_choice;
+int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, struct tuna_choice *c);
 /* Recursive multiplying engine with radix k (recursive doubling is k = 2). */
 int tuna_ar_recmul_run(const tuna_ar_args *a, int k);
 /* Folding steps of the recmul family (see tuna_fold): a member sends its vector to its

@@ -461,6 +461,31 @@ static void coll_row_best(tuna_collective coll, const tuna_select_input *in, dou
     }
 }
 
+/*
+ * Whether the MPI library itself runs the model's choice: recursive doubling on short
+ * vectors, as MPICH does (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 bytes; allgather: short
+ * totals, MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE = 80 KiB, on a power-of-two communicator, Bruck
+ * otherwise) and Open MPI's coll/tuned does for such sizes. Then the library's own call is
+ * the same exchange with less work around it (measured: tuna's recursive doubling 0.64x the
+ * library's at 16 B, P = 2), so auto hands it over. Other libraries (SMPI): never.
+ */
+static bool vendor_runs_it(tuna_collective coll, const tuna_select_input *in, double bytes,
+                           bool commute, const tuna_choice *best)
+{
+    if (sel.library != TUNA_MPILIB_OPENMPI && sel.library != TUNA_MPILIB_MPICH)
+        return false;
+    /* recursive doubling as good as the best (ties: P = 2, where every row is one step) */
+    const long k[TUNA_MAX_PARAMS] = {0};
+    double t = coll_cost(coll, in, bytes, commute,
+                         tuna_algorithm_find(coll, "recursive-doubling"), k);
+    if (t < 0 || t > best->predicted * (1 + 1e-9))
+        return false;
+    if (coll == TUNA_ALLREDUCE)
+        return bytes <= 2048;
+    const bool pow2 = in->P > 0 && (in->P & (in->P - 1)) == 0;
+    return pow2 && bytes * in->P <= 81920;
+}
+
 int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, double bytes,
                            bool commute, tuna_choice *out)
 {
@@ -481,6 +506,8 @@ int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, do
         coll_row_best(coll, in, bytes, commute, alg, &best);
     if (best.algorithm < 0)
         return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
+    if (vendor_runs_it(coll, in, bytes, commute, &best))
+        best.algorithm = tuna_algorithm_find(coll, "vendor"); /* same time, lower constant */
     coll_memo[coll_memo_next].coll = coll;
     coll_memo[coll_memo_next].in = *in;
     coll_memo[coll_memo_next].bytes = bytes;
