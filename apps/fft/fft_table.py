@@ -1,42 +1,52 @@
 #!/usr/bin/env python3
-"""Markdown tables of tuna-fft JSON lines (docs/applications.md): per transform kind and grid,
-one row per algorithm with its all-to-all time per round trip (max over ranks, ms), the ratio
-vendor / algorithm (> 1: faster than the MPI library's MPI_Alltoallv in the same run) and each
-reshape's time.
+"""Markdown tables of tuna-fft JSON lines (docs/applications.md): per configuration
+(decomposition, input, transform, dims, grid, P), one row per algorithm with its all-to-all
+time per round trip (max over ranks, ms), the ratio vendor / algorithm computed within each
+run (> 1: faster than the MPI library's MPI_Alltoallv timed interleaved with it) and each
+reshape's time. Several files of the same configuration (repeated runs): the times are their
+medians and every run's ratio is listed.
 
     python3 apps/fft/fft_table.py RUN.jsonl [RUN2.jsonl ...]
 """
 import json
+import statistics
 import sys
 
 
 def main(paths):
-    groups = {}
+    groups = {}  # configuration -> algorithm -> [(record, vendor record of its run)]
     for path in paths:
         with open(path) as f:
-            for line in f:
-                r = json.loads(line)
-                key = (r["decomposition"], r.get("input", ""), r.get("transform", "c2c"),
-                       "x".join(map(str, r["dims"])), tuple(r.get("grid") or ()),
-                       r["machine"]["P"], r["workload"])
-                groups.setdefault(key, []).append(r)
-    for key, rows in groups.items():
+            recs = [json.loads(line) for line in f if line.strip()]
+        for r in recs:
+            key = (r["decomposition"], r.get("input", ""), r.get("transform", "c2c"),
+                   "x".join(map(str, r["dims"])), tuple(r.get("grid") or ()),
+                   r["machine"]["P"], r["workload"])
+            vendor = next((v for v in recs if v["options"] == "vendor" and
+                           v.get("transform") == r.get("transform") and v.get("grid") == r.get("grid")
+                           and v["workload"] == r["workload"]), None)
+            groups.setdefault(key, {}).setdefault(r["options"], []).append((r, vendor))
+    for key, algs in groups.items():
         dec, inp, kind, dims, grid, P, wl = key
-        vendor = next((r for r in rows if r["options"] == "vendor"), None)
-        names = [t["name"] for t in rows[0].get("transposes", [])]
+        first = next(iter(algs.values()))[0][0]
+        names = [t["name"] for t in first.get("transposes", [])]
         title = f"{dec} ({inp} input) {kind} {dims} {wl}, P = {P}"
         if grid:
             title += f", grid {grid[0]}x{grid[1]}"
-        print(f"\n{title}\n")
+        nrun = max(len(v) for v in algs.values())
+        print(f"\n{title} ({nrun} run{'s' if nrun > 1 else ''})\n")
         print("| algorithm | a2a ms | vendor / alg | " + " | ".join(f"{n} ms" for n in names)
               + " | verified |")
         print("|---|---:|---:|" + "---:|" * len(names) + "---|")
-        for r in rows:
-            a2a = r["time"]["alltoallv"]["max"]
-            ratio = vendor["time"]["alltoallv"]["max"] / a2a if vendor and a2a > 0 else float("nan")
-            stages = " | ".join(f"{1e3 * t['alltoallv']['max']:.3f}" for t in r["transposes"])
-            print(f"| {r['options']} | {1e3 * a2a:.3f} | {ratio:.2f} | {stages} | "
-                  f"{'yes' if r['verified'] else 'NO'} |")
+        for name, runs in algs.items():
+            a2a = statistics.median(r["time"]["alltoallv"]["max"] for r, _ in runs)
+            ratios = ", ".join(f"{v['time']['alltoallv']['max'] / r['time']['alltoallv']['max']:.2f}"
+                               for r, v in runs if v and r["time"]["alltoallv"]["max"] > 0)
+            stages = " | ".join(
+                f"{1e3 * statistics.median(r['transposes'][i]['alltoallv']['max'] for r, _ in runs):.3f}"
+                for i in range(len(names)))
+            ok = all(r["verified"] for r, _ in runs)
+            print(f"| {name} | {1e3 * a2a:.3f} | {ratios} | {stages} | {'yes' if ok else 'NO'} |")
 
 
 if __name__ == "__main__":
