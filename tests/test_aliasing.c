@@ -7,23 +7,13 @@
  *
  * Usage: test_aliasing   (under mpiexec, any P)
  */
+#include "support/test_expect.h"
 #include "tuna.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int P, me, failures;
-
-static void expect(int cond, const char *what, const char *alg, int rc)
-{
-    int bad = !cond, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (bad)
-        fprintf(stderr, "FAIL P=%d rank=%d %s (%s): rc %d: %s\n", P, me, what, alg, rc,
-                tuna_error_string(rc));
-    failures += any;
-}
 
 #define N 8 /* ints per block */
 

@@ -12,6 +12,7 @@
  * Usage: test_large_counts [--huge]   (under mpiexec, any P)
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
+#include "support/test_expect.h"
 #include "tuna.h"
 
 #include <limits.h>
@@ -22,17 +23,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static int P, me, failures;
-
-static void expect(int cond, const char *what, const char *alg, int rc)
-{
-    int bad = !cond, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (bad)
-        fprintf(stderr, "FAIL P=%d rank=%d %s (%s): rc %d: %s\n", P, me, what, alg, rc,
-                rc == MPI_SUCCESS || rc == MPI_ERR_NO_MEM ? "" : tuna_error_string(rc));
-    failures += any;
-}
 
 static int count_of(int src, int dst)
 {

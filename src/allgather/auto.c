@@ -26,10 +26,7 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c)
                     "%.3g us",
                  in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].info.name, c->param[0],
                  c->predicted * 1e6);
-    tuna_stats_current.algorithm = c->algorithm;
-    memcpy(tuna_stats_current.params, c->param, sizeof tuna_stats_current.params);
-    tuna_stats_current.predicted = c->predicted;
-    tuna_stats_current.auto_source = 1;
+    tuna_select_record(c);
     return MPI_SUCCESS;
 }
 

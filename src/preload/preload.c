@@ -575,6 +575,32 @@ static int comm_ready(MPI_Comm comm, enum coll coll, comm_state **out)
     return MPI_SUCCESS;
 }
 
+/*
+ * The start of every intercepted call: -1 outside MPI or on an invalid communicator (the
+ * library's own call then reports it as usual); else the communicator's state with its
+ * choice for `coll`, whether it is an intercommunicator, its (remote) size and the start
+ * time, and MPI_SUCCESS or the error raised while resolving the choice.
+ */
+static int call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
+                      double *t0)
+{
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
+        return -1;
+    startup(comm);
+    *t0 = clock_now();
+    int rc = comm_ready(comm, coll, s);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (*inter)
+        PMPI_Comm_remote_size(comm, P);
+    else
+        PMPI_Comm_size(comm, P);
+    return MPI_SUCCESS;
+}
+
 /* A call of tuna's that failed: counted (what the application asked for), reported. */
 static int tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0)
 {
@@ -608,24 +634,16 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int init = 0, fin = 0, inter = 0, P = 0;
-    PMPI_Initialized(&init);
-    PMPI_Finalized(&fin);
-    /* Outside MPI, or an invalid communicator: the vendor reports it as usual. */
-    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s;
+    int rc0 = call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    if (rc0 < 0)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
-    startup(comm);
-    double t0 = clock_now();
-    comm_state *s;
-    int rc0 = comm_ready(comm, COLL_ALLTOALLV, &s);
     if (rc0 != MPI_SUCCESS)
         return rc0;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    if (inter)
-        PMPI_Comm_remote_size(comm, &P);
-    else
-        PMPI_Comm_size(comm, &P);
     if (ch->vendor)
         return vendor_call(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
                            recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
@@ -710,24 +728,16 @@ static int coll_library_call(enum coll coll, comm_state *s, enum path path, cons
 static int preload_coll(enum coll coll, const void *sendbuf, int scount, MPI_Datatype stype,
                         void *recvbuf, int rcount, MPI_Datatype rtype, MPI_Op op, MPI_Comm comm)
 {
-    int init = 0, fin = 0, inter = 0, P = 0;
-    PMPI_Initialized(&init);
-    PMPI_Finalized(&fin);
-    /* Outside MPI, or an invalid communicator: the library reports it as usual. */
-    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s;
+    int rc = call_begin(comm, coll, &s, &inter, &P, &t0);
+    if (rc < 0)
         return coll_library_call(coll, NULL, PATH_VENDOR, NULL, sendbuf, scount, stype, recvbuf,
                                  rcount, rtype, op, comm, 0, 0.0);
-    startup(comm);
-    double t0 = clock_now();
-    comm_state *s;
-    int rc = comm_ready(comm, coll, &s);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[coll];
-    if (inter)
-        PMPI_Comm_remote_size(comm, &P);
-    else
-        PMPI_Comm_size(comm, &P);
     if (ch->vendor)
         return coll_library_call(coll, s, PATH_VENDOR, ch->label, sendbuf, scount, stype,
                                  recvbuf, rcount, rtype, op, comm, P, t0);
@@ -826,23 +836,16 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int init = 0, fin = 0, inter = 0, P = 0;
-    PMPI_Initialized(&init);
-    PMPI_Finalized(&fin);
-    if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s;
+    int rc = call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    if (rc < 0)
         return library_c(NULL, PATH_VENDOR, NULL, sendbuf, sendcounts, sdispls, sendtype,
                          recvbuf, recvcounts, rdispls, recvtype, comm, 0, 0.0);
-    startup(comm);
-    double t0 = clock_now();
-    comm_state *s;
-    int rc = comm_ready(comm, COLL_ALLTOALLV, &s);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    if (inter)
-        PMPI_Comm_remote_size(comm, &P);
-    else
-        PMPI_Comm_size(comm, &P);
     if (ch->vendor)
         return library_c(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
                          recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
@@ -988,25 +991,17 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                            MPI_Request *request)
 {
-    int init = 0, fin = 0, inter = 0, P = 0;
-    PMPI_Initialized(&init);
-    PMPI_Finalized(&fin);
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s = NULL;
     /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
-    if (!init || fin || comm == MPI_COMM_NULL || !request ||
-        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+    int rc = request ? call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
         return library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                        recvtype, comm, info, request);
-    startup(comm);
-    double t0 = clock_now();
-    comm_state *s;
-    int rc = comm_ready(comm, COLL_ALLTOALLV, &s);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    if (inter)
-        PMPI_Comm_remote_size(comm, &P);
-    else
-        PMPI_Comm_size(comm, &P);
     char label[LABEL_MAX + 32];
     int why = -1;
     if (!ch->vendor && inter) {

@@ -461,6 +461,14 @@ static void coll_row_best(tuna_collective coll, const tuna_select_input *in, dou
     }
 }
 
+void tuna_select_record(const tuna_choice *c)
+{
+    tuna_stats_current.algorithm = c->algorithm;
+    memcpy(tuna_stats_current.params, c->param, sizeof tuna_stats_current.params);
+    tuna_stats_current.predicted = c->predicted;
+    tuna_stats_current.auto_source = 1;
+}
+
 /*
  * Whether the MPI library itself runs the model's choice: recursive doubling on short
  * vectors, as MPICH does (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 bytes; allgather: short

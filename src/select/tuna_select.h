@@ -190,6 +190,8 @@ int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out);
 
 /* The model's choice for allgather (commute ignored) or allreduce: every row except vendor
  * and auto, k over the radix grid. Same determinism as tuna_select_alltoallv(). */
+/* auto's choice `c` into this call's statistics record (what ran, as the model chose it). */
+void tuna_select_record(const tuna_choice *c);
 int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, double bytes,
                            bool commute, tuna_choice *out);
 
