@@ -601,7 +601,8 @@ static int make_plans(pfft *f, const app_algorithm *alg, unsigned flags, tuna_pl
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_app);
     r->plan_seconds = t;
     if (rc) {
-        snprintf(r->error, sizeof r->error, "%s: %s", alg->name, err);
+        /* bounded: the name and the message fit r->error */
+        snprintf(r->error, sizeof r->error, "%.100s: %.380s", alg->name, err);
         return -1;
     }
     for (int k = 0; k < 2 * (f->nstages - 1); k++)
