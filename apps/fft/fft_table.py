@@ -4,7 +4,9 @@
 time per round trip (max over ranks, ms), the ratio vendor / algorithm computed within each
 run (> 1: faster than the MPI library's MPI_Alltoallv timed interleaved with it) and each
 reshape's time. Several files of the same configuration (repeated runs): the times are their
-medians and every run's ratio is listed.
+medians and every run's ratio is listed. A run without vendor (one SMPI run per algorithm:
+simulated times are deterministic) takes the vendor row of the same configuration from
+another file.
 
     python3 apps/fft/fft_table.py RUN.jsonl [RUN2.jsonl ...]
 """
@@ -38,7 +40,9 @@ def main(paths):
         print("| algorithm | a2a ms | vendor / alg | " + " | ".join(f"{n} ms" for n in names)
               + " | verified |")
         print("|---|---:|---:|" + "---:|" * len(names) + "---|")
+        shared = algs.get("vendor", [(None, None)])[0][0]
         for name, runs in algs.items():
+            runs = [(r, v or shared) for r, v in runs]
             a2a = statistics.median(r["time"]["alltoallv"]["max"] for r, _ in runs)
             ratios = ", ".join(f"{v['time']['alltoallv']['max'] / r['time']['alltoallv']['max']:.2f}"
                                for r, v in runs if v and r["time"]["alltoallv"]["max"] > 0)
