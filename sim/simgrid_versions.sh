@@ -7,7 +7,11 @@
 # sim/results/simgrid-versions/simgrid-VERSION.jsonl (docs/simulation.md, "SimGrid 3.32 vs 3.35").
 #
 #   sim/simgrid_versions.sh                 P = 64 and 256, both platforms, 16 B and 1 KiB
-#   PROCS=1024 VERSIONS=3.35 SIZES=16 CONFIGS="tuna2 tunasqrt vmpich vompi" sim/simgrid_versions.sh
+#   PROCS=1024 PLATFORMS=fugaku SIZES=16 CONFIGS="tuna4" NOVERIFY=1 sim/simgrid_versions.sh
+#   PROCS=1024 PLATFORMS=fugaku SIZES=16 VERSIONS=3.35 CONFIGS="tuna2 tunasqrt vmpich vompi" \
+#       NOVERIFY=1 sim/simgrid_versions.sh
+# NOVERIFY=1: tuna sim run --no-verify (no reference MPI_Alltoallv, shared payloads), as the
+# large-P runs of docs/simulation.md; the default verifies every configuration.
 #
 # Builds (same source for both; the results of docs/simulation.md used commit 93cdea0):
 #   cmake -S . -B build/h19-smpi-3.32 -DCMAKE_TOOLCHAIN_FILE=cmake/smpi.cmake
@@ -28,6 +32,7 @@ export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 args_of() { # CONFIG -> tuna sim run options
     case $1 in
     tuna2) echo "-a tuna --param radix=2 --no-vendor" ;;
+    tuna4) echo "-a tuna --param radix=4 --no-vendor" ;;
     tunasqrt) echo "-a tuna --param radix=sqrtP --no-vendor" ;;
     coalesced4) echo "-a coalesced --param radix=4 --no-vendor" ;;
     spreadout) echo "-a spreadout --no-vendor" ;;
@@ -45,7 +50,7 @@ for P in $PROCS; do for plat in $PLATFORMS; do for S in $SIZES; do for c in $CON
         esac
         # shellcheck disable=SC2046,SC2086
         (cd "$ROOT" && nice -n 10 "$PY" -m tuna_tools sim run --platform "$plat" --procs "$P" \
-            --rpn 32 -s "$S" $(args_of "$c") $sg --bench "build/h19-smpi-$v/tools/tuna-bench" \
+            --rpn 32 -s "$S" $(args_of "$c") ${NOVERIFY:+--no-verify} $sg --bench "build/h19-smpi-$v/tools/tuna-bench" \
             --timeout "$TIMEOUT" --append -o "$OUT/simgrid-$v.jsonl") ||
             echo "simgrid_versions.sh: $v $plat P=$P S=$S $c failed or timed out" >&2
     done

@@ -14,6 +14,12 @@ import sys
 def label(rec):
     s = rec["sim"]
     alg = rec["algorithm"]
+    if "--no-verify" in s.get("command", "").split():
+        return base_label(rec, s, alg) + " (unverified)"
+    return base_label(rec, s, alg)
+
+
+def base_label(rec, s, alg):
     if alg == "vendor":
         return f"SMPI `{s['selector']}`"
     params = rec.get("params") or {}
@@ -27,8 +33,13 @@ def label(rec):
 
 
 def size_of(rec):
+    """S in bytes (a timeout record keeps the size spec: 16, 1K)."""
     d = rec.get("dist", {})
-    return d.get("S_bytes") if "S_bytes" in d else d.get("sizes")
+    if "S_bytes" in d:
+        return d["S_bytes"]
+    spec = str(d.get("sizes"))
+    units = {"K": 1024, "M": 1024 * 1024}
+    return int(spec[:-1]) * units[spec[-1]] if spec[-1:] in units else spec
 
 
 def main(paths):
