@@ -16,13 +16,19 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)P);
     if (!reqs)
         return MPI_ERR_NO_MEM;
-    /* The own block first: its copy may allocate, and a failure after the posting would
-     * leave requests pending. */
-    int n = 0, rc = tuna_a2av_copy_self(a);
+    int n = 0, rc = MPI_SUCCESS;
     for (int i = 1; i < P && rc == MPI_SUCCESS; i++)
         rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TAG_SPREADOUT, reqs, &n);
-    if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The own block while the messages travel. Its copy may fail (it may allocate): the
+     * posted messages complete all the same (every peer posted its side), so no request
+     * outlives this call. */
+    int copy_rc = tuna_a2av_copy_self(a);
+    if ((rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
         rc = tuna_error_set(rc, "spreadout: MPI_Waitall failed");
+    else
+        rc = copy_rc;
     tuna_stats_rounds(1);
     return rc;
 }
