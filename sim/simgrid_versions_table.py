@@ -68,7 +68,7 @@ def main(paths):
         t = f"{rec['time']['median'] * 1e6:.1f}" if rec.get("time") else rec.get("status", "?")
         rss = f"{s['max_rss_kib'] / 1024:.0f}" if s.get("max_rss_kib") else "?"
         cpu = f"{s['cpu_s']:.1f}" if s.get("cpu_s") is not None else "?"
-        return t, f"{s['wall_s']:.1f} s ({cpu}), {rss} MB"
+        return t, f"{s['wall_s']:.1f} s ({cpu}), {rss} MiB"
 
     head = "| platform | P | S (B) | configuration | " + " | ".join(
         f"sim. time {v} (us)" for v in versions)
