@@ -35,6 +35,9 @@ int tuna_a2av_vendor(const tuna_a2av_args *a)
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
         return vendor_large(a);
 #else
+        /* No MPI_Alltoallv_c here: Open MPI's basic exchange, named in the statistics. */
+        tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "linear");
+        tuna_stats_current.fallback = "the MPI library has no MPI_Alltoallv_c";
         return tuna_a2av_linear(a);
 #endif
     }

@@ -304,17 +304,18 @@ int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *
 
 /* vendor with sendbuf == recvbuf (rare: the counts are read only then): an error if this
  * rank sends and receives data, as tuna's own algorithms report it. */
-static int vendor_alias(const void *buf, const int *sendcounts, const int *recvcounts,
-                        MPI_Comm comm)
+static int vendor_alias(const char *fn, const void *buf, const tuna_counts *sc,
+                        const tuna_counts *rcv, MPI_Comm comm)
 {
     int n = 0, inter = 0;
-    if (!sendcounts || !recvcounts || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+    if ((!sc->n && !sc->nl) || (!rcv->n && !rcv->nl) ||
+        MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
         (inter ? MPI_Comm_remote_size(comm, &n) : MPI_Comm_size(comm, &n)) != MPI_SUCCESS)
         return MPI_SUCCESS; /* the library reports what is wrong here */
     bool s = false, r = false;
     for (int j = 0; j < n; j++)
-        s |= sendcounts[j] > 0, r |= recvcounts[j] > 0;
-    return tuna_check_alias("tuna_alltoallv", buf, buf, s && r);
+        s |= tuna_counts_n(sc, j) > 0, r |= tuna_counts_n(rcv, j) > 0;
+    return tuna_check_alias(fn, buf, buf, s && r);
 }
 
 /* The MPI library's own call on the user's communicator: vendor, and auto choosing it. */
@@ -334,31 +335,6 @@ static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, co
 }
 
 /*
- * The library's call for either kind of counts, or -1 when the library has no large-count
- * alltoallv (MPI_Alltoallv_c is MPI 4): the caller then runs tuna's linear exchange, the one
- * Open MPI's basic alltoallv performs. Decided by the build, so the same on every rank.
- */
-static int run_vendor_counts(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
-                             void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
-                             MPI_Comm comm, double t_start)
-{
-    if (rcv->n)
-        return run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n, rcv->d,
-                                      recvtype, comm, t_start);
-#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
-    int rc = PMPI_Alltoallv_c(sendbuf, sc->nl, sc->dl, sendtype, recvbuf, rcv->nl, rcv->dl,
-                              recvtype, comm);
-    if (rc != MPI_SUCCESS)
-        rc = tuna_error_set(rc, "PMPI_Alltoallv_c failed");
-    tuna_stats_publish(t_start);
-    return rc;
-#else
-    (void)sendbuf, (void)sendtype, (void)recvbuf, (void)recvtype, (void)comm, (void)t_start;
-    return -1;
-#endif
-}
-
-/*
  * Past the fast paths: checks, the agreement where needed, auto's decision, normalisation
  * (byte displacements, in-place copy), the algorithm. Counts are int or large (sc, rcv).
  */
@@ -367,10 +343,6 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
                           MPI_Comm comm, const tuna_options *opt, tuna_ctx *ctx, double t_start)
 {
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    const tuna_a2av_algorithm *linear =
-        &tuna_a2av_table[tuna_algorithm_find(TUNA_ALLTOALLV, "linear")];
-    static const char no_large_vendor[] = "the MPI library has no MPI_Alltoallv_c";
-    const char *why = NULL;
     bool collective;
     int rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)
@@ -381,7 +353,8 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     long param[TUNA_MAX_PARAMS] = {0};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
-     * when that is the MPI library's own algorithm, the call is the library's. */
+     * when that is the MPI library's own algorithm, the call is PMPI_Alltoallv (large counts:
+     * the vendor row on the normalised arguments, which knows the library's large form). */
     const tuna_a2av_algorithm *run = alg;
     bool due = false;
     if (is_auto) {
@@ -391,11 +364,11 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
             return rc;
         if (!due) {
             run = &tuna_a2av_table[reuse];
-            if (run->run == tuna_a2av_vendor) {
+            if (run->run == tuna_a2av_vendor && rcv->n) {
                 /* auto returns tuna's errors whatever it runs: one pass over the counts,
                  * then the library's own call. */
-                if (!rcv->n || !plainly_valid(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
-                                              rcv->d, recvtype, P)) {
+                if (!plainly_valid(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n, rcv->d,
+                                   recvtype, P)) {
                     tuna_type_info si, ri;
                     long long v[TUNA_AGREE_N];
                     rc = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, &si,
@@ -403,13 +376,8 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
                     if (rc != MPI_SUCCESS)
                         return rc;
                 }
-                rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm,
-                                       t_start);
-                if (rc >= 0)
-                    return rc;
-                run = linear;
-                why = no_large_vendor;
-                rc = MPI_SUCCESS;
+                return run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
+                                              rcv->d, recvtype, comm, t_start);
             }
         }
     } else {
@@ -448,18 +416,9 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
         if (rc != MPI_SUCCESS)
             return rc;
         run = &tuna_a2av_table[chosen];
-        if (run->run == tuna_a2av_vendor) {
-            rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, t_start);
-            if (rc >= 0)
-                return rc;
-            run = linear;
-            why = no_large_vendor;
-            rc = MPI_SUCCESS;
-        }
-    }
-    if (run->run == tuna_a2av_vendor && !rcv->n) {
-        run = linear; /* explicit vendor with large counts reaches here only without _c */
-        why = no_large_vendor;
+        if (run->run == tuna_a2av_vendor && rcv->n)
+            return run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
+                                          rcv->d, recvtype, comm, t_start);
     }
 
     /* Normalise: byte displacements (MPI_Aint, so no int overflow), types, in-place. */
@@ -485,10 +444,6 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     if (tuna_stats_on && !is_auto)
         memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
-    if (why) { /* statistics name what ran, and why */
-        tuna_stats_current.algorithm = (int)(run - tuna_a2av_table);
-        tuna_stats_current.fallback = why;
-    }
 
     if (rc == MPI_SUCCESS)
         rc = run->run(&a);
@@ -509,8 +464,9 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
     if (alg->run == tuna_a2av_vendor) { /* the MPI library itself, no tuna work on top */
-        if (sendbuf == recvbuf && (rc = vendor_alias(sendbuf, sendcounts, recvcounts, comm)))
+        if (sendbuf == recvbuf && (rc = vendor_alias("tuna_alltoallv", sendbuf, &sc, &rcv, comm)))
             return rc;
         return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                       recvcounts, rdispls, recvtype, comm, t_start);
@@ -530,7 +486,6 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                       recvcounts, rdispls, recvtype, comm, t_start);
     }
-    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);
 }
@@ -548,24 +503,20 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                       rcv = {.nl = recvcounts, .dl = rdispls};
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
     if (alg->run == tuna_a2av_vendor) {
-        if (sendbuf == recvbuf && sendbuf && sendbuf != MPI_IN_PLACE && sendcounts &&
-            recvcounts) {
-            /* vendor_alias's rule, on the large counts */
-            int n = 0, inter = 0;
-            bool s = false, r = false;
-            if (MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter &&
-                MPI_Comm_size(comm, &n) == MPI_SUCCESS)
-                for (int j = 0; j < n; j++)
-                    s |= sendcounts[j] > 0, r |= recvcounts[j] > 0;
-            if ((rc = tuna_check_alias("tuna_alltoallv_c", sendbuf, recvbuf, s && r)))
-                return rc;
-        }
-        rc = run_vendor_counts(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, t_start);
-        if (rc >= 0)
+        if (sendbuf == recvbuf && (rc = vendor_alias("tuna_alltoallv_c", sendbuf, &sc, &rcv, comm)))
             return rc;
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C /* the library itself, no tuna work on top */
+        rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+        if (rc != MPI_SUCCESS)
+            rc = tuna_error_set(rc, "PMPI_Alltoallv_c failed");
+        tuna_stats_publish(t_start);
+        return rc;
+#endif
     }
-    /* Everything else (and vendor without the library's MPI_Alltoallv_c) on the full path:
-     * large blocks travel as messages of derived types, decided by each rank alone. */
+    /* Everything else (and vendor without the library's MPI_Alltoallv_c, which the vendor row
+     * replaces by linear) on the full path: large blocks travel as messages of derived types,
+     * decided by each rank alone. */
     tuna_ctx *ctx;
     rc = tuna_ctx_get(comm, alg->info.name, &ctx);
     if (rc != MPI_SUCCESS)

@@ -460,16 +460,43 @@ static void account(comm_state *s, enum coll coll, enum path path, const char *l
         account_rec(state_record(s), coll, path, label, secs, sent, recvd);
 }
 
-static unsigned long long block_bytes(const int *counts, MPI_Datatype type, int P)
+/* Bytes of one side of an alltoallv, int or large counts (0 for invalid arguments:
+ * statistics only). */
+static unsigned long long block_bytes(const tuna_counts *k, MPI_Datatype type, int P)
 {
-    int size = 0;
-    if (!counts || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
+    MPI_Count size = 0;
+    if ((!k->n && !k->nl) || type == MPI_DATATYPE_NULL ||
+        PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0)
         return 0;
     unsigned long long n = 0;
-    for (int j = 0; j < P; j++)
-        if (counts[j] > 0)
-            n += (unsigned long long)counts[j] * (unsigned long long)size;
+    for (int j = 0; j < P; j++) {
+        const MPI_Count c = tuna_counts_n(k, j);
+        if (c > 0)
+            n += (unsigned long long)c * (unsigned long long)size;
+    }
     return n;
+}
+
+/* This rank's bytes sent and received by an alltoallv (MPI_IN_PLACE: the receive side). */
+static void a2av_bytes(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                       const tuna_counts *rcv, MPI_Datatype recvtype, int P,
+                       unsigned long long *sent, unsigned long long *recvd)
+{
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    *sent = block_bytes(inplace ? rcv : sc, inplace ? recvtype : sendtype, P);
+    *recvd = block_bytes(rcv, recvtype, P);
+}
+
+/* One alltoallv call counted on `path` (nothing without TUNA_STATS). */
+static void account_a2av(comm_state *s, enum path path, const char *label, double t0,
+                         const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                         const tuna_counts *rcv, MPI_Datatype recvtype, int P)
+{
+    if (!stats_enabled || !s)
+        return;
+    unsigned long long sent, recvd;
+    a2av_bytes(sendbuf, sc, sendtype, rcv, recvtype, P, &sent, &recvd);
+    account(s, COLL_ALLTOALLV, path, label, clock_now() - t0, sent, recvd);
 }
 
 /* count elements of type in bytes (0 for invalid arguments: statistics only). */
@@ -543,11 +570,9 @@ static int vendor_call(comm_state *s, enum path path, const char *label, const v
 {
     int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, comm);
-    if (rc == MPI_SUCCESS && stats_enabled) {
-        const int *sc = sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;
-        MPI_Datatype st = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
-        account(s, COLL_ALLTOALLV, path, label, clock_now() - t0, block_bytes(sc, st, P),
-                block_bytes(recvcounts, recvtype, P));
+    if (rc == MPI_SUCCESS) {
+        const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+        account_a2av(s, path, label, t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
     }
     return rc;   /* the vendor has already invoked the error handler */
 }
@@ -659,12 +684,11 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
     if (rc == MPI_SUCCESS) {
         if (!stats_enabled)
             return MPI_SUCCESS;
-        const int *sc = sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts;
-        MPI_Datatype st = sendbuf == MPI_IN_PLACE ? recvtype : sendtype;
+        const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
         char buf[LABEL_MAX];
-        account(s, COLL_ALLTOALLV, PATH_TUNA,
-                ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
-                clock_now() - t0, block_bytes(sc, st, P), block_bytes(recvcounts, recvtype, P));
+        account_a2av(s, PATH_TUNA,
+                     ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
+                     t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
         return MPI_SUCCESS;
     }
     /* By default argument errors are this rank's alone (as in MPI libraries): reported here.
@@ -798,18 +822,6 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 }
 
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
-static unsigned long long block_bytes_c(const MPI_Count *counts, MPI_Datatype type, int P)
-{
-    MPI_Count size = 0;
-    if (!counts || type == MPI_DATATYPE_NULL || PMPI_Type_size_c(type, &size) != MPI_SUCCESS)
-        return 0;
-    unsigned long long n = 0;
-    for (int j = 0; j < P; j++)
-        if (counts[j] > 0)
-            n += (unsigned long long)counts[j] * (unsigned long long)size;
-    return n;
-}
-
 /*
  * Large-count variant: tuna_alltoallv_c runs tuna's algorithms with any counts (each rank
  * describes its own large blocks as derived types, no agreement needed), so the choice is
@@ -822,12 +834,9 @@ static int library_c(comm_state *s, enum path path, const char *label, const voi
 {
     int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
-    if (rc == MPI_SUCCESS && s && stats_enabled) {
-        int inplace = sendbuf == MPI_IN_PLACE;
-        account(s, COLL_ALLTOALLV, path, label, clock_now() - t0,
-                block_bytes_c(inplace ? recvcounts : sendcounts, inplace ? recvtype : sendtype,
-                              P),
-                block_bytes_c(recvcounts, recvtype, P));
+    if (rc == MPI_SUCCESS) {
+        const tuna_counts sc = {.nl = sendcounts}, rcv = {.nl = recvcounts};
+        account_a2av(s, path, label, t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
     }
     return rc;   /* the library has invoked the error handler */
 }
@@ -860,13 +869,11 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
         return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
     if (!stats_enabled)
         return MPI_SUCCESS;
-    int inplace = sendbuf == MPI_IN_PLACE;
+    const tuna_counts sc = {.nl = sendcounts}, rcv = {.nl = recvcounts};
     char buf[LABEL_MAX];
-    account(s, COLL_ALLTOALLV, PATH_TUNA,
-            ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
-            clock_now() - t0,
-            block_bytes_c(inplace ? recvcounts : sendcounts, inplace ? recvtype : sendtype, P),
-            block_bytes_c(recvcounts, recvtype, P));
+    account_a2av(s, PATH_TUNA,
+                 ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf), t0,
+                 sendbuf, &sc, sendtype, &rcv, recvtype, P);
     return MPI_SUCCESS;
 }
 #endif
@@ -1052,9 +1059,8 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
             e->comm = comm;
             e->rec = s->rec;
             /* Fixed at init, so counted once here for every start. */
-            e->sent = block_bytes(sendbuf == MPI_IN_PLACE ? recvcounts : sendcounts,
-                                  sendbuf == MPI_IN_PLACE ? recvtype : sendtype, P);
-            e->recvd = block_bytes(recvcounts, recvtype, P);
+            const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+            a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &e->sent, &e->recvd);
             const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
             snprintf(label, sizeof label, "%s (%s)", e->label, source);
             account(s, COLL_ALLTOALLV, PATH_PLAN_INIT, label, clock_now() - t0, 0, 0);
