@@ -89,31 +89,8 @@ static void dtypes_free(void)
     MPI_Type_free(&dtypes[6].rtype);
 }
 
-/* ------------------------------------------------------------ distributions */
-
-enum { D_UNIFORM, D_ZERO, D_HOT, D_SPARSE, D_POWER, D_COUNT };
-static const char *dist_names[D_COUNT] = {"uniform", "zero", "hot-sender", "sparse90", "power-law"};
-enum { L_PACKED, L_GAPPED, L_REVERSED, L_OVERLAP, L_COUNT };
-static const char *layout_names[L_COUNT] = {"packed", "gapped", "reversed", "overlap-reads"};
-
-/* Send count (in send-type units) from i to j; the same on every rank. */
-static int count_of(int dist, int i, int j, int S, uint64_t seed, int even)
-{
-    double u = unif(seed, (uint64_t)i, (uint64_t)j);
-    int c;
-    switch (dist) {
-    case D_UNIFORM: c = (int)(u * (S + 1)); break;
-    case D_ZERO: c = 0; break;
-    case D_HOT: c = i == (int)(seed % (uint64_t)P) ? S : (i == j ? 1 : 0); break;
-    case D_SPARSE: c = unif(seed ^ 77, (uint64_t)i, (uint64_t)j) < 0.9 ? 0 : 1 + (int)(u * S); break;
-    default: c = (int)(S * pow(u, 4.0)); break; /* power-law: most small, few large */
-    }
-    if (even && (c & 1))
-        c++; /* int->pair needs an even number of ints */
-    return c;
-}
-
 /* ------------------------------------------------------------ one input set */
+/* (count distributions and layouts: support/test_data.h) */
 
 typedef struct input {
     int dt, dist, layout, S;
@@ -133,36 +110,6 @@ static void describe(const input *in, char *buf, size_t len)
     snprintf(buf, len, "dtype=%s dist=%s layout=%s S=%d%s%s seed=%lu", dtypes[in->dt].name,
              dist_names[in->dist], layout_names[in->layout], in->S,
              in->inplace ? " in-place" : "", in->big_off ? " offsets>2GiB" : "", base_seed);
-}
-
-/* Displacements (type units) for counts c[0..P-1] of a type with extent ext; returns span. */
-static size_t make_displs(const int *c, int *d, int layout, MPI_Aint ext, int big_elems)
-{
-    (void)ext;
-    long long pos = big_elems;
-    long long span = 0;
-    if (layout == L_REVERSED) {
-        for (int j = P - 1; j >= 0; j--) {
-            d[j] = (int)pos;
-            pos += c[j] + (j % 3); /* small gaps too */
-        }
-    } else if (layout == L_OVERLAP) {
-        /* send side only: every block reads the same region (MPI allows overlapping reads) */
-        int maxc = 0;
-        for (int j = 0; j < P; j++) {
-            d[j] = (int)pos;
-            if (c[j] > maxc)
-                maxc = c[j];
-        }
-        pos += maxc;
-    } else {
-        for (int j = 0; j < P; j++) {
-            d[j] = (int)pos;
-            pos += c[j] + (layout == L_GAPPED ? 1 + (j * 7) % 5 : 0);
-        }
-    }
-    span = pos - big_elems;
-    return (size_t)span;
 }
 
 static void input_free(input *in)
@@ -202,9 +149,9 @@ static int input_build(input *in, int dt, int dist, int layout, int S, int inpla
     in->rdispl = in->scount + 3 * P;
     for (int j = 0; j < P; j++) {
         int a = inplace ? (me < j ? me : j) : me, b = inplace ? (me < j ? j : me) : j;
-        in->scount[j] = count_of(dist, a, b, S, seed, even);
+        in->scount[j] = count_of(dist, a, b, S, seed, even, P);
         int a2 = inplace ? a : j, b2 = inplace ? b : me;
-        int sc = count_of(dist, a2, b2, S, seed, even);
+        int sc = count_of(dist, a2, b2, S, seed, even, P);
         in->rcount[j] = d->ratio == 0 ? sc / 2 : sc * d->ratio;
     }
     MPI_Aint sext, rext;
@@ -214,9 +161,9 @@ static int input_build(input *in, int dt, int dist, int layout, int S, int inpla
     /* Offsets beyond 2 GiB: shift every displacement by ~2.2 GiB worth of elements. */
     int sbig = big ? (int)(((MPI_Aint)2200 << 20) / sext) : 0;
     int rbig = big ? (int)(((MPI_Aint)2300 << 20) / rext) : 0;
-    size_t sspan = make_displs(in->scount, in->sdispl, in->layout, sext, sbig);
-    size_t rspan = make_displs(in->rcount, in->rdispl,
-                               in->layout == L_OVERLAP ? L_GAPPED : in->layout, rext, rbig);
+    size_t sspan = make_displs(P, in->scount, in->sdispl, in->layout, sbig);
+    size_t rspan = make_displs(P, in->rcount, in->rdispl,
+                               in->layout == L_OVERLAP ? L_GAPPED : in->layout, rbig);
     in->big_off = (MPI_Aint)rbig * rext;
     MPI_Aint sbig_off = (MPI_Aint)sbig * sext;
     in->sbuf_len = sspan * (size_t)sext + 64;
@@ -668,7 +615,7 @@ int main(int argc, char **argv)
     static const int sizes[] = {5, 37, 300, 1};
     int set = 0;
     for (int dt = 0; dt < ndtypes; dt++)
-        for (int dist = 0; dist < D_COUNT; dist++)
+        for (int dist = 0; dist < D_CONST; dist++)
             for (int layout = 0; layout < L_COUNT; layout++, set++) {
                 input in;
                 int S = sizes[set % 4];

@@ -193,55 +193,6 @@ static void dtypes_init(void)
     dtypes[7] = (dtype_case){"double_int", MPI_DOUBLE_INT, MPI_DOUBLE_INT, 1};
 }
 
-enum { D_UNIFORM, D_ZERO, D_HOT, D_SPARSE, D_POWER, D_CONST, D_COUNT };
-static const char *dist_names[D_COUNT] = {"uniform", "zero",      "hot-sender",
-                                          "sparse90", "power-law", "constant"};
-enum { L_PACKED, L_GAPPED, L_REVERSED, L_OVERLAP, L_COUNT };
-static const char *layout_names[L_COUNT] = {"packed", "gapped", "reversed", "overlap-reads"};
-
-static int count_of(int dist, int i, int j, int S, uint64_t seed, int even, int P)
-{
-    double u = unif(seed, (uint64_t)i, (uint64_t)j);
-    int c;
-    switch (dist) {
-    case D_UNIFORM: c = (int)(u * (S + 1)); break;
-    case D_ZERO: c = 0; break;
-    case D_HOT: c = i == (int)(seed % (uint64_t)P) ? S : (i == j ? 1 : 0); break;
-    case D_SPARSE: c = unif(seed ^ 77, (uint64_t)i, (uint64_t)j) < 0.9 ? 0 : 1 + (int)(u * S); break;
-    case D_CONST: c = S; break;
-    default: c = (int)(S * pow(u, 4.0)); break;
-    }
-    if (even && (c & 1))
-        c++;
-    return c;
-}
-
-/* Displacements for counts c; returns the span in elements. */
-static size_t make_displs(int P, const int *c, int *d, int layout)
-{
-    long long pos = 0;
-    if (layout == L_REVERSED) {
-        for (int j = P - 1; j >= 0; j--) {
-            d[j] = (int)pos;
-            pos += c[j] + (j % 3);
-        }
-    } else if (layout == L_OVERLAP) {
-        int maxc = 0;
-        for (int j = 0; j < P; j++) {
-            d[j] = 0;
-            if (c[j] > maxc)
-                maxc = c[j];
-        }
-        pos = maxc;
-    } else {
-        for (int j = 0; j < P; j++) {
-            d[j] = (int)pos;
-            pos += c[j] + (layout == L_GAPPED ? 1 + (j * 7) % 5 : 0);
-        }
-    }
-    return (size_t)pos;
-}
-
 static void type_info(MPI_Datatype t, MPI_Aint *ext, int *size)
 {
     MPI_Aint lb;
@@ -419,8 +370,8 @@ static void a2a_build(input *in, const cx *c, const a2a_spec *s)
     int ssize, rsize;
     type_info(d->stype, &sext, &ssize);
     type_info(d->rtype, &rext, &rsize);
-    size_t sspan = make_displs(P, in->sc, in->sd, in->layout);
-    size_t rspan = make_displs(P, in->rc, in->rd, in->layout == L_OVERLAP ? L_GAPPED : in->layout);
+    size_t sspan = make_displs(P, in->sc, in->sd, in->layout, 0);
+    size_t rspan = make_displs(P, in->rc, in->rd, in->layout == L_OVERLAP ? L_GAPPED : in->layout, 0);
     in->slen = in->inplace ? 0 : sspan * (size_t)sext + GUARD;
     in->rlen = rspan * (size_t)rext + GUARD;
     memcpy(in->cnt_copy, in->cnt, 4 * (size_t)P * sizeof(int));
