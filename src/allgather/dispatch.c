@@ -62,7 +62,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
-    if (!alg->run)
+    if (!alg->run && !alg->is_auto)
         return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     tuna_ctx *ctx;
     rc = tuna_ctx_get(comm, alg->info.name, &ctx);
@@ -90,7 +90,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (block == 0)
         return MPI_SUCCESS;
     long param[TUNA_MAX_PARAMS] = {0};
-    if (alg->run == tuna_ag_auto) {
+    if (alg->is_auto) {
         /* auto decides here, before any packing: the library's own call when it runs the
          * choice itself, else the chosen row with its parameters. */
         tuna_choice c;

@@ -42,7 +42,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
-    if (!alg->run)
+    if (!alg->run && !alg->is_auto)
         return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
     tuna_ctx *ctx;
     rc = tuna_ctx_get(comm, alg->info.name, &ctx);
@@ -73,7 +73,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
     tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
                       .ctx = ctx, .rank = me, .size = P, .commute = commute != 0};
-    if (alg->run == tuna_ar_auto) {
+    if (alg->is_auto) {
         /* auto decides here, before any copy: the library's own call when it runs the
          * choice itself, else the chosen row with its parameters. */
         tuna_choice c;

@@ -93,7 +93,8 @@ typedef int (*tuna_ag_fn)(const tuna_ag_args *a);
 
 typedef struct tuna_ag_algorithm {
     tuna_algorithm_info info;
-    tuna_ag_fn run; /* NULL for vendor: passed to PMPI_Allgather before normalisation */
+    tuna_ag_fn run; /* NULL for vendor and auto: decided before normalisation */
+    bool is_auto;   /* auto: the dispatcher picks a row (tuna_ag_auto_choose) */
 } tuna_ag_algorithm;
 
 extern const tuna_ag_algorithm tuna_ag_table[];
@@ -107,7 +108,6 @@ int tuna_ag_kring(const tuna_ag_args *a);
 int tuna_ag_recursive_doubling(const tuna_ag_args *a);
 int tuna_ag_recmul(const tuna_ag_args *a);
 int tuna_ag_recmul_permuted(const tuna_ag_args *a);
-int tuna_ag_auto(const tuna_ag_args *a);
 /* auto's choice for blocks of `block` bytes (and the statistics record of it); a choice
  * whose row has no run function is the library's own MPI_Allgather. */
 struct tuna_choice;
@@ -145,7 +145,8 @@ typedef int (*tuna_ar_fn)(const tuna_ar_args *a);
 
 typedef struct tuna_ar_algorithm {
     tuna_algorithm_info info;
-    tuna_ar_fn run; /* NULL for vendor: passed to PMPI_Allreduce before normalisation */
+    tuna_ar_fn run; /* NULL for vendor and auto: decided before normalisation */
+    bool is_auto;   /* auto: the dispatcher picks a row (tuna_ar_auto_choose) */
 } tuna_ar_algorithm;
 
 extern const tuna_ar_algorithm tuna_ar_table[];
@@ -159,7 +160,6 @@ int tuna_ar_kring(const tuna_ar_args *a);
 int tuna_ar_recursive_doubling(const tuna_ar_args *a);
 int tuna_ar_recmul(const tuna_ar_args *a);
 int tuna_ar_recmul_permuted(const tuna_ar_args *a);
-int tuna_ar_auto(const tuna_ar_args *a);
 /* auto's choice for a vector of `bytes` (and the statistics record of it); a choice whose
  * row has no run function is the library's own MPI_Allreduce. */
 struct tuna_choice;
