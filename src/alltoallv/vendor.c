@@ -2,44 +2,25 @@
  * vendor: the MPI library's own MPI_Alltoallv. tuna_alltoallv() passes vendor
  * calls straight to PMPI_Alltoallv on the user's communicator before any tuna
  * processing; this entry serves callers that already hold normalised args
- * (plans, and tuna_alltoallv_c: MPI_Alltoallv_c where the library has it, else
- * the linear exchange that Open MPI's basic alltoallv performs).
+ * (plans; and tuna_alltoallv_c without the library's MPI_Alltoallv_c, where it
+ * runs the linear exchange that Open MPI's basic alltoallv performs).
  */
 #include "tuna_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
 
-#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
-static int vendor_large(const tuna_a2av_args *a)
-{
-    int P = a->size;
-    MPI_Aint *d = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
-    if (!d)
-        return MPI_ERR_NO_MEM;
-    for (int j = 0; j < P; j++) {
-        d[j] = a->sext ? a->sdisp[j] / a->sext : 0;
-        d[P + j] = a->rext ? a->rdisp[j] / a->rext : 0;
-    }
-    int rc = PMPI_Alltoallv_c(a->sbuf, a->scounts_l, d, a->stype, a->rbuf, a->rcounts_l, d + P,
-                              a->rtype, a->ctx->comm);
-    free(d);
-    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoallv_c failed");
-}
-#endif
 
 int tuna_a2av_vendor(const tuna_a2av_args *a)
 {
     int P = a->size;
     if (!a->scounts || !a->rcounts) {
-#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
-        return vendor_large(a);
-#else
-        /* No MPI_Alltoallv_c here: Open MPI's basic exchange, named in the statistics. */
+        /* Large counts reach here only when the library has no MPI_Alltoallv_c
+         * (tuna_alltoallv_c calls it on the user's arguments otherwise): Open MPI's basic
+         * exchange, named in the statistics. */
         tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "linear");
         tuna_stats_current.fallback = "the MPI library has no MPI_Alltoallv_c";
         return tuna_a2av_linear(a);
-#endif
     }
     int *sd = tuna_malloc(sizeof(int) * 2 * (size_t)P);
     if (!sd)

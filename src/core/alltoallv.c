@@ -335,6 +335,32 @@ static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, co
 }
 
 /*
+ * The library's call on the user's arguments, for either kind of counts (vendor, and auto
+ * choosing it), or -1 when the library has no large-count alltoallv (MPI_Alltoallv_c is
+ * MPI 4): the vendor row then runs tuna's linear exchange on the normalised arguments.
+ * Decided by the build, so the same on every rank.
+ */
+static int run_vendor_counts(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                             void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                             MPI_Comm comm, double t_start)
+{
+    if (rcv->n)
+        return run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n, rcv->d,
+                                      recvtype, comm, t_start);
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+    int rc = PMPI_Alltoallv_c(sendbuf, sc->nl, sc->dl, sendtype, recvbuf, rcv->nl, rcv->dl,
+                              recvtype, comm);
+    if (rc != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "PMPI_Alltoallv_c failed");
+    tuna_stats_publish(t_start);
+    return rc;
+#else
+    (void)sendbuf, (void)sendtype, (void)recvbuf, (void)recvtype, (void)comm, (void)t_start;
+    return -1;
+#endif
+}
+
+/*
  * Past the fast paths: checks, the agreement where needed, auto's decision, normalisation
  * (byte displacements, in-place copy), the algorithm. Counts are int or large (sc, rcv).
  */
@@ -353,8 +379,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     long param[TUNA_MAX_PARAMS] = {0};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
-     * when that is the MPI library's own algorithm, the call is PMPI_Alltoallv (large counts:
-     * the vendor row on the normalised arguments, which knows the library's large form). */
+     * when that is the MPI library's own algorithm, the call is the library's. */
     const tuna_a2av_algorithm *run = alg;
     bool due = false;
     if (is_auto) {
@@ -364,11 +389,12 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
             return rc;
         if (!due) {
             run = &tuna_a2av_table[reuse];
-            if (run->run == tuna_a2av_vendor && rcv->n) {
+            if (run->run == tuna_a2av_vendor) {
                 /* auto returns tuna's errors whatever it runs: one pass over the counts,
-                 * then the library's own call. */
-                if (!plainly_valid(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n, rcv->d,
-                                   recvtype, P)) {
+                 * then the library's own call (or, without a large-count one, the vendor
+                 * row's replacement below). */
+                if (!rcv->n || !plainly_valid(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
+                                              rcv->d, recvtype, P)) {
                     tuna_type_info si, ri;
                     long long v[TUNA_AGREE_N];
                     rc = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, &si,
@@ -376,8 +402,11 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
                     if (rc != MPI_SUCCESS)
                         return rc;
                 }
-                return run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
-                                              rcv->d, recvtype, comm, t_start);
+                rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm,
+                                       t_start);
+                if (rc >= 0)
+                    return rc;
+                rc = MPI_SUCCESS;
             }
         }
     } else {
@@ -416,9 +445,12 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
         if (rc != MPI_SUCCESS)
             return rc;
         run = &tuna_a2av_table[chosen];
-        if (run->run == tuna_a2av_vendor && rcv->n)
-            return run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
-                                          rcv->d, recvtype, comm, t_start);
+        if (run->run == tuna_a2av_vendor) {
+            rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, t_start);
+            if (rc >= 0)
+                return rc;
+            rc = MPI_SUCCESS;
+        }
     }
 
     /* Normalise: byte displacements (MPI_Aint, so no int overflow), types, in-place. */
@@ -505,14 +537,9 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     if (alg->run == tuna_a2av_vendor) {
         if (sendbuf == recvbuf && (rc = vendor_alias("tuna_alltoallv_c", sendbuf, &sc, &rcv, comm)))
             return rc;
-#ifdef TUNA_HAVE_MPI_ALLTOALLV_C /* the library itself, no tuna work on top */
-        rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
-        if (rc != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "PMPI_Alltoallv_c failed");
-        tuna_stats_publish(t_start);
-        return rc;
-#endif
+        rc = run_vendor_counts(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, t_start);
+        if (rc >= 0)
+            return rc;
     }
     /* Everything else (and vendor without the library's MPI_Alltoallv_c, which the vendor row
      * replaces by linear) on the full path: large blocks travel as messages of derived types,
