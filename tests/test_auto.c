@@ -11,6 +11,9 @@
  *   test_auto --expect-vendor       TUNA_PROFILE's vendor_alltoallv makes vendor's model
  *                                   best: auto must run vendor (auto_source = 1, the model's
  *                                   time) and still deliver PMPI_Alltoallv's bytes
+ *   test_auto --expect-no-vendor    TUNA_PROFILE's vendor_call_overhead prices the library's
+ *                                   own call above every tuna algorithm: auto must never run
+ *                                   vendor (the same profile without it: --expect-vendor)
  *   test_auto --expect-reuse        TUNA_ARGCHECK=local: each choice must be the model's for
  *                                   the last agreed statistics (reduced here independently),
  *                                   or this call's on the first call, every
@@ -773,6 +776,16 @@ int main(int argc, char **argv)
             }
         CHECK(!reuse_mode || reused > 0, "TUNA_AUTO_PERIOD=%d but no call reused the choice",
               first);
+    } else if (argc > 1 && strcmp(argv[1], "--expect-no-vendor") == 0) {
+        for (int pat = 0; pat < PAT_N; pat++)
+            for (int seed = 0; seed < 2; seed++) {
+                run_pattern(pat, seed, &opt, &s); /* bytes checked against PMPI there */
+                const tuna_algorithm_info *info =
+                    tuna_algorithm_get(TUNA_ALLTOALLV, s.algorithm);
+                CHECK(info && strcmp(info->name, "vendor") != 0 && s.auto_source == 1,
+                      "%s: auto ran '%s' (source %d): the library's call overhead was ignored",
+                      pat_names[pat], info ? info->name : "?", s.auto_source);
+            }
     } else if (argc > 1 && strcmp(argv[1], "--expect-reuse") == 0) {
         reuse_mode = true;
         expect_reuse(&opt);

@@ -1,7 +1,8 @@
 /*
  * spreadout: every receive and send posted at once, peer i steps away from
  * self in round-robin order (receive from rank-i, send to rank+i), so no
- * single rank is the first target of everyone. One Waitall.
+ * single rank is the first target of everyone. The last pair is one
+ * MPI_Sendrecv (the whole exchange at P = 2), then one Waitall.
  * Rounds: 1. Messages: 2(P-1) per rank. Temporary memory: 2(P-1) requests.
  */
 #include "tuna_internal.h"
@@ -17,7 +18,7 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     if (!reqs)
         return MPI_ERR_NO_MEM;
     int n = 0, rc = MPI_SUCCESS;
-    for (int i = 1; i < P && rc == MPI_SUCCESS; i++)
+    for (int i = 1; i < P - 1 && rc == MPI_SUCCESS; i++)
         rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TAG_SPREADOUT, reqs, &n);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -25,9 +26,15 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
      * posted messages complete all the same (every peer posted its side), so no request
      * outlives this call. */
     int copy_rc = tuna_a2av_copy_self(a);
-    if ((rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
-        rc = tuna_error_set(rc, "spreadout: MPI_Waitall failed");
-    else
+    /* The last pair as one sendrecv (the one exchange at P = 2): the library's cheapest
+     * path, and every rank has posted all its other receives before it blocks there, so a
+     * ring of sendrecvs cannot wait on each other. */
+    if (P > 1)
+        rc = tuna_a2av_exchange_step(a, (me + 1) % P, (me - 1 + P) % P, TAG_SPREADOUT);
+    int wait_rc = tuna_waitall(n, reqs);
+    if (rc == MPI_SUCCESS && wait_rc != MPI_SUCCESS)
+        rc = tuna_error_set(wait_rc, "spreadout: MPI_Waitall failed");
+    if (rc == MPI_SUCCESS)
         rc = copy_rc;
     tuna_stats_rounds(1);
     return rc;

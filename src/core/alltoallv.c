@@ -102,11 +102,22 @@ int tuna_argcheck_collective(bool *collective)
     return MPI_SUCCESS;
 }
 
-static int check_type(MPI_Datatype t, const char *which, tuna_type_info *info)
+/* slot: 0 send, 1 receive side of ctx's type_seen (ctx may be NULL: no memo). */
+static int check_type(MPI_Datatype t, const char *which, tuna_ctx *ctx, int slot,
+                      tuna_type_info *info)
 {
     if (t == MPI_DATATYPE_NULL)
         return tuna_error_set(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", which);
-    return tuna_type_info_get(t, info);
+    if (ctx && ctx->type_seen[slot].type == t) {
+        *info = ctx->type_seen[slot].info;
+        return MPI_SUCCESS;
+    }
+    int rc = tuna_type_info_get(t, info);
+    if (rc == MPI_SUCCESS && ctx && info->named) {
+        ctx->type_seen[slot].type = t;
+        ctx->type_seen[slot].info = *info;
+    }
+    return rc;
 }
 
 /*
@@ -117,20 +128,20 @@ static int check_type(MPI_Datatype t, const char *which, tuna_type_info *info)
  */
 static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
                       const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype, int P,
-                      int me, tuna_type_info *sinfo, tuna_type_info *rinfo,
+                      int me, tuna_ctx *ctx, tuna_type_info *sinfo, tuna_type_info *rinfo,
                       long long v[TUNA_AGREE_N])
 {
     const bool inplace = sendbuf == MPI_IN_PLACE;
     int rc;
     if (!tuna_counts_given(rcv))
         return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
-    rc = check_type(recvtype, "recvtype", rinfo);
+    rc = check_type(recvtype, "recvtype", ctx, 1, rinfo);
     if (rc)
         return rc;
     if (!inplace) {
         if (!tuna_counts_given(sc))
             return tuna_error_set(MPI_ERR_ARG, "sendcounts or sdispls is NULL");
-        if ((rc = check_type(sendtype, "sendtype", sinfo)))
+        if ((rc = check_type(sendtype, "sendtype", ctx, 0, sinfo)))
             return rc;
     } else {
         *sinfo = *rinfo;
@@ -298,7 +309,8 @@ int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *
                          long long v[TUNA_AGREE_N])
 {
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    return check_args(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, P, me, sinfo, rinfo, v);
+    return check_args(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, P, me, NULL, sinfo, rinfo,
+                      v);
 }
 
 
@@ -369,9 +381,9 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
                           MPI_Comm comm, const tuna_options *opt, tuna_ctx *ctx, double t_start)
 {
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    bool collective;
-    int rc = tuna_argcheck_collective(&collective);
-    if (rc != MPI_SUCCESS)
+    bool collective = false;
+    int rc = MPI_SUCCESS;
+    if (!ctx->argcheck_local && (rc = tuna_argcheck_collective(&collective)) != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
@@ -397,8 +409,8 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
                                               rcv->d, recvtype, P)) {
                     tuna_type_info si, ri;
                     long long v[TUNA_AGREE_N];
-                    rc = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, &si,
-                                    &ri, v);
+                    rc = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, ctx,
+                                    &si, &ri, v);
                     if (rc != MPI_SUCCESS)
                         return rc;
                 }
@@ -422,7 +434,8 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     tuna_type_info sinfo, rinfo;
     long long agreed[TUNA_AGREE_N] = {0};
     int local_rc =
-        check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, &sinfo, &rinfo, agreed);
+        check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, ctx, &sinfo, &rinfo,
+                   agreed);
     agreed[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
     /* One allreduce where it is needed anyway (global statistics, auto's agreement) or asked
      * for (TUNA_ARGCHECK=collective); the error flag rides along. */
@@ -480,8 +493,10 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     if (rc == MPI_SUCCESS)
         rc = run->run(&a);
 
-    free(inplace_copy);
-    free(inplace_counts);
+    if (inplace) { /* only then allocated: no two free(NULL) calls on every call */
+        free(inplace_copy);
+        free(inplace_counts);
+    }
     tuna_stats_publish(t_start);
     return rc;
 }

@@ -331,6 +331,7 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
         bool collective;
         /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. */
         c->argcheck_local = tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
+        c->type_seen[0].type = c->type_seen[1].type = MPI_DATATYPE_NULL;
         tuna_error_clear();
         rc = topology_init(c);
     }

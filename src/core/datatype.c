@@ -76,6 +76,7 @@ int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out)
     out->contig = combiner == MPI_COMBINER_NAMED
                       ? out->lb == 0 && out->extent == (MPI_Aint)size
                       : tuna_type_is_contiguous(type);
+    out->named = combiner == MPI_COMBINER_NAMED;
     if (combiner == MPI_COMBINER_NAMED) {
         type_cache[type_cache_next].type = type;
         type_cache[type_cache_next].info = *out;

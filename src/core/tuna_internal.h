@@ -100,6 +100,15 @@ enum {
 };
 
 /* Per-communicator state, cached on the user's communicator as an attribute. */
+/* What tuna needs to know of a datatype (tuna_type_info_get). */
+typedef struct tuna_type_info {
+    size_t size;
+    MPI_Aint lb, extent;
+    MPI_Aint true_lb;       /* non-zero: the type may address absolutely (MPI_BOTTOM) */
+    bool contig;            /* tuna_type_is_contiguous() */
+    bool named;             /* a predefined type: these facts hold for the handle forever */
+} tuna_type_info;
+
 typedef struct tuna_ctx {
     MPI_Comm comm;          /* private duplicate: all internal traffic */
     MPI_Comm user;          /* the communicator the context is attached to */
@@ -134,6 +143,13 @@ typedef struct tuna_ctx {
     bool reuse_vendor;       /* the reused choice is the MPI library's own call */
     bool argcheck_local;     /* TUNA_ARGCHECK is local (valid, agreed at creation) */
     int select_status;       /* tuna_select_agree()'s outcome + 1; 0 before it ran */
+    /* The facts of the last predefined send [0] and receive [1] types seen on this
+     * communicator (calls on one communicator are serialised by MPI's rules): a typical
+     * caller passes the same types each call, found here without a search. */
+    struct {
+        MPI_Datatype type;
+        tuna_type_info info;
+    } type_seen[2];
     struct tuna_ctx *next, *prev;  /* list of live contexts, freed at MPI_Finalize */
 } tuna_ctx;
 
@@ -341,12 +357,6 @@ int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
                      MPI_Request *req);
 
 /* Size, extent and contiguity of a datatype (predefined ones cached per thread). */
-typedef struct tuna_type_info {
-    size_t size;
-    MPI_Aint lb, extent;
-    MPI_Aint true_lb;       /* non-zero: the type may address absolutely (MPI_BOTTOM) */
-    bool contig;            /* tuna_type_is_contiguous() */
-} tuna_type_info;
 int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out);
 /* True if `count` elements of `type` are always count*size contiguous bytes in signature order. */
 bool tuna_type_is_contiguous(MPI_Datatype type);

@@ -82,13 +82,16 @@ static void load_files(void)
      * smpi/simulate-computation:no): under SMPI tuna's algorithms cost only their messages. */
     if (sel.library == TUNA_MPILIB_SMPI && !(pf && *pf))
         sel.profile.call_overhead = 0;
+    /* The library's own call path, as measured for the built-in profile; a file says its own. */
+    if (!(pf && *pf))
+        sel.profile.vendor_call_overhead = tuna_vendor_call_overhead_guess(sel.library);
     unsigned long long h = 1469598103934665603ULL;
     const tuna_profile *p = &sel.profile;
     double v[] = {p->intra.latency, p->intra.overhead, p->intra.gap, p->intra.bandwidth,
                   p->inter.latency, p->inter.overhead, p->inter.gap, p->inter.bandwidth,
                   (double)p->nics_per_node, p->copy_bandwidth, p->datatype_overhead,
                   p->datatype_block, p->eager_limit, p->has_agreement, p->agreement_per_round,
-                  p->agreement_per_rank, p->call_overhead};
+                  p->agreement_per_rank, p->call_overhead, p->vendor_call_overhead};
     mix(&h, v, sizeof v);
     int net[2 + TUNA_NET_MAX_SHAPE] = {(int)p->net_topology, p->net_ndims};
     for (int j = 0; j < p->net_ndims; j++)
@@ -173,7 +176,8 @@ static double vendor_time(const tuna_select_input *in)
     long param[TUNA_MAX_PARAMS] = {0};
     for (int i = 0; i < info->nparams; i++)
         param[i] = tuna_coll_resolve_param(&info->params[i], o.value[i], in->P);
-    return tuna_model_alltoallv(&sel.profile, in, o.algorithm, param);
+    double t = tuna_model_alltoallv(&sel.profile, in, o.algorithm, param);
+    return t >= 0 ? t + sel.profile.vendor_call_overhead : t;
 }
 
 /* ------------------------------------------------------------ agreement per communicator */

@@ -256,7 +256,7 @@ int tuna_profile_load(const char *path, tuna_profile *out)
     static const char *const keys[] = {"tuna_profile", "name",           "intra",
                                        "inter",        "nics_per_node",  "copy_bandwidth",
                                        "datatype_overhead", "datatype_block", "eager_limit",
-                                       "call_overhead", "measured", "vendor_alltoallv", "agreement", "network",
+                                       "call_overhead", "vendor_call_overhead", "measured", "vendor_alltoallv", "agreement", "network",
                                        NULL};
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
@@ -306,6 +306,9 @@ int tuna_profile_load(const char *path, tuna_profile *out)
     p.call_overhead = 0; /* a file describes a machine (or a simulator): only what it says */
     if (!rc)
         rc = get_number(root, "", "call_overhead", false, false, &p.call_overhead, path);
+    if (!rc)
+        rc = get_number(root, "", "vendor_call_overhead", false, false,
+                        &p.vendor_call_overhead, path);
     if (!rc)
         rc = load_vendor_model(root, &p, path);
     if (!rc)

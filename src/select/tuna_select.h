@@ -48,6 +48,10 @@ typedef struct tuna_profile {
                                    model by more. Built-in 0.1 us (docs/benchmarks.md "Fixed
                                    cost per call"), 0 under SMPI, which does not charge CPU
                                    time; profile files: 0 unless given */
+    double vendor_call_overhead; /* seconds the MPI library's own MPI_Alltoallv adds to the
+                                   exchange of the algorithm that models it (its selection,
+                                   checks): built-in per library (vendor_model.c), profile
+                                   files 0 unless given */
     bool has_vendor_alltoallv;  /* the file names the algorithm that models vendor */
     tuna_options vendor_alltoallv; /* that algorithm ("vendor_alltoallv"; never vendor/auto) */
     /* "agreement": the MPI library's small MPI_Allreduce (tuna's statistics agreement) takes
@@ -95,6 +99,9 @@ enum { TUNA_VENDOR_GUESS_NONE, TUNA_VENDOR_GUESS_FIXED, TUNA_VENDOR_GUESS_BY_P }
  * same for every P) or _BY_P (the library decides on the communicator size).
  */
 int tuna_vendor_alltoallv_guess(tuna_mpi_library lib, int P, tuna_options *opt);
+/* The library's own per-call cost above the exchange of the algorithm modelling it, as
+ * measured with tuna-callcost (docs/tuning.md); 0 where it is not above tuna's own. */
+double tuna_vendor_call_overhead_guess(tuna_mpi_library lib);
 
 /* Where the process-wide model of vendor comes from (tuna_select_vendor_model). */
 enum { TUNA_VENDOR_MODEL_NONE, TUNA_VENDOR_MODEL_PROFILE, TUNA_VENDOR_MODEL_BUILTIN };

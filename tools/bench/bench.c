@@ -1156,8 +1156,9 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
                     continue;
                 MPI_Barrier(comm);
                 double t0 = MPI_Wtime();
-                /* Unverified: the vendor overwrites rbuf, which nothing reads. */
-                call_vendor(a, d, a->verify ? d->rref : d->rbuf, comm);
+                /* The first call fills the reference the check compares with; later ones
+                 * write rbuf, as the algorithm does (same buffers, same cache state). */
+                call_vendor(a, d, a->verify && it == 0 ? d->rref : d->rbuf, comm);
                 t_vendor = MPI_Wtime() - t0;
             } else {
                 if (it == 0 && a->verify)
