@@ -5,15 +5,17 @@ Two steps, both tuna-bench JSON lines (local mpiexec or `tuna sim run`, --plan m
     (plan_tried). `python3 sim/plan_quality.py --candidates STEP1.jsonl...` prints their union
     as one -a list.
  2. `-a auto,<that list> --plan measure` (forced rows are timed as plans of that algorithm),
-    then `python3 sim/plan_quality.py STEP2.jsonl...`: per cell, quality = the best
-    candidate's time / the time of what measure chose, each time taken relative to the
-    vendor call timed interleaved with it (drift cancels), over the candidates this cell's
-    measure tried. 1.0: measure found the sweep's best; the geometric mean over cells is the
-    figure of merit.
+    then `python3 sim/plan_quality.py STEP2.jsonl...`: per cell, quality = the sweep's time
+    of the best candidate / the sweep's time of the one measure chose (the auto row's own
+    time where the sweep lacks it), each time taken relative to the vendor call timed
+    interleaved with it (drift cancels), over the candidates this cell's measure tried.
+    Repeated sweeps (several STEP2 files) pool: a row's time is its median over the runs, and
+    each run's choice counts as one cell. 1.0: measure found the sweep's best; the geometric
+    mean over cells is the figure of merit.
 
     python3 sim/plan_quality.py [--min GEOMEAN] STEP2.jsonl...
 """
-import json, math, sys
+import json, math, re, sys
 
 args = sys.argv[1:]
 if not args:
@@ -43,9 +45,10 @@ if args[0] == "--min":
     args = args[2:]
 
 
-def cell(f, r):
-    return (f, r["run"].get("name", ""), r["machine"].get("P", r.get("P")), r["dist"]["name"],
-            r["dist"]["S"])
+def cell(r):
+    # tuna-bench's default run name ends in the run's start time: repeats are one cell.
+    name = re.sub(r"-\d{8}-\d{6}$", "", r["run"].get("name", ""))
+    return (name, r["machine"].get("P", r.get("P")), r["dist"]["name"], r["dist"]["S"])
 
 
 def norm(r):
@@ -54,30 +57,47 @@ def norm(r):
     return t / v["median"] if v and v.get("median") else t
 
 
-cells = {}
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+# Several STEP2 files (repeated sweeps of the same cells) pool: each forced row's time is its
+# median over the runs, and every run's own measure choice is judged against that pooled
+# sweep. Judging the choice by the sweep's time of the same algorithm (not by the auto row's
+# own time) makes a choice that is the sweep's best score exactly 1.
+cells, autos = {}, {}
 for f, r in records(args):
     if "error" in r:
         continue
-    cells.setdefault(cell(f, r), {})[r["options"]] = r
+    key = cell(r)
+    if r["options"] == "auto":
+        autos.setdefault(key, []).append(r)
+    else:
+        cells.setdefault(key, {}).setdefault(r["options"], []).append(norm(r))
 
 print("| run | P | distribution | S | measure chose | its time / vendor | sweep's best | "
       "its time / vendor | quality |")
 print("|---|---|---|---|---|---|---|---|---|")
 qs = []
-for key, rows in cells.items():
-    auto = rows.get("auto")
-    if not auto or not auto.get("plan_tried"):
-        continue
-    tried = [t["options"] for t in auto["plan_tried"]]
-    swept = {o: norm(rows[o]) for o in tried if o in rows}
-    if not swept:
-        continue
-    best = min(swept, key=swept.get)
-    q = swept[best] / norm(auto)
-    qs.append(q)
-    _, name, P, dist, S = key
-    print(f"| {name} | {P} | {dist} | {S} | {auto['auto_choice']['options']} | "
-          f"{norm(auto):.3f} | {best} | {swept[best]:.3f} | {q:.3f} |")
+for key, runs in autos.items():
+    rows = {o: median(v) for o, v in cells.get(key, {}).items()}
+    for auto in runs:
+        if not auto.get("plan_tried"):
+            continue
+        tried = [t["options"] for t in auto["plan_tried"]]
+        swept = {o: rows[o] for o in tried if o in rows}
+        if not swept:
+            continue
+        best = min(swept, key=swept.get)
+        chosen = auto["auto_choice"]["options"]
+        mine = swept.get(chosen, norm(auto))
+        q = swept[best] / mine
+        qs.append(q)
+        name, P, dist, S = key
+        print(f"| {name} | {P} | {dist} | {S} | {chosen} | {mine:.3f} | {best} | "
+              f"{swept[best]:.3f} | {q:.3f} |")
 if not qs:
     sys.exit("no cells with a measured auto plan and its candidates")
 g = math.exp(sum(map(math.log, qs)) / len(qs))

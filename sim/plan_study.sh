@@ -10,9 +10,10 @@
 # candidates as a forced plan, in one run, each timed interleaved with the MPI library's own
 # MPI_Alltoallv; sim/plan_quality.py compares, per cell, what measure chose with the best of
 # its candidates. Environment: SIZES (default 16,1024,16384), ITERS (local default 200, sim 1),
-# WARMUP (local 5, sim 1), PYTHON (default .venv/bin/python), SIMGRID (a prefix from
-# scripts/build-simgrid.sh), SIM_BENCH (tuna-bench built with its smpicc) and SELECTORS
-# (SMPI alltoallv selectors, default: default).
+# WARMUP (local 5, sim 1), REPEATS (sweeps of step 2, pooled; default 1), PYTHON (default
+# .venv/bin/python), SIMGRID (a prefix from scripts/build-simgrid.sh), SIM_BENCH (tuna-bench
+# built with its smpicc), LOCAL_BENCH (the local tuna-bench, default build/main's) and
+# SELECTORS (SMPI alltoallv selectors, default: default).
 set -euo pipefail
 mode=$1 plat=$2 P=$3 out=$4
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,13 +30,19 @@ run_bench() { # output, algorithms
       -o "$1"
   else
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpiexec --oversubscribe -n "$P" \
-      "$root/build/main/tools/tuna-bench" -a "$2" -s "$SIZES" -d uniform -d powerlaw \
+      "${LOCAL_BENCH:-$root/build/main/tools/tuna-bench}" -a "$2" -s "$SIZES" -d uniform -d powerlaw \
       -n "${ITERS:-200}" -w "${WARMUP:-5}" -q --no-phases --plan measure -j "$1"
   fi
 }
-rm -f "$out/$name-step1.jsonl" "$out/$name-step2.jsonl"
+rm -f "$out/$name-step1.jsonl" "$out/$name"-step2*.jsonl
 run_bench "$out/$name-step1.jsonl" auto
 cands=$("$PYTHON" "$root/sim/plan_quality.py" --candidates "$out/$name-step1.jsonl")
 echo "candidates: $cands"
-run_bench "$out/$name-step2.jsonl" "auto,$cands"
-"$PYTHON" "$root/sim/plan_quality.py" "$out/$name-step2.jsonl" | tee "$out/$name.md"
+# REPEATS sweeps (default 1; on local ranks 3 damp the noise of single rows): pooled.
+step2=()
+for k in $(seq 1 "${REPEATS:-1}"); do
+  f="$out/$name-step2$([ "$k" = 1 ] || echo "-r$k").jsonl"
+  run_bench "$f" "auto,$cands"
+  step2+=("$f")
+done
+"$PYTHON" "$root/sim/plan_quality.py" "${step2[@]}" | tee "$out/$name.md"

@@ -3,6 +3,8 @@
  * chunks so MPI's int positions never overflow), raw-byte messages of any size.
  */
 #include "tuna_internal.h"
+
+#include <stdint.h>
 #include "tuna_coll.h"
 
 #include <limits.h>
@@ -93,17 +95,57 @@ static int chunk_elems(size_t size)
     return n > (size_t)INT_MAX ? INT_MAX : (n ? (int)n : 1);
 }
 
+/*
+ * MPICH 4.0.2's MPI_Pack and MPI_Unpack reject a NULL buffer even when it is MPI_BOTTOM (a
+ * type of absolute addresses, which MPI allows): such a block is packed from a non-NULL
+ * anchor with the type shifted back by the anchor's address, the same bytes.
+ */
+static int bottom_type(int n, MPI_Datatype type, MPI_Datatype *shifted, uintptr_t *base)
+{
+    static const char anchor;
+    MPI_Aint a;
+    TUNA_MPI_CHECK(MPI_Get_address(&anchor, &a));
+    MPI_Aint disp = -a;
+    TUNA_MPI_CHECK(MPI_Type_create_hindexed(1, &n, &disp, type, shifted));
+    int rc = MPI_Type_commit(shifted);
+    if (rc != MPI_SUCCESS) {
+        MPI_Type_free(shifted);
+        return tuna_error_set(rc, "MPI_Type_commit of an MPI_BOTTOM block failed");
+    }
+    *base = (uintptr_t)&anchor;
+    return MPI_SUCCESS;
+}
+
+/* One MPI_Pack (pack) or MPI_Unpack (!pack) of n elements at the typed address `at`. */
+static int pack_chunk(bool pack, uintptr_t at, int n, MPI_Datatype type, char *packed,
+                      int bytes, MPI_Comm comm)
+{
+    MPI_Datatype t = type;
+    int count = n, pos = 0, rc;
+    if (!at && (rc = bottom_type(n, type, &t, &at)) != MPI_SUCCESS)
+        return rc;
+    if (t != type)
+        count = 1;
+    rc = pack ? MPI_Pack((const void *)at, count, t, packed, bytes, &pos, comm)
+              : MPI_Unpack(packed, bytes, &pos, (void *)at, count, t, comm);
+    if (t != type)
+        MPI_Type_free(&t);
+    return rc == MPI_SUCCESS ? rc
+                             : tuna_error_set(rc, "%s of %d elements failed",
+                                              pack ? "MPI_Pack" : "MPI_Unpack", n);
+}
+
 int tuna_pack_block(const void *in, MPI_Count count, MPI_Datatype type, MPI_Aint extent,
                     size_t size, void *out, MPI_Comm comm)
 {
-    const char *src = in;
     char *dst = out;
     int step = chunk_elems(size);
     for (MPI_Count done = 0; done < count;) {
         int n = count - done < step ? (int)(count - done) : step;
-        int pos = 0;
-        TUNA_MPI_CHECK(MPI_Pack(src + (MPI_Aint)done * extent, n, type, dst,
-                                (int)((size_t)n * size), &pos, comm));
+        int rc = pack_chunk(true, (uintptr_t)in + (uintptr_t)((MPI_Aint)done * extent), n, type,
+                            dst, (int)((size_t)n * size), comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
         dst += (size_t)n * size;
         done += n;
     }
@@ -114,13 +156,13 @@ int tuna_unpack_block(const void *in, void *out, MPI_Count count, MPI_Datatype t
                       MPI_Aint extent, size_t size, MPI_Comm comm)
 {
     const char *src = in;
-    char *dst = out;
     int step = chunk_elems(size);
     for (MPI_Count done = 0; done < count;) {
         int n = count - done < step ? (int)(count - done) : step;
-        int pos = 0;
-        TUNA_MPI_CHECK(MPI_Unpack(src, (int)((size_t)n * size), &pos,
-                                  dst + (MPI_Aint)done * extent, n, type, comm));
+        int rc = pack_chunk(false, (uintptr_t)out + (uintptr_t)((MPI_Aint)done * extent), n,
+                            type, (char *)src, (int)((size_t)n * size), comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
         src += (size_t)n * size;
         done += n;
     }
