@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG_AG_RECMUL_PERMUTED 207
-
 /* poff[q]: first slot of the group at digit-reversed position q (q = 0..Q). */
 static int *reversed_offsets(const tuna_fold *f)
 {
@@ -72,11 +70,11 @@ static int rounds(const tuna_ag_args *a, const tuna_fold *f, const int *poff)
             int theirs = tuna_fold_reverse(f, pg) / L * L;
             rc = tuna_irecv_bytes(a->buf + (size_t)poff[theirs] * B,
                                   (size_t)(poff[theirs + L] - poff[theirs]) * B, peer,
-                                  TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
+                                  TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
             if (rc == MPI_SUCCESS)
                 rc = tuna_isend_bytes(a->buf + (size_t)poff[mine] * B,
                                       (size_t)(poff[mine + L] - poff[mine]) * B, peer,
-                                      TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
+                                      TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "recmul-permuted allgather: exchange failed");

@@ -16,8 +16,6 @@
 
 #include <stdlib.h>
 
-#define TAG_AR_RECMUL 309
-
 static int waitall(int n, MPI_Request *req, const char *what)
 {
     int rc = tuna_waitall(n, req);
@@ -48,10 +46,10 @@ static int rounds(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Re
             if (j == digit)
                 continue;
             int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
-            rc = MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TAG_AR_RECMUL, a->ctx->comm,
+            rc = MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TUNA_TAG_AR_RECMUL, a->ctx->comm,
                            &req[nreq++]);
             if (rc == MPI_SUCCESS)
-                rc = MPI_Isend(pool[cur], a->count, a->type, peer, TAG_AR_RECMUL, a->ctx->comm,
+                rc = MPI_Isend(pool[cur], a->count, a->type, peer, TUNA_TAG_AR_RECMUL, a->ctx->comm,
                                &req[nreq++]);
             if (rc != MPI_SUCCESS)
                 rc = tuna_error_set(rc, "recmul allreduce: posting round %d failed", d);

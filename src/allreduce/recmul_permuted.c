@@ -25,9 +25,6 @@
 
 #include <stdlib.h>
 
-#define TAG_AR_PERMUTED_RS 311
-#define TAG_AR_PERMUTED_AG 312
-
 typedef struct plan {
     const tuna_ar_args *a;
     const tuna_fold *f;
@@ -99,10 +96,10 @@ static int reduce_scatter(const plan *pl, char **pool)
                 continue;
             int peer = partner(pl, d, digit, j), q0 = S + j * sub;
             rc = post(pl, &nreq, false, tmp[j], range_count(pl, my0, my1), peer,
-                      TAG_AR_PERMUTED_RS);
+                      TUNA_TAG_AR_PERMUTED_RS);
             if (rc == MPI_SUCCESS)
                 rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, q0),
-                          range_count(pl, q0, q0 + sub), peer, TAG_AR_PERMUTED_RS);
+                          range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_RS);
         }
         if (rc == MPI_SUCCESS)
             rc = tuna_waitall(nreq, pl->req);
@@ -125,10 +122,10 @@ static int allgather(const plan *pl)
                 continue;
             int peer = partner(pl, d, digit, j), q0 = S + j * sub;
             rc = post(pl, &nreq, false, range_ptr(pl, pl->a->rbuf, q0),
-                      range_count(pl, q0, q0 + sub), peer, TAG_AR_PERMUTED_AG);
+                      range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
             if (rc == MPI_SUCCESS)
                 rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, my0),
-                          range_count(pl, my0, my0 + sub), peer, TAG_AR_PERMUTED_AG);
+                          range_count(pl, my0, my0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
         }
         if (rc == MPI_SUCCESS)
             rc = tuna_waitall(nreq, pl->req);

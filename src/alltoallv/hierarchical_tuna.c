@@ -31,10 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG_HIER_META 142
-#define TAG_HIER_DATA 143
-#define TAG_INTER_META 144
-
 typedef struct hier_mem {
     const char **sp;
     char **rp;
@@ -71,12 +67,12 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
     int rc = MPI_SUCCESS;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
         rc = MPI_Irecv(in + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->from_rank[d - 1],
-                       TAG_INTER_META, comm, &m->req[2 * (d - 1)]);
+                       TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1)]);
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
         for (int l = 0; l < Q; l++)
             out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
         rc = MPI_Isend(out + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->to_rank[d - 1],
-                       TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
+                       TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
     }
     if (rc == MPI_SUCCESS)
         rc = tuna_waitall(2 * nd, m->req);
@@ -189,8 +185,8 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
                      .nsub = N,
                      .radix = (int)(a->param[0] < Q ? a->param[0] : Q),
                      .batch = Q, /* all rounds of a digit in flight (clamped to r-1) */
-                     .tag_meta = TAG_HIER_META,
-                     .tag_data = TAG_HIER_DATA,
+                     .tag_meta = TUNA_TAG_HIER_META,
+                     .tag_data = TUNA_TAG_HIER_DATA,
                      .send_ptr = m.sp,
                      .send_bytes = m.sb,
                      .recv_ptr = m.rp,

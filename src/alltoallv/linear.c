@@ -9,8 +9,6 @@
 
 #include <stdlib.h>
 
-#define TAG_LINEAR 103
-
 int tuna_a2av_linear(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
@@ -20,11 +18,11 @@ int tuna_a2av_linear(const tuna_a2av_args *a)
     int n = 0, rc = tuna_a2av_copy_self(a);
     for (int i = 0; i < P && rc == MPI_SUCCESS; i++)
         if (i != me && tuna_a2av_recvs(a, i) &&
-            (rc = tuna_a2av_irecv_block(a, i, TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
+            (rc = tuna_a2av_irecv_block(a, i, TUNA_TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
             n++;
     for (int i = 0; i < P && rc == MPI_SUCCESS; i++)
         if (i != me && tuna_a2av_sends(a, i) &&
-            (rc = tuna_a2av_isend_block(a, i, TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
+            (rc = tuna_a2av_isend_block(a, i, TUNA_TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
             n++;
     if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
         rc = tuna_error_set(rc, "linear: MPI_Waitall failed");

@@ -5,9 +5,7 @@
  */
 #include "tuna_internal.h"
 
-#define TAG_MULTIPAIR_TESTANY 108
-
 int tuna_a2av_multipair_testany(const tuna_a2av_args *a)
 {
-    return tuna_a2av_multipair_window(a, true, TAG_MULTIPAIR_TESTANY);
+    return tuna_a2av_multipair_window(a, true, TUNA_TAG_MULTIPAIR_TESTANY);
 }

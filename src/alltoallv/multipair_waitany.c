@@ -5,9 +5,7 @@
  */
 #include "tuna_internal.h"
 
-#define TAG_MULTIPAIR_WAITANY 107
-
 int tuna_a2av_multipair_waitany(const tuna_a2av_args *a)
 {
-    return tuna_a2av_multipair_window(a, false, TAG_MULTIPAIR_WAITANY);
+    return tuna_a2av_multipair_window(a, false, TUNA_TAG_MULTIPAIR_WAITANY);
 }

@@ -9,8 +9,6 @@
 
 #include <stdlib.h>
 
-#define TAG_SCATTERED 102
-
 int tuna_a2av_scattered(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
@@ -25,7 +23,7 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
             int off = ii + i;
             if (off == 0)
                 continue; /* self: copied above */
-            rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TAG_SCATTERED, reqs,
+            rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TUNA_TAG_SCATTERED, reqs,
                                      &n);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)

@@ -8,8 +8,6 @@
 
 #include <stdlib.h>
 
-#define TAG_SPREADOUT 101
-
 int tuna_a2av_spreadout(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
@@ -18,7 +16,7 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
         return MPI_ERR_NO_MEM;
     int n = 0, rc = MPI_SUCCESS;
     for (int i = 1; i < P && rc == MPI_SUCCESS; i++)
-        rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TAG_SPREADOUT, reqs, &n);
+        rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TUNA_TAG_SPREADOUT, reqs, &n);
     if (rc != MPI_SUCCESS)
         return rc;
     /* The own block while the messages travel. Its copy may fail (it may allocate): the

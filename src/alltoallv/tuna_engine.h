@@ -129,6 +129,4 @@ typedef int (*tuna_hier_inter_fn)(const tuna_hier *h, int block, int *rounds);
  */
 int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn inter);
 
-#define TUNA_TAG_INTER_DATA 145
-
 #endif /* TUNA_ENGINE_H */

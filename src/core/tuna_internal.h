@@ -3,6 +3,7 @@
 #define TUNA_INTERNAL_H
 
 #include "tuna.h"
+#include "tuna_tags.h"
 
 #include <stdbool.h>
 #include <stddef.h>
