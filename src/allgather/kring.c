@@ -9,7 +9,7 @@
  * Any P: k is lowered to the largest divisor of P not above k (prime P with
  * k < P gives k = 1, the plain ring).
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 /* One ring round: receive one `type` at rbuf from left while sending one from sbuf right. */
 static int ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, int right,
@@ -25,7 +25,7 @@ static int ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, 
 int tuna_ag_kring(const tuna_ag_args *a)
 {
     const int P = a->size, me = a->rank;
-    const int k = tuna_coll_kring_group(P, a->param[0]), G = P / k;
+    const int k = tuna_coll_kring_group(P, tuna_ag_param(a, "k")), G = P / k;
     const int g = me / k, l = me % k;
     const size_t B = a->block;
     MPI_Comm comm = a->ctx->comm;

@@ -10,7 +10,7 @@
  * their block to the group's last rank before the rounds and receive the
  * result from it after them (2 extra rounds; a leader sends P-1 blocks per member).
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 #include <stdlib.h>
 
@@ -123,5 +123,5 @@ int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
 
 int tuna_ag_recmul(const tuna_ag_args *a)
 {
-    return tuna_ag_recmul_run(a, (int)a->param[0]);
+    return tuna_ag_recmul_run(a, (int)tuna_ag_param(a, "k"));
 }

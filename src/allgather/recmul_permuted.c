@@ -9,7 +9,7 @@
  * Rounds: log_k P. Volume received: (P-1) blocks, plus one local move of
  * every block. Memory: one block + O(P) indices. Any P: folded as recmul.c.
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +89,7 @@ int tuna_ag_recmul_permuted(const tuna_ag_args *a)
 {
     const int P = a->size, me = a->rank;
     tuna_fold f;
-    tuna_fold_init(&f, P, (int)a->param[0], me);
+    tuna_fold_init(&f, P, (int)tuna_ag_param(a, "k"), me);
     tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
     if (me != f.last)
         return tuna_ag_fold_member(a, &f);

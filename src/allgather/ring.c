@@ -3,7 +3,7 @@
  * right neighbour and receives block (rank - s - 1) from its left one.
  * Rounds: P-1. Volume received: (P-1) blocks. Memory: none beyond the result.
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 int tuna_ag_ring(const tuna_ag_args *a)
 {

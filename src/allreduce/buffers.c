@@ -1,5 +1,5 @@
 /* Element buffers of the allreduce family: temporaries, local reduction, local copy. */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
 #include <string.h>

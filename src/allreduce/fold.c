@@ -4,7 +4,7 @@
  * group's leader (its last rank), the leader reduces the group in rank order,
  * runs the rounds, and sends the result back.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
 

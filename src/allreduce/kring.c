@@ -13,7 +13,7 @@
  * k < P gives k = 1, the plain ring). Non-commutative ops: runs
  * recursive-doubling instead (rank order kept), logged at TUNA_VERBOSE >= 1.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
 
@@ -30,7 +30,7 @@ int tuna_ar_kring(const tuna_ar_args *a)
         return tuna_ar_recmul_run(a, 2);
     }
     const int P = a->size, me = a->rank, n = a->count;
-    const int k = tuna_coll_kring_group(P, a->param[0]), G = P / k;
+    const int k = tuna_coll_kring_group(P, tuna_ar_param(a, "k")), G = P / k;
     const int g = me / k, l = me % k;
     /* Columns (k of them) and the segments of this rank's column (G of them). */
     MPI_Aint *coff = tuna_malloc(sizeof(MPI_Aint) * ((size_t)k + (size_t)G));

@@ -12,7 +12,7 @@
  * to the group's last rank, which reduces the group in rank order before the
  * rounds and sends the result back after them (2 extra rounds).
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
 
@@ -106,5 +106,5 @@ int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
 
 int tuna_ar_recmul(const tuna_ar_args *a)
 {
-    return tuna_ar_recmul_run(a, (int)a->param[0]);
+    return tuna_ar_recmul_run(a, (int)tuna_ar_param(a, "k"));
 }

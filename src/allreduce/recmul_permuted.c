@@ -21,7 +21,7 @@
  * Rounds: 2 log_k Q (+2 if Q < P). Elements sent per leader: about
  * 2 n (Q-1)/Q. Memory: (k-1) ceil(n/k)-ish elements (n while folding in).
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
 
@@ -190,7 +190,7 @@ static int leader(const tuna_ar_args *a, const tuna_fold *f)
 int tuna_ar_recmul_permuted(const tuna_ar_args *a)
 {
     tuna_fold f;
-    tuna_fold_init(&f, a->size, (int)a->param[0], a->rank);
+    tuna_fold_init(&f, a->size, (int)tuna_ar_param(a, "k"), a->rank);
     tuna_stats_rounds(2 * f.m + (f.Q < a->size ? 2 : 0));
     if (a->rank != f.last)
         return tuna_ar_fold_member(a, &f);

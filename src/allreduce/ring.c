@@ -8,7 +8,7 @@
  * combines operands in a rotated order, so it runs recursive-doubling instead
  * (which keeps MPI's rank order), logged at TUNA_VERBOSE >= 1.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
 

@@ -12,7 +12,7 @@
  * Rounds: ceil(log2 P). Temporary memory: 2*P*B (padded and rotated sets)
  * + 2*floor(P/2)*B (round pack buffers).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 

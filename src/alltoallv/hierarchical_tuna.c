@@ -115,12 +115,13 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
 {
     tuna_ctx *c = a->ctx;
     const int P = a->size, me = a->rank;
+    const long radix = tuna_a2av_param(a, "radix");
     if (c->ranks_per_node == 0) {
         if (me == 0)
             tuna_log(1,
                      "%s: the %d nodes do not all have the same number of ranks (P = %d); "
                      "falling back to flat tuna:radix=%ld",
-                     name, c->nnodes, P, a->param[0]);
+                     name, c->nnodes, P, radix);
         /* Statistics name what ran, and why. */
         tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "tuna");
         tuna_stats_current.fallback = "the nodes hold different numbers of ranks";
@@ -183,7 +184,7 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
                      .me = g,
                      .members = m.members,
                      .nsub = N,
-                     .radix = (int)(a->param[0] < Q ? a->param[0] : Q),
+                     .radix = (int)(radix < Q ? radix : Q),
                      .batch = Q, /* all rounds of a digit in flight (clamped to r-1) */
                      .tag_meta = TUNA_TAG_HIER_META,
                      .tag_data = TUNA_TAG_HIER_DATA,
@@ -239,7 +240,7 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
         }
         int rounds = 0;
         if (rc == MPI_SUCCESS)
-            rc = inter(&h, (int)a->param[1], &rounds);
+            rc = inter(&h, (int)tuna_a2av_param(a, "block"), &rounds);
         tuna_stats_rounds(rounds);
         tuna_timer_stop(&tm, TUNA_PHASE_INTER);
     }

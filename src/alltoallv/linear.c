@@ -5,7 +5,7 @@
  * baseline for the round-robin orders.
  * Rounds: 1. Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 

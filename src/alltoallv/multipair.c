@@ -5,14 +5,14 @@
  * outstanding requests unlike spreadout.
  * Rounds: ceil((P-1)/stride). Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 
 int tuna_a2av_multipair(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    int stride = (int)tuna_param(a, 0);
+    int stride = (int)tuna_a2av_param(a, "stride");
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)stride);
     if (!reqs)
         return MPI_ERR_NO_MEM;

@@ -3,7 +3,7 @@
  * polling MPI_Testany, which drives progress from the caller's loop (the
  * variant that behaves best on MPI libraries with weak asynchronous progress).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 int tuna_a2av_multipair_testany(const tuna_a2av_args *a)
 {

@@ -3,7 +3,7 @@
  * pairwise schedule in flight; MPI_Waitany finds a finished one, whose slot
  * takes the next step. Messages: 2(P-1) per rank; at most 2*stride pending.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 int tuna_a2av_multipair_waitany(const tuna_a2av_args *a)
 {

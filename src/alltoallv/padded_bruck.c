@@ -17,7 +17,7 @@
  * Rounds: ceil(log2 P). Temporary memory: P*B + 2*floor(P/2)*B (datatype=0)
  * or 2*P*B (datatype=1).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 
@@ -83,7 +83,7 @@ static int rounds_datatype(const tuna_a2av_args *a, char *w, size_t B, unsigned 
 int tuna_a2av_padded_bruck(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    bool use_datatype = tuna_param(a, 0) == 1;
+    bool use_datatype = tuna_a2av_param(a, "datatype") == 1;
     size_t B = a->max_block_bytes, wbytes;
     tuna_timer tm;
     tuna_timer_start(&tm);

@@ -4,7 +4,7 @@
  * so exactly one exchange is in flight per rank.
  * Rounds: P-1. Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 /* One step of a pairwise schedule: receive from src while sending to dst. */
 int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag)

@@ -5,14 +5,14 @@
  * the number of outstanding requests and spreads the load over the peers.
  * Rounds: ceil(P/block). Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 
 int tuna_a2av_scattered(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    int block = (int)tuna_param(a, 0);
+    int block = (int)tuna_a2av_param(a, "block");
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)block);
     if (!reqs)
         return MPI_ERR_NO_MEM;

@@ -4,7 +4,7 @@
  * single rank is the first target of everyone. One Waitall.
  * Rounds: 1. Messages: 2(P-1) per rank. Temporary memory: 2(P-1) requests.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 

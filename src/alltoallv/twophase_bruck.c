@@ -26,7 +26,7 @@
  * plus 16*floor(P/2) bytes of sizes. With blocks of at most B bytes that is
  * at most (P - K - 1 + 2*floor(P/2))*B + 16*floor(P/2).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * is >= P are skipped, which keeps the schedule deadlock-free for every P.
  * Rounds: 2^ceil(log2 P) - 1 (P-1 of them non-empty per rank). Messages: 2(P-1).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 int tuna_a2av_xor(const tuna_a2av_args *a)
 {

@@ -3,7 +3,7 @@
  * chunks so MPI's int positions never overflow), raw-byte messages of any size.
  */
 #include "tuna_internal.h"
-#include "tuna_coll.h"
+#include "tuna_internal.h"
 
 #include <limits.h>
 #include <string.h>

@@ -392,7 +392,8 @@ static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
     }
     if (rc != MPI_SUCCESS)
         return raise_error(comm, rc, why);
-    ch->vendor = ch->opt.algorithm == tuna_algorithm_find(colls[coll].id, "vendor");
+    ch->vendor = tuna_registry_row(tuna_registry_of(colls[coll].id), ch->opt.algorithm)->kind ==
+                 TUNA_ROW_VENDOR;
     if (tuna_options_format(&ch->opt, ch->label, sizeof ch->label) != MPI_SUCCESS)
         snprintf(ch->label, sizeof ch->label, "%s",
                  tuna_algorithm_get(colls[coll].id, ch->opt.algorithm)->name);
