@@ -36,12 +36,8 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c)
  */
 bool tuna_ag_library_runs(const tuna_profile *m, const tuna_select_input *in, double best_time)
 {
-    const tuna_mpi_library lib = tuna_select_library();
-    if (lib != TUNA_MPILIB_OPENMPI && lib != TUNA_MPILIB_MPICH)
-        return false;
-    /* recursive doubling as good as the best (ties: P = 2, where every row is one step) */
-    double t = tuna_ag_cost_recursive_doubling(m, in, NULL, NULL);
-    if (t < 0 || t > best_time * (1 + 1e-9))
+    if (!tuna_library_runs_recursive_doubling(tuna_ag_cost_recursive_doubling(m, in, NULL, NULL),
+                                              best_time))
         return false;
     const bool pow2 = in->P > 0 && (in->P & (in->P - 1)) == 0;
     return pow2 && in->bytes * in->P <= 81920;

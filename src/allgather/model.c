@@ -38,19 +38,13 @@ double tuna_ag_cost_recursive_doubling(const tuna_profile *m, const tuna_select_
 {
     (void)info;
     (void)param;
-    if (!moves(in))
-        return 0;
-    const tuna_model_layout l = tuna_model_layout_of(in);
-    return tuna_model_recmul(m, &l, 2, in->bytes, true);
+    return tuna_model_recmul_of(m, in, 2, true);
 }
 
 double tuna_ag_cost_recmul(const tuna_profile *m, const tuna_select_input *in,
                            const tuna_algorithm_info *info, const long *param)
 {
-    if (!moves(in))
-        return 0;
-    const tuna_model_layout l = tuna_model_layout_of(in);
-    return tuna_model_recmul(m, &l, tuna_param_get(info, param, "k"), in->bytes, true);
+    return tuna_model_recmul_of(m, in, tuna_param_get(info, param, "k"), true);
 }
 
 /* recmul plus the final in-place block permutation. */
@@ -59,7 +53,6 @@ double tuna_ag_cost_recmul_permuted(const tuna_profile *m, const tuna_select_inp
 {
     if (!moves(in))
         return 0;
-    const tuna_model_layout l = tuna_model_layout_of(in);
-    return tuna_model_recmul(m, &l, tuna_param_get(info, param, "k"), in->bytes, true) +
+    return tuna_model_recmul_of(m, in, tuna_param_get(info, param, "k"), true) +
            (double)in->P * in->bytes / m->copy_bandwidth;
 }

@@ -34,12 +34,7 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
  */
 bool tuna_ar_library_runs(const tuna_profile *m, const tuna_select_input *in, double best_time)
 {
-    const tuna_mpi_library lib = tuna_select_library();
-    if (lib != TUNA_MPILIB_OPENMPI && lib != TUNA_MPILIB_MPICH)
-        return false;
-    /* recursive doubling as good as the best (ties: P = 2, where every row is one step) */
-    double t = tuna_ar_cost_recursive_doubling(m, in, NULL, NULL);
-    if (t < 0 || t > best_time * (1 + 1e-9))
-        return false;
-    return in->bytes <= 2048;
+    return tuna_library_runs_recursive_doubling(tuna_ar_cost_recursive_doubling(m, in, NULL, NULL),
+                                                best_time) &&
+           in->bytes <= 2048;
 }

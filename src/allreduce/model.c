@@ -16,10 +16,7 @@ double tuna_ar_cost_recursive_doubling(const tuna_profile *m, const tuna_select_
 {
     (void)info;
     (void)param;
-    if (!moves(in))
-        return 0;
-    const tuna_model_layout l = tuna_model_layout_of(in);
-    return tuna_model_recmul(m, &l, 2, in->bytes, false);
+    return tuna_model_recmul_of(m, in, 2, false);
 }
 
 double tuna_ar_cost_ring(const tuna_profile *m, const tuna_select_input *in,
@@ -58,10 +55,7 @@ double tuna_ar_cost_kring(const tuna_profile *m, const tuna_select_input *in,
 double tuna_ar_cost_recmul(const tuna_profile *m, const tuna_select_input *in,
                            const tuna_algorithm_info *info, const long *param)
 {
-    if (!moves(in))
-        return 0;
-    const tuna_model_layout l = tuna_model_layout_of(in);
-    return tuna_model_recmul(m, &l, tuna_param_get(info, param, "k"), in->bytes, false);
+    return tuna_model_recmul_of(m, in, tuna_param_get(info, param, "k"), false);
 }
 
 /*

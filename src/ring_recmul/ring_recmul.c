@@ -102,3 +102,12 @@ void tuna_grid_k(const tuna_select_input *in, const tuna_algorithm_info *info,
         tuna_candidate(out, param);
     }
 }
+
+bool tuna_library_runs_recursive_doubling(double rd_time, double best_time)
+{
+    const tuna_mpi_library lib = tuna_select_library();
+    if (lib != TUNA_MPILIB_OPENMPI && lib != TUNA_MPILIB_MPICH)
+        return false;
+    /* recursive doubling as good as the best (ties: P = 2, where every row is one step) */
+    return rd_time >= 0 && rd_time <= best_time * (1 + 1e-9);
+}

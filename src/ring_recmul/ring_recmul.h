@@ -48,4 +48,12 @@ int tuna_permute_blocks_inplace(char *buf, size_t block, int n, const int *src);
 void tuna_grid_k(const tuna_select_input *in, const tuna_algorithm_info *info,
                  tuna_candidates *out);
 
+/*
+ * auto's hand-over (tuna_registry.library_runs): whether the MPI library this process runs on
+ * runs recursive doubling for short messages, as MPICH and Open MPI's coll/tuned do, and
+ * recursive doubling (rd_time) is as good as the model's best choice (best_time). The
+ * families add their size rules.
+ */
+bool tuna_library_runs_recursive_doubling(double rd_time, double best_time);
+
 #endif /* TUNA_RING_RECMUL_H */

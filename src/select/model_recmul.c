@@ -95,3 +95,12 @@ double tuna_model_recmul(const tuna_profile *m, const tuna_model_layout *l, long
     const cmodel x = {.m = m, .l = *l};
     return recmul(&x, k, n, gather);
 }
+
+double tuna_model_recmul_of(const tuna_profile *m, const tuna_select_input *in, long k,
+                            bool gather)
+{
+    if (in->P <= 1 || in->bytes <= 0)
+        return 0;
+    const tuna_model_layout l = tuna_model_layout_of(in);
+    return tuna_model_recmul(m, &l, k, in->bytes, gather);
+}

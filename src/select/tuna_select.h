@@ -193,6 +193,9 @@ long tuna_model_partners_step(const tuna_model_fold *f, long d);
 double tuna_model_partners_cross(const tuna_model_layout *l, const tuna_model_fold *f, long d);
 double tuna_model_recmul(const tuna_profile *m, const tuna_model_layout *l, long k, double n,
                          bool gather);
+/* The same for in->bytes over in's layout; 0 when nothing moves (P = 1 or no bytes). */
+double tuna_model_recmul_of(const tuna_profile *m, const tuna_select_input *in, long k,
+                            bool gather);
 
 /* ---- candidates: what a row's grid function (tuna_grid_fn) hands the selector ---- */
 
