@@ -21,12 +21,6 @@ typedef struct tuna_a2av_algorithm {
 extern const tuna_a2av_algorithm tuna_a2av_table[];
 extern const tuna_registry tuna_a2av_registry;
 
-/* Row i of the table (i a valid index: options parsed for alltoallv, or auto's choice). */
-static inline const tuna_a2av_algorithm *tuna_a2av_row(int i)
-{
-    return &tuna_a2av_table[i];
-}
-
 /* Run `row` on a (whose param holds the row's resolved values). */
 static inline int tuna_a2av_run_row(const tuna_a2av_algorithm *row, tuna_a2av_args *a)
 {
