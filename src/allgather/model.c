@@ -18,7 +18,8 @@ double tuna_ag_cost_ring(const tuna_profile *m, const tuna_select_input *in,
     if (!moves(in))
         return 0;
     const tuna_model_layout l = tuna_model_layout_of(in);
-    return (double)(in->P - 1) * tuna_model_phase_even(m, &l, 1, in->bytes, tuna_model_cross(&l, 1), 1, 1, 1);
+    return (double)(in->P - 1) *
+           tuna_model_phase_even(m, &l, 1, in->bytes, tuna_model_cross(&l, 1), 1, 1, 1);
 }
 
 double tuna_ag_cost_kring(const tuna_profile *m, const tuna_select_input *in,
@@ -30,7 +31,8 @@ double tuna_ag_cost_kring(const tuna_profile *m, const tuna_select_input *in,
     const double n = in->bytes;
     long g = tuna_coll_kring_group(in->P, tuna_param_get(info, param, "k")), G = in->P / g;
     return (double)(G - 1) * tuna_model_phase_even(m, &l, 1, n, tuna_model_cross(&l, g), g, g, 1) +
-           (double)(g - 1) * tuna_model_phase_even(m, &l, 1, (double)G * n, tuna_model_cross(&l, 1), 1, 1, 1);
+           (double)(g - 1) *
+               tuna_model_phase_even(m, &l, 1, (double)G * n, tuna_model_cross(&l, 1), 1, 1, 1);
 }
 
 double tuna_ag_cost_recursive_doubling(const tuna_profile *m, const tuna_select_input *in,

@@ -38,13 +38,15 @@ const tuna_ag_algorithm tuna_ag_table[] = {
     {.desc = {.info = {"recmul", "recursive multiplying: log_k P rounds, k-1 partners at "
                                  "distance k^r (extra ranks folded in and out when P is not a "
                                  "power of k)",
-                       1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       1,
+                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
               .family = "recmul", .cost = tuna_ag_cost_recmul, .grid = tuna_grid_k},
      .run = tuna_ag_recmul},
     {.desc = {.info = {"recmul-permuted", "recursive multiplying, largest distance first on a "
                                           "digit-reversed layout, then an in-place block "
                                           "permutation",
-                       1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       1,
+                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
               .family = "recmul", .cost = tuna_ag_cost_recmul_permuted, .grid = tuna_grid_k},
      .run = tuna_ag_recmul_permuted},
     {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "

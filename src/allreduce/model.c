@@ -30,7 +30,8 @@ double tuna_ar_cost_ring(const tuna_profile *m, const tuna_select_input *in,
         return -1;
     const tuna_model_layout l = tuna_model_layout_of(in);
     const double n = in->bytes, P = in->P;
-    return 2.0 * (P - 1) * tuna_model_phase_even(m, &l, 1, n / P, tuna_model_cross(&l, 1), 1, 1, 1) +
+    return 2.0 * (P - 1) *
+               tuna_model_phase_even(m, &l, 1, n / P, tuna_model_cross(&l, 1), 1, 1, 1) +
            (P - 1) * n / P / m->copy_bandwidth;
 }
 

@@ -39,14 +39,16 @@ const tuna_ar_algorithm tuna_ar_table[] = {
     {.desc = {.info = {"recmul", "recursive multiplying: log_k P rounds, whole vector with k-1 "
                                  "partners at distance k^r, rank-ordered reduction (extra ranks "
                                  "folded in and out)",
-                       1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       1,
+                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
               .family = "recmul", .cost = tuna_ar_cost_recmul, .grid = tuna_grid_k},
      .run = tuna_ar_recmul},
     {.desc = {.info = {"recmul-permuted",
                        "radix-k reduce-scatter (distance 1 first) + allgather (largest distance "
                        "first) on contiguous ranges, segment ownership in digit-reversed order; "
                        "2 log_k P rounds, about 2n elements sent (extra ranks folded in and out)",
-                       1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       1,
+                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
               .family = "recmul", .cost = tuna_ar_cost_recmul_permuted, .grid = tuna_grid_k},
      .run = tuna_ar_recmul_permuted},
     {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "

@@ -20,7 +20,8 @@ int tuna_a2av_multipair(const tuna_a2av_args *a)
     for (int s0 = 1; s0 < P && rc == MPI_SUCCESS; s0 += stride) {
         int n = 0;
         for (int s = s0; s < s0 + stride && s < P && rc == MPI_SUCCESS; s++)
-            rc = tuna_a2av_post_pair(a, (me - s + P) % P, (me + s) % P, TUNA_TAG_MULTIPAIR, reqs, &n);
+            rc = tuna_a2av_post_pair(a, (me - s + P) % P, (me + s) % P, TUNA_TAG_MULTIPAIR, reqs,
+                                     &n);
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "multipair: MPI_Waitall failed");
         rounds++;

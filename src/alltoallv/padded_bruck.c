@@ -52,12 +52,12 @@ static int rounds_datatype(const tuna_a2av_args *a, char *w, size_t B, unsigned 
                                               "failed", k);
         tuna_timer_stop(tm, TUNA_PHASE_PREPARE);
         if (rc == MPI_SUCCESS &&
-            (rc = MPI_Irecv(w, 1, rt, tuna_bruck_rank(me, -d, P), TUNA_TAG_PADDED_BRUCK, a->ctx->comm,
-                            &req[0])) != MPI_SUCCESS)
+            (rc = MPI_Irecv(w, 1, rt, tuna_bruck_rank(me, -d, P), TUNA_TAG_PADDED_BRUCK,
+                            a->ctx->comm, &req[0])) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "padded-bruck: MPI_Irecv of round %d failed", k);
         if (rc == MPI_SUCCESS &&
-            (rc = MPI_Isend(w, 1, st, tuna_bruck_rank(me, d, P), TUNA_TAG_PADDED_BRUCK, a->ctx->comm,
-                            &req[1])) != MPI_SUCCESS) {
+            (rc = MPI_Isend(w, 1, st, tuna_bruck_rank(me, d, P), TUNA_TAG_PADDED_BRUCK,
+                            a->ctx->comm, &req[1])) != MPI_SUCCESS) {
             rc = tuna_error_set(rc, "padded-bruck: MPI_Isend of round %d failed", k);
             MPI_Cancel(&req[0]);
         }

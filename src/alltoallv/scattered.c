@@ -23,8 +23,8 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
             int off = ii + i;
             if (off == 0)
                 continue; /* self: copied above */
-            rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TUNA_TAG_SCATTERED, reqs,
-                                     &n);
+            rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TUNA_TAG_SCATTERED,
+                                     reqs, &n);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "scattered: MPI_Waitall failed");
