@@ -336,7 +336,6 @@ int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out);
 int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
                          const char *const *names, int n);
 
-
 /* MPI_Waitall returning the failed request's own error code (not MPI_ERR_IN_STATUS, which
  * MPI returns when any request fails and which says nothing about why). */
 int tuna_waitall(int n, MPI_Request *req);
