@@ -12,6 +12,7 @@
  * Usage: test_allreduce [--quick]   (--quick: fewer cases, for large P)
  */
 #include "tuna.h"
+#include "support/coll_variants.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -214,16 +215,8 @@ int main(int argc, char **argv)
     };
     const int nshapes = quick ? 6 : (int)(sizeof shapes / sizeof shapes[0]);
 
-    char algs[32][48];
-    int nalgs = 0;
-    const char *plain[] = {"vendor", "ring", "recursive-doubling", "auto"};
-    for (int i = 0; i < 4; i++)
-        snprintf(algs[nalgs++], sizeof algs[0], "%s", plain[i]);
-    const char *fams[] = {"kring", "recmul", "recmul-permuted"};
-    const char *ks[] = {"2", "3", "4", "P"};
-    for (int f = 0; f < 3; f++)
-        for (int i = 0; i < 4; i++)
-            snprintf(algs[nalgs++], sizeof algs[0], "%s:k=%s", fams[f], ks[i]);
+    char algs[64][COLL_VARIANT_LEN];
+    const int nalgs = coll_variants(TUNA_ALLREDUCE, algs, 64);
 
     int salt = 0;
     for (int ai = 0; ai <= nalgs; ai++) {

@@ -12,10 +12,13 @@
  *   - send buffers, counts and displacements must be unchanged afterwards.
  * Failures print the seed and the case; the exit code is the failure count.
  *
- * Usage: test_alltoallv [--algorithms a,b,...] [--variants N] [--seed S]
+ * Usage: test_alltoallv [--algorithms a,b,...] [--family f,g,...] [--variants N] [--seed S]
  *                       [--stride K] [--large] [--skip-errors]
+ * --family selects the registry rows of those families (src/alltoallv/table.c: "linear",
+ * "bruck", "tuna", "hierarchical", ...), so a new row joins its family's runs by itself.
  */
 #include "tuna.h"
+#include "tuna_internal.h" /* the registry: each row's family */
 #include "support/test_data.h"
 
 #include <getopt.h>
@@ -303,19 +306,25 @@ static int edge_values(const tuna_param_info *p, long *v)
     return n;
 }
 
-static void build_variants(const char *only)
+/* Whether `name` is one of the comma-separated `list` (NULL: every name is). */
+static bool listed(const char *list, const char *name)
 {
-    int n = tuna_algorithm_count(TUNA_ALLTOALLV);
-    for (int a = 0; a < n; a++) {
-        const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, a);
-        if (only) {
-            char pat[128];
-            snprintf(pat, sizeof pat, ",%s,", only);
-            char key[80];
-            snprintf(key, sizeof key, ",%s,", info->name);
-            if (!strstr(pat, key))
-                continue;
-        }
+    if (!list)
+        return true;
+    char pat[256], key[80];
+    snprintf(pat, sizeof pat, ",%s,", list);
+    snprintf(key, sizeof key, ",%s,", name);
+    return strstr(pat, key) != NULL;
+}
+
+static void build_variants(const char *only, const char *families)
+{
+    const tuna_registry *reg = tuna_registry_of(TUNA_ALLTOALLV);
+    for (int a = 0; a < reg->n; a++) {
+        const tuna_algorithm *row = tuna_registry_row(reg, a);
+        const tuna_algorithm_info *info = &row->info;
+        if (!listed(only, info->name) || !listed(families, row->family))
+            continue;
         add_variant(info->name);
         if (info->nparams == 0)
             continue;
@@ -575,23 +584,27 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    const char *only = NULL;
+    const char *only = NULL, *families = NULL;
     int stride = 3, large = 0, skip_errors = 0;
     static const struct option longopts[] = {
-        {"algorithms", required_argument, 0, 'a'}, {"seed", required_argument, 0, 's'},
+        {"algorithms", required_argument, 0, 'a'}, {"family", required_argument, 0, 'f'},
+        {"seed", required_argument, 0, 's'},
         {"stride", required_argument, 0, 'k'},     {"large", no_argument, 0, 'l'},
         {"skip-errors", no_argument, 0, 'e'},      {0, 0, 0, 0}};
     int ch;
-    while ((ch = getopt_long(argc, argv, "a:s:k:le", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "a:f:s:k:le", longopts, NULL)) != -1) {
         switch (ch) {
         case 'a': only = optarg; break;
+        case 'f': families = optarg; break;
         case 's': base_seed = strtoul(optarg, NULL, 10); break;
         case 'k': stride = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
         case 'l': large = 1; break;
         case 'e': skip_errors = 1; break;
         default:
             if (me == 0)
-                fprintf(stderr, "usage: %s [--algorithms a,b] [--seed S] [--stride K] [--large]\n",
+                fprintf(stderr,
+                        "usage: %s [--algorithms a,b] [--family f,g] [--seed S] [--stride K] "
+                        "[--large]\n",
                         argv[0]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
@@ -604,7 +617,7 @@ int main(int argc, char **argv)
     if (env_seed)
         base_seed = strtoul(env_seed, NULL, 10);
     dtypes_init();
-    build_variants(only);
+    build_variants(only, families);
     if (me == 0)
         printf("test_alltoallv: P=%d seed=%lu variants=%d stride=%d\n", P, base_seed, nvariants,
                stride);

@@ -28,6 +28,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The alltoallv registry: the rows auto chooses among. */
+#define A2AV tuna_registry_of(TUNA_ALLTOALLV)
+
 static int P, me, failures, cases;
 static bool reuse_mode; /* --expect-reuse: auto_source 3 and 4 are valid */
 
@@ -160,9 +163,10 @@ static tuna_select_input global_input(int pat, int seed)
     tuna_ctx *ctx;
     tuna_ctx_get(MPI_COMM_WORLD, "test_auto", &ctx);
     double blocks = (double)P * P;
-    return (tuna_select_input){P, ctx->ranks_per_node, ctx->nnodes, (double)mx[0],
-                               (double)sum[1] / blocks, (double)mx[1], (double)sum[0] / blocks,
-                               false};
+    return (tuna_select_input){.P = P, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
+                               .max_block = (double)mx[0], .mean_block = (double)sum[1] / blocks,
+                               .total_max = (double)mx[1],
+                               .zero_fraction = (double)sum[0] / blocks};
 }
 
 static bool same_choice(const tuna_stats *s, const tuna_choice *c)
@@ -190,11 +194,12 @@ static void expect_reuse(const tuna_options *opt)
                 tuna_select_input in = global_input(pat, seed);
                 tuna_choice want;
                 tuna_stats s;
-                CHECK(tuna_select_alltoallv(&in, &want) == MPI_SUCCESS, "select");
+                CHECK(tuna_select_alltoallv(A2AV, &in, &want) == MPI_SUCCESS, "select");
                 bool reuse = valid && countdown > 0;
                 if (reuse) {
                     countdown--;
-                    reuse = !tuna_a2av_table[last.algorithm].needs_global_stats;
+                    reuse = !(tuna_registry_row(A2AV, last.algorithm)->needs &
+                              TUNA_NEEDS_GLOBAL_STATS);
                 }
                 run_pattern(pat, seed, round ? NULL : opt, &s); /* NULL: the default, auto */
                 const tuna_choice *w = reuse ? &last : &want;
@@ -212,7 +217,7 @@ static void expect_reuse(const tuna_options *opt)
                 tuna_select_input pending = in;
                 pending.agree_pending = true; /* statistics-needing choices cost more */
                 tuna_choice next;
-                CHECK(tuna_select_alltoallv(&pending, &next) == MPI_SUCCESS, "select");
+                CHECK(tuna_select_alltoallv(A2AV, &pending, &next) == MPI_SUCCESS, "select");
                 bool same = valid && next.algorithm == last.algorithm &&
                             memcmp(next.param, last.param, sizeof next.param) == 0;
                 if (same && period < longest)
@@ -660,15 +665,16 @@ static void phase_protocol_checks(void)
     }
     /* Whole algorithms (64 ranks on 2 nodes, 1 KiB blocks): the eager limit speeds up the
      * exchanges whose receives are posted first, never TuNA's rounds (posted late). */
-    tuna_select_input in = {64, 32, 2, 1024, 1024, 64 * 1024, 0, false};
+    tuna_select_input in = {.P = 64, .Q = 32, .N = 2, .max_block = 1024, .mean_block = 1024,
+                            .total_max = 64 * 1024};
     const char *algs[] = {"spreadout", "tuna:radix=4,block=3", "scattered:block=4"};
     for (int k = 0; k < 3; k++) {
         tuna_options opt;
         CHECK(tuna_options_parse(algs[k], TUNA_ALLTOALLV, &opt) == MPI_SUCCESS, "%s", algs[k]);
         tuna_profile_builtin(&p);
-        double rdv = tuna_model_alltoallv(&p, &in, opt.algorithm, opt.value);
+        double rdv = tuna_model_cost(A2AV, &p, &in, opt.algorithm, opt.value);
         p.eager_limit = 65536;
-        double eager = tuna_model_alltoallv(&p, &in, opt.algorithm, opt.value);
+        double eager = tuna_model_cost(A2AV, &p, &in, opt.algorithm, opt.value);
         CHECK(k == 1 ? eager == rdv : eager < rdv, "%s: %g s eager, %g s rendezvous", algs[k],
               eager, rdv);
     }
@@ -688,19 +694,21 @@ static void model_checks(void)
                 int N = Q ? Ps[i] / Q : 3;
                 if (Q && Ps[i] % Q)
                     continue;
-                tuna_select_input in = {Ps[i], Q, N, S, S / 2, S / 2 * Ps[i], 0.1, false};
+                tuna_select_input in = {.P = Ps[i], .Q = Q, .N = N, .max_block = S,
+                                        .mean_block = S / 2, .total_max = S / 2 * Ps[i],
+                                        .zero_fraction = 0.1};
                 tuna_choice a, b;
-                CHECK(tuna_select_alltoallv(&in, &a) == MPI_SUCCESS, "select");
-                CHECK(tuna_select_alltoallv(&in, &b) == MPI_SUCCESS, "select");
+                CHECK(tuna_select_alltoallv(A2AV, &in, &a) == MPI_SUCCESS, "select");
+                CHECK(tuna_select_alltoallv(A2AV, &in, &b) == MPI_SUCCESS, "select");
                 CHECK(a.algorithm == b.algorithm && a.param[0] == b.param[0] &&
                           a.param[1] == b.param[1],
                       "P=%d: two evaluations differ", Ps[i]);
                 CHECK(a.predicted >= 0 && a.predicted < 1e6, "P=%d Q=%d S=%g: predicted %g",
                       Ps[i], Q, S, a.predicted);
-                for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
+                for (int alg = 0; alg < A2AV->n; alg++) {
                     long prm[TUNA_MAX_PARAMS] = {2, 1, 0, 0};
-                    double t = tuna_model_alltoallv(prof, &in, alg, prm);
-                    const char *nm = tuna_a2av_table[alg].info.name;
+                    double t = tuna_model_cost(A2AV, prof, &in, alg, prm);
+                    const char *nm = tuna_registry_row(A2AV, alg)->info.name;
                     bool modelled = strcmp(nm, "vendor") != 0 && strcmp(nm, "auto") != 0;
                     CHECK(modelled ? t >= 0 && t < 1e6 : t < 0, "%s P=%d: cost %g", nm, Ps[i],
                           t);

@@ -5,7 +5,7 @@
  * independently here, for many (P, k) and random permutations.
  * No MPI communication: runs as a plain process.
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -4,8 +4,7 @@
  * (docs/tuning.md), made before any packing; a choice without a run function is the
  * library's own MPI_Allgather (short totals it runs the same way itself).
  */
-#include "tuna_coll.h"
-#include "../select/tuna_select.h"
+#include "allgather.h"
 
 int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c)
 {
@@ -14,15 +13,32 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c)
         return rc;
     tuna_select_input in = {.P = ctx->size, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
                             .max_block = (double)block, .mean_block = (double)block,
-                            .total_max = (double)block * ctx->size};
-    rc = tuna_select_collective(TUNA_ALLGATHER, &in, (double)block, true, c);
+                            .total_max = (double)block * ctx->size, .bytes = (double)block,
+                            .commute = true};
+    rc = tuna_select_collective(&tuna_ag_registry, &in, c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (ctx->rank == 0)
         tuna_log(2, "auto allgather: P=%d Q=%d N=%d, %zu-byte blocks: %s (k=%ld), predicted "
                     "%.3g us",
-                 in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].info.name, c->param[0],
+                 in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].desc.info.name, c->param[0],
                  c->predicted * 1e6);
     tuna_select_record(c);
     return MPI_SUCCESS;
+}
+
+/*
+ * Whether the MPI library itself runs the model's choice: recursive doubling on short totals
+ * (MPICH: MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE = 80 KiB, on a power-of-two communicator, Bruck
+ * otherwise; Open MPI's coll/tuned likewise for such sizes). Then the library's own call is
+ * the same exchange with less work around it (measured: tuna's recursive doubling 0.64x the
+ * library's at 16 B, P = 2), so auto hands it over. Other libraries (SMPI): never.
+ */
+bool tuna_ag_library_runs(const tuna_profile *m, const tuna_select_input *in, double best_time)
+{
+    if (!tuna_library_runs_recursive_doubling(tuna_ag_cost_recursive_doubling(m, in, NULL, NULL),
+                                              best_time))
+        return false;
+    const bool pow2 = in->P > 0 && (in->P & (in->P - 1)) == 0;
+    return pow2 && in->bytes * in->P <= 81920;
 }

@@ -4,7 +4,7 @@
  * blocks of raw bytes (the receive buffer itself for contiguous receive
  * types, a packed copy otherwise), own block in place, dispatch.
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 #include "../select/tuna_select.h"
 
 #include <stdlib.h>
@@ -62,10 +62,10 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
-    if (!alg->run && !alg->is_auto)
+    if (alg->desc.kind == TUNA_ROW_VENDOR)
         return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
+    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     bool collective;
@@ -90,7 +90,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (block == 0)
         return MPI_SUCCESS;
     long param[TUNA_MAX_PARAMS] = {0};
-    if (alg->is_auto) {
+    if (alg->desc.kind == TUNA_ROW_AUTO) {
         /* auto decides here, before any packing: the library's own call when it runs the
          * choice itself, else the chosen row with its parameters. */
         tuna_choice c;
@@ -98,13 +98,12 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
         if (rc != MPI_SUCCESS)
             return rc;
         alg = &tuna_ag_table[c.algorithm];
-        if (!alg->run)
+        if (alg->desc.kind == TUNA_ROW_VENDOR)
             return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                   comm);
         memcpy(param, c.param, sizeof param);
     } else {
-        for (int i = 0; i < alg->info.nparams; i++)
-            param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+        tuna_params_resolve(&alg->desc.info, opt->value, P, param);
         memcpy(tuna_stats_current.params, param, sizeof param);
     }
 
@@ -138,7 +137,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     tuna_ag_args a = {.buf = work, .block = block, .ctx = ctx, .rank = me, .size = P};
     memcpy(a.param, param, sizeof a.param);
     if (rc == MPI_SUCCESS && P > 1)
-        rc = alg->run(&a);
+        rc = tuna_ag_run_row(alg, &a);
     if (!rcontig) {
         for (int j = 0; j < P && rc == MPI_SUCCESS; j++)
             rc = tuna_unpack_block(work + (size_t)j * block, user + j * ustride, recvcount,

@@ -9,10 +9,7 @@
  * Any P: k is lowered to the largest divisor of P not above k (prime P with
  * k < P gives k = 1, the plain ring).
  */
-#include "tuna_coll.h"
-
-#define TAG_AG_KRING_INTER 202
-#define TAG_AG_KRING_INTRA 203
+#include "allgather.h"
 
 /* One ring round: receive one `type` at rbuf from left while sending one from sbuf right. */
 static int ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, int right,
@@ -28,7 +25,7 @@ static int ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, 
 int tuna_ag_kring(const tuna_ag_args *a)
 {
     const int P = a->size, me = a->rank;
-    const int k = tuna_coll_kring_group(P, a->param[0]), G = P / k;
+    const int k = tuna_coll_kring_group(P, tuna_ag_param(a, "k")), G = P / k;
     const int g = me / k, l = me % k;
     const size_t B = a->block;
     MPI_Comm comm = a->ctx->comm;
@@ -41,7 +38,7 @@ int tuna_ag_kring(const tuna_ag_args *a)
     for (int s = 0; s < G - 1 && rc == MPI_SUCCESS; s++) {
         int sb = ((g - s + G) % G) * k + l, rb = ((g - s - 1 + G) % G) * k + l;
         rc = ring_step(a->buf + (size_t)sb * B, a->buf + (size_t)rb * B, blk, left, right,
-                       TAG_AG_KRING_INTER, comm);
+                       TUNA_TAG_AG_KRING_INTER, comm);
     }
     /* Phase 2: ring inside the group, one column (G blocks, stride k blocks) per round. */
     if (rc == MPI_SUCCESS && k > 1) {
@@ -55,7 +52,7 @@ int tuna_ag_kring(const tuna_ag_args *a)
         for (int s = 0; s < k - 1 && rc == MPI_SUCCESS; s++) {
             int sc = (l - s + k) % k, rcol = (l - s - 1 + k) % k;
             rc = ring_step(a->buf + (size_t)sc * B, a->buf + (size_t)rcol * B, col, left, right,
-                           TAG_AG_KRING_INTRA, comm);
+                           TUNA_TAG_AG_KRING_INTRA, comm);
         }
     }
     if (col != MPI_DATATYPE_NULL)

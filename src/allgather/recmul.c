@@ -10,13 +10,9 @@
  * their block to the group's last rank before the rounds and receive the
  * result from it after them (2 extra rounds; a leader sends P-1 blocks per member).
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 #include <stdlib.h>
-
-#define TAG_AG_FOLD_IN 204
-#define TAG_AG_FOLD_OUT 205
-#define TAG_AG_RECMUL 206
 
 /* Slots [from, to) of the result buffer. */
 static char *slot(const tuna_ag_args *a, int from)
@@ -33,11 +29,11 @@ int tuna_ag_fold_member(const tuna_ag_args *a, const tuna_fold *f)
     const int me = a->rank, P = a->size;
     MPI_Comm comm = a->ctx->comm;
     MPI_Request req[3];
-    TUNA_MPI_CHECK(tuna_irecv_bytes(slot(a, 0), span(a, 0, me), f->last, TAG_AG_FOLD_OUT, comm,
+    TUNA_MPI_CHECK(tuna_irecv_bytes(slot(a, 0), span(a, 0, me), f->last, TUNA_TAG_AG_FOLD_OUT, comm,
                                     &req[0]));
     TUNA_MPI_CHECK(tuna_irecv_bytes(slot(a, me + 1), span(a, me + 1, P), f->last,
-                                    TAG_AG_FOLD_OUT, comm, &req[1]));
-    TUNA_MPI_CHECK(tuna_isend_bytes(slot(a, me), a->block, f->last, TAG_AG_FOLD_IN, comm,
+                                    TUNA_TAG_AG_FOLD_OUT, comm, &req[1]));
+    TUNA_MPI_CHECK(tuna_isend_bytes(slot(a, me), a->block, f->last, TUNA_TAG_AG_FOLD_IN, comm,
                                     &req[2]));
     TUNA_MPI_CHECK(tuna_waitall(3, req));
     return MPI_SUCCESS;
@@ -53,7 +49,7 @@ int tuna_ag_fold_in(const tuna_ag_args *a, const tuna_fold *f)
         return MPI_ERR_NO_MEM;
     int rc = MPI_SUCCESS;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-        rc = tuna_irecv_bytes(slot(a, f->first + i), a->block, f->first + i, TAG_AG_FOLD_IN,
+        rc = tuna_irecv_bytes(slot(a, f->first + i), a->block, f->first + i, TUNA_TAG_AG_FOLD_IN,
                               a->ctx->comm, &req[i]);
     if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, req)) != MPI_SUCCESS)
         rc = tuna_error_set(rc, "recmul allgather: fold-in receive failed");
@@ -73,10 +69,10 @@ int tuna_ag_fold_out(const tuna_ag_args *a, const tuna_fold *f)
     int rc = MPI_SUCCESS, nreq = 0;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         int mem = f->first + i;
-        rc = tuna_isend_bytes(slot(a, 0), span(a, 0, mem), mem, TAG_AG_FOLD_OUT, a->ctx->comm,
+        rc = tuna_isend_bytes(slot(a, 0), span(a, 0, mem), mem, TUNA_TAG_AG_FOLD_OUT, a->ctx->comm,
                               &req[nreq++]);
         if (rc == MPI_SUCCESS)
-            rc = tuna_isend_bytes(slot(a, mem + 1), span(a, mem + 1, P), mem, TAG_AG_FOLD_OUT,
+            rc = tuna_isend_bytes(slot(a, mem + 1), span(a, mem + 1, P), mem, TUNA_TAG_AG_FOLD_OUT,
                                   a->ctx->comm, &req[nreq++]);
     }
     if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
@@ -110,11 +106,11 @@ int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
             int plo = lo + (j - digit) * d;
             int peer = tuna_fold_start(&f, g + (j - digit) * d + 1) - 1;
             int p0 = tuna_fold_start(&f, plo), p1 = tuna_fold_start(&f, plo + d);
-            rc = tuna_irecv_bytes(slot(a, p0), span(a, p0, p1), peer, TAG_AG_RECMUL,
+            rc = tuna_irecv_bytes(slot(a, p0), span(a, p0, p1), peer, TUNA_TAG_AG_RECMUL,
                                   a->ctx->comm, &req[nreq++]);
             if (rc == MPI_SUCCESS)
                 rc = tuna_isend_bytes(slot(a, mine0), span(a, mine0, mine1), peer,
-                                      TAG_AG_RECMUL, a->ctx->comm, &req[nreq++]);
+                                      TUNA_TAG_AG_RECMUL, a->ctx->comm, &req[nreq++]);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "recmul allgather: round exchange failed");
@@ -127,5 +123,5 @@ int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
 
 int tuna_ag_recmul(const tuna_ag_args *a)
 {
-    return tuna_ag_recmul_run(a, (int)a->param[0]);
+    return tuna_ag_recmul_run(a, (int)tuna_ag_param(a, "k"));
 }

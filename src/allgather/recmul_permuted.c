@@ -9,12 +9,10 @@
  * Rounds: log_k P. Volume received: (P-1) blocks, plus one local move of
  * every block. Memory: one block + O(P) indices. Any P: folded as recmul.c.
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define TAG_AG_RECMUL_PERMUTED 207
 
 /* poff[q]: first slot of the group at digit-reversed position q (q = 0..Q). */
 static int *reversed_offsets(const tuna_fold *f)
@@ -72,11 +70,11 @@ static int rounds(const tuna_ag_args *a, const tuna_fold *f, const int *poff)
             int theirs = tuna_fold_reverse(f, pg) / L * L;
             rc = tuna_irecv_bytes(a->buf + (size_t)poff[theirs] * B,
                                   (size_t)(poff[theirs + L] - poff[theirs]) * B, peer,
-                                  TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
+                                  TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
             if (rc == MPI_SUCCESS)
                 rc = tuna_isend_bytes(a->buf + (size_t)poff[mine] * B,
                                       (size_t)(poff[mine + L] - poff[mine]) * B, peer,
-                                      TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
+                                      TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "recmul-permuted allgather: exchange failed");
@@ -91,7 +89,7 @@ int tuna_ag_recmul_permuted(const tuna_ag_args *a)
 {
     const int P = a->size, me = a->rank;
     tuna_fold f;
-    tuna_fold_init(&f, P, (int)a->param[0], me);
+    tuna_fold_init(&f, P, (int)tuna_ag_param(a, "k"), me);
     tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
     if (me != f.last)
         return tuna_ag_fold_member(a, &f);

@@ -4,7 +4,7 @@
  * Rounds: log2 P (+2 when P is not a power of two: the two extra ranks of a
  * pair fold into one, see recmul.c). Volume received: (P-1) blocks.
  */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 int tuna_ag_recursive_doubling(const tuna_ag_args *a)
 {

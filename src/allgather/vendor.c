@@ -1,5 +1,5 @@
 /* vendor: the MPI library's own MPI_Allgather (PMPI_Allgather), passed straight through. */
-#include "tuna_coll.h"
+#include "allgather.h"
 
 int tuna_ag_vendor(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)

@@ -1,10 +1,8 @@
 /* Element buffers of the allreduce family: temporaries, local reduction, local copy. */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define TAG_AR_SELF_COPY 310
 
 char *tuna_ar_tmp(const tuna_ar_args *a, int n, void **mem)
 {
@@ -41,8 +39,8 @@ int tuna_ar_copy(const tuna_ar_args *a, const void *src, void *dst, int n)
         return MPI_SUCCESS;
     }
     /* Any datatype: a message to self on the private communicator, no staging copy. */
-    int rc = MPI_Sendrecv(src, n, a->type, a->rank, TAG_AR_SELF_COPY, dst, n, a->type, a->rank,
-                          TAG_AR_SELF_COPY, a->ctx->comm, MPI_STATUS_IGNORE);
+    int rc = MPI_Sendrecv(src, n, a->type, a->rank, TUNA_TAG_AR_SELF_COPY, dst, n, a->type, a->rank,
+                          TUNA_TAG_AR_SELF_COPY, a->ctx->comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "local copy of %d elements failed", n);
     return MPI_SUCCESS;

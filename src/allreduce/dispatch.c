@@ -3,7 +3,7 @@
  * TUNA_ARGCHECK=collective, a debugging mode), normalisation (the
  * input copied into recvbuf unless MPI_IN_PLACE, datatype extents), dispatch.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 #include "../select/tuna_select.h"
 
 #include <string.h>
@@ -42,10 +42,10 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
-    if (!alg->run && !alg->is_auto)
+    if (alg->desc.kind == TUNA_ROW_VENDOR)
         return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
     tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
+    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     bool collective;
@@ -73,7 +73,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
     tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
                       .ctx = ctx, .rank = me, .size = P, .commute = commute != 0};
-    if (alg->is_auto) {
+    if (alg->desc.kind == TUNA_ROW_AUTO) {
         /* auto decides here, before any copy: the library's own call when it runs the
          * choice itself, else the chosen row with its parameters. */
         tuna_choice c;
@@ -81,12 +81,11 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
         if (rc != MPI_SUCCESS)
             return rc;
         alg = &tuna_ar_table[c.algorithm];
-        if (!alg->run)
+        if (alg->desc.kind == TUNA_ROW_VENDOR)
             return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
         memcpy(a.param, c.param, sizeof a.param);
     } else {
-        for (int i = 0; i < alg->info.nparams; i++)
-            a.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+        tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);
         memcpy(tuna_stats_current.params, a.param, sizeof a.param);
     }
     MPI_Aint lb;
@@ -96,7 +95,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (!inplace)
         rc = tuna_ar_copy(&a, sendbuf, recvbuf, count);
     if (rc == MPI_SUCCESS && P > 1)
-        rc = alg->run(&a);
+        rc = tuna_ar_run_row(alg, &a);
     return rc;
 }
 

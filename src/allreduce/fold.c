@@ -4,19 +4,16 @@
  * group's leader (its last rank), the leader reduces the group in rank order,
  * runs the rounds, and sends the result back.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
-
-#define TAG_AR_FOLD_IN 307
-#define TAG_AR_FOLD_OUT 308
 
 int tuna_ar_fold_member(const tuna_ar_args *a, const tuna_fold *f)
 {
     MPI_Comm comm = a->ctx->comm;
-    int rc = MPI_Send(a->rbuf, a->count, a->type, f->last, TAG_AR_FOLD_IN, comm);
+    int rc = MPI_Send(a->rbuf, a->count, a->type, f->last, TUNA_TAG_AR_FOLD_IN, comm);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Recv(a->rbuf, a->count, a->type, f->last, TAG_AR_FOLD_OUT, comm,
+        rc = MPI_Recv(a->rbuf, a->count, a->type, f->last, TUNA_TAG_AR_FOLD_OUT, comm,
                       MPI_STATUS_IGNORE);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(rc, "allreduce fold: member exchange failed");
 }
@@ -35,7 +32,7 @@ int tuna_ar_fold_in(const tuna_ar_args *a, const tuna_fold *f, char *const *tmp,
     for (int hi = n; hi > 0 && rc == MPI_SUCCESS; hi -= ntmp) {
         int lo = hi > ntmp ? hi - ntmp : 0, nreq = 0;
         for (int i = lo; i < hi && rc == MPI_SUCCESS; i++)
-            rc = MPI_Irecv(tmp[i - lo], a->count, a->type, f->first + i, TAG_AR_FOLD_IN,
+            rc = MPI_Irecv(tmp[i - lo], a->count, a->type, f->first + i, TUNA_TAG_AR_FOLD_IN,
                            a->ctx->comm, &req[nreq++]);
         if (rc == MPI_SUCCESS)
             rc = tuna_waitall(nreq, req);
@@ -58,7 +55,7 @@ int tuna_ar_fold_out(const tuna_ar_args *a, const tuna_fold *f)
         return tuna_error_set(MPI_ERR_NO_MEM, "allreduce fold-out: out of memory");
     int rc = MPI_SUCCESS, nreq = 0;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-        rc = MPI_Isend(a->rbuf, a->count, a->type, f->first + i, TAG_AR_FOLD_OUT, a->ctx->comm,
+        rc = MPI_Isend(a->rbuf, a->count, a->type, f->first + i, TUNA_TAG_AR_FOLD_OUT, a->ctx->comm,
                        &req[nreq++]);
     if (rc == MPI_SUCCESS)
         rc = tuna_waitall(nreq, req);

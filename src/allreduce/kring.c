@@ -13,14 +13,9 @@
  * k < P gives k = 1, the plain ring). Non-commutative ops: runs
  * recursive-doubling instead (rank order kept), logged at TUNA_VERBOSE >= 1.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
-
-#define TAG_AR_KRING_INTRA_RS 303
-#define TAG_AR_KRING_INTER_RS 304
-#define TAG_AR_KRING_INTER_AG 305
-#define TAG_AR_KRING_INTRA_AG 306
 
 /* First element of the segment at position pos (P segments of n/P or n/P + 1 elements). */
 static MPI_Aint seg_start(int n, int P, int pos)
@@ -35,7 +30,7 @@ int tuna_ar_kring(const tuna_ar_args *a)
         return tuna_ar_recmul_run(a, 2);
     }
     const int P = a->size, me = a->rank, n = a->count;
-    const int k = tuna_coll_kring_group(P, a->param[0]), G = P / k;
+    const int k = tuna_coll_kring_group(P, tuna_ar_param(a, "k")), G = P / k;
     const int g = me / k, l = me % k;
     /* Columns (k of them) and the segments of this rank's column (G of them). */
     MPI_Aint *coff = tuna_malloc(sizeof(MPI_Aint) * ((size_t)k + (size_t)G));
@@ -65,14 +60,14 @@ int tuna_ar_kring(const tuna_ar_args *a)
     const int ileft = g * k + (l - 1 + k) % k, iright = g * k + (l + 1) % k;
     const int xleft = ((g - 1 + G) % G) * k + l, xright = ((g + 1) % G) * k + l;
     rc = tuna_ar_ring_reduce_scatter(a, k, l, ileft, iright, coff, ccnt, tmp,
-                                     TAG_AR_KRING_INTRA_RS);
+                                     TUNA_TAG_AR_KRING_INTRA_RS);
     if (rc == MPI_SUCCESS)
         rc = tuna_ar_ring_reduce_scatter(a, G, g, xleft, xright, soff, scnt, tmp,
-                                         TAG_AR_KRING_INTER_RS);
+                                         TUNA_TAG_AR_KRING_INTER_RS);
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_allgather(a, G, g, xleft, xright, soff, scnt, TAG_AR_KRING_INTER_AG);
+        rc = tuna_ar_ring_allgather(a, G, g, xleft, xright, soff, scnt, TUNA_TAG_AR_KRING_INTER_AG);
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_allgather(a, k, l, ileft, iright, coff, ccnt, TAG_AR_KRING_INTRA_AG);
+        rc = tuna_ar_ring_allgather(a, k, l, ileft, iright, coff, ccnt, TUNA_TAG_AR_KRING_INTRA_AG);
     free(mem);
     free(coff);
     free(ccnt);

@@ -12,11 +12,9 @@
  * to the group's last rank, which reduces the group in rank order before the
  * rounds and sends the result back after them (2 extra rounds).
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
-
-#define TAG_AR_RECMUL 309
 
 static int waitall(int n, MPI_Request *req, const char *what)
 {
@@ -48,10 +46,10 @@ static int rounds(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Re
             if (j == digit)
                 continue;
             int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
-            rc = MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TAG_AR_RECMUL, a->ctx->comm,
+            rc = MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TUNA_TAG_AR_RECMUL, a->ctx->comm,
                            &req[nreq++]);
             if (rc == MPI_SUCCESS)
-                rc = MPI_Isend(pool[cur], a->count, a->type, peer, TAG_AR_RECMUL, a->ctx->comm,
+                rc = MPI_Isend(pool[cur], a->count, a->type, peer, TUNA_TAG_AR_RECMUL, a->ctx->comm,
                                &req[nreq++]);
             if (rc != MPI_SUCCESS)
                 rc = tuna_error_set(rc, "recmul allreduce: posting round %d failed", d);
@@ -108,5 +106,5 @@ int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
 
 int tuna_ar_recmul(const tuna_ar_args *a)
 {
-    return tuna_ar_recmul_run(a, (int)a->param[0]);
+    return tuna_ar_recmul_run(a, (int)tuna_ar_param(a, "k"));
 }

@@ -21,12 +21,9 @@
  * Rounds: 2 log_k Q (+2 if Q < P). Elements sent per leader: about
  * 2 n (Q-1)/Q. Memory: (k-1) ceil(n/k)-ish elements (n while folding in).
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
-
-#define TAG_AR_PERMUTED_RS 311
-#define TAG_AR_PERMUTED_AG 312
 
 typedef struct plan {
     const tuna_ar_args *a;
@@ -99,10 +96,10 @@ static int reduce_scatter(const plan *pl, char **pool)
                 continue;
             int peer = partner(pl, d, digit, j), q0 = S + j * sub;
             rc = post(pl, &nreq, false, tmp[j], range_count(pl, my0, my1), peer,
-                      TAG_AR_PERMUTED_RS);
+                      TUNA_TAG_AR_PERMUTED_RS);
             if (rc == MPI_SUCCESS)
                 rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, q0),
-                          range_count(pl, q0, q0 + sub), peer, TAG_AR_PERMUTED_RS);
+                          range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_RS);
         }
         if (rc == MPI_SUCCESS)
             rc = tuna_waitall(nreq, pl->req);
@@ -125,10 +122,10 @@ static int allgather(const plan *pl)
                 continue;
             int peer = partner(pl, d, digit, j), q0 = S + j * sub;
             rc = post(pl, &nreq, false, range_ptr(pl, pl->a->rbuf, q0),
-                      range_count(pl, q0, q0 + sub), peer, TAG_AR_PERMUTED_AG);
+                      range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
             if (rc == MPI_SUCCESS)
                 rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, my0),
-                          range_count(pl, my0, my0 + sub), peer, TAG_AR_PERMUTED_AG);
+                          range_count(pl, my0, my0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
         }
         if (rc == MPI_SUCCESS)
             rc = tuna_waitall(nreq, pl->req);
@@ -193,7 +190,7 @@ static int leader(const tuna_ar_args *a, const tuna_fold *f)
 int tuna_ar_recmul_permuted(const tuna_ar_args *a)
 {
     tuna_fold f;
-    tuna_fold_init(&f, a->size, (int)a->param[0], a->rank);
+    tuna_fold_init(&f, a->size, (int)tuna_ar_param(a, "k"), a->rank);
     tuna_stats_rounds(2 * f.m + (f.Q < a->size ? 2 : 0));
     if (a->rank != f.last)
         return tuna_ar_fold_member(a, &f);

@@ -5,7 +5,7 @@
  * Rounds: log2 P (+2 when P is not a power of two: pairs of ranks fold into
  * one first, see recmul.c). Volume sent per rank: n log2 P elements. Memory: n.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 int tuna_ar_recursive_doubling(const tuna_ar_args *a)
 {

@@ -8,12 +8,9 @@
  * combines operands in a rotated order, so it runs recursive-doubling instead
  * (which keeps MPI's rank order), logged at TUNA_VERBOSE >= 1.
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 #include <stdlib.h>
-
-#define TAG_AR_RING_RS 301
-#define TAG_AR_RING_AG 302
 
 static int exchange(const tuna_ar_args *a, const void *sbuf, int scount, void *rbuf, int rcount,
                     int left, int right, int tag)
@@ -76,9 +73,9 @@ int tuna_ar_ring(const tuna_ar_args *a)
     }
     int left = (me - 1 + P) % P, right = (me + 1) % P;
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_reduce_scatter(a, P, me, left, right, off, cnt, tmp, TAG_AR_RING_RS);
+        rc = tuna_ar_ring_reduce_scatter(a, P, me, left, right, off, cnt, tmp, TUNA_TAG_AR_RING_RS);
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_allgather(a, P, me, left, right, off, cnt, TAG_AR_RING_AG);
+        rc = tuna_ar_ring_allgather(a, P, me, left, right, off, cnt, TUNA_TAG_AR_RING_AG);
     free(mem);
     free(off);
     free(cnt);

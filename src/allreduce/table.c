@@ -1,43 +1,67 @@
 /*
- * The allreduce algorithm table: name, parameters (key, range, default,
- * clamping rule) and implementation. Adding an algorithm adds one row here.
- * k values above P are clamped to P.
+ * The allreduce registry: one row per algorithm, everything about it in one place (see
+ * src/core/tuna_registry.h): name, description, parameters (key, range, default, clamping
+ * rule; k values above P clamp to P), kind, family, cost model (model.c), auto's candidate
+ * grid, and its run function, declared here next to its row. Adding an algorithm adds its
+ * file and one row here (docs/contributing.md).
  */
-#include "tuna_coll.h"
+#include "allreduce.h"
+
+/* The run functions, one file each. */
+tuna_ar_run_fn tuna_ar_ring, tuna_ar_kring, tuna_ar_recursive_doubling, tuna_ar_recmul,
+    tuna_ar_recmul_permuted;
 
 const tuna_ar_algorithm tuna_ar_table[] = {
-    {{"vendor", "the MPI library's own MPI_Allreduce (PMPI_Allreduce), passed straight through",
-      0, {{0}}},
-     NULL, false},
-    {{"ring", "ring reduce-scatter + ring allgather: 2(P-1) rounds of n/P elements "
-              "(non-commutative ops: runs recursive-doubling)",
-      0, {{0}}},
-     tuna_ar_ring, false},
-    {{"kring", "k-ring reduce-scatter + allgather: rings inside groups of k consecutive ranks "
-               "and across groups (non-commutative ops: runs recursive-doubling)",
-      1,
-      {{"k", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
-        "group size, in [2, P]; larger values clamp to P, then lowered to the largest "
-        "divisor of P not above it"}}},
-     tuna_ar_kring, false},
-    {{"recursive-doubling", "recursive doubling: log2 P rounds exchanging the whole vector, "
-                            "rank-ordered reduction (extra ranks folded in and out)",
-      0, {{0}}},
-     tuna_ar_recursive_doubling, false},
-    {{"recmul", "recursive multiplying: log_k P rounds, whole vector with k-1 partners at "
-                "distance k^r, rank-ordered reduction (extra ranks folded in and out)",
-      1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
-     tuna_ar_recmul, false},
-    {{"recmul-permuted",
-      "radix-k reduce-scatter (distance 1 first) + allgather (largest distance first) on "
-      "contiguous ranges, segment ownership in digit-reversed order; 2 log_k P rounds, "
-      "about 2n elements sent (extra ranks folded in and out)",
-      1, {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
-     tuna_ar_recmul_permuted, false},
-    {{"auto", "chooses algorithm and k with the cost model from P, the node topology, the "
-              "vector size and the op's commutativity (docs/tuning.md)",
-      0, {{0}}},
-     NULL, true},
+    {.desc = {.info = {"vendor", "the MPI library's own MPI_Allreduce (PMPI_Allreduce), passed "
+                                 "straight through",
+                       0, {{0}}},
+              .kind = TUNA_ROW_VENDOR, .family = "vendor"}},
+    {.desc = {.info = {"ring", "ring reduce-scatter + ring allgather: 2(P-1) rounds of n/P "
+                               "elements (non-commutative ops: runs recursive-doubling)",
+                       0, {{0}}},
+              .family = "ring", .cost = tuna_ar_cost_ring},
+     .run = tuna_ar_ring},
+    {.desc = {.info = {"kring", "k-ring reduce-scatter + allgather: rings inside groups of k "
+                                "consecutive ranks and across groups (non-commutative ops: runs "
+                                "recursive-doubling)",
+                       1,
+                       {{"k", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
+                         "group size, in [2, P]; larger values clamp to P, then lowered to the "
+                         "largest divisor of P not above it"}}},
+              .family = "ring", .cost = tuna_ar_cost_kring, .grid = tuna_grid_k},
+     .run = tuna_ar_kring},
+    {.desc = {.info = {"recursive-doubling", "recursive doubling: log2 P rounds exchanging the "
+                                             "whole vector, rank-ordered reduction (extra ranks "
+                                             "folded in and out)",
+                       0, {{0}}},
+              .family = "recmul", .cost = tuna_ar_cost_recursive_doubling},
+     .run = tuna_ar_recursive_doubling},
+    {.desc = {.info = {"recmul", "recursive multiplying: log_k P rounds, whole vector with k-1 "
+                                 "partners at distance k^r, rank-ordered reduction (extra ranks "
+                                 "folded in and out)",
+                       1,
+                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+              .family = "recmul", .cost = tuna_ar_cost_recmul, .grid = tuna_grid_k},
+     .run = tuna_ar_recmul},
+    {.desc = {.info = {"recmul-permuted",
+                       "radix-k reduce-scatter (distance 1 first) + allgather (largest distance "
+                       "first) on contiguous ranges, segment ownership in digit-reversed order; "
+                       "2 log_k P rounds, about 2n elements sent (extra ranks folded in and out)",
+                       1,
+                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+              .family = "recmul", .cost = tuna_ar_cost_recmul_permuted, .grid = tuna_grid_k},
+     .run = tuna_ar_recmul_permuted},
+    {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "
+                               "topology, the vector size and the op's commutativity "
+                               "(docs/tuning.md)",
+                       0, {{0}}},
+              .kind = TUNA_ROW_AUTO, .family = "auto"}},
 };
 
-const int tuna_ar_table_len = (int)(sizeof tuna_ar_table / sizeof tuna_ar_table[0]);
+const tuna_registry tuna_ar_registry = {
+    .coll = TUNA_ALLREDUCE,
+    .rows = tuna_ar_table,
+    .stride = sizeof tuna_ar_table[0],
+    .n = (int)(sizeof tuna_ar_table / sizeof tuna_ar_table[0]),
+    .library_runs = tuna_ar_library_runs,
+};

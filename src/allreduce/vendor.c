@@ -1,5 +1,5 @@
 /* vendor: the MPI library's own MPI_Allreduce (PMPI_Allreduce), passed straight through. */
-#include "tuna_coll.h"
+#include "allreduce.h"
 
 int tuna_ar_vendor(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm)

@@ -8,8 +8,7 @@
  * periodically (TUNA_AUTO_PERIOD); the calls in between run the last
  * agreement's choice without any collective, so choosing costs nothing there.
  */
-#include "tuna_internal.h"
-#include "../select/tuna_select.h"
+#include "alltoallv.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -65,7 +64,7 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
     int zb = tuna_select_sparsity_bucket(in->zero_fraction);
     if (!first_in_bucket(a->ctx->comm, sb, zb))
         return;
-    const tuna_algorithm_info *info = &tuna_a2av_table[c->algorithm].info;
+    const tuna_algorithm_info *info = &tuna_a2av_table[c->algorithm].desc.info;
     char opts[256];
     int n = snprintf(opts, sizeof opts, "%s", info->name);
     for (int i = 0; i < info->nparams && n > 0 && (size_t)n < sizeof opts; i++)
@@ -73,7 +72,7 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
                       info->params[i].name, c->param[i]);
     /* vendor: say which algorithm stood in for the MPI library in the model. */
     tuna_options vm;
-    int src = tuna_a2av_table[c->algorithm].run == tuna_a2av_vendor
+    int src = tuna_a2av_table[c->algorithm].desc.kind == TUNA_ROW_VENDOR
                   ? tuna_select_vendor_model(in->P, &vm)
                   : TUNA_VENDOR_MODEL_NONE;
     char vopts[96];
@@ -149,14 +148,14 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm)
     /* This call's choice: its statistics are agreed, so no algorithm pays for them. */
     tuna_select_input in = input_of(a, false);
     tuna_choice c;
-    int rc = tuna_select_alltoallv(&in, &c);
+    int rc = tuna_select_alltoallv(&tuna_a2av_registry, &in, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     /* The choice for the calls that reuse them: there an algorithm that needs this call's
      * statistics (the Bruck family's padding) pays one more allreduce. */
     tuna_select_input rin = input_of(a, true);
     tuna_choice r;
-    rc = tuna_select_alltoallv(&rin, &r);
+    rc = tuna_select_alltoallv(&tuna_a2av_registry, &rin, &r);
     if (rc != MPI_SUCCESS)
         return rc;
     /* A confirmed choice doubles the period (up to the longest), a changed one resets it. */
@@ -172,7 +171,7 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm)
     memcpy(ctx->reuse_param, r.param, sizeof ctx->reuse_param);
     ctx->reuse_predicted = r.predicted;
     ctx->reuse_from_table = r.from_table;
-    ctx->reuse_vendor = tuna_a2av_table[r.algorithm].run == tuna_a2av_vendor;
+    ctx->reuse_vendor = tuna_a2av_table[r.algorithm].desc.kind == TUNA_ROW_VENDOR;
 
     log_choice(a, &in, &c, false);
     memcpy(a->param, c.param, sizeof a->param);
@@ -190,7 +189,7 @@ int tuna_a2av_auto(const tuna_a2av_args *a)
     int rc = a->stats_agreed ? tuna_a2av_auto_decide(&chosen, &alg)
                              : tuna_error_set(MPI_ERR_INTERN,
                                               "auto: called without agreed statistics");
-    return rc == MPI_SUCCESS ? tuna_a2av_table[alg].run(&chosen) : rc;
+    return rc == MPI_SUCCESS ? tuna_a2av_run_row(&tuna_a2av_table[alg], &chosen) : rc;
 }
 
 int tuna_pattern_changed(MPI_Comm comm)

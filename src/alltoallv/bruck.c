@@ -12,11 +12,9 @@
  * Rounds: ceil(log2 P). Temporary memory: 2*P*B (padded and rotated sets)
  * + 2*floor(P/2)*B (round pack buffers).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
-
-#define TAG_BRUCK 120
 
 int tuna_a2av_bruck(const tuna_a2av_args *a)
 {
@@ -43,7 +41,7 @@ int tuna_a2av_bruck(const tuna_a2av_args *a)
     tuna_bruck_rotate(w, rot, P, me, B, false);   /* phase 1: rotation */
     tuna_timer_stop(&tm, TUNA_PHASE_COPY);
     size_t round_temp = 0;
-    rc = tuna_bruck_padded_rounds_packed(a, rot, B, TAG_BRUCK, &tm, &round_temp); /* phase 2 */
+    rc = tuna_bruck_padded_rounds_packed(a, rot, B, TUNA_TAG_BRUCK, &tm, &round_temp); /* phase 2 */
     if (rc == MPI_SUCCESS) {
         tuna_bruck_rotate(rot, w, P, me, B, true); /* phase 3: inverse rotation */
         tuna_bruck_scan_out(&v, P, me, false, B, w, NULL);

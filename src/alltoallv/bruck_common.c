@@ -10,7 +10,7 @@
  * receives the same slots from me-2^k, so after ceil(log2 P) rounds each block
  * has moved exactly i ranks (the binary digits of i).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <limits.h>
 #include <stdint.h>

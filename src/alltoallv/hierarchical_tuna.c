@@ -31,10 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG_HIER_META 142
-#define TAG_HIER_DATA 143
-#define TAG_INTER_META 144
-
 typedef struct hier_mem {
     const char **sp;
     char **rp;
@@ -71,12 +67,12 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
     int rc = MPI_SUCCESS;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
         rc = MPI_Irecv(in + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->from_rank[d - 1],
-                       TAG_INTER_META, comm, &m->req[2 * (d - 1)]);
+                       TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1)]);
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
         for (int l = 0; l < Q; l++)
             out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
         rc = MPI_Isend(out + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->to_rank[d - 1],
-                       TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
+                       TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
     }
     if (rc == MPI_SUCCESS)
         rc = tuna_waitall(2 * nd, m->req);
@@ -119,12 +115,13 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
 {
     tuna_ctx *c = a->ctx;
     const int P = a->size, me = a->rank;
+    const long radix = tuna_a2av_param(a, "radix");
     if (c->ranks_per_node == 0) {
         if (me == 0)
             tuna_log(1,
                      "%s: the %d nodes do not all have the same number of ranks (P = %d); "
                      "falling back to flat tuna:radix=%ld",
-                     name, c->nnodes, P, a->param[0]);
+                     name, c->nnodes, P, radix);
         /* Statistics name what ran, and why. */
         tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "tuna");
         tuna_stats_current.fallback = "the nodes hold different numbers of ranks";
@@ -187,10 +184,10 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
                      .me = g,
                      .members = m.members,
                      .nsub = N,
-                     .radix = (int)(a->param[0] < Q ? a->param[0] : Q),
+                     .radix = (int)(radix < Q ? radix : Q),
                      .batch = Q, /* all rounds of a digit in flight (clamped to r-1) */
-                     .tag_meta = TAG_HIER_META,
-                     .tag_data = TAG_HIER_DATA,
+                     .tag_meta = TUNA_TAG_HIER_META,
+                     .tag_data = TUNA_TAG_HIER_DATA,
                      .send_ptr = m.sp,
                      .send_bytes = m.sb,
                      .recv_ptr = m.rp,
@@ -243,7 +240,7 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
         }
         int rounds = 0;
         if (rc == MPI_SUCCESS)
-            rc = inter(&h, (int)a->param[1], &rounds);
+            rc = inter(&h, (int)tuna_a2av_param(a, "block"), &rounds);
         tuna_stats_rounds(rounds);
         tuna_timer_stop(&tm, TUNA_PHASE_INTER);
     }

@@ -5,11 +5,9 @@
  * baseline for the round-robin orders.
  * Rounds: 1. Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
-
-#define TAG_LINEAR 103
 
 int tuna_a2av_linear(const tuna_a2av_args *a)
 {
@@ -20,11 +18,11 @@ int tuna_a2av_linear(const tuna_a2av_args *a)
     int n = 0, rc = tuna_a2av_copy_self(a);
     for (int i = 0; i < P && rc == MPI_SUCCESS; i++)
         if (i != me && tuna_a2av_recvs(a, i) &&
-            (rc = tuna_a2av_irecv_block(a, i, TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
+            (rc = tuna_a2av_irecv_block(a, i, TUNA_TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
             n++;
     for (int i = 0; i < P && rc == MPI_SUCCESS; i++)
         if (i != me && tuna_a2av_sends(a, i) &&
-            (rc = tuna_a2av_isend_block(a, i, TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
+            (rc = tuna_a2av_isend_block(a, i, TUNA_TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
             n++;
     if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
         rc = tuna_error_set(rc, "linear: MPI_Waitall failed");

@@ -5,16 +5,14 @@
  * outstanding requests unlike spreadout.
  * Rounds: ceil((P-1)/stride). Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
-
-#define TAG_MULTIPAIR 106
 
 int tuna_a2av_multipair(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    int stride = (int)tuna_param(a, 0);
+    int stride = (int)tuna_a2av_param(a, "stride");
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)stride);
     if (!reqs)
         return MPI_ERR_NO_MEM;
@@ -22,7 +20,8 @@ int tuna_a2av_multipair(const tuna_a2av_args *a)
     for (int s0 = 1; s0 < P && rc == MPI_SUCCESS; s0 += stride) {
         int n = 0;
         for (int s = s0; s < s0 + stride && s < P && rc == MPI_SUCCESS; s++)
-            rc = tuna_a2av_post_pair(a, (me - s + P) % P, (me + s) % P, TAG_MULTIPAIR, reqs, &n);
+            rc = tuna_a2av_post_pair(a, (me - s + P) % P, (me + s) % P, TUNA_TAG_MULTIPAIR, reqs,
+                                     &n);
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "multipair: MPI_Waitall failed");
         rounds++;

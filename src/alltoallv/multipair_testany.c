@@ -3,11 +3,9 @@
  * polling MPI_Testany, which drives progress from the caller's loop (the
  * variant that behaves best on MPI libraries with weak asynchronous progress).
  */
-#include "tuna_internal.h"
-
-#define TAG_MULTIPAIR_TESTANY 108
+#include "alltoallv.h"
 
 int tuna_a2av_multipair_testany(const tuna_a2av_args *a)
 {
-    return tuna_a2av_multipair_window(a, true, TAG_MULTIPAIR_TESTANY);
+    return tuna_a2av_multipair_window(a, true, TUNA_TAG_MULTIPAIR_TESTANY);
 }

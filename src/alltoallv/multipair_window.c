@@ -6,7 +6,7 @@
  * barrier of multipair. Completion is found with MPI_Waitany (blocking) or by
  * polling MPI_Testany.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 
@@ -40,7 +40,7 @@ static int refill(const tuna_a2av_args *a, int *s, bool send, int tag, MPI_Reque
 
 int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
 {
-    int stride = (int)tuna_param(a, 0);
+    int stride = (int)tuna_a2av_param(a, "stride");
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)stride);
     if (!reqs)
         return MPI_ERR_NO_MEM;

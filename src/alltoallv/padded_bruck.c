@@ -17,11 +17,9 @@
  * Rounds: ceil(log2 P). Temporary memory: P*B + 2*floor(P/2)*B (datatype=0)
  * or 2*P*B (datatype=1).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
-
-#define TAG_PADDED_BRUCK 121
 
 /* The rounds with derived datatypes; upper[i] tracks which half holds slot i. */
 static int rounds_datatype(const tuna_a2av_args *a, char *w, size_t B, unsigned char *upper,
@@ -54,12 +52,12 @@ static int rounds_datatype(const tuna_a2av_args *a, char *w, size_t B, unsigned 
                                               "failed", k);
         tuna_timer_stop(tm, TUNA_PHASE_PREPARE);
         if (rc == MPI_SUCCESS &&
-            (rc = MPI_Irecv(w, 1, rt, tuna_bruck_rank(me, -d, P), TAG_PADDED_BRUCK, a->ctx->comm,
-                            &req[0])) != MPI_SUCCESS)
+            (rc = MPI_Irecv(w, 1, rt, tuna_bruck_rank(me, -d, P), TUNA_TAG_PADDED_BRUCK,
+                            a->ctx->comm, &req[0])) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "padded-bruck: MPI_Irecv of round %d failed", k);
         if (rc == MPI_SUCCESS &&
-            (rc = MPI_Isend(w, 1, st, tuna_bruck_rank(me, d, P), TAG_PADDED_BRUCK, a->ctx->comm,
-                            &req[1])) != MPI_SUCCESS) {
+            (rc = MPI_Isend(w, 1, st, tuna_bruck_rank(me, d, P), TUNA_TAG_PADDED_BRUCK,
+                            a->ctx->comm, &req[1])) != MPI_SUCCESS) {
             rc = tuna_error_set(rc, "padded-bruck: MPI_Isend of round %d failed", k);
             MPI_Cancel(&req[0]);
         }
@@ -85,7 +83,7 @@ static int rounds_datatype(const tuna_a2av_args *a, char *w, size_t B, unsigned 
 int tuna_a2av_padded_bruck(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    bool use_datatype = tuna_param(a, 0) == 1;
+    bool use_datatype = tuna_a2av_param(a, "datatype") == 1;
     size_t B = a->max_block_bytes, wbytes;
     tuna_timer tm;
     tuna_timer_start(&tm);
@@ -112,7 +110,7 @@ int tuna_a2av_padded_bruck(const tuna_a2av_args *a)
     if (use_datatype)
         rc = rounds_datatype(a, w, B, upper, &tm);
     else
-        rc = tuna_bruck_padded_rounds_packed(a, w, B, TAG_PADDED_BRUCK, &tm, &round_temp);
+        rc = tuna_bruck_padded_rounds_packed(a, w, B, TUNA_TAG_PADDED_BRUCK, &tm, &round_temp);
     if (rc == MPI_SUCCESS)
         tuna_bruck_scan_out(&v, P, me, true, B, w, upper); /* block from s <- slot me-s */
     tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);

@@ -5,9 +5,7 @@
  * per rank.
  * Rounds: P-1. Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
-
-#define TAG_PAIRWISE 104
+#include "alltoallv.h"
 
 /* One step of a pairwise schedule: receive from src while sending to dst. */
 int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag)
@@ -47,7 +45,7 @@ int tuna_a2av_pairwise(const tuna_a2av_args *a)
     int P = a->size, me = a->rank;
     int rc = tuna_a2av_copy_self(a);
     for (int s = 1; s < P && rc == MPI_SUCCESS; s++)
-        rc = tuna_a2av_exchange_step(a, (me - s + P) % P, (me + s) % P, TAG_PAIRWISE);
+        rc = tuna_a2av_exchange_step(a, (me - s + P) % P, (me + s) % P, TUNA_TAG_PAIRWISE);
     tuna_stats_rounds(P - 1);
     return rc;
 }

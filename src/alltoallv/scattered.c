@@ -5,16 +5,14 @@
  * the number of outstanding requests and spreads the load over the peers.
  * Rounds: ceil(P/block). Messages: 2(P-1) per rank.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
-
-#define TAG_SCATTERED 102
 
 int tuna_a2av_scattered(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    int block = (int)tuna_param(a, 0);
+    int block = (int)tuna_a2av_param(a, "block");
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)block);
     if (!reqs)
         return MPI_ERR_NO_MEM;
@@ -25,8 +23,8 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
             int off = ii + i;
             if (off == 0)
                 continue; /* self: copied above */
-            rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TAG_SCATTERED, reqs,
-                                     &n);
+            rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TUNA_TAG_SCATTERED,
+                                     reqs, &n);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "scattered: MPI_Waitall failed");

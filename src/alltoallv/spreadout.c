@@ -5,11 +5,9 @@
  * MPI_Sendrecv (the whole exchange at P = 2), then one Waitall.
  * Rounds: 1. Messages: 2(P-1) per rank. Temporary memory: 2(P-1) requests.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
-
-#define TAG_SPREADOUT 101
 
 int tuna_a2av_spreadout(const tuna_a2av_args *a)
 {
@@ -19,7 +17,8 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
         return MPI_ERR_NO_MEM;
     int n = 0, rc = MPI_SUCCESS;
     for (int i = 1; i < P - 1 && rc == MPI_SUCCESS; i++)
-        rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TAG_SPREADOUT, reqs, &n);
+        rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TUNA_TAG_SPREADOUT, reqs,
+                                 &n);
     if (rc != MPI_SUCCESS)
         return rc;
     /* The own block while the messages travel. Its copy may fail (it may allocate): the
@@ -30,7 +29,7 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
      * path, and every rank has posted all its other receives before it blocks there, so a
      * ring of sendrecvs cannot wait on each other. */
     if (P > 1)
-        rc = tuna_a2av_exchange_step(a, (me + 1) % P, (me - 1 + P) % P, TAG_SPREADOUT);
+        rc = tuna_a2av_exchange_step(a, (me + 1) % P, (me - 1 + P) % P, TUNA_TAG_SPREADOUT);
     int wait_rc = tuna_waitall(n, reqs);
     if (rc == MPI_SUCCESS && wait_rc != MPI_SUCCESS)
         rc = tuna_error_set(wait_rc, "spreadout: MPI_Waitall failed");

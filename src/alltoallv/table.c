@@ -1,91 +1,148 @@
 /*
- * The alltoallv algorithm table: name, parameters (key, range, default,
- * clamping rule) and implementation. Adding an algorithm adds one row here.
- * Parameter values above their maximum are clamped to it; "P" means the
- * communicator size of the call. The last field says whether the algorithm
- * needs the globally agreed size statistics (then the core's allreduce runs on
- * every call; see src/core/alltoallv.c): only the padded Bruck algorithms do.
- * TuNA, hierarchical TuNA and two-phase Bruck learn the sizes from their
- * metadata rounds.
+ * The alltoallv registry: one row per algorithm, everything about it in one place (see
+ * src/core/tuna_registry.h): name, description, parameters (key, range, default, clamping
+ * rule; values above their maximum clamp to it, "P" is the communicator size of the call),
+ * kind, what it needs, its family (for tests and docs), its cost model and auto's candidate
+ * grid (model.c), and its run function, declared here next to its row. Adding an algorithm
+ * adds its file and one row here (docs/contributing.md).
+ *
+ * Only the padded Bruck algorithms need the globally agreed size statistics (the core's
+ * allreduce then runs on every call; src/core/alltoallv.c). TuNA, hierarchical TuNA and
+ * two-phase Bruck learn the sizes from their metadata rounds.
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
+
+/* The run functions, one file each (tuna.c and linear.c: alltoallv.h, others fall back to
+ * them). */
+tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_spreadout, tuna_a2av_scattered, tuna_a2av_pairwise,
+    tuna_a2av_xor, tuna_a2av_multipair, tuna_a2av_multipair_waitany,
+    tuna_a2av_multipair_testany, tuna_a2av_bruck, tuna_a2av_padded_bruck,
+    tuna_a2av_twophase_bruck, tuna_a2av_coalesced, tuna_a2av_staggered, tuna_a2av_auto;
 
 #define STRIDE_PARAM                                                                           \
     {"stride", 1, TUNA_PARAM_P, 8, "pairs in flight, in [1, P]; larger values clamp to P"}
 
 const tuna_a2av_algorithm tuna_a2av_table[] = {
-    {{"vendor", "the MPI library's own MPI_Alltoallv (PMPI_Alltoallv), passed straight through",
-      0, {{0}}},
-     tuna_a2av_vendor, false},
-    {{"spreadout", "linear: all Irecv/Isend at once, peers in round-robin order from self", 0,
-      {{0}}},
-     tuna_a2av_spreadout, false},
-    {{"scattered", "linear (MPICH): batches of `block` Irecv/Isend pairs, Waitall per batch", 1,
-      {{"block", 1, TUNA_PARAM_P, 32, "pairs per batch, in [1, P]; larger values clamp to P"}}},
-     tuna_a2av_scattered, false},
-    {{"linear", "linear (Open MPI basic): all receives posted first in ascending rank order, "
-                "then all sends, one Waitall",
-      0, {{0}}},
-     tuna_a2av_linear, false},
-    {{"pairwise", "linear (Open MPI): P-1 steps, one Irecv + blocking Send per step", 0, {{0}}},
-     tuna_a2av_pairwise, false},
-    {{"xor", "linear: exclusive-or pairing, peer = rank ^ step over the next power of two "
-             "(any P: missing peers are skipped)",
-      0, {{0}}},
-     tuna_a2av_xor, false},
-    {{"multipair", "linear: `stride` pairwise steps posted together, then Waitall", 1,
-      {STRIDE_PARAM}},
-     tuna_a2av_multipair, false},
-    {{"multipair-waitany",
-      "linear: keep `stride` sends and receives in flight, refill on MPI_Waitany", 1,
-      {STRIDE_PARAM}},
-     tuna_a2av_multipair_waitany, false},
-    {{"multipair-testany",
-      "linear: keep `stride` sends and receives in flight, refill on MPI_Testany polling", 1,
-      {STRIDE_PARAM}},
-     tuna_a2av_multipair_testany, false},
-    {{"bruck", "logarithmic: classic radix-2 Bruck (rotation, ceil(log2 P) rounds, inverse "
-               "rotation) on blocks padded to the global maximum block size",
-      0, {{0}}},
-     tuna_a2av_bruck, true},
-    {{"padded-bruck", "logarithmic: TuNA paper's padded Bruck, radix 2, rotations folded into "
-                      "the padding and scan-out copies",
-      1,
-      {{"datatype", 0, 1, 0,
-        "round data movement: 0 = memcpy packing, 1 = MPI hindexed datatype (no packing)"}}},
-     tuna_a2av_padded_bruck, true},
-    {{"twophase-bruck", "logarithmic: radix-2 Bruck without padding, each round exchanges the "
-                        "block sizes, then exactly those bytes",
-      0, {{0}}},
-     tuna_a2av_twophase_bruck, false},
-    {{"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; per round the "
-              "block sizes, then the data; K <= ceil(log_r P)(r-1) rounds",
-      2,
-      {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
-        "digit base r, in [2, P], default ceil(sqrt P); larger values clamp to P (r = P: linear)"},
-       {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
-        "rounds of one digit in flight together, in [1, P], default all; clamps to r-1"}}},
-     tuna_a2av_tuna, false},
-    {{"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated message per remote "
-                   "node to the same local rank",
-      2,
-      {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_P,
-        "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per node)"},
-       {"block", 1, TUNA_PARAM_P, 8,
-        "remote nodes per inter-node batch, in [1, P], default 8; clamps to N-1"}}},
-     tuna_a2av_coalesced, false},
-    {{"staggered", "hierarchical TuNA: intra-node TuNA, then one message per block to the same "
-                   "local rank of each remote node, nodes interleaved",
-      2,
-      {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_P,
-        "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per node)"},
-       {"block", 1, TUNA_PARAM_P, 32,
-        "messages per inter-node batch, in [1, P], default 32; clamps to (N-1)*Q"}}},
-     tuna_a2av_staggered, false},
-    {{"auto", "chooses algorithm and parameters from sizes agreed by all ranks: a TUNA_TUNING "
-              "table entry, else the cost model (docs/tuning.md)",
-      0, {{0}}},
-     tuna_a2av_auto, false /* agrees itself when the core did not (auto.c) */},
+    {.desc = {.info = {"vendor", "the MPI library's own MPI_Alltoallv (PMPI_Alltoallv), passed "
+                                 "straight through",
+                       0, {{0}}},
+              .kind = TUNA_ROW_VENDOR, .family = "vendor"},
+     .run = tuna_a2av_vendor},
+    {.desc = {.info = {"spreadout", "linear: all Irecv/Isend at once, peers in round-robin order "
+                                    "from self",
+                       0, {{0}}},
+              .family = "linear", .cost = tuna_a2av_cost_one_phase},
+     .run = tuna_a2av_spreadout},
+    {.desc = {.info = {"scattered", "linear (MPICH): batches of `block` Irecv/Isend pairs, "
+                                    "Waitall per batch",
+                       1,
+                       {{"block", 1, TUNA_PARAM_P, 32,
+                         "pairs per batch, in [1, P]; larger values clamp to P"}}},
+              .family = "linear", .cost = tuna_a2av_cost_batches_of_block,
+              .grid = tuna_a2av_grid_block},
+     .run = tuna_a2av_scattered},
+    {.desc = {.info = {"linear", "linear (Open MPI basic): all receives posted first in "
+                                 "ascending rank order, then all sends, one Waitall",
+                       0, {{0}}},
+              .family = "linear", .cost = tuna_a2av_cost_one_phase},
+     .run = tuna_a2av_linear},
+    {.desc = {.info = {"pairwise", "linear (Open MPI): P-1 steps, one Irecv + blocking Send per "
+                                   "step",
+                       0, {{0}}},
+              .family = "linear", .cost = tuna_a2av_cost_stepwise},
+     .run = tuna_a2av_pairwise},
+    {.desc = {.info = {"xor", "linear: exclusive-or pairing, peer = rank ^ step over the next "
+                              "power of two (any P: missing peers are skipped)",
+                       0, {{0}}},
+              .family = "linear", .cost = tuna_a2av_cost_stepwise},
+     .run = tuna_a2av_xor},
+    {.desc = {.info = {"multipair", "linear: `stride` pairwise steps posted together, then "
+                                    "Waitall",
+                       1, {STRIDE_PARAM}},
+              .family = "linear", .cost = tuna_a2av_cost_batches_of_stride,
+              .grid = tuna_a2av_grid_stride},
+     .run = tuna_a2av_multipair},
+    {.desc = {.info = {"multipair-waitany", "linear: keep `stride` sends and receives in "
+                                            "flight, refill on MPI_Waitany",
+                       1, {STRIDE_PARAM}},
+              .family = "linear", .cost = tuna_a2av_cost_window, .grid = tuna_a2av_grid_stride},
+     .run = tuna_a2av_multipair_waitany},
+    {.desc = {.info = {"multipair-testany", "linear: keep `stride` sends and receives in "
+                                            "flight, refill on MPI_Testany polling",
+                       1, {STRIDE_PARAM}},
+              .needs = TUNA_NEEDS_POLLING, .family = "linear", .cost = tuna_a2av_cost_window,
+              .grid = tuna_a2av_grid_stride},
+     .run = tuna_a2av_multipair_testany},
+    {.desc = {.info = {"bruck", "logarithmic: classic radix-2 Bruck (rotation, ceil(log2 P) "
+                                "rounds, inverse rotation) on blocks padded to the global "
+                                "maximum block size",
+                       0, {{0}}},
+              .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
+              .cost = tuna_a2av_cost_bruck},
+     .run = tuna_a2av_bruck},
+    {.desc = {.info = {"padded-bruck", "logarithmic: TuNA paper's padded Bruck, radix 2, "
+                                       "rotations folded into the padding and scan-out copies",
+                       1,
+                       {{"datatype", 0, 1, 0,
+                         "round data movement: 0 = memcpy packing, 1 = MPI hindexed datatype "
+                         "(no packing)"}}},
+              .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
+              .cost = tuna_a2av_cost_padded_bruck, .grid = tuna_grid_every_value},
+     .run = tuna_a2av_padded_bruck},
+    {.desc = {.info = {"twophase-bruck", "logarithmic: radix-2 Bruck without padding, each "
+                                         "round exchanges the block sizes, then exactly those "
+                                         "bytes",
+                       0, {{0}}},
+              .family = "bruck", .cost = tuna_a2av_cost_twophase_bruck},
+     .run = tuna_a2av_twophase_bruck},
+    {.desc = {.info = {"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; "
+                               "per round the block sizes, then the data; K <= ceil(log_r "
+                               "P)(r-1) rounds",
+                       2,
+                       {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
+                         "digit base r, in [2, P], default ceil(sqrt P); larger values clamp "
+                         "to P (r = P: linear)"},
+                        {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
+                         "rounds of one digit in flight together, in [1, P], default all; "
+                         "clamps to r-1"}}},
+              .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna},
+     .run = tuna_a2av_tuna},
+    {.desc = {.info = {"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated "
+                                    "message per remote node to the same local rank",
+                       2,
+                       {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_P,
+                         "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per "
+                         "node)"},
+                        {"block", 1, TUNA_PARAM_P, 8,
+                         "remote nodes per inter-node batch, in [1, P], default 8; clamps to "
+                         "N-1"}}},
+              .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
+              .cost = tuna_a2av_cost_coalesced, .grid = tuna_a2av_grid_coalesced},
+     .run = tuna_a2av_coalesced},
+    {.desc = {.info = {"staggered", "hierarchical TuNA: intra-node TuNA, then one message per "
+                                    "block to the same local rank of each remote node, nodes "
+                                    "interleaved",
+                       2,
+                       {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_P,
+                         "intra-node digit base, in [2, P], default Q; clamps to Q (ranks per "
+                         "node)"},
+                        {"block", 1, TUNA_PARAM_P, 32,
+                         "messages per inter-node batch, in [1, P], default 32; clamps to "
+                         "(N-1)*Q"}}},
+              .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
+              .cost = tuna_a2av_cost_staggered, .grid = tuna_a2av_grid_staggered},
+     .run = tuna_a2av_staggered},
+    {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "
+                               "a TUNA_TUNING table entry, else the cost model (docs/tuning.md)",
+                       0, {{0}}},
+              /* agrees itself when the core did not (auto.c) */
+              .kind = TUNA_ROW_AUTO, .family = "auto"},
+     .run = tuna_a2av_auto},
 };
 
-const int tuna_a2av_table_len = (int)(sizeof tuna_a2av_table / sizeof tuna_a2av_table[0]);
+const tuna_registry tuna_a2av_registry = {
+    .coll = TUNA_ALLTOALLV,
+    .rows = tuna_a2av_table,
+    .stride = sizeof tuna_a2av_table[0],
+    .n = (int)(sizeof tuna_a2av_table / sizeof tuna_a2av_table[0]),
+};

@@ -15,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TAG_TUNA_META 140
-#define TAG_TUNA_DATA 141
-
 int tuna_a2av_tuna(const tuna_a2av_args *a)
 {
     tuna_timer tm;
@@ -44,10 +41,10 @@ int tuna_a2av_tuna(const tuna_a2av_args *a)
                      .me = me,
                      .members = NULL,
                      .nsub = 1,
-                     .radix = (int)tuna_param(a, 0),
-                     .batch = (int)tuna_param(a, 1),
-                     .tag_meta = TAG_TUNA_META,
-                     .tag_data = TAG_TUNA_DATA,
+                     .radix = (int)tuna_a2av_param(a, "radix"),
+                     .batch = (int)tuna_a2av_param(a, "block"),
+                     .tag_meta = TUNA_TAG_TUNA_META,
+                     .tag_data = TUNA_TAG_TUNA_DATA,
                      .send_ptr = sp,
                      .send_bytes = v.sbytes,
                      .recv_ptr = rp,

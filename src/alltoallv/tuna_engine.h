@@ -6,7 +6,7 @@
 #ifndef TUNA_ENGINE_H
 #define TUNA_ENGINE_H
 
-#include "tuna_internal.h"
+#include "alltoallv.h"
 #include "tuna_keep.h"
 
 #include <stdint.h>
@@ -123,12 +123,10 @@ typedef struct tuna_hier {
 typedef int (*tuna_hier_inter_fn)(const tuna_hier *h, int block, int *rounds);
 
 /*
- * Hierarchical TuNA: radix = a->param[0] (clamped to [2, Q]), inter-node
- * batch = a->param[1] (clamped to [1, inter_max] by the inter function).
+ * Hierarchical TuNA: radix = parameter "radix" (clamped to [2, Q]), inter-node
+ * batch = parameter "block" (clamped to [1, inter_max] by the inter function).
  * Unequal nodes fall back to flat TuNA with a logged reason.
  */
 int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn inter);
-
-#define TUNA_TAG_INTER_DATA 145
 
 #endif /* TUNA_ENGINE_H */

@@ -5,7 +5,7 @@
 #ifndef TUNA_KEEP_H
 #define TUNA_KEEP_H
 
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 enum {
     TUNA_KEEP_ENGINE_TEMP = 0,    /* tuna_engine.c: the temporary slots (the arena) */

@@ -26,14 +26,11 @@
  * plus 16*floor(P/2) bytes of sizes. With blocks of at most B bytes that is
  * at most (P - K - 1 + 2*floor(P/2))*B + 16*floor(P/2).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TAG_TWOPHASE_META 122
-#define TAG_TWOPHASE_DATA 123
 
 /* Grow-only buffer: the round buffers keep their contents only within a round. */
 static int reserve(char **buf, size_t *cap, size_t need)
@@ -98,8 +95,8 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
             meta[j] = (uint64_t)len[idx[j]];
             out += len[idx[j]];
         }
-        if ((rc = MPI_Sendrecv(meta, n, MPI_UINT64_T, dst, TAG_TWOPHASE_META, meta + half, n,
-                               MPI_UINT64_T, src, TAG_TWOPHASE_META, comm,
+        if ((rc = MPI_Sendrecv(meta, n, MPI_UINT64_T, dst, TUNA_TAG_TWOPHASE_META, meta + half, n,
+                               MPI_UINT64_T, src, TUNA_TAG_TWOPHASE_META, comm,
                                MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
             rc = tuna_error_set(rc, "twophase-bruck: size exchange of round %d "
                                                "failed", k);
@@ -146,7 +143,7 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
             stride = need;
         }
         tuna_timer_stop(&tm, TUNA_PHASE_COPY);
-        rc = tuna_bruck_exchange_bytes(rbuf, in, src, sbuf, out, dst, TAG_TWOPHASE_DATA, comm);
+        rc = tuna_bruck_exchange_bytes(rbuf, in, src, sbuf, out, dst, TUNA_TAG_TWOPHASE_DATA, comm);
         tuna_timer_stop(&tm, TUNA_PHASE_DATA);
         if (rc != MPI_SUCCESS)
             break;

@@ -5,7 +5,7 @@
  * (plans; and tuna_alltoallv_c without the library's MPI_Alltoallv_c, where it
  * runs the linear exchange that Open MPI's basic alltoallv performs).
  */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -5,9 +5,7 @@
  * is >= P are skipped, which keeps the schedule deadlock-free for every P.
  * Rounds: 2^ceil(log2 P) - 1 (P-1 of them non-empty per rank). Messages: 2(P-1).
  */
-#include "tuna_internal.h"
-
-#define TAG_XOR 105
+#include "alltoallv.h"
 
 int tuna_a2av_xor(const tuna_a2av_args *a)
 {
@@ -19,7 +17,7 @@ int tuna_a2av_xor(const tuna_a2av_args *a)
     for (int s = 1; s < pow2 && rc == MPI_SUCCESS; s++) {
         int peer = me ^ s;
         if (peer < P)
-            rc = tuna_a2av_exchange_step(a, peer, peer, TAG_XOR);
+            rc = tuna_a2av_exchange_step(a, peer, peer, TUNA_TAG_XOR);
     }
     tuna_stats_rounds(pow2 - 1);
     return rc;

@@ -6,7 +6,7 @@
  * algorithm (or auto's periodic agreement) needs one; docs/algorithms.md.
  */
 #include "tuna_internal.h"
-#include "tuna_coll.h"
+#include "../alltoallv/alltoallv.h"
 
 #include <limits.h>
 #include <math.h>
@@ -387,7 +387,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
         return rc;
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    const bool is_auto = alg->run == tuna_a2av_auto;
+    const bool is_auto = alg->desc.kind == TUNA_ROW_AUTO;
     long param[TUNA_MAX_PARAMS] = {0};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
@@ -401,7 +401,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
             return rc;
         if (!due) {
             run = &tuna_a2av_table[reuse];
-            if (run->run == tuna_a2av_vendor) {
+            if (run->desc.kind == TUNA_ROW_VENDOR) {
                 /* auto returns tuna's errors whatever it runs: one pass over the counts,
                  * then the library's own call (or, without a large-count one, the vendor
                  * row's replacement below). */
@@ -422,8 +422,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
             }
         }
     } else {
-        for (int i = 0; i < alg->info.nparams; i++)
-            param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+        tuna_params_resolve(&alg->desc.info, opt->value, P, param);
     }
     /* Past the fast paths: the full argument record. */
     tuna_a2av_args a = {.ctx = ctx, .rank = me, .size = P};
@@ -439,7 +438,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     agreed[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
     /* One allreduce where it is needed anyway (global statistics, auto's agreement) or asked
      * for (TUNA_ARGCHECK=collective); the error flag rides along. */
-    const bool agree_now = collective || due || run->needs_global_stats;
+    const bool agree_now = collective || due || (run->desc.needs & TUNA_NEEDS_GLOBAL_STATS);
     if (agree_now) {
         rc = tuna_agree(ctx, agreed);
         if (rc != MPI_SUCCESS)
@@ -458,7 +457,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
         if (rc != MPI_SUCCESS)
             return rc;
         run = &tuna_a2av_table[chosen];
-        if (run->run == tuna_a2av_vendor) {
+        if (run->desc.kind == TUNA_ROW_VENDOR) {
             rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, t_start);
             if (rc >= 0)
                 return rc;
@@ -491,7 +490,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
 
     if (rc == MPI_SUCCESS)
-        rc = run->run(&a);
+        rc = tuna_a2av_run_row(run, &a);
 
     if (inplace) { /* only then allocated: no two free(NULL) calls on every call */
         free(inplace_copy);
@@ -512,20 +511,20 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    if (alg->run == tuna_a2av_vendor) { /* the MPI library itself, no tuna work on top */
+    if (alg->desc.kind == TUNA_ROW_VENDOR) { /* the MPI library itself, no tuna work on top */
         if (sendbuf == recvbuf && (rc = vendor_alias("tuna_alltoallv", sendbuf, &sc, &rcv, comm)))
             return rc;
         return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                       recvcounts, rdispls, recvtype, comm, t_start);
     }
     tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
+    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     /* auto between agreements, reusing the library's own call, with plain arguments: the
      * common case, kept to the countdown and one pass over the counts. Anything else (stats
      * on, a collective check, an agreement due, a suspicious argument) takes the full path. */
-    if (alg->run == tuna_a2av_auto && ctx->reuse_vendor && ctx->auto_countdown > 0 &&
+    if (alg->desc.kind == TUNA_ROW_AUTO && ctx->reuse_vendor && ctx->auto_countdown > 0 &&
         ctx->argcheck_local && !tuna_stats_on &&
         plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                       recvtype, ctx->size)) {
@@ -549,7 +548,7 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
                       rcv = {.nl = recvcounts, .dl = rdispls};
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    if (alg->run == tuna_a2av_vendor) {
+    if (alg->desc.kind == TUNA_ROW_VENDOR) {
         if (sendbuf == recvbuf && (rc = vendor_alias("tuna_alltoallv_c", sendbuf, &sc, &rcv, comm)))
             return rc;
         rc = run_vendor_counts(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, t_start);
@@ -560,7 +559,7 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
      * replaces by linear) on the full path: large blocks travel as messages of derived types,
      * decided by each rank alone. */
     tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->info.name, &ctx);
+    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,

@@ -5,7 +5,6 @@
 #include "tuna_internal.h"
 
 #include <stdint.h>
-#include "tuna_coll.h"
 
 #include <limits.h>
 #include <string.h>

@@ -1,5 +1,6 @@
-/* Option strings: "ALGORITHM[:key=value[,key=value...]]", parsed and formatted. */
-#include "tuna_coll.h"
+/* Option strings: "ALGORITHM[:key=value[,key=value...]]", parsed and formatted, over the
+ * collectives' registries (tuna_registry_of). */
+#include "tuna_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,24 +11,15 @@
 
 int tuna_algorithm_count(tuna_collective coll)
 {
-    switch (coll) {
-    case TUNA_ALLTOALLV: return tuna_a2av_table_len;
-    case TUNA_ALLGATHER: return tuna_ag_table_len;
-    case TUNA_ALLREDUCE: return tuna_ar_table_len;
-    default: return 0;
-    }
+    const tuna_registry *r = tuna_registry_of(coll);
+    return r ? r->n : 0;
 }
 
 const tuna_algorithm_info *tuna_algorithm_get(tuna_collective coll, int index)
 {
     if (index < 0 || index >= tuna_algorithm_count(coll))
         return NULL;
-    switch (coll) {
-    case TUNA_ALLTOALLV: return &tuna_a2av_table[index].info;
-    case TUNA_ALLGATHER: return &tuna_ag_table[index].info;
-    case TUNA_ALLREDUCE: return &tuna_ar_table[index].info;
-    default: return NULL;
-    }
+    return &tuna_registry_row(tuna_registry_of(coll), index)->info;
 }
 
 static int find_n(tuna_collective coll, const char *name, size_t len)
@@ -286,9 +278,7 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
         *opt = &defaults[coll].opt;
     }
     if ((*opt)->collective != coll || (*opt)->algorithm < 0 ||
-        (*opt)->algorithm >= (coll == TUNA_ALLTOALLV ? tuna_a2av_table_len
-                              : coll == TUNA_ALLGATHER ? tuna_ag_table_len
-                                                       : tuna_ar_table_len))
+        (*opt)->algorithm >= tuna_algorithm_count(coll))
         return tuna_error_set(MPI_ERR_ARG,
                               "tuna_%s: options are not %s options (use tuna_options_parse)",
                               collective_name(coll), collective_name(coll));

@@ -3,6 +3,8 @@
 #define TUNA_INTERNAL_H
 
 #include "tuna.h"
+#include "tuna_tags.h"
+#include "tuna_registry.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -196,7 +198,9 @@ typedef struct tuna_a2av_args {
     bool rcontig;
     tuna_ctx *ctx;              /* ctx->comm is the private communicator */
     int rank, size;
-    long param[TUNA_MAX_PARAMS];/* resolved parameter values (defaults applied, clamped) */
+    const tuna_algorithm_info *info; /* the running row (tuna_a2av_run_row): its parameters */
+    long param[TUNA_MAX_PARAMS];/* resolved values in the row's order (defaults applied,
+                                 * clamped): algorithms read them by name, tuna_a2av_param() */
     size_t max_block_bytes;     /* global maximum over all ranks of any block's bytes */
     size_t total_bytes_max;     /* global maximum over ranks of bytes sent by one rank */
     double zero_fraction;       /* global fraction of empty blocks */
@@ -205,53 +209,10 @@ typedef struct tuna_a2av_args {
                                  * skipped the agreement: they are 0) */
 } tuna_a2av_args;
 
-typedef int (*tuna_a2av_fn)(const tuna_a2av_args *a);
-
-/* Algorithm table row: public description + implementation. */
-typedef struct tuna_a2av_algorithm {
-    tuna_algorithm_info info;
-    tuna_a2av_fn run;
-    bool needs_global_stats;    /* uses max_block_bytes & co: the agreement allreduce always runs */
-} tuna_a2av_algorithm;
-
 /* Reduce v (TUNA_AGREE_N values) over ctx->comm in place. */
 int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N]);
 /* Fill a's global statistics fields from agreed values. */
 void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N]);
-
-extern const tuna_a2av_algorithm tuna_a2av_table[];
-extern const int tuna_a2av_table_len;
-
-/* Algorithm entry points (one file each under src/alltoallv/). */
-int tuna_a2av_vendor(const tuna_a2av_args *a);
-int tuna_a2av_spreadout(const tuna_a2av_args *a);
-int tuna_a2av_scattered(const tuna_a2av_args *a);
-int tuna_a2av_linear(const tuna_a2av_args *a);
-int tuna_a2av_pairwise(const tuna_a2av_args *a);
-int tuna_a2av_xor(const tuna_a2av_args *a);
-int tuna_a2av_multipair(const tuna_a2av_args *a);
-int tuna_a2av_multipair_waitany(const tuna_a2av_args *a);
-int tuna_a2av_multipair_testany(const tuna_a2av_args *a);
-int tuna_a2av_bruck(const tuna_a2av_args *a);
-int tuna_a2av_padded_bruck(const tuna_a2av_args *a);
-int tuna_a2av_twophase_bruck(const tuna_a2av_args *a);
-int tuna_a2av_tuna(const tuna_a2av_args *a);
-int tuna_a2av_coalesced(const tuna_a2av_args *a);
-int tuna_a2av_staggered(const tuna_a2av_args *a);
-int tuna_a2av_auto(const tuna_a2av_args *a);
-/*
- * auto's steps around the core's checks (src/alltoallv/auto.c). Before them:
- * whether this call agrees on the statistics (*due: every rank counts the same
- * calls), else the choice it reuses (*reuse, resolved parameters in param).
- * After an agreement (a's statistics set): the choice, in *algorithm and
- * a->param, which also becomes the one the next calls reuse.
- */
-int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse, long *param);
-int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm);
-
-/* Shared engines of several algorithms. */
-int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag);
-int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag);
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -372,6 +333,19 @@ int tuna_unpack_block(const void *in, void *out, MPI_Count count, MPI_Datatype t
  * NULL: this rank's value is not rank 0's). Run once per communicator context. */
 int tuna_config_agree(MPI_Comm comm, int *differs);
 
+/* Helpers of the allgather and allreduce front ends (coll_util.c). */
+/* Committed datatype of `bytes` raw bytes (any size, also above INT_MAX). */
+int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out);
+
+/*
+ * TUNA_ARGCHECK=collective for allgather / allreduce: one allreduce of this rank's check
+ * outcome (local_rc) and of n <= 4 values every rank must hold alike (same[i], named
+ * names[i]). Returns local_rc where it failed, else MPI_ERR_ARG on every rank when another
+ * rank failed or a value differs (with its range), else MPI_SUCCESS; no data has moved.
+ */
+int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
+                         const char *const *names, int n);
+
 /* MPI_Waitall returning the failed request's own error code (not MPI_ERR_IN_STATUS, which
  * MPI returns when any request fails and which says nothing about why). */
 int tuna_waitall(int n, MPI_Request *req);
@@ -447,10 +421,10 @@ void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendc
                         char *copy, int *copy_counts);
 int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy);
 
-/* Resolved value of parameter i (defaults applied and clamped). */
-static inline long tuna_param(const tuna_a2av_args *a, int i)
+/* The running algorithm's parameter `name` (resolved: default applied, clamped). */
+static inline long tuna_a2av_param(const tuna_a2av_args *a, const char *name)
 {
-    return a->param[i];
+    return tuna_param_get(a->info, a->param, name);
 }
 
 #endif /* TUNA_INTERNAL_H */

@@ -326,13 +326,13 @@ static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, dou
                  c->predicted * 1e6);
 }
 
-static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double bytes,
-                   bool commute, double budget, tuna_choice *best, double *best_time)
+static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double budget,
+                   tuna_choice *best, double *best_time)
 {
     tuna_choice cand[TUNA_PLAN_MAX_CANDIDATES];
     int n = 0;
-    int rc = tuna_select_candidates(p->coll, in, bytes, commute, cand, TUNA_PLAN_MAX_CANDIDATES,
-                                    &n);
+    const tuna_registry *reg = tuna_registry_of(p->coll);
+    int rc = tuna_select_candidates(reg, in, cand, TUNA_PLAN_MAX_CANDIDATES, &n);
     if (rc != MPI_SUCCESS)
         return rc;
     /* Prune: vendor (first) and the rows the model puts within 4x of its best. */
@@ -346,8 +346,7 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double by
         /* Under SimGrid SMPI a polling loop of MPI_Testany costs minutes of wall time per
          * exchange at P = 64 (each poll is a simulator call that rarely moves time): the
          * polling row is not timed there. */
-        if (p->coll == TUNA_ALLTOALLV &&
-            strcmp(tuna_algorithm_get(p->coll, cand[i].algorithm)->name, "multipair-testany") == 0)
+        if (tuna_registry_row(reg, cand[i].algorithm)->needs & TUNA_NEEDS_POLLING)
             continue;
 #endif
         if (i == 0 || cand[i].predicted <= 4 * model_best)
@@ -387,16 +386,16 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double by
     return rc;
 }
 
-int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double bytes,
-                     bool commute, unsigned flags)
+int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigned flags)
 {
     int rc = tuna_select_agree(p->ctx); /* profiles and tables the same everywhere */
     if (rc != MPI_SUCCESS)
         return rc;
     tuna_choice c;
     if (!(flags & TUNA_PLAN_MEASURE)) {
-        rc = p->coll == TUNA_ALLTOALLV ? tuna_select_alltoallv(in, &c)
-                                       : tuna_select_collective(p->coll, in, bytes, commute, &c);
+        const tuna_registry *reg = tuna_registry_of(p->coll);
+        rc = p->coll == TUNA_ALLTOALLV ? tuna_select_alltoallv(reg, in, &c)
+                                       : tuna_select_collective(reg, in, &c);
         if (rc != MPI_SUCCESS)
             return rc;
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
@@ -432,7 +431,7 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double 
         return MPI_SUCCESS;
     }
     double t = 0;
-    rc = measure(p, in, bytes, commute, budget, &c, &t);
+    rc = measure(p, in, budget, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_MEASURE);

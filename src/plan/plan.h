@@ -5,9 +5,9 @@
 #ifndef TUNA_PLAN_H
 #define TUNA_PLAN_H
 
-#include "tuna_internal.h"
-#include "tuna_coll.h"
-#include "../select/tuna_select.h"
+#include "../allgather/allgather.h"
+#include "../allreduce/allreduce.h"
+#include "../alltoallv/alltoallv.h"
 
 /* Candidates the planner times at most (vendor + the model's best rows). */
 #define TUNA_PLAN_MAX_CANDIDATES 7
@@ -76,8 +76,7 @@ tuna_options tuna_plan_options_of(tuna_collective coll, const tuna_choice *c);
 
 /* The planner: the choice for an auto plan, by the model (estimate) or by timing the model's
  * candidates (measure; wisdom first). Collective over p->ctx->comm. */
-int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, double bytes,
-                     bool commute, unsigned flags);
+int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigned flags);
 
 /* Bytes and lowest offset (from the buffer pointer) that `n` elements of `type` at each of the
  * given element offsets span; counts/offs: k entries. */

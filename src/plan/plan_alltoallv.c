@@ -24,12 +24,12 @@ static int a2av_start(struct tuna_plan_s *p)
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    return p->run->run(&p->a);
+    return tuna_a2av_run_row(p->run, &p->a);
 }
 
 static void a2av_choose(struct tuna_plan_s *p, const tuna_choice *c)
 {
-    p->vendor = tuna_a2av_table[c->algorithm].run == tuna_a2av_vendor;
+    p->vendor = tuna_a2av_table[c->algorithm].desc.kind == TUNA_ROW_VENDOR;
     p->run = &tuna_a2av_table[c->algorithm];
     memcpy(p->a.param, c->param, sizeof p->a.param);
 }
@@ -91,7 +91,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     long long v[TUNA_AGREE_N] = {0};
     tuna_ctx *ctx = NULL;
     if (!inter) {
-        rc = tuna_ctx_get(comm, alg ? alg->info.name : "plan", &ctx);
+        rc = tuna_ctx_get(comm, alg ? alg->desc.info.name : "plan", &ctx);
         if (rc != MPI_SUCCESS) {
             free(p);
             return rc;
@@ -127,10 +127,10 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     p->info.collective = TUNA_ALLTOALLV;
     const bool inplace = sendbuf == MPI_IN_PLACE;
     if (inter) {
-        if (alg->run != tuna_a2av_vendor) {
+        if (alg->desc.kind != TUNA_ROW_VENDOR) {
             rc = tuna_error_set(MPI_ERR_COMM, "algorithm '%s' supports intracommunicators only "
                                               "(use 'vendor' for intercommunicators)",
-                                alg->info.name);
+                                alg->desc.info.name);
             goto out;
         }
         rc = init_intercomm(p, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
@@ -185,10 +185,9 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     tuna_a2av_describe(&p->a, sendbuf, inplace ? NULL : a, inplace ? NULL : a + P, p->sendtype,
                        &si, recvbuf, a + 2 * P, a + 3 * P, p->recvtype, &ri, p->disp,
                        p->inplace_copy, p->inplace_counts);
-    if (alg->run != tuna_a2av_auto) {
+    if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_choice c = {.algorithm = opt->algorithm};
-        for (int i = 0; i < alg->info.nparams; i++)
-            c.param[i] = tuna_coll_resolve_param(&alg->info.params[i], opt->value[i], P);
+        tuna_params_resolve(&alg->desc.info, opt->value, P, c.param);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
         a2av_choose(p, &c);
         goto out;
@@ -205,8 +204,9 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         .mean_block = p->a.mean_block_bytes,
         .total_max = (double)p->a.total_bytes_max,
         .zero_fraction = p->a.zero_fraction,
+        .commute = true,
     };
-    rc = tuna_plan_decide(p, &in, 0, true, flags);
+    rc = tuna_plan_decide(p, &in, flags);
 out: /* rc: MPI_SUCCESS, or the error that stopped the init */
     return tuna_plan_finish(p, rc, t0, plan);
 }

@@ -61,10 +61,9 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
     const int P = p->ctx->size;
     const long long sig[] = {same, commute};
     tuna_plan_fill_key(p, sig, 2);
-    if (strcmp(info->name, "auto") != 0) {
+    if (tuna_registry_row(tuna_registry_of(coll), opt->algorithm)->kind != TUNA_ROW_AUTO) {
         tuna_choice c = {.algorithm = opt->algorithm};
-        for (int i = 0; i < info->nparams; i++)
-            c.param[i] = tuna_coll_resolve_param(&info->params[i], opt->value[i], P);
+        tuna_params_resolve(info, opt->value, P, c.param);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
         coll_choose(p, &c);
         return MPI_SUCCESS;
@@ -75,8 +74,9 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
     /* The inputs the blocking calls' auto gives the model (src/allgather|allreduce/auto.c). */
     tuna_select_input in = {.P = P, .Q = p->ctx->ranks_per_node, .N = p->ctx->nnodes,
                             .max_block = bytes, .mean_block = bytes,
-                            .total_max = p->coll == TUNA_ALLGATHER ? bytes * P : bytes};
-    return tuna_plan_decide(p, &in, bytes, commute, flags);
+                            .total_max = p->coll == TUNA_ALLGATHER ? bytes * P : bytes,
+                            .bytes = bytes, .commute = commute};
+    return tuna_plan_decide(p, &in, flags);
 }
 
 static struct tuna_plan_s *plan_new(tuna_collective coll, MPI_Comm comm, const void *sendbuf,

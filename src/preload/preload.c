@@ -392,7 +392,8 @@ static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
     }
     if (rc != MPI_SUCCESS)
         return raise_error(comm, rc, why);
-    ch->vendor = ch->opt.algorithm == tuna_algorithm_find(colls[coll].id, "vendor");
+    ch->vendor = tuna_registry_row(tuna_registry_of(colls[coll].id), ch->opt.algorithm)->kind ==
+                 TUNA_ROW_VENDOR;
     if (tuna_options_format(&ch->opt, ch->label, sizeof ch->label) != MPI_SUCCESS)
         snprintf(ch->label, sizeof ch->label, "%s",
                  tuna_algorithm_get(colls[coll].id, ch->opt.algorithm)->name);
@@ -941,7 +942,6 @@ static plan_req *plan_req_find(MPI_Request req)
  * MPICH's own persistent collectives (e.g. a barrier on MPI_COMM_SELF) make MPI_Testall
  * return MPI_ERR_IN_STATUS.
  */
-#define PROXY_TAG 1
 static MPI_Comm proxy_comm = MPI_COMM_NULL;
 
 static int proxy_init(MPI_Request *req)
@@ -953,14 +953,14 @@ static int proxy_init(MPI_Request *req)
             return rc;
         }
     }
-    return PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, PROXY_TAG, proxy_comm, req);
+    return PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, TUNA_TAG_PRELOAD_PROXY, proxy_comm, req);
 }
 
 /* Complete one started proxy (every started proxy gets exactly one such message). */
 static int proxy_complete(void)
 {
     MPI_Request r;
-    int rc = PMPI_Isend(NULL, 0, MPI_BYTE, 0, PROXY_TAG, proxy_comm, &r);
+    int rc = PMPI_Isend(NULL, 0, MPI_BYTE, 0, TUNA_TAG_PRELOAD_PROXY, proxy_comm, &r);
     return rc == MPI_SUCCESS ? PMPI_Request_free(&r) : rc;
 }
 

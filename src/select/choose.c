@@ -1,10 +1,10 @@
 /*
  * The choice of `auto`: TUNA_PROFILE / TUNA_TUNING loaded once per process,
- * candidates enumerated over each parameter's useful range and ranked by the
- * cost model, results memoised per thread, and a once-per-communicator check
- * that every rank holds the same profile and table.
+ * candidates enumerated by each registry row's grid and ranked by its cost model,
+ * results memoised per thread, and a once-per-communicator check that every rank
+ * holds the same profile and table. The rows come from the caller's registry: no
+ * algorithm is known here by name.
  */
-#include "tuna_coll.h"
 #include "tuna_select.h"
 
 #include <math.h>
@@ -165,19 +165,26 @@ int tuna_select_vendor_model(int P, tuna_options *opt)
                : TUNA_VENDOR_MODEL_NONE;
 }
 
-/* Model time of vendor: that of the algorithm modelling it, parameters resolved at P;
- * negative when nothing models it. */
-static double vendor_time(const tuna_select_input *in)
+/* Model time of vendor: that of the algorithm modelling it (a row of reg, the alltoallv
+ * registry), parameters resolved at P; negative when nothing models it. */
+static double vendor_time(const tuna_registry *reg, const tuna_select_input *in)
 {
     tuna_options o;
     if (tuna_select_vendor_model(in->P, &o) == TUNA_VENDOR_MODEL_NONE)
         return -1;
-    const tuna_algorithm_info *info = &tuna_a2av_table[o.algorithm].info;
-    long param[TUNA_MAX_PARAMS] = {0};
-    for (int i = 0; i < info->nparams; i++)
-        param[i] = tuna_coll_resolve_param(&info->params[i], o.value[i], in->P);
-    double t = tuna_model_alltoallv(&sel.profile, in, o.algorithm, param);
+    long param[TUNA_MAX_PARAMS];
+    tuna_params_resolve(&tuna_registry_row(reg, o.algorithm)->info, o.value, in->P, param);
+    double t = tuna_model_cost(reg, &sel.profile, in, o.algorithm, param);
     return t >= 0 ? t + sel.profile.vendor_call_overhead : t;
+}
+
+double tuna_model_cost(const tuna_registry *reg, const tuna_profile *m,
+                       const tuna_select_input *in, int alg, const long *param)
+{
+    if (alg < 0 || alg >= reg->n)
+        return -1;
+    const tuna_algorithm *row = tuna_registry_row(reg, alg);
+    return row->cost ? row->cost(m, in, &row->info, param) : -1;
 }
 
 /* ------------------------------------------------------------ agreement per communicator */
@@ -208,8 +215,7 @@ int tuna_select_agree(tuna_ctx *ctx)
 
 /* ------------------------------------------------------------ candidates */
 
-/* Radix grid over [2, U]: every value up to 8, then steps of about 25%, plus sqrt U and U. */
-static int radix_grid(long U, long *v)
+int tuna_grid_radix(long U, long *v)
 {
     int n = 0;
     for (long r = 2; r <= U && r <= 8; r++)
@@ -224,8 +230,7 @@ static int radix_grid(long U, long *v)
     return n;
 }
 
-/* Powers of two below U, plus U. */
-static int pow2_grid(long U, long *v)
+int tuna_grid_pow2(long U, long *v)
 {
     int n = 0;
     if (U < 1)
@@ -236,44 +241,33 @@ static int pow2_grid(long U, long *v)
     return n;
 }
 
-#define GRID_MAX 128
-
-/* Values of parameter `pi` of algorithm `alg` worth evaluating (given param 0 = p0). */
-static int grid(const tuna_select_input *in, int alg, int pi, long p0, long *v)
+void tuna_grid_every_value(const tuna_select_input *in, const tuna_algorithm_info *info,
+                           tuna_candidates *out)
 {
-    const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
-    const char *name = info->name, *key = info->params[pi].name;
-    const long P = in->P;
-    const bool hier = strcmp(name, "coalesced") == 0 || strcmp(name, "staggered") == 0;
-    const bool nodes = hier && in->Q > 0 && in->N > 1;
-    if (strcmp(key, "radix") == 0)
-        return radix_grid(nodes ? (in->Q < 2 ? 2 : in->Q) : P < 2 ? 2 : P, v);
-    if (strcmp(key, "block") == 0 && strcmp(name, "tuna") == 0)
-        return pow2_grid(p0 - 1, v);
-    if (strcmp(key, "block") == 0 && hier && !nodes)
-        return in->Q <= 0 ? pow2_grid(p0 - 1, v) : (v[0] = 1, 1); /* unused by the engine */
-    if (strcmp(key, "block") == 0 && strcmp(name, "coalesced") == 0)
-        return pow2_grid(in->N - 1, v);
-    if (strcmp(key, "block") == 0 && strcmp(name, "staggered") == 0)
-        return pow2_grid((long)(in->N - 1) * in->Q, v);
-    if (strcmp(key, "block") == 0 || strcmp(key, "stride") == 0)
-        return pow2_grid(P - 1, v);
-    /* Any other parameter with a small fixed range (padded-bruck's datatype): all values. */
-    const tuna_param_info *p = &info->params[pi];
-    long hi = p->max == TUNA_PARAM_P ? P : p->max;
-    int n = 0;
-    for (long x = p->min; x <= hi && n < GRID_MAX; x++)
-        v[n++] = x;
-    return n;
+    const tuna_param_info *p = &info->params[0];
+    long hi = p->max == TUNA_PARAM_P ? in->P : p->max, param[TUNA_MAX_PARAMS] = {0};
+    for (long x = p->min; x <= hi && x < p->min + TUNA_GRID_MAX; x++) {
+        param[0] = x;
+        tuna_candidate(out, param);
+    }
 }
 
-static bool is_vendor(int alg)
-{
-    return tuna_a2av_table[alg].run == tuna_a2av_vendor;
-}
+/*
+ * One row's candidates, priced: the row's cost, plus the statistics agreement for rows that
+ * need it where the statistics are not agreed (`agree`), plus tuna's own work per call where
+ * vendor competes (`overhead`: alltoallv; 0 elsewhere). The best so far in *best.
+ */
+struct tuna_candidates {
+    const tuna_registry *reg;
+    const tuna_select_input *in;
+    int alg;
+    double agree, overhead;
+    tuna_choice *best;
+};
 
 /* Candidate `alg` with model time t (negative: not a candidate). */
-static void consider_time(int alg, const long *param, double t, tuna_choice *best)
+static void consider_time(const tuna_registry *reg, int alg, const long *param, double t,
+                          tuna_choice *best)
 {
     if (t < 0)
         return;
@@ -281,10 +275,37 @@ static void consider_time(int alg, const long *param, double t, tuna_choice *bes
     if (best->algorithm < 0 || t < best->predicted * (1 - 1e-12)) {
         best->algorithm = alg;
         memset(best->param, 0, sizeof best->param);
-        for (int i = 0; i < tuna_a2av_table[alg].info.nparams; i++)
+        for (int i = 0; i < tuna_registry_row(reg, alg)->info.nparams; i++)
             best->param[i] = param[i];
         best->predicted = t;
     }
+}
+
+void tuna_candidate(tuna_candidates *c, const long *param)
+{
+    const tuna_algorithm *row = tuna_registry_row(c->reg, c->alg);
+    double t = row->cost(&sel.profile, c->in, &row->info, param);
+    if (t >= 0 && (row->needs & TUNA_NEEDS_GLOBAL_STATS))
+        t += c->agree;
+    if (t >= 0) /* vendor's call has no tuna work on top */
+        t += c->overhead;
+    consider_time(c->reg, c->alg, param, t, c->best);
+}
+
+/* Row `alg` (a modelled algorithm) over its grid, into best (kept if strictly better). */
+static void row_best(const tuna_registry *reg, const tuna_select_input *in, int alg,
+                     double agree, double overhead, tuna_choice *best)
+{
+    const tuna_algorithm *row = tuna_registry_row(reg, alg);
+    if (!row->cost)
+        return;
+    tuna_candidates c = {.reg = reg, .in = in, .alg = alg, .agree = agree,
+                         .overhead = overhead, .best = best};
+    const long none[TUNA_MAX_PARAMS] = {0};
+    if (row->grid)
+        row->grid(in, &row->info, &c);
+    else
+        tuna_candidate(&c, none);
 }
 
 /* One allreduce of the TUNA_AGREE_N statistics: the profile's measured "agreement", else
@@ -295,50 +316,15 @@ static double agreement_time(const tuna_select_input *in)
     if (p->has_agreement)
         return p->agreement_per_round * ceil(log2((double)(in->P > 1 ? in->P : 1))) +
                p->agreement_per_rank * (double)(in->P - 1);
-    int rd = tuna_algorithm_find(TUNA_ALLREDUCE, "recursive-doubling");
-    const long none[TUNA_MAX_PARAMS] = {0};
-    double t = tuna_model_allreduce(&sel.profile, in, (double)(TUNA_AGREE_N * sizeof(long long)),
-                                    true, rd, none);
+    if (in->P <= 1)
+        return 0;
+    const tuna_model_layout l = tuna_model_layout_of(in);
+    double t = tuna_model_recmul(p, &l, 2, (double)(TUNA_AGREE_N * sizeof(long long)), false);
     return t > 0 ? t : 0;
 }
 
-/* agree: what an algorithm that needs the statistics pays on top (0 when they are agreed). */
-static void consider(const tuna_select_input *in, int alg, const long *param, double agree,
-                     tuna_choice *best)
-{
-    double t = tuna_model_alltoallv(&sel.profile, in, alg, param);
-    if (t >= 0 && tuna_a2av_table[alg].needs_global_stats)
-        t += agree;
-    if (t >= 0) /* vendor's call has no tuna work on top */
-        t += sel.profile.call_overhead;
-    consider_time(alg, param, t, best);
-}
-
-/* Row `alg` (a tuna algorithm) over its parameter grid, into best (kept if strictly better). */
-static void row_best(const tuna_select_input *in, int alg, double agree, tuna_choice *best)
-{
-    const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
-    long param[TUNA_MAX_PARAMS] = {0}, v0[GRID_MAX], v1[GRID_MAX];
-    if (info->nparams == 0) {
-        consider(in, alg, param, agree, best);
-        return;
-    }
-    int n0 = grid(in, alg, 0, 0, v0);
-    for (int i = 0; i < n0; i++) {
-        param[0] = v0[i];
-        if (info->nparams == 1) {
-            consider(in, alg, param, agree, best);
-            continue;
-        }
-        int n1 = grid(in, alg, 1, v0[i], v1);
-        for (int k = 0; k < n1; k++) {
-            param[1] = v1[k];
-            consider(in, alg, param, agree, best);
-        }
-    }
-}
-
-static void model_choice(const tuna_select_input *in, tuna_choice *best)
+static void model_choice(const tuna_registry *reg, const tuna_select_input *in,
+                         tuna_choice *best)
 {
     best->algorithm = -1;
     best->predicted = 0;
@@ -355,13 +341,13 @@ static void model_choice(const tuna_select_input *in, tuna_choice *best)
                                  ? -1 /* nothing models vendor: not a candidate */
                                  : vo.algorithm;
     const double agree = in->agree_pending ? agreement_time(in) : 0; /* once, not per candidate */
-    for (int alg = 0; alg < tuna_a2av_table_len; alg++) {
+    for (int alg = 0; alg < reg->n; alg++) {
         if (alg == vendor_model)
-            for (int v = 0; v < tuna_a2av_table_len; v++)
-                if (is_vendor(v))
-                    consider_time(v, none, vendor_time(in), best);
-        if (!is_vendor(alg))
-            row_best(in, alg, agree, best);
+            for (int v = 0; v < reg->n; v++)
+                if (tuna_registry_row(reg, v)->kind == TUNA_ROW_VENDOR)
+                    consider_time(reg, v, none, vendor_time(reg, in), best);
+        if (tuna_registry_row(reg, alg)->kind != TUNA_ROW_VENDOR)
+            row_best(reg, in, alg, agree, sel.profile.call_overhead, best);
     }
 }
 
@@ -371,99 +357,73 @@ static bool same_input(const tuna_select_input *a, const tuna_select_input *b)
 {
     return a->P == b->P && a->Q == b->Q && a->N == b->N && a->max_block == b->max_block &&
            a->mean_block == b->mean_block && a->total_max == b->total_max &&
-           a->zero_fraction == b->zero_fraction && a->agree_pending == b->agree_pending;
+           a->zero_fraction == b->zero_fraction && a->agree_pending == b->agree_pending &&
+           a->bytes == b->bytes && a->commute == b->commute;
 }
 
+/* The last MEMO choices of this thread, per collective (one collective's calls do not
+ * push another's out). */
 #define MEMO 8
-static _Thread_local struct {
+typedef struct memo_entry {
+    const tuna_registry *reg;
     tuna_select_input in;
     tuna_choice out;
-    bool used;
-} memo[MEMO];
-static _Thread_local int memo_next;
+} memo_entry;
+static _Thread_local memo_entry memo[TUNA_COLLECTIVE_COUNT][MEMO];
+static _Thread_local int memo_next[TUNA_COLLECTIVE_COUNT];
 
-int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out)
+static bool memo_find(const tuna_registry *reg, const tuna_select_input *in, tuna_choice *out)
+{
+    const memo_entry *m = memo[reg->coll];
+    for (int i = 0; i < MEMO; i++)
+        if (m[i].reg == reg && same_input(&m[i].in, in)) {
+            *out = m[i].out;
+            return true;
+        }
+    return false;
+}
+
+static void memo_keep(const tuna_registry *reg, const tuna_select_input *in,
+                      const tuna_choice *c)
+{
+    int *next = &memo_next[reg->coll];
+    memo[reg->coll][*next] = (memo_entry){.reg = reg, .in = *in, .out = *c};
+    *next = (*next + 1) % MEMO;
+}
+
+int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
+                          tuna_choice *out)
 {
     load_once();
     if (sel.rc != MPI_SUCCESS)
         return load_error();
-    for (int i = 0; i < MEMO; i++)
-        if (memo[i].used && same_input(&memo[i].in, in)) {
-            *out = memo[i].out;
-            return MPI_SUCCESS;
-        }
+    if (memo_find(reg, in, out))
+        return MPI_SUCCESS;
     tuna_choice c = {.algorithm = -1};
     const tuna_tuning_entry *e =
         tuna_tuning_find(&sel.tuning, in->P, in->Q, tuna_select_size_bucket(in->max_block),
                          tuna_select_sparsity_bucket(in->zero_fraction));
     if (e) {
-        const tuna_algorithm_info *info = &tuna_a2av_table[e->opt.algorithm].info;
+        const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
         c.algorithm = e->opt.algorithm;
-        for (int i = 0; i < info->nparams; i++)
-            c.param[i] = tuna_coll_resolve_param(&info->params[i], e->opt.value[i], in->P);
-        c.predicted = is_vendor(c.algorithm)
-                          ? vendor_time(in)
-                          : tuna_model_alltoallv(&sel.profile, in, c.algorithm, c.param);
+        tuna_params_resolve(&row->info, e->opt.value, in->P, c.param);
+        c.predicted = row->kind == TUNA_ROW_VENDOR
+                          ? vendor_time(reg, in)
+                          : tuna_model_cost(reg, &sel.profile, in, c.algorithm, c.param);
         if (c.predicted < 0) /* vendor without a model */
             c.predicted = 0;
         c.from_table = true;
     } else {
-        model_choice(in, &c);
+        model_choice(reg, in, &c);
     }
     if (c.algorithm < 0)
         return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
-    memo[memo_next].in = *in;
-    memo[memo_next].out = c;
-    memo[memo_next].used = true;
-    memo_next = (memo_next + 1) % MEMO;
+    memo_keep(reg, in, &c);
     *out = c;
     return MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------ allgather / allreduce */
-
-static _Thread_local struct {
-    tuna_collective coll;
-    tuna_select_input in;
-    double bytes;
-    bool commute;
-    tuna_choice out;
-    bool used;
-} coll_memo[MEMO];
-static _Thread_local int coll_memo_next;
-
-static double coll_cost(tuna_collective coll, const tuna_select_input *in, double bytes,
-                        bool commute, int alg, const long *param)
-{
-    return coll == TUNA_ALLGATHER
-               ? tuna_model_allgather(&sel.profile, in, bytes, alg, param)
-               : tuna_model_allreduce(&sel.profile, in, bytes, commute, alg, param);
-}
-
-/* Row `alg` of allgather / allreduce over its k grid, into best (kept if strictly better). */
-static void coll_row_best(tuna_collective coll, const tuna_select_input *in, double bytes,
-                          bool commute, int alg, tuna_choice *best)
-{
-    const tuna_algorithm_info *info = tuna_algorithm_get(coll, alg);
-    long param[TUNA_MAX_PARAMS] = {0}, v[GRID_MAX];
-    int nv = 1;
-    v[0] = 0;
-    if (info->nparams == 1) /* k: the radix grid over [2, P] */
-        nv = radix_grid(in->P < 2 ? 2 : in->P, v);
-    for (int i = 0; i < nv; i++) {
-        param[0] = v[i];
-        double t = coll_cost(coll, in, bytes, commute, alg, param);
-        if (t < 0)
-            continue;
-        if (best->algorithm < 0 || t < best->predicted * (1 - 1e-12)) {
-            best->algorithm = alg;
-            memset(best->param, 0, sizeof best->param);
-            for (int p = 0; p < info->nparams; p++)
-                best->param[p] = param[p];
-            best->predicted = t;
-        }
-    }
-}
 
 void tuna_select_record(const tuna_choice *c)
 {
@@ -473,77 +433,28 @@ void tuna_select_record(const tuna_choice *c)
     tuna_stats_current.auto_source = 1;
 }
 
-/*
- * Whether the MPI library itself runs the model's choice: recursive doubling on short
- * vectors, as MPICH does (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE = 2048 bytes; allgather: short
- * totals, MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE = 80 KiB, on a power-of-two communicator, Bruck
- * otherwise) and Open MPI's coll/tuned does for such sizes. Then the library's own call is
- * the same exchange with less work around it (measured: tuna's recursive doubling 0.64x the
- * library's at 16 B, P = 2), so auto hands it over. Other libraries (SMPI): never.
- */
-static bool vendor_runs_it(tuna_collective coll, const tuna_select_input *in, double bytes,
-                           bool commute, const tuna_choice *best)
-{
-    if (sel.library != TUNA_MPILIB_OPENMPI && sel.library != TUNA_MPILIB_MPICH)
-        return false;
-    /* recursive doubling as good as the best (ties: P = 2, where every row is one step) */
-    const long k[TUNA_MAX_PARAMS] = {0};
-    double t = coll_cost(coll, in, bytes, commute,
-                         tuna_algorithm_find(coll, "recursive-doubling"), k);
-    if (t < 0 || t > best->predicted * (1 + 1e-9))
-        return false;
-    if (coll == TUNA_ALLREDUCE)
-        return bytes <= 2048;
-    const bool pow2 = in->P > 0 && (in->P & (in->P - 1)) == 0;
-    return pow2 && bytes * in->P <= 81920;
-}
-
-int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, double bytes,
-                           bool commute, tuna_choice *out)
+int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
+                           tuna_choice *out)
 {
     load_once();
     if (sel.rc != MPI_SUCCESS)
         return load_error();
-    if (coll != TUNA_ALLGATHER && coll != TUNA_ALLREDUCE)
-        return tuna_error_set(MPI_ERR_INTERN, "auto: collective %d has no model", (int)coll);
-    for (int i = 0; i < MEMO; i++)
-        if (coll_memo[i].used && coll_memo[i].coll == coll && coll_memo[i].bytes == bytes &&
-            coll_memo[i].commute == commute && same_input(&coll_memo[i].in, in)) {
-            *out = coll_memo[i].out;
-            return MPI_SUCCESS;
-        }
+    if (memo_find(reg, in, out))
+        return MPI_SUCCESS;
     tuna_choice best = {.algorithm = -1};
-    const int n = tuna_algorithm_count(coll);
-    for (int alg = 0; alg < n; alg++)
-        coll_row_best(coll, in, bytes, commute, alg, &best);
+    for (int alg = 0; alg < reg->n; alg++)
+        row_best(reg, in, alg, 0, 0, &best);
     if (best.algorithm < 0)
         return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
-    if (vendor_runs_it(coll, in, bytes, commute, &best))
-        best.algorithm = tuna_algorithm_find(coll, "vendor"); /* same time, lower constant */
-    coll_memo[coll_memo_next].coll = coll;
-    coll_memo[coll_memo_next].in = *in;
-    coll_memo[coll_memo_next].bytes = bytes;
-    coll_memo[coll_memo_next].commute = commute;
-    coll_memo[coll_memo_next].out = best;
-    coll_memo[coll_memo_next].used = true;
-    coll_memo_next = (coll_memo_next + 1) % MEMO;
+    /* the library runs the same exchange with a lower constant: its own call */
+    if (reg->library_runs && reg->library_runs(&sel.profile, in, best.predicted))
+        best.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+    memo_keep(reg, in, &best);
     *out = best;
     return MPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------ the planner's candidates */
-
-static bool is_auto_row(tuna_collective coll, int alg)
-{
-    return coll == TUNA_ALLTOALLV ? tuna_a2av_table[alg].run == tuna_a2av_auto
-                                  : strcmp(tuna_algorithm_get(coll, alg)->name, "auto") == 0;
-}
-
-static bool is_vendor_row(tuna_collective coll, int alg)
-{
-    return coll == TUNA_ALLTOALLV ? is_vendor(alg)
-                                  : strcmp(tuna_algorithm_get(coll, alg)->name, "vendor") == 0;
-}
 
 static int by_prediction(const void *x, const void *y)
 {
@@ -553,35 +464,36 @@ static int by_prediction(const void *x, const void *y)
     return a->algorithm - b->algorithm; /* ties: table order, as the model's choice */
 }
 
-int tuna_select_candidates(tuna_collective coll, const tuna_select_input *in, double bytes,
-                           bool commute, tuna_choice *out, int max, int *count)
+int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in,
+                           tuna_choice *out, int max, int *count)
 {
     *count = 0;
     load_once();
     if (sel.rc != MPI_SUCCESS)
         return load_error();
-    const int n = tuna_algorithm_count(coll);
+    /* alltoallv: vendor modelled by a tuna row (the profile's vendor_alltoallv), and tuna's
+     * per-call work charged against it, as in tuna_select_alltoallv() */
+    const bool a2av = reg->coll == TUNA_ALLTOALLV;
+    const int n = reg->n;
     tuna_choice *all = tuna_calloc((size_t)n, sizeof *all);
     if (!all)
         return tuna_error_set(MPI_ERR_NO_MEM, "planner: no memory");
     int m = 0;
     tuna_choice vendor = {.algorithm = -1};
     for (int alg = 0; alg < n; alg++) {
-        if (is_auto_row(coll, alg))
+        const tuna_algorithm *row = tuna_registry_row(reg, alg);
+        if (row->kind == TUNA_ROW_AUTO)
             continue;
         tuna_choice best = {.algorithm = -1};
-        if (is_vendor_row(coll, alg)) {
+        if (row->kind == TUNA_ROW_VENDOR) {
             /* Always a candidate: unmodelled, it is timed anyway (predicted 0). */
-            double t = coll == TUNA_ALLTOALLV ? vendor_time(in)
-                                              : coll_cost(coll, in, bytes, commute, alg,
-                                                          (long[TUNA_MAX_PARAMS]){0});
+            double t = a2av ? vendor_time(reg, in)
+                            : tuna_model_cost(reg, &sel.profile, in, alg,
+                                              (long[TUNA_MAX_PARAMS]){0});
             vendor = (tuna_choice){.algorithm = alg, .predicted = t > 0 ? t : 0};
             continue;
         }
-        if (coll == TUNA_ALLTOALLV)
-            row_best(in, alg, 0, &best);
-        else
-            coll_row_best(coll, in, bytes, commute, alg, &best);
+        row_best(reg, in, alg, 0, a2av ? sel.profile.call_overhead : 0, &best);
         if (best.algorithm >= 0)
             all[m++] = best;
     }

@@ -123,8 +123,10 @@ static int load_vendor_model(json_t *root, tuna_profile *p, const char *path)
         tuna_error_clear(); /* replace the parser's message with the located one */
         return tuna_error_set(MPI_ERR_ARG, "profile %s: \"vendor_alltoallv\": %s", path, msg);
     }
-    const char *name = tuna_a2av_table[o.algorithm].info.name;
-    if (strcmp(name, "vendor") == 0 || strcmp(name, "auto") == 0)
+    /* The option string was read through the alltoallv registry (the core's parser); its
+     * row says whether it is one of tuna's own algorithms. */
+    if (tuna_registry_row(tuna_registry_of(TUNA_ALLTOALLV), o.algorithm)->kind !=
+        TUNA_ROW_ALGORITHM)
         return tuna_error_set(MPI_ERR_ARG, "profile %s: \"vendor_alltoallv\" = \"%s\": name the "
                                            "tuna algorithm that behaves like the MPI library's "
                                            "MPI_Alltoallv (not vendor or auto)",

@@ -1,7 +1,11 @@
 /*
- * Selection (`auto`): the machine profile, the cost model of every alltoallv
- * algorithm, tuning tables, and the choice made from values all ranks agree on.
- * Formulas: docs/tuning.md.
+ * The selector (`auto`), a service the collective families call: the machine profile, the
+ * model's building blocks (phases, node crossings, the network term, recursive
+ * multiplying), tuning tables, and the choice made from values all ranks agree on. It knows
+ * no algorithm: a family hands it its registry (src/core/tuna_registry.h), whose rows carry
+ * their cost models and candidate grids (src/<collective>/model.c). Formulas: docs/tuning.md.
+ *
+ * Tools (tuna-model, tuna-calibrate) include this header and tuna.h, nothing else internal.
  */
 #ifndef TUNA_SELECT_H
 #define TUNA_SELECT_H
@@ -128,6 +132,8 @@ typedef struct tuna_select_input {
     bool agree_pending;     /* the call's statistics are not agreed yet (TUNA_ARGCHECK=local,
                                earlier agreed values above): an algorithm that needs them
                                pays one more allreduce */
+    double bytes;           /* allgather: one rank's block; allreduce: the vector (alltoallv: 0) */
+    bool commute;           /* allreduce: the op commutes */
 } tuna_select_input;
 
 /* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log. */
@@ -135,12 +141,12 @@ int tuna_select_size_bucket(double max_block);       /* ceil(log2 max_block), 0 
 int tuna_select_sparsity_bucket(double zero_fraction); /* floor(4 z), clamped to [0, 3] */
 
 /*
- * Predicted time (seconds) of alltoallv algorithm `alg` (table index) with
- * resolved parameters `param`. Returns a negative value for algorithms the
- * model does not cover (vendor, auto).
+ * Predicted time (seconds) of row `alg` of registry `reg` with resolved parameters `param`
+ * (the row's cost model); negative for rows the model does not cover (vendor, auto) and for
+ * an index out of range.
  */
-double tuna_model_alltoallv(const tuna_profile *m, const tuna_select_input *in, int alg,
-                            const long *param);
+double tuna_model_cost(const tuna_registry *reg, const tuna_profile *m,
+                       const tuna_select_input *in, int alg, const long *param);
 
 /* Where the ranks are, as the models see it: P ranks placed consecutively on N nodes of Q
  * (Q = ceil(P / N) when the nodes differ; Qeq is Q for equal nodes, else 0: no network term). */
@@ -157,6 +163,14 @@ tuna_model_layout tuna_model_layout_of(const tuna_select_input *in);
 double tuna_model_phase(const tuna_profile *m, const tuna_model_layout *l, double msgs,
                         double bytes, double node_bytes, double phi, long d0, long d1,
                         long step);
+/* A phase in which every rank sends as much (bytes = node_bytes: allgather, allreduce). */
+double tuna_model_phase_even(const tuna_profile *m, const tuna_model_layout *l, double msgs,
+                             double bytes, double phi, long d0, long d1, long step);
+/* The same for a phase whose receives are posted only after its sends (TuNA's rounds: the
+ * data sends go before the metadata has arrived), so no message overlaps as an eager one. */
+double tuna_model_phase_posted_late(const tuna_profile *m, const tuna_model_layout *l,
+                                    double msgs, double bytes, double node_bytes, double phi,
+                                    long d0, long d1, long step);
 /* The fraction of ranks whose peer at distance d is on another node (consecutive placement). */
 double tuna_model_cross(const tuna_model_layout *l, long d);
 /*
@@ -169,12 +183,41 @@ double tuna_model_cross(const tuna_model_layout *l, long d);
 double tuna_model_net_load(const tuna_profile *m, int P, int Q, int N, long d0, long d1,
                            long step);
 
-/* Predicted time of allgather / allreduce algorithm `alg` (their tables), `bytes` per rank's
- * block (allgather) or of the vector (allreduce); negative for vendor and auto. */
-double tuna_model_allgather(const tuna_profile *m, const tuna_select_input *in, double bytes,
-                            int alg, const long *param);
-double tuna_model_allreduce(const tuna_profile *m, const tuna_select_input *in, double bytes,
-                            bool commute, int alg, const long *param);
+/*
+ * Recursive multiplying among P ranks folded into Qk = k^m groups (tuna_fold's shape): the
+ * allgather and allreduce recmul families, and the MPI library's small allreduce (k = 2) that
+ * agrees on tuna's statistics. The fold's shape, a leader's partners at distance d groups, and
+ * the whole exchange of n bytes (gather: the blocks gathered so far travel, else the vector
+ * and a reduction).
+ */
+typedef struct tuna_model_fold {
+    long k, Qk;            /* k clamped to [2, P]; Qk = k^m groups */
+    int m;
+    double per_group;      /* P / Qk ranks per group on average */
+} tuna_model_fold;
+tuna_model_fold tuna_model_fold_of(long P, long k);
+long tuna_model_partners_step(const tuna_model_fold *f, long d);
+double tuna_model_partners_cross(const tuna_model_layout *l, const tuna_model_fold *f, long d);
+double tuna_model_recmul(const tuna_profile *m, const tuna_model_layout *l, long k, double n,
+                         bool gather);
+/* The same for in->bytes over in's layout; 0 when nothing moves (P = 1 or no bytes). */
+double tuna_model_recmul_of(const tuna_profile *m, const tuna_select_input *in, long k,
+                            bool gather);
+
+/* ---- candidates: what a row's grid function (tuna_grid_fn) hands the selector ---- */
+
+/* The selector's collector of one row's candidates (opaque to the families). */
+typedef struct tuna_candidates tuna_candidates;
+/* One candidate: the row's resolved parameter values, in the row's order. */
+void tuna_candidate(tuna_candidates *c, const long *param);
+/* Grids over [2, U] for radices (every value up to 8, then steps of about 25%, plus sqrt U
+ * and U) and over [1, U] in powers of two (plus U); at most TUNA_GRID_MAX values. */
+#define TUNA_GRID_MAX 128
+int tuna_grid_radix(long U, long *v);
+int tuna_grid_pow2(long U, long *v);
+/* The row's one parameter over all its values (a small fixed range, e.g. a 0/1 switch). */
+void tuna_grid_every_value(const tuna_select_input *in, const tuna_algorithm_info *info,
+                           tuna_candidates *out);
 
 /* A chosen configuration. */
 typedef struct tuna_choice {
@@ -193,14 +236,16 @@ typedef struct tuna_choice {
  * is a candidate when tuna_select_vendor_model() has a model for it. A pure function of
  * the inputs, the profile (incl. the MPI library's identity) and the table.
  */
-int tuna_select_alltoallv(const tuna_select_input *in, tuna_choice *out);
+int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
+                          tuna_choice *out);
 
-/* The model's choice for allgather (commute ignored) or allreduce: every row except vendor
- * and auto, k over the radix grid. Same determinism as tuna_select_alltoallv(). */
 /* auto's choice `c` into this call's statistics record (what ran, as the model chose it). */
 void tuna_select_record(const tuna_choice *c);
-int tuna_select_collective(tuna_collective coll, const tuna_select_input *in, double bytes,
-                           bool commute, tuna_choice *out);
+/* The model's choice for allgather or allreduce (in->bytes, in->commute): every modelled
+ * row over its grid; the vendor row where the registry says the MPI library runs the
+ * choice itself. Same determinism as tuna_select_alltoallv(). */
+int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
+                           tuna_choice *out);
 
 /* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
 int tuna_select_profile(const tuna_profile **out);
@@ -208,8 +253,8 @@ int tuna_select_profile(const tuna_profile **out);
 /* The planner's candidates (src/plan/): vendor first (predicted 0 when unmodelled), then
  * every other non-auto row with its model-best parameters, by predicted time; at most max,
  * their number in *count. */
-int tuna_select_candidates(tuna_collective coll, const tuna_select_input *in, double bytes,
-                           bool commute, tuna_choice *out, int max, int *count);
+int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in,
+                           tuna_choice *out, int max, int *count);
 
 /* Tuning tables. */
 typedef struct tuna_tuning_entry {

@@ -12,17 +12,16 @@
  * cannot be evaluated prints "error: REASON" and the tool goes on (exit status 1 at the end).
  * `tuna tune model` (python/tuna_tools/tune.py) drives it over tuna-bench JSON lines.
  */
-#include "tuna_coll.h"
 #include "tuna_select.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* "name:key=value,..." of a table row and resolved parameters. */
+/* "name:key=value,..." of a registry row and resolved parameters. */
 static void format_options(int alg, const long *param, char *out, size_t len)
 {
-    const tuna_algorithm_info *info = &tuna_a2av_table[alg].info;
+    const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, alg);
     int n = snprintf(out, len, "%s", info->name);
     for (int p = 0; p < info->nparams && n > 0 && (size_t)n < len; p++)
         n += snprintf(out + n, len - (size_t)n, "%s%s=%ld", p ? "," : ":", info->params[p].name,
@@ -47,17 +46,19 @@ static int evaluate(const tuna_profile *prof, const char *line)
                "0 <= zero fraction <= 1)\n");
         return 1;
     }
-    tuna_select_input in = {P, Q, N, B, mean, tmax, z, false};
+    tuna_select_input in = {.P = P, .Q = Q, .N = N, .max_block = B, .mean_block = mean,
+                            .total_max = tmax, .zero_fraction = z};
     tuna_options o;
     if (tuna_options_parse(opts, TUNA_ALLTOALLV, &o) != MPI_SUCCESS) {
         printf("error: %s\n", tuna_error_string(MPI_ERR_ARG));
         return 1;
     }
     char text[256];
-    const char *name = tuna_a2av_table[o.algorithm].info.name;
-    if (strcmp(name, "auto") == 0) {
+    const tuna_registry *reg = tuna_registry_of(TUNA_ALLTOALLV);
+    const tuna_row_kind kind = tuna_registry_row(reg, o.algorithm)->kind;
+    if (kind == TUNA_ROW_AUTO) {
         tuna_choice c;
-        int rc = tuna_select_alltoallv(&in, &c);
+        int rc = tuna_select_alltoallv(reg, &in, &c);
         if (rc != MPI_SUCCESS) {
             printf("error: %s\n", tuna_error_string(rc));
             return 1;
@@ -67,16 +68,14 @@ static int evaluate(const tuna_profile *prof, const char *line)
         return 0;
     }
     int alg = o.algorithm;
-    if (strcmp(name, "vendor") == 0 && tuna_select_vendor_model(P, &o) == TUNA_VENDOR_MODEL_NONE) {
+    if (kind == TUNA_ROW_VENDOR && tuna_select_vendor_model(P, &o) == TUNA_VENDOR_MODEL_NONE) {
         printf("error: nothing models vendor (no vendor_alltoallv in the profile, MPI library "
                "unknown)\n");
         return 1;
     }
-    const tuna_algorithm_info *info = &tuna_a2av_table[o.algorithm].info;
-    long param[TUNA_MAX_PARAMS] = {0};
-    for (int i = 0; i < info->nparams; i++)
-        param[i] = tuna_coll_resolve_param(&info->params[i], o.value[i], P);
-    double t = tuna_model_alltoallv(prof, &in, o.algorithm, param);
+    long param[TUNA_MAX_PARAMS];
+    tuna_params_resolve(tuna_algorithm_get(TUNA_ALLTOALLV, o.algorithm), o.value, P, param);
+    double t = tuna_model_cost(reg, prof, &in, o.algorithm, param);
     format_options(o.algorithm, param, text, sizeof text);
     printf("%.9g %s%s\n", t, alg != o.algorithm ? "vendor=" : "", text);
     return 0;

@@ -1,0 +1,425 @@
+/*
+ * Cost models and auto's candidate grids of the alltoallv algorithms, named by the rows of
+ * table.c: predicted time from rounds, messages and bytes per round under a LogGP-style
+ * profile (docs/tuning.md has the formulas; each function below names the one it
+ * implements), built on the selector's phase model (src/select/model_phase.c).
+ */
+#include "alltoallv.h"
+
+#include <math.h>
+
+/* Per-evaluation constants. */
+typedef struct model {
+    const tuna_profile *m;
+    tuna_model_layout l;
+    double B;         /* global maximum block */
+    double a;         /* bytes per destination of the rank that sends most: total_max / P */
+    double am;        /* mean bytes per destination (the mean block): a node's ranks on average */
+    double nz;        /* fraction of non-empty blocks (linear algorithms skip empty ones) */
+} model;
+
+static double cross_fraction(const model *x, long d)
+{
+    return tuna_model_cross(&x->l, d);
+}
+
+/* A phase whose messages go to rank distances d0, d0 + step, ..., d1 (the network term);
+ * `bytes` of the busiest rank, `nbytes` of a rank on average (the node-level limits). */
+static double phase(const model *x, double m, double bytes, double nbytes, double phi, long d0,
+                    long d1, long step)
+{
+    return tuna_model_phase(x->m, &x->l, m, bytes, nbytes, phi, d0, d1, step);
+}
+
+/* The same for a TuNA round's two phases: the engine posts a round's data sends before its
+ * metadata has arrived and its data receives after, so neither phase overlaps as an eager
+ * exchange with its receives posted first does. */
+static double tuna_round_phase(const model *x, double m, double bytes, double nbytes,
+                               double phi, long d0, long d1, long step)
+{
+    return tuna_model_phase_posted_late(x->m, &x->l, m, bytes, nbytes, phi, d0, d1, step);
+}
+
+/* Bytes of a round in which each rank sends m of its blocks: the round ends with its slowest
+ * pair, so one maximum block replaces one average block. */
+static double round_bytes(const model *x, double m)
+{
+    if (m <= 0)
+        return 0;
+    return fmin(m * x->B, m * x->a + (x->B - x->a));
+}
+
+/* Mean cross fraction over distances d0..d1. */
+static double cross_range(const model *x, long d0, long d1)
+{
+    if (x->l.N <= 1 || d1 < d0)
+        return 0;
+    double s = 0;
+    for (long d = d0; d <= d1; d++)
+        s += cross_fraction(x, d);
+    return s / (double)(d1 - d0 + 1);
+}
+
+/* Linear exchange in batches of `b` peers, each batch completed before the next
+ * (scattered, multipair; b = P-1: spreadout, linear). */
+static double batched_linear(const model *x, long b)
+{
+    const long n = x->l.P - 1;
+    if (n <= 0)
+        return 0;
+    if (b >= n) /* one phase: the busiest rank's total, no extra straggler block */
+        return phase(x, n * x->nz, n * x->a, n * x->am, cross_range(x, 1, n), 1, n, 1);
+    double t = 0;
+    for (long d0 = 1; d0 <= n; d0 += b) {
+        long d1 = d0 + b - 1 < n ? d0 + b - 1 : n;
+        double m = (double)(d1 - d0 + 1);
+        t += phase(x, m * x->nz, round_bytes(x, m), m * x->am, cross_range(x, d0, d1), d0, d1,
+                   1);
+    }
+    return t;
+}
+
+/* One exchange per step, P-1 steps (pairwise, xor). */
+static double stepwise(const model *x)
+{
+    double t = 0;
+    for (long d = 1; d < x->l.P; d++)
+        t += phase(x, x->nz, round_bytes(x, 1), x->am, cross_fraction(x, d), d, d, 1);
+    return t;
+}
+
+/* Sliding window of `s` messages each way: latency is exposed once per window turn only. */
+static double window(const model *x, long s)
+{
+    const long n = x->l.P - 1;
+    if (n <= 0)
+        return 0;
+    double phi = cross_range(x, 1, n);
+    double full = phase(x, n * x->nz, n * x->a, n * x->am, phi, 1, n, 1);
+    double L = phi > 0 ? x->m->inter.latency : x->m->intra.latency;
+    double turns = ceil((double)n / (double)(s < 1 ? 1 : s));
+    return fmax(full, turns * L + n * x->nz * (phi * x->m->inter.overhead +
+                                               (1 - phi) * x->m->intra.overhead));
+}
+
+/* Number of i in [0, P) whose base-r digit x (weight w = r^x) equals z. */
+static double digit_count(long P, long r, long w, long z)
+{
+    long long cyc = (long long)w * r;
+    long long full = (long long)P / cyc * w;
+    long long rest = (long long)P % cyc - (long long)z * w;
+    if (rest < 0)
+        rest = 0;
+    if (rest > w)
+        rest = w;
+    return (double)(full + rest);
+}
+
+/* Radix-2 Bruck rounds: K rounds of one message; bytes per slot `slot_bytes` (B if padded). */
+static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
+{
+    double t = 0, moved = 0;
+    for (long w = 1; w < x->l.P; w *= 2) {
+        double n = digit_count(x->l.P, 2, w, 1);
+        double phi = cross_fraction(x, w);
+        moved += n;
+        if (twophase)
+            t += phase(x, 1, 8 * n, 8 * n, phi, w, w, 1) +
+                 phase(x, 1, round_bytes(x, n), n * x->am, phi, w, w, 1) +
+                 2 * n * x->a / x->m->copy_bandwidth;
+        else
+            t += phase(x, 1, n * x->B, n * x->B, phi, w, w, 1);
+    }
+    *slots_moved = moved;
+    return t;
+}
+
+/*
+ * TuNA over P ranks with radix r and `b` rounds of a digit in flight: per batch a
+ * metadata phase (8 bytes per block) and a data phase (the blocks' bytes, one message per
+ * round), plus two derived datatypes per round. Blocks average a bytes, at most B bytes.
+ */
+static double tuna_rounds(const model *x, long P, long r, long b, double a, double am, double B,
+                          bool intra_only)
+{
+    if (r > P)
+        r = P;
+    if (r < 2)
+        r = 2;
+    if (b > r - 1)
+        b = r - 1;
+    if (b < 1)
+        b = 1;
+    const tuna_profile *m = x->m;
+    double t = 0;
+    for (long w = 1; w < P;) {
+        for (long z0 = 1; z0 < r && z0 * w < P; z0 += b) {
+            double msgs = 0, blocks = 0, phi = 0;
+            long z1 = z0;
+            for (long z = z0; z < z0 + b && z < r && z * w < P; z++) {
+                z1 = z;
+                double n = digit_count(P, r, w, z);
+                msgs += 1;
+                blocks += n;
+                phi += intra_only ? 0 : cross_fraction(x, z * w);
+                t += 2 * (m->datatype_overhead + n * m->datatype_block);
+            }
+            phi /= msgs;
+            double bytes = fmin(blocks * B, blocks * a + (B - a));
+            /* hindexed data: the library gathers and scatters it (one copy each side) */
+            t += tuna_round_phase(x, msgs, 8 * blocks, 8 * blocks, phi, z0 * w, z1 * w, w) +
+                 tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
+                 2 * bytes / m->copy_bandwidth;
+        }
+        if (w > (P - 1) / r)
+            break;
+        w *= r;
+    }
+    return t;
+}
+
+/* Hierarchical TuNA: intra-node TuNA on blocks of N sub-blocks, then the inter-node phase. */
+static double hierarchical(const model *x, long r, long b, bool coalesced)
+{
+    const tuna_profile *m = x->m;
+    if (x->l.N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
+        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, true);
+    const long Q = x->l.Q, N = x->l.N;
+    if (r > Q)
+        r = Q;
+    double a_sub = N * x->a, B_sub = N * x->a + (x->B - x->a);
+    double t = Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, true) : 0;
+    /* sizes, one message to the same local rank of every other node */
+    double sizes = 8.0 * Q * (N - 1);
+    t += phase(x, (double)(N - 1), sizes, sizes, 1.0, Q, (N - 1) * Q, Q);
+    long msgs = coalesced ? N - 1 : (N - 1) * Q;
+    double per_msg = coalesced ? Q * x->a : x->a, per_msg_mean = coalesced ? Q * x->am : x->am;
+    long blocks_per_msg = coalesced ? Q : 1;
+    if (b > msgs)
+        b = msgs;
+    for (long k = 0; k < msgs; k += b) {
+        double mm = (double)(k + b <= msgs ? b : msgs - k);
+        /* coalesced visits node distances k+1.., staggered spreads each batch over them all */
+        long n0 = coalesced ? k + 1 : 1, n1 = coalesced ? k + (long)mm : N - 1;
+        t += phase(x, mm, mm * per_msg + (x->B - x->a), mm * per_msg_mean, 1.0, n0 * Q, n1 * Q,
+                   Q) +
+             2 * mm * per_msg / m->copy_bandwidth;
+        t += mm * 2 * (m->datatype_overhead + blocks_per_msg * m->datatype_block);
+    }
+    return t;
+}
+
+/*
+ * The statistics as the formulas use them; false when nothing moves (P = 1 or every block
+ * empty: every algorithm costs 0).
+ */
+static bool model_of(model *x, const tuna_profile *m, const tuna_select_input *in)
+{
+    *x = (model){.m = m, .l = tuna_model_layout_of(in), .B = in->max_block};
+    x->a = in->total_max / (double)in->P;
+    if (x->a > x->B)
+        x->a = x->B;
+    x->am = in->mean_block < x->a ? in->mean_block : x->a;
+    x->nz = 1.0 - in->zero_fraction;
+    return in->P > 1 && in->max_block > 0;
+}
+
+/* ---- cost models (tuna_cost_fn), one per row or group of rows in table.c ---- */
+
+/* All peers in one phase (spreadout, linear). */
+double tuna_a2av_cost_one_phase(const tuna_profile *m, const tuna_select_input *in,
+                                const tuna_algorithm_info *info, const long *param)
+{
+    (void)info;
+    (void)param;
+    model x;
+    return model_of(&x, m, in) ? batched_linear(&x, in->P - 1) : 0;
+}
+
+/* Batches of `block` peers (scattered). */
+double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_input *in,
+                                       const tuna_algorithm_info *info, const long *param)
+{
+    model x;
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "block")) : 0;
+}
+
+/* Batches of `stride` peers (multipair). */
+double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select_input *in,
+                                        const tuna_algorithm_info *info, const long *param)
+{
+    model x;
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "stride")) : 0;
+}
+
+/* One peer per step (pairwise, xor). */
+double tuna_a2av_cost_stepwise(const tuna_profile *m, const tuna_select_input *in,
+                               const tuna_algorithm_info *info, const long *param)
+{
+    (void)info;
+    (void)param;
+    model x;
+    return model_of(&x, m, in) ? stepwise(&x) : 0;
+}
+
+/* A window of `stride` messages each way (multipair-waitany, multipair-testany). */
+double tuna_a2av_cost_window(const tuna_profile *m, const tuna_select_input *in,
+                             const tuna_algorithm_info *info, const long *param)
+{
+    model x;
+    return model_of(&x, m, in) ? window(&x, tuna_param_get(info, param, "stride")) : 0;
+}
+
+/* Classic Bruck: padding, two rotations, scan-out: 4 P B; packing each round: 2 n_k B. */
+double tuna_a2av_cost_bruck(const tuna_profile *m, const tuna_select_input *in,
+                            const tuna_algorithm_info *info, const long *param)
+{
+    (void)info;
+    (void)param;
+    model x;
+    if (!model_of(&x, m, in))
+        return 0;
+    double moved, t = bruck_rounds(&x, false, &moved);
+    return t + (4.0 * in->P * x.B + 2.0 * moved * x.B) / m->copy_bandwidth;
+}
+
+/* Padded Bruck: rotations folded away; with `datatype` = 1 the MPI library packs. */
+double tuna_a2av_cost_padded_bruck(const tuna_profile *m, const tuna_select_input *in,
+                                   const tuna_algorithm_info *info, const long *param)
+{
+    model x;
+    if (!model_of(&x, m, in))
+        return 0;
+    const long P = in->P;
+    const double cb = m->copy_bandwidth;
+    double moved, t = bruck_rounds(&x, false, &moved);
+    if (tuna_param_get(info, param, "datatype") == 1) /* the MPI library packs them itself */
+        return t + (2.0 * P * x.B + 2.0 * moved * x.B) / cb +
+               2.0 * ceil(log2((double)P)) * m->datatype_overhead +
+               2.0 * moved * m->datatype_block;
+    return t + (2.0 * P * x.B + 2.0 * moved * x.B) / cb;
+}
+
+double tuna_a2av_cost_twophase_bruck(const tuna_profile *m, const tuna_select_input *in,
+                                     const tuna_algorithm_info *info, const long *param)
+{
+    (void)info;
+    (void)param;
+    model x;
+    double moved;
+    return model_of(&x, m, in) ? bruck_rounds(&x, true, &moved) : 0;
+}
+
+double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
+                           const tuna_algorithm_info *info, const long *param)
+{
+    model x;
+    if (!model_of(&x, m, in))
+        return 0;
+    return tuna_rounds(&x, in->P, tuna_param_get(info, param, "radix"),
+                       tuna_param_get(info, param, "block"), x.a, x.am, x.B, false);
+}
+
+/* Hierarchical TuNA; unequal nodes: the algorithm runs flat tuna with the same radix. */
+static double cost_hierarchical(const tuna_profile *m, const tuna_select_input *in,
+                                const tuna_algorithm_info *info, const long *param,
+                                bool coalesced)
+{
+    model x;
+    if (!model_of(&x, m, in))
+        return 0;
+    const long r = tuna_param_get(info, param, "radix"), b = tuna_param_get(info, param, "block");
+    if (in->Q <= 0)
+        return tuna_rounds(&x, in->P, r, b, x.a, x.am, x.B, false);
+    return hierarchical(&x, r, b, coalesced);
+}
+
+double tuna_a2av_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
+                                const tuna_algorithm_info *info, const long *param)
+{
+    return cost_hierarchical(m, in, info, param, true);
+}
+
+double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
+                                const tuna_algorithm_info *info, const long *param)
+{
+    return cost_hierarchical(m, in, info, param, false);
+}
+
+/* ---- auto's candidate grids (tuna_grid_fn) ---- */
+
+/* One parameter `name` over powers of two below P, plus P - 1. */
+static void grid_pow2_below_P(const tuna_select_input *in, const tuna_algorithm_info *info,
+                              tuna_candidates *out, const char *name)
+{
+    long v[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
+    int n = tuna_grid_pow2(in->P - 1, v);
+    for (int i = 0; i < n; i++) {
+        tuna_param_set(info, param, name, v[i]);
+        tuna_candidate(out, param);
+    }
+}
+
+void tuna_a2av_grid_block(const tuna_select_input *in, const tuna_algorithm_info *info,
+                          tuna_candidates *out)
+{
+    grid_pow2_below_P(in, info, out, "block");
+}
+
+void tuna_a2av_grid_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
+                           tuna_candidates *out)
+{
+    grid_pow2_below_P(in, info, out, "stride");
+}
+
+/* radix over [2, P], then block (digits' rounds in flight) over powers of two below it. */
+void tuna_a2av_grid_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
+                         tuna_candidates *out)
+{
+    long r[TUNA_GRID_MAX], b[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
+    int nr = tuna_grid_radix(in->P < 2 ? 2 : in->P, r);
+    for (int i = 0; i < nr; i++) {
+        tuna_param_set(info, param, "radix", r[i]);
+        int nb = tuna_grid_pow2(r[i] - 1, b);
+        for (int k = 0; k < nb; k++) {
+            tuna_param_set(info, param, "block", b[k]);
+            tuna_candidate(out, param);
+        }
+    }
+}
+
+/*
+ * Hierarchical TuNA: radix over [2, Q] on equal nodes (over [2, P] otherwise); block over
+ * the inter-node batches (`batches`: N - 1 nodes for coalesced, (N - 1) Q messages for
+ * staggered). On one node block is unused by the engine (1 only); on unequal nodes the flat
+ * tuna fallback reads it as tuna's block.
+ */
+static void grid_hierarchical(const tuna_select_input *in, const tuna_algorithm_info *info,
+                              tuna_candidates *out, long batches)
+{
+    const bool nodes = in->Q > 0 && in->N > 1;
+    long r[TUNA_GRID_MAX], b[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
+    int nr = tuna_grid_radix(nodes ? (in->Q < 2 ? 2 : in->Q) : in->P < 2 ? 2 : in->P, r);
+    for (int i = 0; i < nr; i++) {
+        tuna_param_set(info, param, "radix", r[i]);
+        int nb = nodes ? tuna_grid_pow2(batches, b)
+                 : in->Q <= 0 ? tuna_grid_pow2(r[i] - 1, b)
+                              : (b[0] = 1, 1);
+        for (int k = 0; k < nb; k++) {
+            tuna_param_set(info, param, "block", b[k]);
+            tuna_candidate(out, param);
+        }
+    }
+}
+
+void tuna_a2av_grid_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
+                              tuna_candidates *out)
+{
+    grid_hierarchical(in, info, out, in->N - 1);
+}
+
+void tuna_a2av_grid_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
+                              tuna_candidates *out)
+{
+    grid_hierarchical(in, info, out, (long)(in->N - 1) * in->Q);
+}

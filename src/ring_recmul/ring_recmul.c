@@ -1,0 +1,113 @@
+/*
+ * Building blocks shared by the allgather and allreduce families: the k-ring group rule,
+ * rank folding for recursive multiplying, the in-place block permutation, and auto's grid
+ * over k.
+ */
+#include "ring_recmul.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tuna_coll_kring_group(int P, long k)
+{
+    if (k > P)
+        k = P;
+    for (int g = (int)k; g > 1; g--)
+        if (P % g == 0)
+            return g;
+    return 1;
+}
+
+void tuna_fold_init(tuna_fold *f, int P, int k, int rank)
+{
+    f->P = P;
+    f->k = k < 2 ? 2 : k;
+    f->Q = 1;
+    f->m = 0;
+    while ((long long)f->Q * f->k <= P) {
+        f->Q *= f->k;
+        f->m++;
+    }
+    f->base = P / f->Q;
+    f->rem = P % f->Q;
+    f->group = tuna_fold_group_of(f, rank);
+    f->first = tuna_fold_start(f, f->group);
+    f->last = tuna_fold_start(f, f->group + 1) - 1;
+}
+
+int tuna_fold_start(const tuna_fold *f, int g)
+{
+    return g * f->base + (g < f->rem ? g : f->rem);
+}
+
+int tuna_fold_group_of(const tuna_fold *f, int rank)
+{
+    int big = f->rem * (f->base + 1);
+    if (rank < big)
+        return rank / (f->base + 1);
+    return f->rem + (rank - big) / f->base;
+}
+
+int tuna_fold_reverse(const tuna_fold *f, int g)
+{
+    int r = 0;
+    for (int i = 0; i < f->m; i++) {
+        r = r * f->k + g % f->k;
+        g /= f->k;
+    }
+    return r;
+}
+
+int tuna_permute_blocks_inplace(char *buf, size_t block, int n, const int *src)
+{
+    if (n <= 1 || block == 0)
+        return MPI_SUCCESS;
+    char *done = tuna_calloc((size_t)n, 1);
+    char *tmp = tuna_malloc(block);
+    if (!done || !tmp) {
+        free(done);
+        free(tmp);
+        return tuna_error_set(MPI_ERR_NO_MEM, "in-place permutation of %d blocks: out of memory",
+                              n);
+    }
+    tuna_stats_temp(block + (size_t)n);
+    for (int start = 0; start < n; start++) {
+        if (done[start])
+            continue;
+        done[start] = 1;
+        if (src[start] == start)
+            continue;
+        /* Walk the cycle backwards: save the first slot, pull each block into the slot it
+         * belongs to, and drop the saved block into the slot that closes the cycle. */
+        memcpy(tmp, buf + (size_t)start * block, block);
+        int to = start;
+        for (int from = src[to]; from != start; to = from, from = src[to]) {
+            memcpy(buf + (size_t)to * block, buf + (size_t)from * block, block);
+            done[from] = 1;
+        }
+        memcpy(buf + (size_t)to * block, tmp, block);
+    }
+    free(done);
+    free(tmp);
+    return MPI_SUCCESS;
+}
+
+void tuna_grid_k(const tuna_select_input *in, const tuna_algorithm_info *info,
+                 tuna_candidates *out)
+{
+    long v[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
+    int n = tuna_grid_radix(in->P < 2 ? 2 : in->P, v);
+    for (int i = 0; i < n; i++) {
+        tuna_param_set(info, param, "k", v[i]);
+        tuna_candidate(out, param);
+    }
+}
+
+bool tuna_library_runs_recursive_doubling(double rd_time, double best_time)
+{
+    const tuna_mpi_library lib = tuna_select_library();
+    if (lib != TUNA_MPILIB_OPENMPI && lib != TUNA_MPILIB_MPICH)
+        return false;
+    /* recursive doubling as good as the best (ties: P = 2, where every row is one step) */
+    return rd_time >= 0 && rd_time <= best_time * (1 + 1e-9);
+}

@@ -1,0 +1,91 @@
+/*
+ * The model's building blocks shared by every collective's cost model (docs/tuning.md): where
+ * the ranks are, which peers are off-node, and the time of one phase of messages under a
+ * LogGP-style profile. The algorithms' models live with their families (src/<coll>/model.c).
+ */
+#include "tuna_select.h"
+
+#include <math.h>
+
+tuna_model_layout tuna_model_layout_of(const tuna_select_input *in)
+{
+    tuna_model_layout l = {.P = in->P, .N = in->N < 1 ? 1 : in->N, .Qeq = in->Q > 0 ? in->Q : 0};
+    l.Q = in->Q > 0 ? in->Q : (in->P + l.N - 1) / l.N;
+    if (l.Q < 1)
+        l.Q = 1;
+    return l;
+}
+
+/* Fraction of ranks whose peer at distance d (consecutive placement) is on another node. */
+double tuna_model_cross(const tuna_model_layout *l, long d)
+{
+    if (l->N <= 1 || l->P <= 1)
+        return 0;
+    long e = d % l->P;
+    if (l->P - e < e)
+        e = l->P - e;
+    return e >= l->Q ? 1.0 : (double)e / l->Q;
+}
+
+/*
+ * One phase: every rank posts m messages carrying `bytes` bytes (`node_bytes` on average), a
+ * fraction phi of them to other nodes, then waits for all of them. With W the transfers'
+ * bound, max(m*g, intra bytes / bw_intra, inter bytes of one rank / bw_inter, inter bytes
+ * of the node / (nics * bw_inter), the busiest link's bytes / bw_link) and o1 = o/m:
+ *   eager (mean message <= eager_limit, receives posted first):
+ *       T = max(m*o, L + o1 + max((m-1)*o1/2, W))
+ *   otherwise: T = L + m*o/2 + max(m*o/2, W)
+ * with L, o, g of the inter-node level as soon as anything crosses nodes.
+ */
+static double phase_time(const tuna_profile *prof, const tuna_model_layout *lay, double m,
+                         double bytes, double node_bytes, double phi, long d0, long d1,
+                         long step, bool receives_first)
+{
+    if (m <= 0)
+        return 0;
+    const int Q = lay->Q;
+    double net = phi > 0 ? tuna_model_net_load(prof, lay->P, lay->Qeq, lay->N, d0, d1, step) : 0;
+    const tuna_level_profile *I = &prof->intra, *E = &prof->inter;
+    double L = phi > 0 ? E->latency : I->latency;
+    double o = m * (phi * E->overhead + (1 - phi) * I->overhead);
+    double g = m * (phi * E->gap + (1 - phi) * I->gap);
+    /* The rank with the most off-node traffic: at least one message's worth. */
+    double phi_worst = phi > 0 ? fmin(1.0, phi + 1.0 / m) : 0;
+    double w = g;
+    w = fmax(w, bytes * (1 - phi) / I->bandwidth);
+    w = fmax(w, bytes * phi_worst / E->bandwidth);
+    /* Node-level limits: the Q ranks' off-node bytes, each rank sending node_bytes. */
+    w = fmax(w, node_bytes * phi * Q / (prof->nics_per_node * E->bandwidth));
+    if (net > 0 && prof->net_link_bandwidth > 0) /* the busiest link of the network */
+        w = fmax(w, node_bytes * phi * Q * net / prof->net_link_bandwidth);
+    /* An eager message leaves when its send overhead is paid and is completed when it has
+     * arrived: the transfers start after the first send (half of o1) and overlap the rest;
+     * the last receive's half follows them; the CPU's m*o bounds it all. */
+    if (receives_first && bytes <= m * prof->eager_limit) {
+        double o1 = o / m;
+        return fmax(o, L + o1 + fmax((o - o1) / 2, w));
+    }
+    /* Rendezvous, or receives posted only after an earlier phase (eager messages then wait
+     * unexpected): the send half of o overlaps the transfers, the rest does not (fitted to
+     * SMPI, docs/tuning.md). */
+    return L + o / 2 + fmax(o / 2, w);
+}
+
+double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, double m,
+                        double bytes, double node_bytes, double phi, long d0, long d1, long step)
+{
+    return phase_time(prof, lay, m, bytes, node_bytes, phi, d0, d1, step, true);
+}
+
+double tuna_model_phase_posted_late(const tuna_profile *prof, const tuna_model_layout *lay,
+                                    double m, double bytes, double node_bytes, double phi,
+                                    long d0, long d1, long step)
+{
+    return phase_time(prof, lay, m, bytes, node_bytes, phi, d0, d1, step, false);
+}
+
+double tuna_model_phase_even(const tuna_profile *m, const tuna_model_layout *l, double msgs,
+                             double bytes, double phi, long d0, long d1, long step)
+{
+    return phase_time(m, l, msgs, bytes, bytes, phi, d0, d1, step, true);
+}
