@@ -14,15 +14,19 @@ simulator runs:
   - every message is routed over the platform's links as SimGrid routes it (dimension-order
     routing on the TORUS zone, minimal routing on the DRAGONFLY zone; the cluster loopback,
     whose bandwidth SimGrid does not share between flows, inside a node);
-  - every message costs the sending rank os and the receiving rank or (SMPI's smpi/os, ois
-    and or, serialised on the rank's actor).
+  - every message costs the sending rank os and, if it is eager, the receiving rank or
+    (SMPI's smpi/ois and smpi/or, serialised on the rank's actor; SMPI charges or only for
+    detached, i.e. eager, sends: none in the rendezvous model).
 
 Per batch (the messages a rank has in flight between two waits) three terms:
-  O  the busiest rank's overheads: (messages sent) x os + (messages received) x or;
+  O  the busiest rank's overheads: (messages sent) x os + (eager messages received) x or;
   L  the busiest directed link's bytes over its bandwidth, per phase (metadata, then data:
      a data receive is posted only after its metadata arrived, and SMPI starts a transfer
      when both sides are posted, in the eager as in the rendezvous model);
-  C  the critical chain: per phase os + the longest route's latency + L(phase) + or.
+  C  the critical chain: a phase's transfers start when their sends (os apart, after the
+     previous phase; TuNA's data sends right after its metadata sends) and their receives
+     (after the previous phase) are posted; then L(phase), the longest route's latency and,
+     for eager messages, or per message received.
   batch >= max(O, C); attainable = sum over batches of max(O, C).
 Strict (schedule-free) companions printed next to it: the routed cut bound (bytes that must
 cross the busiest cut of the nodes the run uses, over the links SimGrid's routes give that
@@ -216,8 +220,9 @@ class Network:
 class Phase:
     """Messages posted together whose completion the next phase waits for."""
 
-    def __init__(self, name):
+    def __init__(self, name, early=False):
         self.name = name
+        self.early = early      # its sends are posted before the previous phase's wait
         self.msgs = []          # (src rank, dst rank, bytes) -- bytes > 0 or metadata
 
     def add(self, src, dst, nbytes):
@@ -260,7 +265,9 @@ def engine_batches(n, r, batch, blk_bytes, members, meta_word, nsub=1, name="tun
     me = np.arange(n)
     for x, px, zs in tuna_rounds(n, r):
         for k0 in range(0, len(zs), b):
-            meta, data = Phase(f"{name} ({x},{zs[k0]}) metadata"), Phase(f"{name} ({x},{zs[k0]}) data")
+            # the engine posts the data sends before it waits for the metadata
+            meta = Phase(f"{name} ({x},{zs[k0]}) metadata")
+            data = Phase(f"{name} ({x},{zs[k0]}) data", early=True)
             for z in zs[k0:k0 + b]:
                 idx = round_blocks(n, px, r, z)
                 dist = z * px
@@ -421,10 +428,18 @@ def schedule(alg, params, P, rpn, sizes, meta_word):
 
 # ------------------------------------------------------------------ pricing
 
-def price(batches, P, rpn, plat, net):
+# SMPI (smpi_request.cpp, 3.32 and 3.35): a send shorter than smpi/send-is-detached-thresh
+# (default 65536; 0 in the rendezvous model of --scale) is detached ("eager"). An MPI_Isend
+# sleeps smpi/ois whether detached or not; a receive sleeps smpi/or only when it completes a
+# *detached* send. So in the rendezvous model receives cost nothing.
+EAGER_THRESH = {"eager": 65536, "rendezvous": 0}
+
+
+def price(batches, P, rpn, plat, net, model="eager"):
     """Per batch: O (busiest rank's overheads), L per phase (busiest link), C (chain);
     totals and per-rank volumes."""
     os_, or_ = plat["os"], plat["or"]
+    thresh = EAGER_THRESH[model]
     rows = []
     sent_msgs = np.zeros(P)
     recv_msgs = np.zeros(P)
@@ -433,16 +448,22 @@ def price(batches, P, rpn, plat, net):
     for bi, phases in enumerate(batches):
         s_cnt = np.zeros(P)
         r_cnt = np.zeros(P)
-        chain = 0.0
+        chain = 0.0       # end of the previous phase on the critical chain
+        posted = 0        # sends the busiest rank posted so far in this batch
         lsum = 0.0
         nbytes = 0.0
         for ph in phases:
             load = defaultdict(float)
             lat_max = 0.0
             intra_max = 0.0
+            ps = np.zeros(P)
+            pr = np.zeros(P)
             for (s, d, b) in ph.msgs:
                 s_cnt[s] += 1
-                r_cnt[d] += 1
+                ps[s] += 1
+                if b < thresh:
+                    r_cnt[d] += 1
+                    pr[d] += 1
                 sent_bytes[s] += b
                 nbytes += b
                 ns, nd = s // rpn, d // rpn
@@ -464,7 +485,20 @@ def price(batches, P, rpn, plat, net):
             l_t = max(l_t, intra_max)
             lsum += l_t
             if ph.msgs:
-                chain += os_ + lat_max + l_t + or_
+                # A transfer starts when its send and its receive are both posted: the
+                # phase's k sends leave os apart after the previous phase (early phases:
+                # right after the previous phase's sends, but not before its receives are
+                # posted, i.e. before the previous phase ended); the busiest link then needs
+                # L, the route lat, the receiver or per eager message.
+                k = int(ps.max())
+                if ph.early:
+                    first = max(chain, (posted + 1) * os_)
+                    last = max(chain, (posted + k) * os_)
+                else:
+                    first = chain + os_
+                    last = chain + k * os_
+                posted = posted + k if ph.early or posted == 0 else k
+                chain = max(last, first + l_t) + lat_max + float(pr.max()) * or_
         O = float((s_cnt * os_ + r_cnt * or_).max())
         sent_msgs += s_cnt
         recv_msgs += r_cnt
@@ -514,6 +548,10 @@ def main(argv=None):
     ap.add_argument("--meta-word", default="8",
                     help="bytes per announced size: 8 (tuna's uint64), or 'adaptive' "
                          "(narrowest width holding the round's largest size)")
+    ap.add_argument("--model", choices=("eager", "rendezvous"), default="eager",
+                    help="SMPI protocol: eager (default threshold, 64 KiB) or rendezvous "
+                         "(tuna sim run --scale: send-is-detached-thresh:0, no receive "
+                         "overhead is charged)")
     ap.add_argument("--rounds", action="store_true", help="print the per-batch table")
     ap.add_argument("--json", help="append one JSON line per (P, algorithm) to this file")
     args = ap.parse_args(argv)
@@ -529,7 +567,8 @@ def main(argv=None):
         k, _, v = kv.partition("=")
         dist[k] = float(v)
     print(f"# {plat['name']} ({plat['topology']}), {rpn} ranks per node, {args.dist} sizes "
-          f"in [0, {args.size}] B, seed {args.seed}, metadata word {args.meta_word}")
+          f"in [0, {args.size}] B, seed {args.seed}, metadata word {args.meta_word}, "
+          f"{args.model} model")
     print("| P | algorithm | today's bound (us) | routed cut (us) | msgs sent/rank | "
           "bytes sent/rank (max) | overheads O (us) | busiest link, whole call (us) | "
           "sum of per-batch L (us) | attainable sum max(O, C) (us) |")
@@ -542,7 +581,7 @@ def main(argv=None):
         for spec in args.algorithm:
             alg, params = parse_alg(spec)
             bt = schedule(alg, params, P, rpn, sizes, mw)
-            res = price(bt, P, rpn, plat, net)
+            res = price(bt, P, rpn, plat, net, args.model)
             print(f"| {P} | {spec} | {today['bound_s'] * 1e6:.1f} | {cut_s * 1e6:.1f} | "
                   f"{res['sent_msgs_max']} | {res['sent_bytes_max']:.0f} | "
                   f"{res['overhead_s'] * 1e6:.1f} | {res['link_s'] * 1e6:.1f} | "
@@ -560,7 +599,8 @@ def main(argv=None):
                     f.write(json.dumps({
                         "platform": plat["name"], "P": P, "rpn": rpn, "S": args.size,
                         "dist": args.dist, "seed": args.seed, "algorithm": spec,
-                        "meta_word": args.meta_word, "today_bound": today,
+                        "meta_word": args.meta_word, "model": args.model,
+                        "today_bound": today,
                         "cut_bound_s": cut_s, "cut": cut_what, **res}) + "\n")
     return 0
 

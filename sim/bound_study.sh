@@ -1,0 +1,41 @@
+#!/bin/sh
+# The runs behind docs/simulation.md "The gap to the attainable bound" (SimGrid 3.35).
+#   sim/bound_study.sh BENCH TAG [WHAT...]
+# BENCH: a tuna-bench built with SimGrid 3.35's smpicc; TAG: before | after (file names).
+# WHAT (default: all): rdv eager fast warm.  Results: sim/results/bound/TAG-*.jsonl (appended).
+# Everything at nice 19; every smpirun bounded by --timeout.
+set -eu
+BENCH=$1; TAG=$2; shift 2
+WHAT=${*:-rdv eager fast warm}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$ROOT/sim/results/bound
+PY=${PY:-/work/main/.venv/bin/python}
+SG=${SG:-/work/cache/simgrid-3.35}
+mkdir -p "$OUT"
+run() { PYTHONPATH=$ROOT/python nice -n 19 "$PY" -m tuna_tools sim run --simgrid "$SG" \
+          --bench "$BENCH" --rpn 32 -s 16 --param radix=4 --append "$@"; }
+for w in $WHAT; do case $w in
+rdv)   # rendezvous model (--scale), as the study's P = 256 .. 4096 series; with and without phases
+  for P in 64 128 256 512 1024; do
+    run --scale --platform fugaku --procs $P -a tuna,coalesced --timeout 900 -o "$OUT/$TAG-rdv.jsonl"
+    run --scale --platform fugaku --procs $P -a tuna,coalesced --phases --timeout 900 -o "$OUT/$TAG-rdv-phases.jsonl"
+  done
+  run --scale --platform fugaku --procs 2048 -a tuna --timeout 900 -o "$OUT/$TAG-rdv.jsonl"
+  for P in 64 256 1024; do
+    run --scale --platform polaris --procs $P -a tuna,coalesced --timeout 900 -o "$OUT/$TAG-rdv-polaris.jsonl"
+  done ;;
+eager) # SMPI's default (eager) model; verified up to P = 256
+  for P in 64 128 256; do
+    run --platform fugaku --procs $P -a tuna,coalesced --no-vendor --timeout 900 -o "$OUT/$TAG-eager.jsonl"
+  done
+  run --platform fugaku --procs 1024 -a tuna --no-vendor --no-verify --timeout 900 -o "$OUT/$TAG-eager.jsonl" ;;
+fast)  # ablation: the same torus with 100x faster links (sim/results/bound/fugaku-fastlinks.xml)
+  for P in 256 1024; do
+    run --scale --platform "$OUT/fugaku-fastlinks.xml" --procs $P -a tuna,coalesced --timeout 900 \
+        -o "$OUT/$TAG-rdv-fastlinks.jsonl"
+  done ;;
+warm)  # TuNA with one untimed call first (-w 1): without the first call's communicator setup
+  for P in 64 256 1024; do
+    run --scale --platform fugaku --procs $P -a tuna -w 1 --timeout 900 -o "$OUT/$TAG-rdv-warm.jsonl"
+  done ;;
+esac; done
