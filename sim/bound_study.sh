@@ -2,11 +2,11 @@
 # The runs behind docs/simulation.md "The gap to the attainable bound" (SimGrid 3.35).
 #   sim/bound_study.sh BENCH TAG [WHAT...]
 # BENCH: a tuna-bench built with SimGrid 3.35's smpicc; TAG: before | after (file names).
-# WHAT (default: all): rdv eager fast warm.  Results: sim/results/bound/TAG-*.jsonl (appended).
+# WHAT (default: all): rdv eager fast warm warmpolaris kib.  Results: sim/results/bound/TAG-*.jsonl (appended).
 # Everything at nice 19; every smpirun bounded by --timeout.
 set -eu
 BENCH=$1; TAG=$2; shift 2
-WHAT=${*:-rdv eager fast warm}
+WHAT=${*:-rdv eager fast warm warmpolaris kib}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$ROOT/sim/results/bound
 PY=${PY:-/work/main/.venv/bin/python}
@@ -37,5 +37,14 @@ fast)  # ablation: the same torus with 100x faster links (sim/results/bound/fuga
 warm)  # TuNA with one untimed call first (-w 1): without the first call's communicator setup
   for P in 64 256 1024; do
     run --scale --platform fugaku --procs $P -a tuna -w 1 --timeout 900 -o "$OUT/$TAG-rdv-warm.jsonl"
+  done ;;
+warmpolaris)
+  for P in 64 256 1024; do
+    run --scale --platform polaris --procs $P -a tuna -w 1 --timeout 900 -o "$OUT/$TAG-rdv-warm-polaris.jsonl"
+  done ;;
+kib)   # 1 KiB blocks (announced sizes need 2 bytes), uniform and power law, P = 256
+  for plat in fugaku polaris; do
+    run --scale --platform $plat --procs 256 -a tuna,coalesced -s 1K -d uniform -d powerlaw \
+        --timeout 900 -o "$OUT/$TAG-rdv-1k.jsonl"
   done ;;
 esac; done
