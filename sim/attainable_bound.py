@@ -449,6 +449,7 @@ def price(batches, P, rpn, plat, net, model="eager"):
         s_cnt = np.zeros(P)
         r_cnt = np.zeros(P)
         chain = 0.0       # end of the previous phase on the critical chain
+        ends = []         # chain end of every phase, from the batch's start
         posted = 0        # sends the busiest rank posted so far in this batch
         lsum = 0.0
         nbytes = 0.0
@@ -499,12 +500,14 @@ def price(batches, P, rpn, plat, net, model="eager"):
                     last = chain + k * os_
                 posted = posted + k if ph.early or posted == 0 else k
                 chain = max(last, first + l_t) + lat_max + float(pr.max()) * or_
+                ends.append(chain)
         O = float((s_cnt * os_ + r_cnt * or_).max())
         sent_msgs += s_cnt
         recv_msgs += r_cnt
         rows.append({"batch": bi, "phases": [p.name for p in phases],
                      "messages": int(sum(len(p.msgs) for p in phases)), "bytes": nbytes,
-                     "O_s": O, "L_s": lsum, "C_s": chain, "T_s": max(O, chain)})
+                     "O_s": O, "L_s": lsum, "C_s": chain, "T_s": max(O, chain),
+                     "phase_end_s": ends})
     strict_link = 0.0
     if link_total:
         k = max(link_total, key=lambda k: link_total[k] / net.link_bw(k))

@@ -2,11 +2,15 @@
 # The runs behind docs/simulation.md "The gap to the attainable bound" (SimGrid 3.35).
 #   sim/bound_study.sh BENCH TAG [WHAT...]
 # BENCH: a tuna-bench built with SimGrid 3.35's smpicc; TAG: before | after (file names).
-# WHAT (default: all): rdv eager fast warm warmpolaris kib.  Results: sim/results/bound/TAG-*.jsonl (appended).
+# WHAT (default: all): rdv eager fast warm warmpolaris warmfast kib trace.
+# trace: SMPI Paje traces (in $TRACEDIR, default /tmp/bound-trace; not kept) of one warm call,
+# per-phase table by sim/bound_trace.py into sim/results/bound/TAG-trace-*.md.  Results: sim/results/bound/TAG-*.jsonl (appended).
 # Everything at nice 19; every smpirun bounded by --timeout.
 set -eu
 BENCH=$1; TAG=$2; shift 2
-WHAT=${*:-rdv eager fast warm warmpolaris kib}
+WHAT=${*:-rdv eager fast warm warmpolaris warmfast kib trace}
+TRACEDIR=${TRACEDIR:-/tmp/bound-trace}
+MW=8; [ "$TAG" = after ] && MW=adaptive
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$ROOT/sim/results/bound
 PY=${PY:-/work/main/.venv/bin/python}
@@ -42,6 +46,22 @@ warmpolaris)
   for P in 64 256 1024; do
     run --scale --platform polaris --procs $P -a tuna -w 1 --timeout 900 -o "$OUT/$TAG-rdv-warm-polaris.jsonl"
   done ;;
+warmfast)
+  for P in 256 1024; do
+    run --scale --platform "$OUT/fugaku-fastlinks.xml" --procs $P -a tuna -w 1 --timeout 900 \
+        -o "$OUT/$TAG-rdv-warm-fastlinks.jsonl"
+  done ;;
+trace)
+  mkdir -p "$TRACEDIR"
+  for P in 256 1024; do for alg in tuna coalesced; do
+    t=$TRACEDIR/$TAG-$alg-$P
+    rm -f "$t.jsonl"
+    run --scale --platform fugaku --procs $P -a $alg -w 1 --timeout 900 --cfg tracing:yes \
+        --cfg tracing/smpi:yes --cfg tracing/precision:9 --cfg tracing/filename:$t.trace -o "$t.jsonl"
+    PYTHONPATH=$ROOT/python nice -n 19 "$PY" "$ROOT/sim/bound_trace.py" "$t.trace" "$t.jsonl" \
+        --meta-word $MW > "$OUT/$TAG-trace-$alg-p$P.md"
+    rm -f "$t.trace"
+  done; done ;;
 kib)   # 1 KiB blocks (announced sizes need 2 bytes), uniform and power law, P = 256
   for plat in fugaku polaris; do
     run --scale --platform $plat --procs 256 -a tuna,coalesced -s 1K -d uniform -d powerlaw \

@@ -45,11 +45,12 @@ def model_of(rec):
 
 
 def attainable(plat_name, P, rpn, alg, params, dist, S, meta_word, model):
-    key = (plat_name, P, rpn, alg, tuple(sorted(params.items())), dist, S, meta_word, model)
+    key = (plat_name, P, rpn, alg, tuple(sorted(params.items())), dist["spec"], S, meta_word,
+           model)
     if key not in _cache:
         xml = os.path.join(HERE, "results", "bound", plat_name + ".xml")
         _, plat = tsim.load_platform(xml if os.path.exists(xml) else plat_name)
-        sizes = tsim.size_matrix({"name": dist}, P, S, 1)
+        sizes = tsim.size_matrix(dist, P, S, dist.get("seed", 1))
         mw = ab.meta_word_adaptive if meta_word == "adaptive" else ab.meta_word_fixed(8)
         bt = ab.schedule(alg, params, P, rpn, sizes, mw)
         net = ab.Network(plat)
@@ -68,9 +69,9 @@ def main():
     args = ap.parse_args()
     before = load(args.files)
     after = load(args.after) if args.after else {}
-    hdr = ("| platform | P | algorithm | measured (us) | today's bound (us), x | routed cut (us) "
+    hdr = ("| platform | P | sizes | S | algorithm | measured (us) | today's bound (us), x | routed cut (us) "
            "| attainable (us) | x attainable |")
-    sep = "|---|---:|---|---:|---:|---:|---:|---:|"
+    sep = "|---|---:|---|---:|---|---:|---:|---:|---:|---:|"
     if after:
         hdr += " after (us) | attainable after (us) | after x attainable | before / after |"
         sep += "---:|---:|---:|---:|"
@@ -83,15 +84,15 @@ def main():
         params = {k: v for k, v in r["params"].items()}
         t = r["time"]["median"]
         lb = r["sim"]["bound"]["bound_s"]
-        a = attainable(plat, P, rpn, alg, params, dist, S, args.meta_word, model_of(r))
-        row = (f"| {plat} | {P} | {r['options']} | {t * 1e6:.1f} | {lb * 1e6:.1f}, "
+        a = attainable(plat, P, rpn, alg, params, r["dist"], S, args.meta_word, model_of(r))
+        row = (f"| {plat} | {P} | {dist} | {S} | {r['options']} | {t * 1e6:.1f} | {lb * 1e6:.1f}, "
                f"{t / lb:.1f}x | {a['cut_s'] * 1e6:.1f} | {a['attainable_s'] * 1e6:.1f} | "
                f"{t / a['attainable_s']:.2f} |")
         if after:
             ra = after.get(key)
             if ra:
                 ta = ra["time"]["median"]
-                aa = attainable(plat, P, rpn, alg, params, dist, S, args.after_meta_word,
+                aa = attainable(plat, P, rpn, alg, params, r["dist"], S, args.after_meta_word,
                                 model_of(ra))
                 row += (f" {ta * 1e6:.1f} | {aa['attainable_s'] * 1e6:.1f} | "
                         f"{ta / aa['attainable_s']:.2f} | {t / ta:.2f} |")
