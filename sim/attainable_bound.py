@@ -251,13 +251,21 @@ def round_blocks(n, px, r, z):
     return i[(i // px) % r == z]
 
 
-def engine_batches(n, r, batch, blk_bytes, members, meta_word, nsub=1, name="tuna"):
+def header_of(meta_word):
+    """The engine's and the hierarchical metadata's header byte (tuna_meta_encode): only in
+    the narrow encoding; two-phase Bruck's narrow sizes have none (the length says it)."""
+    return 1 if meta_word is meta_word_adaptive else 0
+
+
+def engine_batches(n, r, batch, blk_bytes, members, meta_word, nsub=1, name="tuna", hdr=None):
     """The TuNA engine's batches over a group of n members (members[j] = rank of member j,
     for every group at once: members is a G x n array). blk_bytes(s, d) -> array G x ... of
     the bytes member s holds for member d (its N sub-blocks summed): called with s, d as
     G x k index arrays. Returns a list of (metadata Phase, data Phase)."""
     if n <= 1:
         return []
+    if hdr is None:
+        hdr = header_of(meta_word)
     r = min(max(r, 2), n)
     b = min(max(batch, 1), r - 1)
     out = []
@@ -279,7 +287,7 @@ def engine_batches(n, r, batch, blk_bytes, members, meta_word, nsub=1, name="tun
                 for gi in range(G):
                     for q in range(n):
                         src, dst = members[gi, q], members[gi, (q + dist) % n]
-                        meta.add(src, dst, len(idx) * nsub * meta_word(byts[gi, q]))
+                        meta.add(src, dst, len(idx) * nsub * meta_word(byts[gi, q]) + hdr)
                         if tot[gi, q] > 0:
                             data.add(src, dst, tot[gi, q])
             out.append((meta, data))
@@ -340,7 +348,7 @@ def schedule(alg, params, P, rpn, sizes, meta_word):
                         j = (k + dd) % N
                         # what (k, g) forwards to (j, g): node k's blocks for rank j*Q+g
                         blk = S4[k, :, j, g]
-                        meta.add(k * Q + g, j * Q + g, Q * meta_word(blk))
+                        meta.add(k * Q + g, j * Q + g, Q * meta_word(blk) + header_of(meta_word))
             batches.append([meta])
             if alg == "coalesced":
                 blk = int(params.get("block", 8))
@@ -377,7 +385,9 @@ def schedule(alg, params, P, rpn, sizes, meta_word):
 
         def bb(s, d):
             return sizes[s, d][None, :, :]
-        for meta, data in engine_batches(P, 2, 1, bb, members, meta_word):
+        # blocking MPI_Sendrecv of the sizes, then of the data, per round
+        for meta, data in engine_batches(P, 2, 1, bb, members, meta_word, hdr=0):
+            data.early = False
             batches.append([meta, data])
         return batches
     if alg in ("padded-bruck", "bruck"):

@@ -31,7 +31,7 @@ def load(files):
                 if r.get("status") != "ok" or not r.get("time"):
                     continue
                 key = (r["sim"]["platform"], r["machine"]["P"], r["algorithm"],
-                       r["dist"]["spec"], r["dist"]["S_bytes"])
+                       r["dist"]["spec"], r["dist"]["S_bytes"], model_of(r))
                 out[key] = r
     return out
 
@@ -69,16 +69,16 @@ def main():
     args = ap.parse_args()
     before = load(args.files)
     after = load(args.after) if args.after else {}
-    hdr = ("| platform | P | sizes | S | algorithm | measured (us) | today's bound (us), x | routed cut (us) "
-           "| attainable (us) | x attainable |")
+    hdr = ("| platform | P | sizes | S | algorithm | measured (us) | today's bound (us), x "
+           "| routed cut (us) | attainable (us) | x attainable |")
     sep = "|---|---:|---|---:|---|---:|---:|---:|---:|---:|"
     if after:
         hdr += " after (us) | attainable after (us) | after x attainable | before / after |"
         sep += "---:|---:|---:|---:|"
     print(hdr)
     print(sep)
-    for key in sorted(before, key=lambda k: (k[0], k[2], k[1])):
-        plat, P, alg, dist, S = key
+    for key in sorted(before, key=lambda k: (k[5], k[0], k[2], k[1])):
+        plat, P, alg, dist, S, _ = key
         r = before[key]
         rpn = r["sim"]["ranks_per_node"]
         params = {k: v for k, v in r["params"].items()}
