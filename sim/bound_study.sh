@@ -2,13 +2,13 @@
 # The runs behind docs/simulation.md "The gap to the attainable bound" (SimGrid 3.35).
 #   sim/bound_study.sh BENCH TAG [WHAT...]
 # BENCH: a tuna-bench built with SimGrid 3.35's smpicc; TAG: before | after (file names).
-# WHAT (default: all): rdv eager fast warm warmpolaris warmfast kib trace bruck.
+# WHAT (default: all): rdv eager fast warm warmpolaris warmfast kib trace bruck cblock.
 # trace: SMPI Paje traces (in $TRACEDIR, default /tmp/bound-trace; not kept) of one warm call,
 # per-phase table by sim/bound_trace.py into sim/results/bound/TAG-trace-*.md.  Results: sim/results/bound/TAG-*.jsonl (appended).
 # Everything at nice 19; every smpirun bounded by --timeout.
 set -eu
 BENCH=$1; TAG=$2; shift 2
-WHAT=${*:-rdv eager fast warm warmpolaris warmfast kib trace bruck}
+WHAT=${*:-rdv eager fast warm warmpolaris warmfast kib trace bruck cblock}
 TRACEDIR=${TRACEDIR:-/tmp/bound-trace}
 MW=8; [ "$TAG" = after ] && MW=adaptive
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,6 +71,9 @@ bruck) # two-phase Bruck: warm, rendezvous; and eager, verified (the first call)
     run --platform fugaku --procs $P -a twophase-bruck --no-vendor --timeout 900 \
         -o "$OUT/$TAG-eager-bruck.jsonl"
   done ;;
+cblock) # coalesced with every remote node in one inter-node batch (block = N - 1)
+  run --scale --platform fugaku --procs 1024 -a coalesced --param block=31 --timeout 900 \
+      -o "$OUT/$TAG-rdv-cblock.jsonl" ;;
 kib)   # 1 KiB blocks (announced sizes need 2 bytes), uniform and power law, P = 256
   for plat in fugaku polaris; do
     run --scale --platform $plat --procs 256 -a tuna,coalesced -s 1K -d uniform -d powerlaw \
