@@ -2,13 +2,14 @@
 # The runs behind docs/simulation.md "The gap to the attainable bound" (SimGrid 3.35).
 #   sim/bound_study.sh BENCH TAG [WHAT...]
 # BENCH: a tuna-bench built with SimGrid 3.35's smpicc; TAG: before | after (file names).
-# WHAT (default: all): rdv eager fast warm warmpolaris warmfast kib trace bruck cblock.
+# WHAT (default: all): rdv eager fast warm warm9 warmpolaris warmfast kib trace bruck cblock
+#   families.
 # trace: SMPI Paje traces (in $TRACEDIR, default /tmp/bound-trace; not kept) of one warm call,
 # per-phase table by sim/bound_trace.py into sim/results/bound/TAG-trace-*.md.  Results: sim/results/bound/TAG-*.jsonl (appended).
 # Everything at nice 19; every smpirun bounded by --timeout.
 set -eu
 BENCH=$1; TAG=$2; shift 2
-WHAT=${*:-rdv eager fast warm warmpolaris warmfast kib trace bruck cblock}
+WHAT=${*:-rdv eager fast warm warm9 warmpolaris warmfast kib trace bruck cblock families}
 TRACEDIR=${TRACEDIR:-/tmp/bound-trace}
 MW=8; [ "$TAG" = after ] && MW=adaptive
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +43,11 @@ warm)  # TuNA with one untimed call first (-w 1): without the first call's commu
   for P in 64 256 1024; do
     run --scale --platform fugaku --procs $P -a tuna -w 1 --timeout 900 -o "$OUT/$TAG-rdv-warm.jsonl"
   done ;;
+warm9) # warm TuNA and coalesced at surf/precision 1e-9 (per-message sleeps charged exactly)
+  for P in 256 1024; do
+    run --scale --precision 1e-9 --platform fugaku --procs $P -a tuna,coalesced -w 1 \
+        --timeout 900 -o "$OUT/$TAG-rdv-warm-prec9.jsonl"
+  done ;;
 warmpolaris)
   for P in 64 256 1024; do
     run --scale --platform polaris --procs $P -a tuna -w 1 --timeout 900 -o "$OUT/$TAG-rdv-warm-polaris.jsonl"
@@ -74,6 +80,16 @@ bruck) # two-phase Bruck: warm, rendezvous; and eager, verified (the first call)
 cblock) # coalesced with every remote node in one inter-node batch (block = N - 1)
   run --scale --platform fugaku --procs 1024 -a coalesced --param block=31 --timeout 900 \
       -o "$OUT/$TAG-rdv-cblock.jsonl" ;;
+families) # every family once, warm, rendezvous (radix 4 where there is one)
+  for P in 64 256; do
+    run --scale --platform fugaku --procs $P -w 1 --timeout 900 \
+        -a tuna,coalesced,staggered,twophase-bruck,padded-bruck,scattered,spreadout \
+        -o "$OUT/$TAG-rdv-warm-families.jsonl"
+  done
+  # P = 64 at surf/precision 1e-9 (--scale's 1e-7 rounds the per-message sleeps)
+  run --scale --precision 1e-9 --platform fugaku --procs 64 -w 1 --timeout 900 \
+      -a tuna,coalesced,staggered,twophase-bruck,padded-bruck,scattered,spreadout \
+      -o "$OUT/$TAG-rdv-warm-families-prec9.jsonl" ;;
 kib)   # 1 KiB blocks (announced sizes need 2 bytes), uniform and power law, P = 256
   for plat in fugaku polaris; do
     run --scale --platform $plat --procs 256 -a tuna,coalesced -s 1K -d uniform -d powerlaw \
