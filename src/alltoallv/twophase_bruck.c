@@ -35,6 +35,17 @@
 #define TAG_TWOPHASE_META 122
 #define TAG_TWOPHASE_DATA 123
 
+/* Grow-only buffer: the round buffers keep their contents only within a round. */
+static int reserve(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return MPI_SUCCESS;
+    free(*buf);
+    *buf = tuna_malloc(need);
+    *cap = *buf ? need : 0;
+    return *buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
 /*
  * Sizes on the wire: the n words packed in place into w bytes each (little-endian), w the
  * narrowest of 0, 1, 2, 4, 8 that holds the largest; returns w. Word k only moves down to
@@ -66,17 +77,6 @@ static void sizes_unpack(uint64_t *v, int n, int w)
             x |= (uint64_t)in[(size_t)k * w + b] << (8 * b);
         v[k] = x;
     }
-}
-
-/* Grow-only buffer: the round buffers keep their contents only within a round. */
-static int reserve(char **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return MPI_SUCCESS;
-    free(*buf);
-    *buf = tuna_malloc(need);
-    *cap = *buf ? need : 0;
-    return *buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
 int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
