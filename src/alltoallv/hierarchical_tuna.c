@@ -39,6 +39,7 @@ typedef struct hier_mem {
     char **ptrs;
     size_t *bytes;
     uint64_t *meta;
+    unsigned char *wire; /* the sizes encoded (tuna_meta_encode): out, then in */
     MPI_Request *req;
     char *discard;
     size_t discard_len;
@@ -53,6 +54,7 @@ static void hier_mem_free(hier_mem *m)
     free(m->ptrs);
     free(m->bytes);
     free(m->meta);
+    free(m->wire);
     free(m->req);
     free(m->discard);
 }
@@ -64,20 +66,28 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
     MPI_Comm comm = h->a->ctx->comm;
     const int *v2r = h->a->ctx->vrank_to_rank;
     uint64_t *out = m->meta, *in = m->meta + (size_t)nd * Q;
+    const size_t wb = TUNA_META_BYTES(Q);
+    unsigned char *wout = m->wire, *win = m->wire + (size_t)nd * wb;
     int rc = MPI_SUCCESS;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
-        rc = MPI_Irecv(in + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->from_rank[d - 1],
+        rc = MPI_Irecv(win + (size_t)(d - 1) * wb, (int)wb, MPI_BYTE, h->from_rank[d - 1],
                        TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1)]);
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
         for (int l = 0; l < Q; l++)
             out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
-        rc = MPI_Isend(out + (size_t)(d - 1) * Q, Q, MPI_UINT64_T, h->to_rank[d - 1],
+        size_t len = tuna_meta_encode(out + (size_t)(d - 1) * Q, (size_t)Q,
+                                      wout + (size_t)(d - 1) * wb);
+        rc = MPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
                        TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
     }
     if (rc == MPI_SUCCESS)
         rc = tuna_waitall(2 * nd, m->req);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "%s: inter-node metadata exchange failed", name);
+    for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
+        rc = tuna_meta_decode(win + (size_t)(d - 1) * wb, (size_t)Q, in + (size_t)(d - 1) * Q);
+    if (rc != MPI_SUCCESS)
+        return rc;
     /* Truncated blocks are received into a discard buffer of exactly their sizes. */
     size_t trunc_bytes = 0;
     for (int d = 1; d <= nd; d++)
@@ -146,8 +156,10 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
     m.ptrs = tuna_malloc(sizeof(char *) * (2 * nio + 1));
     m.bytes = tuna_malloc(sizeof(size_t) * (2 * nio + 1));
     m.meta = tuna_malloc(sizeof(uint64_t) * (2 * nio + 1));
+    m.wire = tuna_malloc(2 * (size_t)(N - 1) * TUNA_META_BYTES(Q) + 1);
     m.req = tuna_malloc(sizeof(MPI_Request) * (2 * (size_t)N + 1));
-    if (!m.sp || !m.rp || !m.sb || !m.members || !m.ptrs || !m.bytes || !m.meta || !m.req)
+    if (!m.sp || !m.rp || !m.sb || !m.members || !m.ptrs || !m.bytes || !m.meta || !m.wire ||
+        !m.req)
         rc = tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory for the index arrays", name);
     if (rc != MPI_SUCCESS) {
         hier_mem_free(&m);

@@ -108,6 +108,38 @@ int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm, 
     return regions_post(m, peer, tag, comm, req, false);
 }
 
+/* ------------------------------------------------------------ announced sizes */
+
+size_t tuna_meta_encode(const uint64_t *sizes, size_t cnt, unsigned char *out)
+{
+    uint64_t max = 0;
+    for (size_t k = 0; k < cnt; k++)
+        max = sizes[k] > max ? sizes[k] : max;
+    unsigned w = max == 0 ? 0 : max <= UINT8_MAX ? 1 : max <= UINT16_MAX ? 2
+                                : max <= UINT32_MAX ? 4 : 8;
+    out[0] = (unsigned char)w;
+    unsigned char *o = out + 1;
+    for (size_t k = 0; k < cnt && w; k++)
+        for (unsigned b = 0; b < w; b++)
+            *o++ = (unsigned char)(sizes[k] >> (8 * b));
+    return 1 + (size_t)w * cnt;
+}
+
+int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes)
+{
+    unsigned w = in[0];
+    if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8)
+        return tuna_error_set(MPI_ERR_INTERN, "tuna: metadata with a size width of %u bytes", w);
+    const unsigned char *i = in + 1;
+    for (size_t k = 0; k < cnt; k++) {
+        uint64_t v = 0;
+        for (unsigned b = 0; b < w; b++)
+            v |= (uint64_t)*i++ << (8 * b);
+        sizes[k] = v;
+    }
+    return MPI_SUCCESS;
+}
+
 /* ------------------------------------------------------------ schedule */
 
 /* Blocks of round (x, z): i in [1, n) whose digit x (place value px) is z, ascending. */
@@ -245,6 +277,7 @@ typedef struct engine_state {
     int *blk;                    /* block indices of the current batch, by round */
     int *start;                  /* [q]: first entry of round q in blk; [nb]: end */
     uint64_t *meta_send, *meta_recv;
+    unsigned char *wire_send, *wire_recv; /* the same sizes encoded (tuna_meta_encode) */
     char **rptr;                 /* region pools: per round, blocks*nsub entries */
     size_t *rlen;
     tuna_regions *sreg, *rreg;
@@ -282,6 +315,7 @@ static void state_free(engine_state *st)
     free(st->slot_sizes);
     free(st->blk);
     free(st->meta_send);
+    free(st->wire_send);
     free(st->rptr);
     free(st->rlen);
     free(st->sreg);
@@ -297,15 +331,17 @@ static int state_alloc(engine_state *st)
     st->slot_sizes = tuna_calloc((size_t)st->s.slots * (size_t)nsub + 1, sizeof(size_t));
     st->blk = tuna_malloc(sizeof(int) * ((size_t)n + (size_t)b + 1));
     st->meta_send = tuna_malloc(sizeof(uint64_t) * 2 * per);
+    st->wire_send = tuna_malloc(2 * (8 * per + (size_t)b));
     st->rptr = tuna_malloc(sizeof(char *) * 2 * per);
     st->rlen = tuna_malloc(sizeof(size_t) * 2 * per);
     st->sreg = tuna_malloc(sizeof(tuna_regions) * 2 * (size_t)b);
     st->req = tuna_malloc(sizeof(MPI_Request) * 4 * (size_t)b);
-    if (!st->slot_sizes || !st->blk || !st->meta_send || !st->rptr || !st->rlen || !st->sreg ||
-        !st->req)
+    if (!st->slot_sizes || !st->blk || !st->meta_send || !st->wire_send || !st->rptr ||
+        !st->rlen || !st->sreg || !st->req)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna: out of memory for the round state");
     st->start = st->blk + n;
     st->meta_recv = st->meta_send + per;
+    st->wire_recv = st->wire_send + 8 * per + (size_t)b;
     st->rreg = st->sreg + b;
     /* The arena and staging of the previous call are reused: slot t at t*stride. */
     tuna_ctx *c = st->c;
@@ -362,6 +398,24 @@ static int arena_grow(engine_state *st, size_t need, bool pending)
     return MPI_SUCCESS;
 }
 
+/* Byte offset of round q's encoded sizes in wire_send / wire_recv. */
+static size_t wire_off(const engine_state *st, int q)
+{
+    return TUNA_META_BYTES((size_t)st->start[q] * (size_t)st->e->nsub) - 1 + (size_t)q;
+}
+
+/* The batch's received sizes, decoded into meta_recv. */
+static int meta_unpack(engine_state *st, int nb)
+{
+    int rc = MPI_SUCCESS;
+    for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
+        size_t cnt = (size_t)(st->start[q + 1] - st->start[q]) * (size_t)st->e->nsub;
+        rc = tuna_meta_decode(st->wire_recv + wire_off(st, q), cnt,
+                              st->meta_recv + (size_t)st->start[q] * (size_t)st->e->nsub);
+    }
+    return rc;
+}
+
 /* Point the region lists of round q at their slices of the pools. */
 static void regions_slice(engine_state *st, int q)
 {
@@ -398,7 +452,8 @@ static void batch_settle(engine_state *st, int nb, int z0, long long px, bool me
         for (int q = 0; q < nb; q++)
             if (mreq[2 * q] != MPI_REQUEST_NULL)
                 MPI_Cancel(&mreq[2 * q]);
-    bool meta_ok = MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) == MPI_SUCCESS && meta_posted;
+    bool meta_ok = MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) == MPI_SUCCESS && meta_posted &&
+                   meta_unpack(st, nb) == MPI_SUCCESS;
     size_t drain_len = 0;
     for (int q = 0; q < sends_posted && meta_ok; q++) {
         size_t tot = 0;
@@ -461,7 +516,7 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
         int dist = (int)((z0 + q) * px), from = (me - dist + n) % n;
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
-        rc = MPI_Irecv(st->meta_recv + (size_t)st->start[q] * nsub, cnt, MPI_UINT64_T,
+        rc = MPI_Irecv(st->wire_recv + wire_off(st, q), (int)TUNA_META_BYTES(cnt), MPI_BYTE,
                        member(e, from), e->tag_meta, e->comm, &mreq[2 * q]);
     }
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
@@ -474,8 +529,10 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                                       : st->slot_sizes[(size_t)slot_of(i, r) * nsub + k];
         }
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
-        rc = MPI_Isend(st->meta_send + (size_t)st->start[q] * nsub, cnt, MPI_UINT64_T,
-                       member(e, to), e->tag_meta, e->comm, &mreq[2 * q + 1]);
+        size_t len = tuna_meta_encode(st->meta_send + (size_t)st->start[q] * nsub, (size_t)cnt,
+                                      st->wire_send + wire_off(st, q));
+        rc = MPI_Isend(st->wire_send + wire_off(st, q), (int)len, MPI_BYTE, member(e, to),
+                       e->tag_meta, e->comm, &mreq[2 * q + 1]);
     }
     if (rc != MPI_SUCCESS) {
         rc = tuna_error_set(rc, "tuna: posting the metadata of round (%d, %d) failed", x, z0);
@@ -528,6 +585,8 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
         rc = tuna_error_set(wrc, "tuna: metadata exchange failed");
         goto settle;
     }
+    if ((rc = meta_unpack(st, nb)) != MPI_SUCCESS)
+        goto settle;
     tuna_timer_stop(tm, TUNA_PHASE_METADATA);
 
     /* Room for what the metadata announced: slots, discarded and landed sub-blocks. */

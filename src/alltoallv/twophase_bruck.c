@@ -43,6 +43,39 @@ static int reserve(char **buf, size_t *cap, size_t need)
     return *buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
+/*
+ * Sizes on the wire: the n words packed in place into w bytes each (little-endian), w the
+ * narrowest of 0, 1, 2, 4, 8 that holds the largest; returns w. Word k only moves down to
+ * bytes [k*w, (k+1)*w), below or on its own, so nothing unread is overwritten.
+ */
+static int sizes_pack(uint64_t *v, int n)
+{
+    uint64_t max = 0;
+    for (int k = 0; k < n; k++)
+        max = v[k] > max ? v[k] : max;
+    int w = max == 0 ? 0 : max <= UINT8_MAX ? 1 : max <= UINT16_MAX ? 2
+          : max <= UINT32_MAX ? 4 : 8;
+    unsigned char *o = (unsigned char *)v;
+    for (int k = 0; k < n && w > 0; k++) {
+        uint64_t x = v[k];
+        for (int b = 0; b < w; b++)
+            o[(size_t)k * w + b] = (unsigned char)(x >> (8 * b));
+    }
+    return w;
+}
+
+/* The inverse, in place, highest word first (its bytes lie at or below its own word). */
+static void sizes_unpack(uint64_t *v, int n, int w)
+{
+    const unsigned char *in = (const unsigned char *)v;
+    for (int k = n - 1; k >= 0; k--) {
+        uint64_t x = 0;
+        for (int b = 0; b < w; b++)
+            x |= (uint64_t)in[(size_t)k * w + b] << (8 * b);
+        v[k] = x;
+    }
+}
+
 int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank, K = tuna_bruck_rounds(P), half = P / 2;
@@ -86,6 +119,7 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
     tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
 
     int err = MPI_SUCCESS; /* a receive-side error: reported after all rounds, so no peer hangs */
+    MPI_Status st;
     for (int k = 0; k < K && rc == MPI_SUCCESS; k++) {
         long long d = 1LL << k;
         int dst = tuna_bruck_rank(me, d, P), src = tuna_bruck_rank(me, -d, P);
@@ -95,13 +129,25 @@ int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
             meta[j] = (uint64_t)len[idx[j]];
             out += len[idx[j]];
         }
-        if ((rc = MPI_Sendrecv(meta, n, MPI_UINT64_T, dst, TUNA_TAG_TWOPHASE_META, meta + half, n,
-                               MPI_UINT64_T, src, TUNA_TAG_TWOPHASE_META, comm,
-                               MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+        /* The sizes go in the narrowest of 0, 1, 2, 4, 8 bytes each that holds the largest,
+         * packed in place; the receiver learns the width from the message's length. */
+        int wout = sizes_pack(meta, n);
+        int got = 0;
+        if ((rc = MPI_Sendrecv(meta, wout * n, MPI_BYTE, dst, TUNA_TAG_TWOPHASE_META, meta + half,
+                               8 * n, MPI_BYTE, src, TUNA_TAG_TWOPHASE_META, comm, &st)) !=
+                MPI_SUCCESS ||
+            (rc = MPI_Get_count(&st, MPI_BYTE, &got)) != MPI_SUCCESS) {
             rc = tuna_error_set(rc, "twophase-bruck: size exchange of round %d "
                                                "failed", k);
             break;
         }
+        if (got % n != 0 || (got / n != 0 && got / n != 1 && got / n != 2 && got / n != 4 &&
+                             got / n != 8)) {
+            rc = tuna_error_set(MPI_ERR_INTERN, "twophase-bruck: %d bytes of sizes for %d slots",
+                                got, n);
+            break;
+        }
+        sizes_unpack(meta + half, n, got / n);
         for (int j = 0; j < n; j++)
             in += (size_t)meta[half + j];
         tuna_timer_stop(&tm, TUNA_PHASE_METADATA);
