@@ -277,8 +277,9 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
             return tuna_error_set(defaults[coll].rc, "%s", defaults[coll].msg);
         *opt = &defaults[coll].opt;
     }
-    if ((*opt)->collective != coll || (*opt)->algorithm < 0 ||
-        (*opt)->algorithm >= tuna_algorithm_count(coll))
+    const tuna_registry *reg = tuna_registry_of(coll);
+    if (!reg || (*opt)->collective != coll || (*opt)->algorithm < 0 ||
+        (*opt)->algorithm >= reg->n)
         return tuna_error_set(MPI_ERR_ARG,
                               "tuna_%s: options are not %s options (use tuna_options_parse)",
                               collective_name(coll), collective_name(coll));

@@ -53,8 +53,10 @@ long tuna_param_resolve(const tuna_param_info *p, long v, int P)
 void tuna_params_resolve(const tuna_algorithm_info *info, const long *value, int P,
                          long out[TUNA_MAX_PARAMS])
 {
-    for (int i = 0; i < TUNA_MAX_PARAMS; i++)
-        out[i] = i < info->nparams ? tuna_param_resolve(&info->params[i], value[i], P) : 0;
+    /* On every call's path: two stores for the rows without parameters. */
+    memset(out, 0, sizeof(long) * TUNA_MAX_PARAMS);
+    for (int i = 0; i < info->nparams; i++)
+        out[i] = tuna_param_resolve(&info->params[i], value[i], P);
 }
 
 int tuna_param_index(const tuna_algorithm_info *info, const char *name)
