@@ -29,6 +29,20 @@ def test_buckets_match_the_library_rule():
     assert [tune.sparsity_bucket(z) for z in (0, 0.24, 0.25, 0.99, 1.0)] == [0, 0, 1, 3, 3]
 
 
+def test_bucket_data_gives_the_closed_forms():
+    """selection.json's edges are ceil(log2 B) capped at 62 and floor(4 z) clamped to [0, 3]
+    (the formulas the library used before the data file), over many values."""
+    import random
+    rng = random.Random(5)
+    sizes = [0, 1, 2, 3, 2 ** 62, 2 ** 62 + 1, 2 ** 70] + \
+        [rng.randrange(1, 2 ** rng.randrange(1, 64)) for _ in range(5000)]
+    for b in sizes:
+        want = 0 if b <= 1 else min(62, (b - 1).bit_length())
+        assert tune.size_bucket(b) == want, b
+    for z in [rng.random() for _ in range(5000)] + [0, 0.25, 0.5, 0.75, 1.0]:
+        assert tune.sparsity_bucket(z) == max(0, min(3, math.floor(4.0 * z))), z
+
+
 def test_table_picks_the_best_common_configuration(tmp_path):
     recs = []
     for dist in ("uniform", "powerlaw"):

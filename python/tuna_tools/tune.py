@@ -15,9 +15,9 @@
                      per cell the configuration it ranks first among those measured, and
                      its measured time against the measured best
 
-Table key: (P, ranks per node, size bucket, sparsity bucket), with the buckets computed
-exactly as libtuna does (src/select/tuning.c): size bucket = ceil(log2(max block bytes)),
-0 for blocks <= 1 byte; sparsity bucket = floor(4 * fraction of empty blocks), at most 3.
+Table key: (P, ranks per node, size bucket, sparsity bucket), with the buckets libtuna uses
+(both read data/selection.json): size bucket = ceil(log2(max block bytes)), 0 for blocks
+<= 1 byte; sparsity bucket = floor(4 * fraction of empty blocks), at most 3.
 Within a key, a configuration is scored by the geometric mean over the key's cells
 (distribution x size) of its median time / the cell's best median time, counting only
 configurations measured in every cell; the lowest score wins.
@@ -32,17 +32,9 @@ import sys
 import tempfile
 
 from tuna_tools import results
-
-
-def size_bucket(max_block):
-    """ceil(log2(max_block)) in integer arithmetic (as tuna_select_size_bucket)."""
-    if not max_block or max_block <= 1:
-        return 0
-    return min(62, (int(math.ceil(max_block)) - 1).bit_length())
-
-
-def sparsity_bucket(zero_fraction):
-    return max(0, min(3, int(math.floor(4.0 * zero_fraction))))
+# The buckets as libtuna computes them: both read data/selection.json.
+from tuna_tools.selection import size_bucket, sparsity_bucket  # noqa: F401 (also tune's API)
+from tuna_tools import selection
 
 
 def key_of(rec):
@@ -333,36 +325,18 @@ def platform_profile(plat, rendezvous=False):
     return prof
 
 
-# The tuna algorithm that models each SimGrid 3.32 MPI_Alltoallv selector (--cfg=smpi/alltoallv:
-# NAME; src/smpi/colls/ of SimGrid 3.32, docs/tuning.md). None: not modelled.
-SMPI_VENDOR_ALLTOALLV = {
-    # colls::ialltoallv: every receive, then every send, in rank order, one wait
-    "default": "linear",
-    "ompi_basic_linear": "linear",
-    # alltoallv__bruck despite its name: batches of 4 offsets (self included) from the
-    # rank, receives from rank+i, sends to rank-i, Waitall per batch
-    "mpich": "scattered:block=4",
-    "bruck": "scattered:block=4",
-    # sendrecv with (rank + i, rank - i) for i = 0..P-1
-    "ring": "pairwise",
-    # sendrecv with rank ^ i (power-of-two P)
-    "pair": "xor",
-}
-
-
 def smpi_vendor_alltoallv(selector, procs=None):
-    """vendor_alltoallv for an SMPI selector; 'ompi' decides on the communicator size
-    (Open MPI's coll/tuned fixed rule: basic linear or its XOR 'pair'), so it needs procs."""
-    if selector == "ompi":
-        if not procs:
-            raise ValueError("--selector ompi chooses by communicator size: give --procs P")
-        p = procs
-        linear = p >= 4 and (p < 64 or 128 <= p < 256 or p >= 1024)
-        return "linear" if linear else "xor"
-    if selector not in SMPI_VENDOR_ALLTOALLV:
+    """vendor_alltoallv for an SMPI selector (data/selection.json, smpi_alltoallv_selectors);
+    'ompi' decides on the communicator size (Open MPI's coll/tuned fixed rule: basic linear or
+    its XOR 'pair'), so it needs procs."""
+    known = selection.smpi_selectors()
+    if selector not in known:
         raise ValueError(f"SMPI selector '{selector}': no tuna algorithm models it (known: "
-                         f"{', '.join(sorted(SMPI_VENDOR_ALLTOALLV) + ['ompi'])})")
-    return SMPI_VENDOR_ALLTOALLV[selector]
+                         f"{', '.join(sorted(known))})")
+    rules = known[selector]
+    if len(rules) > 1 and not procs:
+        raise ValueError(f"--selector {selector} chooses by communicator size: give --procs P")
+    return selection.first_rule(rules, procs)
 
 
 def fit_agreement(points):

@@ -123,9 +123,15 @@ typedef struct tuna_select_input {
                                pays one more allreduce */
 } tuna_select_input;
 
-/* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log. */
+/* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log, defined by
+ * python/tuna_tools/data/selection.json (selection_tables.c). */
 int tuna_select_size_bucket(double max_block);       /* ceil(log2 max_block), 0 if <= 1 */
 int tuna_select_sparsity_bucket(double zero_fraction); /* floor(4 z), clamped to [0, 3] */
+int tuna_select_size_bucket_count(void);              /* buckets 0 .. count - 1 */
+
+/* The algorithm (option string) of the first selection.json vendor rule of `library`
+ * (tuna_mpi_library_name) that holds at P, or NULL; *by_P: the library has several rules. */
+const char *tuna_vendor_alltoallv_rule(const char *library, int P, bool *by_P);
 
 /*
  * Predicted time (seconds) of alltoallv algorithm `alg` (table index) with

@@ -6,28 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tuna_select_size_bucket(double max_block)
-{
-    /* Integer arithmetic, so tools computing the bucket (tuna tune) agree exactly. */
-    if (!(max_block > 1))
-        return 0;
-    if (max_block >= 4.6e18)
-        return 62;
-    unsigned long long v = (unsigned long long)ceil(max_block) - 1;
-    int b = 0;
-    while (v) {
-        b++;
-        v >>= 1;
-    }
-    return b > 62 ? 62 : b;
-}
-
-int tuna_select_sparsity_bucket(double zero_fraction)
-{
-    int b = (int)floor(4.0 * zero_fraction);
-    return b < 0 ? 0 : b > 3 ? 3 : b;
-}
-
 static int entry_int(json_t *e, const char *key, int idx, long lo, long hi, int *out,
                      const char *path)
 {
