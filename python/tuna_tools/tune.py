@@ -5,6 +5,9 @@
                      lines, and build the table from them
   tuna tune build    build the table from existing tuna-bench JSON lines (local runs,
                      `tuna sim run` output, several files at once)
+  tuna tune check    validate tables: the JSON Schema (data/tuning.schema.json), then
+                     libtuna's own reader (tuna-model --check-tuning); build and run do the
+                     same before they write
   tuna tune profile  the machine profile (TUNA_PROFILE) of a simulated platform
                      (sim/platforms/NAME.json), so model and simulation describe one machine,
                      with vendor_alltoallv for the SMPI selector (--selector)
@@ -15,9 +18,11 @@
                      per cell the configuration it ranks first among those measured, and
                      its measured time against the measured best
 
-Table key: (P, ranks per node, size bucket, sparsity bucket), with the buckets libtuna uses
-(both read data/selection.json): size bucket = ceil(log2(max block bytes)), 0 for blocks
-<= 1 byte; sparsity bucket = floor(4 * fraction of empty blocks), at most 3.
+Table key: (collective, P, ranks per node, size bucket, sparsity bucket for alltoallv), with
+the buckets libtuna uses (both read data/selection.json): size bucket = ceil(log2(max block
+bytes)), 0 for blocks <= 1 byte; sparsity bucket = floor(4 * fraction of empty blocks), at
+most 3. Entries are written as ranges (tuning_table.spread; --exact: one entry per key), and
+libtuna runs the first entry whose ranges hold its inputs.
 Within a key, a configuration is scored by the geometric mean over the key's cells
 (distribution x size) of its median time / the cell's best median time, counting only
 configurations measured in every cell; the lowest score wins.
@@ -34,7 +39,7 @@ import tempfile
 from tuna_tools import results
 # The buckets as libtuna computes them: both read data/selection.json.
 from tuna_tools.selection import size_bucket, sparsity_bucket  # noqa: F401 (also tune's API)
-from tuna_tools import selection
+from tuna_tools import selection, tuning_table
 
 
 def key_of(rec):
@@ -55,13 +60,17 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("inf")
 
 
-def build_table(records, source):
-    """The table's entries (sorted by key) from tuna-bench records."""
+def build_table(records, source, exact=False):
+    """The table from tuna-bench records: per measured key (collective, P, ranks per node,
+    size bucket, sparsity bucket for alltoallv) the best configuration, keys spread into
+    ranges (tuning_table.spread) unless exact. An exact alltoallv-only table is written as
+    version 1, which older libtuna reads too."""
     groups = {}
     for r in results.ok(records):
         if r["algorithm"] == "auto":
             continue
-        cells = groups.setdefault(key_of(r), {})
+        key = (r.get("collective", "alltoallv"),) + key_of(r)
+        cells = groups.setdefault(key, {})
         cells.setdefault(cell_of(r), {})[r["options"]] = r
     entries = []
     for key in sorted(groups):
@@ -75,25 +84,70 @@ def build_table(records, source):
             for o in common)
         score, opts = scored[0]
         times = [cells[c][opts]["time"]["median"] for c in cells]
-        vtimes = [cells[c][opts]["vendor"]["median"] for c in cells]
-        entries.append({
-            "P": key[0], "ranks_per_node": key[1], "size_bucket": key[2],
-            "sparsity_bucket": key[3], "options": opts,
-            "time": _geomean(times), "vendor_time": _geomean(vtimes),
-            "source": f"{source}; {len(cells)} cell(s), {len(common)} configurations, "
-                      f"score {score:.3f}",
-        })
-    return {"tuna_tuning": 1, "collective": "alltoallv", "entries": entries}
+        vtimes = [cells[c][opts]["vendor"]["median"] for c in cells
+                  if cells[c][opts].get("vendor")]
+        entry = {"collective": key[0], "P": key[1], "ranks_per_node": key[2],
+                 "size_bucket": key[3]}
+        if key[0] == "alltoallv":
+            entry["sparsity_bucket"] = key[4]
+        entry.update({"options": opts, "time": _geomean(times)})
+        if len(vtimes) == len(times):
+            entry["vendor_time"] = _geomean(vtimes)
+        entry["source"] = (f"{source}; {len(cells)} cell(s), {len(common)} configurations, "
+                           f"score {score:.3f}")
+        entries.append(entry)
+    if exact and all(e["collective"] == "alltoallv" for e in entries):
+        for e in entries:
+            del e["collective"]
+        return {"tuna_tuning": 1, "collective": "alltoallv", "entries": entries}
+    return {"tuna_tuning": 2, "entries": entries if exact else tuning_table.spread(entries)}
 
 
-def write_table(table, path):
+def optional_model(path):
+    """tuna-model for libtuna's check of a written table, or None (then only the schema)."""
+    try:
+        return find_model(path)
+    except ValueError:
+        return None
+
+
+def write_table(table, path, model=None):
+    """Validate (schema; libtuna's reader when tuna-model is found), then write."""
+    model = optional_model(model)
+    tuning_table.validate(table, model)
     text = json.dumps(table, indent=1) + "\n"
     if path == "-":
         sys.stdout.write(text)
     else:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
-        print(f"tuna tune: {len(table['entries'])} entries written to {path}", file=sys.stderr)
+        checked = "schema and libtuna" if model else "schema (no tuna-model to run libtuna's check)"
+        print(f"tuna tune: {len(table['entries'])} entries written to {path}, checked by "
+              f"{checked}", file=sys.stderr)
+
+
+def cmd_check(args):
+    """`tuna tune check FILE...`: the schema, then libtuna's own reader (tuna-model)."""
+    model = None if args.schema_only else find_model(args.model)
+    bad = 0
+    for path in args.files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                table = json.load(f)
+            errors = tuning_table.schema_errors(table)
+            if errors:
+                raise ValueError("schema: " + "; ".join(errors))
+            note = "schema ok"
+            if model:
+                ok, text = tuning_table.library_check(path, model)
+                if not ok:
+                    raise ValueError(f"libtuna: {text}")
+                note = text.split(": ", 1)[-1]
+            print(f"{path}: ok ({note})")
+        except (ValueError, OSError) as err:  # json.JSONDecodeError is a ValueError
+            print(f"{path}: {err}")
+            bad += 1
+    return 1 if bad else 0
 
 
 def quality(records, normalize=False):
@@ -249,7 +303,8 @@ def cmd_model(args):
 
 def cmd_build(args):
     recs = results.load(args.files)
-    write_table(build_table(recs, "tuna tune build " + " ".join(args.files)), args.output)
+    write_table(build_table(recs, "tuna tune build " + " ".join(args.files), args.exact),
+                args.output, args.model)
     return 0
 
 
@@ -275,7 +330,8 @@ def cmd_run(args):
         if rc != 0:
             raise ValueError(f"tuna-bench exited with {rc}")
         first = False
-    write_table(build_table(results.load([jsonl]), f"tuna tune run ({jsonl})"), args.output)
+    write_table(build_table(results.load([jsonl]), f"tuna tune run ({jsonl})", args.exact),
+                args.output, args.model)
     return 0
 
 
@@ -454,6 +510,19 @@ def register(subparsers):
     b.add_argument("files", nargs="+")
     b.add_argument("-o", "--output", default="-")
     b.set_defaults(func=cmd_build)
+    for p in (r, b):
+        p.add_argument("--exact", action="store_true",
+                       help="one entry per measured key, no ranges (alltoallv only: version 1, "
+                            "which older libtuna reads)")
+        p.add_argument("--model", help="tuna-model that checks the table with libtuna's "
+                       "reader (default: $TUNA_MODEL, the build, PATH; none: schema only)")
+    c = sub.add_parser("check", help="validate tuning tables: JSON Schema "
+                       "(data/tuning.schema.json), then libtuna's reader (tuna-model)")
+    c.add_argument("files", nargs="+")
+    c.add_argument("--model", help="path of tuna-model (default: $TUNA_MODEL, the build, PATH)")
+    c.add_argument("--schema-only", action="store_true",
+                   help="the schema and key limits only, without tuna-model")
+    c.set_defaults(func=cmd_check)
     mo = sub.add_parser("model", help="the cost model against measured configurations: its "
                         "pick per cell vs the measured best (TUNA_PROFILE: the profile)")
     mo.add_argument("files", nargs="+", help="tuna-bench JSON lines")

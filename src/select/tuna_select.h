@@ -185,8 +185,8 @@ typedef struct tuna_choice {
 } tuna_choice;
 
 /*
- * The configuration `auto` runs for these inputs: the tuning table's entry if
- * TUNA_TUNING has one for (P, Q, size bucket, sparsity bucket), otherwise the
+ * The configuration `auto` runs for these inputs: the first tuning table entry whose ranges
+ * hold (P, Q, size bucket, sparsity bucket) if TUNA_TUNING has one, otherwise the
  * candidate with the smallest model time (ties: vendor first — the library runs it
  * without tuna's per-call work —, then lower table index, then lower parameters). vendor
  * is a candidate when tuna_select_vendor_model() has a model for it. A pure function of
@@ -210,18 +210,24 @@ int tuna_select_profile(const tuna_profile **out);
 int tuna_select_candidates(tuna_collective coll, const tuna_select_input *in, double bytes,
                            bool commute, tuna_choice *out, int max, int *count);
 
-/* Tuning tables. */
+/* Tuning tables (docs/tuning.md): the first entry whose key ranges hold the inputs decides. */
+typedef struct tuna_tuning_range {
+    long lo, hi; /* inclusive */
+} tuna_tuning_range;
+
 typedef struct tuna_tuning_entry {
-    int P, Q, size_bucket, sparsity_bucket;
+    tuna_tuning_range P, Q, size_bucket, sparsity_bucket;
     tuna_options opt;
 } tuna_tuning_entry;
 
 typedef struct tuna_tuning {
-    tuna_tuning_entry *entries;
+    tuna_tuning_entry *entries; /* one collective's, in file order */
     int n;
+    unsigned long long digest;  /* of the entries: part of the checksum the ranks agree on */
 } tuna_tuning;
 
-/* Load a table for `coll` (format in docs/tuning.md); errors as tuna_profile_load(). */
+/* Load the entries of `coll` from a table (every entry is validated; errors as
+ * tuna_profile_load()). Version 1 files hold alltoallv entries only. */
 int tuna_tuning_load(const char *path, tuna_collective coll, tuna_tuning *t);
 void tuna_tuning_free(tuna_tuning *t);
 const tuna_tuning_entry *tuna_tuning_find(const tuna_tuning *t, int P, int Q, int size_bucket,
