@@ -26,6 +26,8 @@ import tempfile
 import threading
 import time
 
+from tuna_tools import progress
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -293,7 +295,7 @@ def find_bench(path):
                      "TUNA_SIM_BENCH (build: cmake -DTUNA_SMPI=ON -DCMAKE_C_COMPILER=smpicc)")
 
 
-def run_one(args, xml, plat, procs, rpn, selector, out):
+def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
     tmp = tempfile.mkdtemp(prefix="tuna-sim-")
     try:
         hostfile = os.path.join(tmp, "hosts")
@@ -338,15 +340,26 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         mem = MemorySampler()
         mem.start()
         t0 = time.monotonic()
+        sweep.start_run(jsonl)
         # A session of its own: on timeout the whole group goes, smpimain included
         # (subprocess.run would kill /usr/bin/time only and leave the simulator running).
-        with subprocess.Popen(full, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True) as proc:
+        # Output to files, not pipes: the loop below polls the JSON lines for progress.
+        errpath = os.path.join(tmp, "stderr")
+        with open(os.path.join(tmp, "stdout"), "w") as fout, open(errpath, "w") as ferr, \
+                subprocess.Popen(full, cwd=tmp, stdout=fout, stderr=ferr,
+                                 start_new_session=True) as proc:
             try:
-                _, stderr = proc.communicate(timeout=args.timeout)
+                while True:
+                    try:
+                        proc.wait(timeout=0.5)
+                        break
+                    except subprocess.TimeoutExpired:
+                        sweep.poll()
+                        if args.timeout is not None and time.monotonic() - t0 > args.timeout:
+                            raise
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
-                proc.communicate()
+                proc.wait()
                 # Recorded, so a table can say what did not finish (and after how long).
                 mem.stop_flag.set()
                 mem.join()
@@ -374,8 +387,11 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             if last and len(last[0].split()) == 4:
                 fields = last[0].split()
                 rss, cpu = int(fields[1]), float(fields[2]) + float(fields[3])
+        sweep.poll()
         if proc.returncode != 0:
-            tail = "\n".join((stderr or "").strip().splitlines()[-15:])
+            with open(errpath, encoding="utf-8", errors="replace") as f:
+                stderr = f.read()
+            tail = "\n".join(stderr.strip().splitlines()[-15:])
             raise OSError(f"smpirun failed (P={procs}, {selector}, exit "
                                f"{proc.returncode}):\n{tail}")
         records = []
@@ -414,15 +430,20 @@ def cmd_run(args):
     rpn = args.rpn or plat["ranks_per_node"]
     out = open(args.output, "a" if args.append else "w", encoding="utf-8") \
         if args.output != "-" else sys.stdout
+    selectors = args.selectors.split(",")
+    sweep = progress.sweep_bar(len(args.procs) * len(selectors), args.quiet,
+                               f"tuna sim {plat['name']}")
     try:
         for procs in args.procs:
-            for sel in args.selectors.split(","):
-                recs, wall, rss, rise = run_one(args, xml, plat, procs, rpn, sel, out)
-                print(f"tuna sim: {plat['name']} P={procs} rpn={rpn} {args.collective}={sel}: "
-                      f"{len(recs)} configurations, wall {wall:.1f} s, max RSS "
-                      f"{(rss or 0) / 1024:.0f} MiB, system memory +{rise:.0f} MiB",
-                      file=sys.stderr)
+            for sel in selectors:
+                recs, wall, rss, rise = run_one(args, xml, plat, procs, rpn, sel, out, sweep)
+                if not args.quiet:
+                    progress.note(f"tuna sim: {plat['name']} P={procs} rpn={rpn} "
+                                  f"{args.collective}={sel}: {len(recs)} configurations, wall "
+                                  f"{wall:.1f} s, max RSS {(rss or 0) / 1024:.0f} MiB, system "
+                                  f"memory +{rise:.0f} MiB")
     finally:
+        sweep.close()
         if out is not sys.stdout:
             out.close()
     return 0
@@ -689,6 +710,9 @@ def register(subparsers):
     r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")
     r.add_argument("--append", action="store_true")
     r.add_argument("-v", "--verbose", action="store_true")
+    r.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar and no per-run summary on stderr (the bar is shown "
+                        "only on a terminal)")
     r.set_defaults(func=cmd_run)
 
     b = sub.add_parser("bound", help="lower bound of one configuration")

@@ -39,7 +39,7 @@ import tempfile
 from tuna_tools import results
 # The buckets as libtuna computes them: both read data/selection.json.
 from tuna_tools.selection import size_bucket, sparsity_bucket  # noqa: F401 (also tune's API)
-from tuna_tools import selection, tuning_table
+from tuna_tools import progress, selection, tuning_table
 
 
 def key_of(rec):
@@ -315,24 +315,54 @@ def cmd_run(args):
     mpiexec = shlex.split(args.mpiexec)
     jsonl = args.jsonl or (args.output + ".jsonl" if args.output != "-" else "tune.jsonl")
     first = True
-    for p in args.procs:
-        cmd = mpiexec + ["-n", str(p), bench, "-a", args.algorithms, "--param", args.param,
-                         "-s", args.sizes, "-n", str(args.iters), "-w", str(args.warmup),
-                         "-j", jsonl, "-q"]
-        if not first:
-            cmd.append("--append")
-        for d in args.dist or ["uniform"]:
-            cmd += ["-d", d]
-        if args.rpn:
-            cmd += ["--ranks-per-node", args.rpn]
-        print("tuna tune: " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
-        rc = subprocess.call(cmd)
-        if rc != 0:
-            raise ValueError(f"tuna-bench exited with {rc}")
-        first = False
+    sweep = progress.sweep_bar(len(args.procs), args.quiet, "tuna tune run")
+    # With the bar on the terminal, tuna-bench's tables go to a file instead of between it.
+    tables = jsonl + ".txt" if not sweep.bar.disable else None
+    try:
+        for p in args.procs:
+            first = _run_bench(args, bench, mpiexec, jsonl, p, first, sweep, tables)
+    finally:
+        sweep.close()
+    if tables:
+        progress.note(f"tuna tune: tuna-bench's tables are in {tables}")
     write_table(build_table(results.load([jsonl]), f"tuna tune run ({jsonl})", args.exact),
                 args.output, args.model)
     return 0
+
+
+def _run_bench(args, bench, mpiexec, jsonl, p, first, sweep, tables):
+    """One tuna-bench sweep at P ranks into jsonl (the first truncates it, later ones append);
+    its tables go to the file `tables` when set. Returns False: the next run appends."""
+    cmd = mpiexec + ["-n", str(p), bench, "-a", args.algorithms, "--param", args.param,
+                     "-s", args.sizes, "-n", str(args.iters), "-w", str(args.warmup),
+                     "-j", jsonl, "-q"]
+    if not first:
+        cmd.append("--append")
+    for d in args.dist or ["uniform"]:
+        cmd += ["-d", d]
+    if args.rpn:
+        cmd += ["--ranks-per-node", args.rpn]
+    if not args.quiet:
+        progress.note("tuna tune: " + " ".join(shlex.quote(c) for c in cmd))
+    if first and os.path.exists(jsonl):
+        os.unlink(jsonl)  # tuna-bench truncates it anyway: count from an empty file
+    sweep.start_run(jsonl)
+    log = open(tables, "w" if first else "a", encoding="utf-8") if tables else None
+    try:
+        proc = subprocess.Popen(cmd, stdout=log)
+        while True:
+            try:
+                rc = proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                sweep.poll()
+    finally:
+        if log:
+            log.close()
+    sweep.poll()
+    if rc != 0:
+        raise ValueError(f"tuna-bench exited with {rc}")
+    return False
 
 
 def platform_profile(plat, rendezvous=False):
@@ -505,6 +535,9 @@ def register(subparsers):
                    help="launcher and its flags, e.g. 'mpiexec --oversubscribe'")
     r.add_argument("--jsonl", help="where the sweep's JSON lines go (default OUTPUT.jsonl)")
     r.add_argument("-o", "--output", default="-", help="tuning table (default stdout)")
+    r.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar (shown only on a terminal) and no command lines on "
+                        "stderr")
     r.set_defaults(func=cmd_run)
     b = sub.add_parser("build", help="build a table from tuna-bench JSON lines")
     b.add_argument("files", nargs="+")
