@@ -226,6 +226,11 @@ typedef struct tuna_tuning {
     unsigned long long digest;  /* of the entries: part of the checksum the ranks agree on */
 } tuna_tuning;
 
+/* The first key of JSON object obj not in the NULL-terminated list `known`, or NULL: the
+ * profile and tuning-table readers reject such keys (a typo is an error, not a default). */
+struct json_t;
+const char *tuna_select_unknown_key(struct json_t *obj, const char *const *known);
+
 /* Load the entries of `coll` from a table (every entry is validated; errors as
  * tuna_profile_load()). Version 1 files hold alltoallv entries only. */
 int tuna_tuning_load(const char *path, tuna_collective coll, tuna_tuning *t);

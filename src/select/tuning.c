@@ -86,21 +86,6 @@ static void mix(unsigned long long *h, const void *p, size_t n)
         *h = (*h ^ c[i]) * 1099511628211ULL;
 }
 
-/* The first key of object o not in the NULL-terminated list `known`, or NULL. */
-static const char *unknown_key(json_t *o, const char *const *known)
-{
-    const char *key;
-    json_t *val;
-    json_object_foreach(o, key, val) {
-        bool ok = false;
-        for (int k = 0; known[k]; k++)
-            ok |= strcmp(key, known[k]) == 0;
-        if (!ok)
-            return key;
-    }
-    return NULL;
-}
-
 /* Entry idx of the file, for collective ecoll, into *te (options parsed for ecoll). */
 static int parse_entry(json_t *e, int idx, tuna_collective ecoll, tuna_tuning_entry *te,
                        const char *path)
@@ -108,7 +93,7 @@ static int parse_entry(json_t *e, int idx, tuna_collective ecoll, tuna_tuning_en
     static const char *const entry_keys[] = {"collective", "P", "ranks_per_node",
                                              "size_bucket", "sparsity_bucket", "options",
                                              "time", "vendor_time", "source", NULL};
-    const char *bad = unknown_key(e, entry_keys);
+    const char *bad = tuna_select_unknown_key(e, entry_keys);
     if (bad)
         return tuna_error_set(MPI_ERR_ARG, "tuning table %s: entries[%d]: unknown key \"%s\"",
                               path, idx, bad);
@@ -164,10 +149,10 @@ int tuna_tuning_load(const char *path, tuna_collective coll, tuna_tuning *out)
         rc = tuna_error_set(MPI_ERR_ARG, "tuning table %s: not a tuning table (an object with "
                                          "\"tuna_tuning\": 1 or 2 expected)",
                             path);
-    else if (unknown_key(root, file_keys))
+    else if (tuna_select_unknown_key(root, file_keys))
         rc = tuna_error_set(MPI_ERR_ARG, "tuning table %s: unknown key \"%s\" (known: "
                                          "tuna_tuning, collective, entries, comment)",
-                            path, unknown_key(root, file_keys));
+                            path, tuna_select_unknown_key(root, file_keys));
     else if (!json_is_array(entries))
         rc = tuna_error_set(MPI_ERR_ARG, "tuning table %s: \"entries\" must be an array", path);
     else if (cl && (!json_is_string(cl) || coll_of(json_string_value(cl), &file_coll) != 0 ||

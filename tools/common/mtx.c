@@ -83,6 +83,15 @@ static int rest_is_blank(const char *p)
     return p[strspn(p, " \t")] == '\0';
 }
 
+/* The index of word in the NULL-terminated names, ignoring case, or -1. */
+static int word_index(const char *word, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcasecmp(word, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 static int parse_banner(line_reader *lr, tuna_mtx_header *h, char *err, size_t errlen)
 {
     char *line = next_line(lr);
@@ -98,25 +107,19 @@ static int parse_banner(line_reader *lr, tuna_mtx_header *h, char *err, size_t e
         return fail_at(lr, err, errlen, "object '%s' not supported (matrix only)", object);
     if (strcasecmp(format, "coordinate") != 0)
         return fail_at(lr, err, errlen, "format '%s' not supported (coordinate only)", format);
-    if (strcasecmp(field, "real") == 0)
-        h->field = TUNA_MTX_REAL;
-    else if (strcasecmp(field, "integer") == 0)
-        h->field = TUNA_MTX_INTEGER;
-    else if (strcasecmp(field, "pattern") == 0)
-        h->field = TUNA_MTX_PATTERN;
-    else
+    /* Same order as tuna_mtx_field / tuna_mtx_symmetry. */
+    static const char *const fields[] = {"real", "integer", "pattern", NULL};
+    static const char *const symmetries[] = {"general", "symmetric", "skew-symmetric", NULL};
+    int f = word_index(field, fields), y = word_index(sym, symmetries);
+    if (f < 0)
         return fail_at(lr, err, errlen, "field '%s' not supported (real, integer or pattern)",
                        field);
-    if (strcasecmp(sym, "general") == 0)
-        h->symmetry = TUNA_MTX_GENERAL;
-    else if (strcasecmp(sym, "symmetric") == 0)
-        h->symmetry = TUNA_MTX_SYMMETRIC;
-    else if (strcasecmp(sym, "skew-symmetric") == 0)
-        h->symmetry = TUNA_MTX_SKEW_SYMMETRIC;
-    else
+    if (y < 0)
         return fail_at(lr, err, errlen,
                        "symmetry '%s' not supported (general, symmetric or skew-symmetric)",
                        sym);
+    h->field = (tuna_mtx_field)f;
+    h->symmetry = (tuna_mtx_symmetry)y;
     return 0;
 }
 

@@ -4,23 +4,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "mtx.h"
+#include "unit_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int checks, failures;
-
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        checks++;                                                                              \
-        if (!(cond)) {                                                                         \
-            failures++;                                                                        \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-        }                                                                                      \
-    } while (0)
 
 /* What the callbacks saw. */
 typedef struct seen {
