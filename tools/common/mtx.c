@@ -191,8 +191,8 @@ static int read_all(line_reader *lr, const tuna_mtx_reader *r, char *err, size_t
         if (!(line = next_data_line(lr)))
             return fail_at(lr, err, errlen,
                            "%" PRIu64 " entries, the size line announces %" PRIu64, k, h.stored);
-        uint64_t i, j;
-        double v;
+        uint64_t i = 0, j = 0;
+        double v = 0;
         if (parse_entry(lr, line, &h, &i, &j, &v, err, errlen))
             return -1;
         if (r->on_entry(i, j, v, r->ctx, err, errlen))
