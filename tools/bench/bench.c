@@ -73,9 +73,9 @@ typedef struct bench_args {
 } bench_args;
 
 static int me = 0, P = 1;
-/* Physical node of every rank (the world rank of its node's first rank, from
- * MPI_COMM_TYPE_SHARED) and this rank's node communicator: the off-node byte totals that
- * `tuna sim`'s lower bound divides by a node's injection bandwidth. */
+/* node_of[j]: 1 if rank j shares this rank's physical node (MPI_COMM_TYPE_SHARED), else 0;
+ * node_comm: that node's ranks. For the off-node byte totals that `tuna sim`'s lower bound
+ * divides by a node's injection bandwidth. */
 static int *node_of = NULL;
 static MPI_Comm node_comm = MPI_COMM_NULL;
 
@@ -765,8 +765,8 @@ typedef struct rank_bytes {
     double offnode_sent, offnode_received; /* to / from ranks of other nodes */
 } rank_bytes;
 
-/* The facts of rank `rank`, which sends srow[j] and receives rcol[j] (units) to / from rank j,
- * with rank j on node node_of[j]. */
+/* The facts of rank `rank`, which sends srow[j] and receives rcol[j] (units) to / from rank j;
+ * rank j is on another node when nodes[j] != nodes[rank] (node ids, or node_of's flags). */
 static rank_bytes rank_bytes_of(const bench_args *a, const bench_dist *dist, const long *srow,
                                 const long *rcol, int tsize, const int *nodes, int rank)
 {
@@ -1581,17 +1581,33 @@ static int fail_all(const char *msg)
     return me == 0 ? 2 : 0;
 }
 
-/* node_of and node_comm (collective); 0 on every rank if out of memory. */
+/*
+ * node_of and node_comm (collective); 0 on every rank if out of memory. The node's members
+ * come from its group, with no communication: an MPI_Allgather of node ids cost SMPI's
+ * default allgather P^2 simultaneous messages (over 60 s of simulation at P = 256).
+ */
 static int physical_nodes(void)
 {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node_comm);
-    int leader = me;
-    MPI_Bcast(&leader, 1, MPI_INT, 0, node_comm);
-    node_of = malloc((size_t)P * sizeof *node_of);
-    int ok = node_of != NULL;
+    int local;
+    MPI_Comm_size(node_comm, &local);
+    node_of = calloc((size_t)P, sizeof *node_of);
+    int *ranks = malloc((size_t)local * 2 * sizeof *ranks);
+    int ok = node_of && ranks;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (ok)
-        MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, MPI_COMM_WORLD);
+    if (ok) {
+        MPI_Group world_group, node_group;
+        MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+        MPI_Comm_group(node_comm, &node_group);
+        for (int i = 0; i < local; i++)
+            ranks[i] = i;
+        MPI_Group_translate_ranks(node_group, local, ranks, world_group, ranks + local);
+        for (int i = 0; i < local; i++)
+            node_of[ranks[local + i]] = 1;
+        MPI_Group_free(&node_group);
+        MPI_Group_free(&world_group);
+    }
+    free(ranks);
     return ok;
 }
 
