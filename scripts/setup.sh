@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything tuna needs on Debian 12: compilers, CMake, Open MPI (default MPI),
 # MPICH (second configuration), SimGrid (SMPI), Jansson, FFTW, gfortran, and a Python
-# virtual environment (.venv) with matplotlib, mpi4py, pytest and the `tuna` command.
+# virtual environment (.venv) with matplotlib, mpi4py, pytest, tqdm, jsonschema and the `tuna`
+# command (python/requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""

@@ -6,7 +6,9 @@
  *   test_auto                       agreement + correctness + file validation
  *   test_auto --expect-error        TUNA_PROFILE / TUNA_TUNING is bad: every rank must
  *                                   get MPI_ERR_ARG naming the variable, none may hang
- *   test_auto --expect-table OPTS   TUNA_TUNING has an entry for the uniform 1 KiB case:
+ *   test_auto --expect-table OPTS   TUNA_TUNING has an entry for the uniform 1 KiB case
+ *                                   (and tests/data/tuning_auto_p4.json's allgather and
+ *                                   allreduce entries decide those collectives):
  *                                   auto must run OPTS and report auto_source = 2
  *   test_auto --expect-vendor       TUNA_PROFILE's vendor_alltoallv makes vendor's model
  *                                   best: auto must run vendor (auto_source = 1, the model's
@@ -528,6 +530,68 @@ static void file_validation(void)
                  "{\"tuna_tuning\": 1, \"collective\": \"allreduce\", \"entries\": []}", false,
                  "collective");
     check_tuning("no-entries", "{\"tuna_tuning\": 1}", false, "entries");
+
+    /* Version 2: ranges, first match, allgather / allreduce entries (docs/tuning.md). */
+    check_tuning("v1-entry-collective",
+                 "{\"tuna_tuning\": 1, \"entries\": [{\"collective\": \"allgather\", \"P\": 4, "
+                 "\"ranks_per_node\": 4, \"size_bucket\": 10, \"sparsity_bucket\": 0, "
+                 "\"options\": \"ring\"}]}",
+                 false, "version 2");
+    check_tuning("v2-reversed-range",
+                 "{\"tuna_tuning\": 2, \"entries\": [{\"P\": [8, 4], \"ranks_per_node\": 4, "
+                 "\"size_bucket\": 10, \"sparsity_bucket\": 0, \"options\": \"xor\"}]}",
+                 false, "entries[0].P");
+    check_tuning("v2-shadowed",
+                 "{\"tuna_tuning\": 2, \"entries\": [{\"P\": [1, null], \"ranks_per_node\": "
+                 "[0, null], \"size_bucket\": [0, 20], \"sparsity_bucket\": [0, 3], \"options\": "
+                 "\"xor\"}, {\"P\": 64, \"ranks_per_node\": 32, \"size_bucket\": 10, "
+                 "\"sparsity_bucket\": 0, \"options\": \"linear\"}]}",
+                 false, "never used");
+    check_tuning("v2-allgather-options",
+                 "{\"tuna_tuning\": 2, \"entries\": [{\"collective\": \"allgather\", \"P\": 4, "
+                 "\"ranks_per_node\": 4, \"size_bucket\": 10, \"options\": \"tuna:radix=2\"}]}",
+                 false, "allgather");
+    {
+        const char *text =
+            "{\"tuna_tuning\": 2, \"entries\": ["
+            "{\"P\": [60, 64], \"ranks_per_node\": [0, null], \"size_bucket\": 10, "
+            "\"sparsity_bucket\": [0, 3], \"options\": \"xor\"},"
+            "{\"P\": [1, null], \"ranks_per_node\": [0, null], \"size_bucket\": [0, null], "
+            "\"sparsity_bucket\": [0, 3], \"options\": \"pairwise\"},"
+            "{\"collective\": \"allgather\", \"P\": 64, \"ranks_per_node\": 32, "
+            "\"size_bucket\": [4, 8], \"options\": \"kring:k=4\"},"
+            "{\"collective\": \"allreduce\", \"P\": [2, 128], \"ranks_per_node\": [0, null], "
+            "\"size_bucket\": [0, null], \"options\": \"recmul:k=4\"}]}";
+        const char *path = write_tmp("v2-ranges", text);
+        tuna_tuning a2a = {0}, ag = {0}, ar = {0};
+        int rc = tuna_tuning_load(path, TUNA_ALLTOALLV, &a2a) |
+                 tuna_tuning_load(path, TUNA_ALLGATHER, &ag) |
+                 tuna_tuning_load(path, TUNA_ALLREDUCE, &ar);
+        CHECK(rc == MPI_SUCCESS && a2a.n == 2 && ag.n == 1 && ar.n == 1,
+              "v2 table: rc %d, %d / %d / %d entries", rc, a2a.n, ag.n, ar.n);
+        if (rc == MPI_SUCCESS) {
+            /* a P = 64 key reaches P = 63 through its range; the catch-all comes second */
+            const tuna_tuning_entry *e63 = tuna_tuning_find(&a2a, 63, 32, 10, 2);
+            const tuna_tuning_entry *e65 = tuna_tuning_find(&a2a, 65, 32, 10, 2);
+            const tuna_tuning_entry *small = tuna_tuning_find(&a2a, 63, 32, 4, 0);
+            CHECK(e63 == &a2a.entries[0] && e65 == &a2a.entries[1] &&
+                      small == &a2a.entries[1],
+                  "first match: P=63 -> %td, P=65 -> %td, size bucket 4 -> %td",
+                  e63 ? e63 - a2a.entries : -1, e65 ? e65 - a2a.entries : -1,
+                  small ? small - a2a.entries : -1);
+            CHECK(tuna_tuning_find(&ag, 64, 32, 6, 0) && !tuna_tuning_find(&ag, 64, 16, 6, 0) &&
+                      !tuna_tuning_find(&ag, 64, 32, 9, 0) &&
+                      ag.entries[0].opt.algorithm == tuna_algorithm_find(TUNA_ALLGATHER, "kring"),
+                  "allgather entry: exact Q, size range [4, 8]");
+            CHECK(tuna_tuning_find(&ar, 128, 7, 30, 0) && !tuna_tuning_find(&ar, 129, 7, 30, 0),
+                  "allreduce entry: P range [2, 128]");
+            CHECK(a2a.digest != ag.digest, "tables of different entries have one digest");
+        }
+        tuna_tuning_free(&a2a);
+        tuna_tuning_free(&ag);
+        tuna_tuning_free(&ar);
+        remove(path);
+    }
     check_tuning("syntax", "{\"tuna_tuning\": 1, \"entries\": [", false, "line");
 
     /* Buckets: the documented rule. */
@@ -716,6 +780,53 @@ static void model_checks(void)
             }
 }
 
+/*
+ * --expect-table: tests/data/tuning_auto_p4.json's allgather entry (P in [3, 8], size buckets
+ * 9-11) and allreduce entry (P = 4, bucket 10) decide auto there, the model elsewhere; the
+ * results equal the library's.
+ */
+static void collective_table_checks(void)
+{
+    tuna_stats_enable(1);
+    const struct {
+        tuna_collective coll;
+        int count; /* doubles */
+        const char *want; /* NULL: the model decides */
+    } cases[] = {{TUNA_ALLGATHER, 128, "kring"},      {TUNA_ALLGATHER, 2, NULL},
+                 {TUNA_ALLREDUCE, 128, P == 4 ? "recmul" : NULL}, {TUNA_ALLREDUCE, 2, NULL}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int n = cases[c].count, total = cases[c].coll == TUNA_ALLGATHER ? n * P : n;
+        double *in = malloc(sizeof(double) * (size_t)n);
+        double *got = malloc(sizeof(double) * (size_t)total);
+        double *ref = malloc(sizeof(double) * (size_t)total);
+        for (int i = 0; i < n; i++)
+            in[i] = me * 1000 + i;
+        int rc;
+        if (cases[c].coll == TUNA_ALLGATHER) {
+            rc = tuna_allgather(in, n, MPI_DOUBLE, got, n, MPI_DOUBLE, MPI_COMM_WORLD, NULL);
+            PMPI_Allgather(in, n, MPI_DOUBLE, ref, n, MPI_DOUBLE, MPI_COMM_WORLD);
+        } else {
+            rc = tuna_allreduce(in, got, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, NULL);
+            PMPI_Allreduce(in, ref, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        }
+        const tuna_stats *s = tuna_stats_last();
+        const tuna_algorithm_info *info = tuna_algorithm_get(cases[c].coll, s->algorithm);
+        CHECK(rc == MPI_SUCCESS && memcmp(got, ref, sizeof(double) * (size_t)total) == 0,
+              "collective case %zu: rc %d or result differs from the library's", c, rc);
+        if (cases[c].want)
+            CHECK(s->auto_source == 2 && info && strcmp(info->name, cases[c].want) == 0 &&
+                      s->params[0] == 3,
+                  "collective case %zu: table entry %s:k=3 not used (source %d, %s:k=%ld)", c,
+                  cases[c].want, s->auto_source, info ? info->name : "?", s->params[0]);
+        else
+            CHECK(s->auto_source == 1, "collective case %zu: model expected, source %d", c,
+                  s->auto_source);
+        free(in);
+        free(got);
+        free(ref);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -759,6 +870,7 @@ int main(int argc, char **argv)
         run_pattern(PAT_ONE_HEAVY, 1, &opt, &s); /* other buckets: the model */
         CHECK(s.auto_source == 1, "model expected outside the table, source %d",
               s.auto_source);
+        collective_table_checks();
     } else if (argc > 1 && strcmp(argv[1], "--expect-vendor") == 0) {
         tuna_options vm;
         CHECK(tuna_select_vendor_model(P, &vm) == TUNA_VENDOR_MODEL_PROFILE,

@@ -17,10 +17,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "app_common.h"
 #include "cli.h"
+#include "mtx.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,61 +278,35 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Matrix Market coordinate files; entry (i, j) is the edge i-1 -> j-1. */
-static int read_mtx(FILE *f, const char *path, graph *g, char *err, size_t errlen)
+/* Matrix Market coordinate files (tools/common/mtx.h's rules): entry (i, j) is the edge
+ * i-1 -> j-1, a symmetric file's entries both ways; values are ignored. */
+static int mtx_header(const tuna_mtx_header *h, void *ctx, char *err, size_t errlen)
 {
-    char line[1024], object[64], format[64], field[64], sym[64];
-    if (!fgets(line, sizeof line, f) ||
-        sscanf(line, "%%%%MatrixMarket %63s %63s %63s %63s", object, format, field, sym) != 4) {
-        snprintf(err, errlen, "%s: not a Matrix Market file (no %%%%MatrixMarket header)", path);
+    graph *g = ctx;
+    if (h->rows > MAX_NODES || h->cols > MAX_NODES) {
+        snprintf(err, errlen, "%" PRIu64 " x %" PRIu64 " is too large (node ids below 2^31)",
+                 h->rows, h->cols);
         return -1;
     }
-    for (char *p = format; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    for (char *p = sym; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    if (strcmp(format, "coordinate") != 0) {
-        snprintf(err, errlen, "%s: only the coordinate format is supported (got '%s')", path,
-                 format);
-        return -1;
-    }
-    int both = strcmp(sym, "general") != 0; /* symmetric, skew-symmetric, hermitian */
-    unsigned long rows = 0, cols = 0, nnz = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '%')
-            continue;
-        if (sscanf(line, "%lu %lu %lu", &rows, &cols, &nnz) == 3)
-            break;
-        snprintf(err, errlen, "%s: bad size line '%.60s'", path, line);
-        return -1;
-    }
-    if (rows == 0 || cols == 0 || rows > MAX_NODES || cols > MAX_NODES) {
-        snprintf(err, errlen, "%s: missing or unsupported size line (rows, cols in [1, 2^31))",
-                 path);
-        return -1;
-    }
-    g->n = (uint32_t)(rows > cols ? rows : cols);
-    unsigned long seen = 0;
-    while (seen < nnz && fgets(line, sizeof line, f)) {
-        if (line[0] == '%' || line[strspn(line, " \t\r\n")] == '\0')
-            continue;
-        unsigned long i, j;
-        if (sscanf(line, "%lu %lu", &i, &j) != 2 || i < 1 || j < 1 || i > rows || j > cols) {
-            snprintf(err, errlen, "%s: bad entry '%.60s' (1-based row and column expected)",
-                     path, line);
-            return -1;
-        }
-        if (graph_add(g, i - 1, j - 1) || (both && i != j && graph_add(g, j - 1, i - 1))) {
-            snprintf(err, errlen, "%s: out of memory", path);
-            return -1;
-        }
-        seen++;
-    }
-    if (seen < nnz) {
-        snprintf(err, errlen, "%s: %lu entries announced, %lu found", path, nnz, seen);
+    g->n = (uint32_t)(h->rows > h->cols ? h->rows : h->cols);
+    return 0;
+}
+
+static int mtx_edge(uint64_t row, uint64_t col, double value, void *ctx, char *err,
+                    size_t errlen)
+{
+    (void)value;
+    if (graph_add(ctx, row, col)) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
     return 0;
+}
+
+static int read_mtx(FILE *f, const char *path, graph *g, char *err, size_t errlen)
+{
+    tuna_mtx_reader r = {mtx_header, mtx_edge, g};
+    return tuna_mtx_read(f, path, &r, err, errlen);
 }
 
 static int read_edgelist(FILE *f, const char *path, graph *g, char *err, size_t errlen)

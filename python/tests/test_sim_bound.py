@@ -1,7 +1,10 @@
 """`tuna sim` pieces that need no SimGrid: hostfiles and the lower bound."""
-import numpy as np
+import json
+import os
 
-from tuna_tools import sim
+import pytest
+
+from tuna_tools import cli, sim
 
 PLAT = {"os": 5e-7, "or": 5e-7, "link_lat": 1e-6, "intra_lat": 2e-7,
         "injection_bw": 1e9, "intra_bw": 4e9}
@@ -14,9 +17,8 @@ def test_hostfile_node_major(tmp_path):
 
 
 def test_bound_terms():
-    P, Q = 8, 4  # two nodes
-    sizes = np.full((P, P), 100.0)
-    lb = sim.lower_bound(PLAT, P, Q, sizes)
+    P, Q = 8, 4  # two nodes, every block 100 B: each node sends 4 x 4 x 100 B off node
+    lb = sim.lower_bound(PLAT, P, Q, 1600, 1600)
     assert lb["rounds"] == 3
     assert abs(lb["latency_s"] - 3 * (1e-6 + 1e-6)) < 1e-15
     # Each node sends 4 ranks x 4 remote peers x 100 B off node.
@@ -38,13 +40,36 @@ def test_collective_bounds():
     assert one["bandwidth_s"] == 0.0 and one["bound_s"] == 2 * (5e-7 + 5e-7 + 2e-7)
 
 
-def test_size_matrix_is_deterministic_and_bounded():
-    for name in ("uniform", "normal", "powerlaw"):
-        a = sim.size_matrix({"name": name}, 16, 1000, 7)
-        b = sim.size_matrix({"name": name}, 16, 1000, 7)
-        assert (a == b).all() and a.min() >= 0
-        if name != "normal":
-            assert a.max() <= 1000
+def test_record_bound_uses_the_bench_totals():
+    """The bound's bandwidth term is the busier direction of tuna-bench's node totals; records
+    from before tuna-bench wrote them keep their recorded bound; sparse patterns get none."""
+    rec = {"collective": "alltoallv", "machine": {"P": 8, "nodes": 2},
+           "dist": {"name": "uniform", "spec": "uniform", "S_bytes": 16,
+                    "max_node_offnode_send_bytes": 1200, "max_node_offnode_recv_bytes": 1500}}
+    lb = sim.record_bound(rec, PLAT, 8, 4, {})
+    assert lb["bandwidth_s"] == 1500 / 1e9
+    old = {"collective": "alltoallv", "dist": {"name": "normal", "spec": "normal"},
+           "sim": {"bound": {"bound_s": 3e-6}}}
+    assert sim.record_bound(old, PLAT, 8, 4, {}) == {"bound_s": 3e-6}
+    sparse = dict(rec, dist=dict(rec["dist"], name="sparse", spec="sparse:zero=0.9"))
+    assert sim.record_bound(sparse, PLAT, 8, 4, {}) is None
+    with pytest.raises(ValueError):  # tuna-bench's nodes are not the placement's
+        sim.record_bound(dict(rec, machine={"P": 8, "nodes": 1}), PLAT, 8, 4, {})
+
+
+@pytest.mark.skipif(not os.environ.get("TUNA_BENCH"), reason="needs tuna-bench (TUNA_BENCH)")
+def test_bound_command_asks_the_bench(capsys):
+    """`tuna sim bound` takes the node totals from tuna-bench --facts: uniform blocks in
+    [0, 16] on 2 nodes of 4 ranks."""
+    bench = os.environ["TUNA_BENCH"]
+    d = sim.bench_facts(bench, 8, 4, "uniform", 16, 1)
+    assert d["total_bytes"] == 522 and 0 < d["max_node_offnode_send_bytes"] <= 4 * 4 * 16
+    assert cli.main(["sim", "bound", "--platform", "fugaku", "--procs", "8", "--rpn", "4",
+                     "--size", "16", "--bench", bench]) == 0
+    lb = json.loads(capsys.readouterr().out)
+    _, plat = sim.load_platform("fugaku")
+    want = max(d["max_node_offnode_send_bytes"], d["max_node_offnode_recv_bytes"])
+    assert lb["bandwidth_s"] == want / plat["injection_bw"]
 
 
 def _rec(alg, params, t, scale=False, vendor=None):
@@ -63,8 +88,6 @@ def _rec(alg, params, t, scale=False, vendor=None):
 def test_table_keeps_models_apart(tmp_path, capsys):
     """`tuna sim table`: best parameters per algorithm, SMPI's vendor, and runs of the
     rendezvous preset (--scale) in rows of their own."""
-    import json
-    from tuna_tools import cli
     path = tmp_path / "r.jsonl"
     recs = [_rec("tuna", {"radix": 2}, 3e-6, vendor=5e-6), _rec("tuna", {"radix": 4}, 2e-6),
             _rec("tuna", {"radix": 4}, 1e-6, scale=True)]

@@ -2,6 +2,7 @@
 table's best configuration per key, selection quality, platform profiles."""
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tuna_tools import cli, tune  # noqa: E402
+from tuna_tools import cli, tune, tuning_table  # noqa: E402
 
 
 def record(options, P, S, median, vendor=1e-5, dist="uniform", zero=0.0, q=0):
@@ -29,6 +30,20 @@ def test_buckets_match_the_library_rule():
     assert [tune.sparsity_bucket(z) for z in (0, 0.24, 0.25, 0.99, 1.0)] == [0, 0, 1, 3, 3]
 
 
+def test_bucket_data_gives_the_closed_forms():
+    """selection.json's edges are ceil(log2 B) capped at 62 and floor(4 z) clamped to [0, 3]
+    (the formulas the library used before the data file), over many values."""
+    import random
+    rng = random.Random(5)
+    sizes = [0, 1, 2, 3, 2 ** 62, 2 ** 62 + 1, 2 ** 70] + \
+        [rng.randrange(1, 2 ** rng.randrange(1, 64)) for _ in range(5000)]
+    for b in sizes:
+        want = 0 if b <= 1 else min(62, (b - 1).bit_length())
+        assert tune.size_bucket(b) == want, b
+    for z in [rng.random() for _ in range(5000)] + [0, 0.25, 0.5, 0.75, 1.0]:
+        assert tune.sparsity_bucket(z) == max(0, min(3, math.floor(4.0 * z))), z
+
+
 def test_table_picks_the_best_common_configuration(tmp_path):
     recs = []
     for dist in ("uniform", "powerlaw"):
@@ -43,12 +58,82 @@ def test_table_picks_the_best_common_configuration(tmp_path):
     path = tmp_path / "sweep.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = tmp_path / "table.json"
-    assert cli.main(["tune", "build", str(path), "-o", str(out)]) == 0
+    assert cli.main(["tune", "build", str(path), "-o", str(out), "--exact"]) == 0
     table = json.loads(out.read_text())
     assert table["tuna_tuning"] == 1 and table["collective"] == "alltoallv"
     got = {(e["P"], e["ranks_per_node"], e["size_bucket"], e["sparsity_bucket"]): e["options"]
            for e in table["entries"]}
     assert got == {(8, 8, 10, 0): "tuna:radix=2,block=1", (8, 8, 4, 0): "spreadout"}
+
+
+def test_table_ranges_cover_the_gaps(tmp_path):
+    """By default a measured P holds up to the next one and a size bucket from the smaller
+    one's successor (the smallest from 0) up to the next: P = 63 and 100 find entries,
+    P = 7 (below the smallest measured) does not; allgather entries come with them."""
+    recs = [record("spreadout", 8, 1024, 1e-5, q=4), record("xor", 8, 16, 1e-6, q=4),
+            record("tuna:radix=2,block=1", 64, 1024, 1e-5, q=4)]
+    ag = record("kring:k=4", 8, 1024, 1e-5, q=4)
+    ag["collective"] = "allgather"
+    recs.append(ag)
+    path = tmp_path / "sweep.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = tmp_path / "table.json"
+    assert cli.main(["tune", "build", str(path), "-o", str(out)]) == 0
+    table = json.loads(out.read_text())
+    assert table["tuna_tuning"] == 2
+    got = {(e["collective"], e["options"]): (e["P"], e["size_bucket"], e.get("sparsity_bucket"))
+           for e in table["entries"]}
+    assert got == {("alltoallv", "xor"): ([8, 63], [0, 9], [0, 3]),
+                   ("alltoallv", "spreadout"): ([8, 63], [10, None], [0, 3]),
+                   ("alltoallv", "tuna:radix=2,block=1"): ([64, None], [0, None], [0, 3]),
+                   ("allgather", "kring:k=4"): ([8, None], [0, None], None)}
+    assert tuning_table.schema_errors(table) == []
+
+
+def test_schema_rejects_bad_tables():
+    good = {"tuna_tuning": 2, "entries": [
+        {"P": [60, 64], "ranks_per_node": 32, "size_bucket": [0, None], "sparsity_bucket": 0,
+         "options": "xor"},
+        {"collective": "allreduce", "P": 64, "ranks_per_node": 32, "size_bucket": 10,
+         "options": "recmul:k=4"}]}
+    assert tuning_table.schema_errors(good) == []
+    bad = [
+        {"tuna_tuning": 3, "entries": []},                       # unknown version
+        {"tuna_tuning": 2, "entries": [], "colour": 1},          # unknown key
+        {"tuna_tuning": 1, "entries": [dict(good["entries"][1])]},  # v1: alltoallv only
+        {"tuna_tuning": 2, "entries": [{"P": 4, "ranks_per_node": 4, "size_bucket": 3,
+                                        "options": "xor"}]},     # alltoallv needs sparsity
+        {"tuna_tuning": 2, "entries": [dict(good["entries"][0], P=[64, 60])]},  # lo > hi
+        {"tuna_tuning": 2, "entries": [dict(good["entries"][0], size_bucket=63)]},  # no bucket
+        {"tuna_tuning": 2, "entries": [dict(good["entries"][0], options="auto")]},
+    ]
+    for table in bad:
+        assert tuning_table.schema_errors(table), table
+
+
+@pytest.mark.skipif(not os.environ.get("TUNA_MODEL"), reason="needs tuna-model (TUNA_MODEL)")
+def test_check_runs_the_library_reader(tmp_path, capsys):
+    """`tuna tune check`: a table the schema passes but libtuna rejects (an entry the one
+    before it always matches first; options of another collective) fails."""
+    shadowed = {"tuna_tuning": 2, "entries": [
+        {"P": [1, None], "ranks_per_node": [0, None], "size_bucket": [0, None],
+         "sparsity_bucket": [0, 3], "options": "xor"},
+        {"P": 64, "ranks_per_node": 32, "size_bucket": 10, "sparsity_bucket": 0,
+         "options": "linear"}]}
+    wrong = {"tuna_tuning": 2, "entries": [
+        {"collective": "allgather", "P": 4, "ranks_per_node": 4, "size_bucket": 10,
+         "options": "tuna:radix=2"}]}
+    files = []
+    for name, table in (("shadowed", shadowed), ("wrong", wrong)):
+        files.append(tmp_path / f"{name}.json")
+        files[-1].write_text(json.dumps(table))
+    data = Path(__file__).resolve().parents[2] / "tests" / "data" / "tuning_auto_p4.json"
+    assert cli.main(["tune", "check", str(data)]) == 0
+    assert "1 allgather" in capsys.readouterr().out
+    for f in files:
+        assert cli.main(["tune", "check", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "never used" in out and "allgather" in out
 
 
 def test_quality_rows(tmp_path, capsys):

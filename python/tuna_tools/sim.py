@@ -26,6 +26,8 @@ import tempfile
 import threading
 import time
 
+from tuna_tools import progress
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -135,65 +137,16 @@ SCALE_PRECISION = 1e-7
 
 # ------------------------------------------------------------------ lower bound
 
-_M = (1 << 64) - 1
+# Distributions whose every rank sends to (nearly) every other, so the latency term's
+# ceil(log2 P) rounds hold; sparse, FFT and file patterns get no bound.
+BOUNDED_DISTRIBUTIONS = ("uniform", "normal", "powerlaw")
 
 
-def _mix64(x, np):
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _rand01(seed, i, j, k, np):
-    """tuna-bench's bench_rand01 (tools/bench/distributions.c), vectorised."""
-    with np.errstate(over="ignore"):
-        h = _mix64(np.uint64((seed + 0x9E3779B97F4A7C15) & _M), np)
-        h = _mix64(h ^ (i * np.uint64(0xD1B54A32D192ED03)), np)
-        h = _mix64(h ^ (j * np.uint64(0x8CB92BA72F3D8DD7)), np)
-        h = _mix64(h ^ np.uint64((k * 0xABC98388FB8FAC03) & _M), np)
-    return (h >> np.uint64(11)).astype(np.float64) / 9007199254740992.0
-
-
-def size_matrix(dist, procs, S, seed):
-    """The P x P byte matrix tuna-bench builds for a synthetic distribution (uniform, normal,
-    powerlaw), or None for the others."""
-    import numpy as np
-    i = np.arange(procs, dtype=np.uint64)[:, None]
-    j = np.arange(procs, dtype=np.uint64)[None, :]
-    name = dist.get("name")
-    if name == "uniform":
-        v = np.floor(_rand01(seed, i, j, 0, np) * (S + 1))
-        return np.minimum(v, S)
-    if name == "powerlaw":
-        a = dist.get("exponent", 1.5)
-        u = _rand01(seed, i, j, 0, np)
-        hi = S + 1.0
-        if abs(a - 1.0) < 1e-12:
-            x = np.exp(u * math.log(hi))
-        else:
-            b = 1.0 - a
-            x = np.power(1.0 + u * (hi ** b - 1.0), 1.0 / b)
-        return np.clip(np.floor(x), 1, S) if S > 0 else np.zeros((procs, procs))
-    if name == "normal":
-        mean, sd = dist.get("mean", 0.5), dist.get("sd", 0.25)
-        out = np.full((procs, procs), -1.0)
-        for k in range(64):
-            todo = out < 0
-            if not todo.any():
-                break
-            u1 = 1.0 - _rand01(seed, i, j, 2 * k, np)
-            u2 = _rand01(seed, i, j, 2 * k + 1, np)
-            x = mean * S + sd * S * np.sqrt(-2.0 * np.log(u1)) * np.cos(6.283185307179586 * u2)
-            # C's lround: halves away from zero (x >= 0 here).
-            out = np.where(todo & (x >= 0), np.floor(x + 0.5), out)
-        return np.maximum(out, 0)
-    return None
-
-
-def lower_bound(plat, procs, rpn, sizes):
+def lower_bound(plat, procs, rpn, node_send_bytes, node_recv_bytes):
     """Lower bound in seconds of one all-to-all (max of the terms below) and its terms.
+    node_send_bytes / node_recv_bytes: the bytes the busiest node sends to / receives from
+    other nodes (tuna-bench computes them from its size matrix: the dist object's
+    max_node_offnode_send_bytes / max_node_offnode_recv_bytes).
 
     latency:   ceil(log2 P) rounds are needed for every rank to reach P-1 others when a rank
                sends one message per round (store and forward at best doubles the informed
@@ -206,17 +159,11 @@ def lower_bound(plat, procs, rpn, sizes):
                the node's internal bytes to one loopback was not a bound (simulated runs beat
                it). Kept in the output, as 0, for the record format.
     The terms can overlap in time, so their maximum, not their sum, is the bound."""
-    import numpy as np
     nodes = -(-procs // rpn)
     hop = plat["intra_lat"] if nodes == 1 else plat["link_lat"]
     rounds = math.ceil(math.log2(procs)) if procs > 1 else 0
     lat = rounds * (plat["os"] + plat["or"] + hop)
-    node = np.arange(procs) // rpn
-    same = node[:, None] == node[None, :]
-    off = np.where(same, 0.0, sizes)
-    out_node = np.bincount(node, weights=off.sum(axis=1), minlength=nodes)
-    in_node = np.bincount(node, weights=off.sum(axis=0), minlength=nodes)
-    inter = max(out_node.max(), in_node.max()) / plat["injection_bw"]
+    inter = max(node_send_bytes, node_recv_bytes) / plat["injection_bw"]
     return {"bound_s": max(lat, inter), "latency_s": lat, "bandwidth_s": inter,
             "intra_s": 0.0, "rounds": rounds}
 
@@ -246,28 +193,31 @@ def lower_bound_collective(plat, procs, rpn, collective, S):
 
 
 def record_bound(rec, plat, procs, rpn, cache):
-    """The lower bound of a tuna-bench record's configuration (None for count matrices read
-    from files), memoised in `cache` per (collective, distribution, S)."""
+    """The lower bound of a tuna-bench record's configuration, memoised in `cache`: from the
+    node totals tuna-bench wrote (its physical nodes must be the rpn-rank nodes of the
+    simulated placement), else, for records from before tuna-bench wrote them, the bound
+    recorded by the run that made them (the same definition). None for distributions
+    outside BOUNDED_DISTRIBUTIONS."""
     d = rec["dist"]
     coll = rec.get("collective", "alltoallv")
-    key = (plat.get("name"), coll, d.get("spec"), d.get("S_bytes"), procs, rpn)
-    if key in cache:
-        return cache[key]
-    lb = None
     if coll != "alltoallv":
-        lb = lower_bound_collective(plat, procs, rpn, coll, d["S_bytes"])
-    elif d.get("S_bytes") is not None:
-        sizes = size_matrix(d, procs, d["S_bytes"], d.get("seed", 1))
-        if sizes is not None:
-            lb = lower_bound(plat, procs, rpn, sizes)
-            # The bound is only as good as this copy of the bench's generator.
-            if abs(float(sizes.sum()) - d["total_bytes"]) > 0.5 or \
-                    abs(float(sizes.max()) - d["max_block_bytes"]) > 0.5:
-                raise ValueError(f"{d['spec']} S={d['S_bytes']}: the size matrix "
-                                 "rebuilt for the lower bound differs from "
-                                 "tuna-bench's (distributions.c changed?)")
-    cache[key] = lb
-    return lb
+        key = (plat.get("name"), coll, d.get("S_bytes"), procs, rpn)
+        if key not in cache:
+            cache[key] = lower_bound_collective(plat, procs, rpn, coll, d["S_bytes"])
+        return cache[key]
+    if d.get("name") not in BOUNDED_DISTRIBUTIONS:
+        return None
+    if "max_node_offnode_send_bytes" not in d:
+        return (rec.get("sim") or {}).get("bound")
+    nodes = rec.get("machine", {}).get("nodes")
+    if nodes is not None and nodes != -(-procs // rpn):
+        raise ValueError(f"{d['spec']} S={d.get('S_bytes')}: tuna-bench saw {nodes} nodes, "
+                         f"the placement has {-(-procs // rpn)} ({rpn} ranks per node)")
+    send, recv = d["max_node_offnode_send_bytes"], d["max_node_offnode_recv_bytes"]
+    key = (plat.get("name"), procs, rpn, send, recv)
+    if key not in cache:
+        cache[key] = lower_bound(plat, procs, rpn, send, recv)
+    return cache[key]
 
 
 # ------------------------------------------------------------------ running
@@ -345,7 +295,7 @@ def find_bench(path):
                      "TUNA_SIM_BENCH (build: cmake -DTUNA_SMPI=ON -DCMAKE_C_COMPILER=smpicc)")
 
 
-def run_one(args, xml, plat, procs, rpn, selector, out):
+def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
     tmp = tempfile.mkdtemp(prefix="tuna-sim-")
     try:
         hostfile = os.path.join(tmp, "hosts")
@@ -390,15 +340,26 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
         mem = MemorySampler()
         mem.start()
         t0 = time.monotonic()
+        sweep.start_run(jsonl)
         # A session of its own: on timeout the whole group goes, smpimain included
         # (subprocess.run would kill /usr/bin/time only and leave the simulator running).
-        with subprocess.Popen(full, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True) as proc:
+        # Output to files, not pipes: the loop below polls the JSON lines for progress.
+        errpath = os.path.join(tmp, "stderr")
+        with open(os.path.join(tmp, "stdout"), "w") as fout, open(errpath, "w") as ferr, \
+                subprocess.Popen(full, cwd=tmp, stdout=fout, stderr=ferr,
+                                 start_new_session=True) as proc:
             try:
-                _, stderr = proc.communicate(timeout=args.timeout)
+                while True:
+                    try:
+                        proc.wait(timeout=0.5)
+                        break
+                    except subprocess.TimeoutExpired:
+                        sweep.poll()
+                        if args.timeout is not None and time.monotonic() - t0 > args.timeout:
+                            raise
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
-                proc.communicate()
+                proc.wait()
                 # Recorded, so a table can say what did not finish (and after how long).
                 mem.stop_flag.set()
                 mem.join()
@@ -426,8 +387,11 @@ def run_one(args, xml, plat, procs, rpn, selector, out):
             if last and len(last[0].split()) == 4:
                 fields = last[0].split()
                 rss, cpu = int(fields[1]), float(fields[2]) + float(fields[3])
+        sweep.poll()
         if proc.returncode != 0:
-            tail = "\n".join((stderr or "").strip().splitlines()[-15:])
+            with open(errpath, encoding="utf-8", errors="replace") as f:
+                stderr = f.read()
+            tail = "\n".join(stderr.strip().splitlines()[-15:])
             raise OSError(f"smpirun failed (P={procs}, {selector}, exit "
                                f"{proc.returncode}):\n{tail}")
         records = []
@@ -466,28 +430,56 @@ def cmd_run(args):
     rpn = args.rpn or plat["ranks_per_node"]
     out = open(args.output, "a" if args.append else "w", encoding="utf-8") \
         if args.output != "-" else sys.stdout
+    selectors = args.selectors.split(",")
+    sweep = progress.sweep_bar(len(args.procs) * len(selectors), args.quiet,
+                               f"tuna sim {plat['name']}")
     try:
         for procs in args.procs:
-            for sel in args.selectors.split(","):
-                recs, wall, rss, rise = run_one(args, xml, plat, procs, rpn, sel, out)
-                print(f"tuna sim: {plat['name']} P={procs} rpn={rpn} {args.collective}={sel}: "
-                      f"{len(recs)} configurations, wall {wall:.1f} s, max RSS "
-                      f"{(rss or 0) / 1024:.0f} MiB, system memory +{rise:.0f} MiB",
-                      file=sys.stderr)
+            for sel in selectors:
+                recs, wall, rss, rise = run_one(args, xml, plat, procs, rpn, sel, out, sweep)
+                if not args.quiet:
+                    progress.note(f"tuna sim: {plat['name']} P={procs} rpn={rpn} "
+                                  f"{args.collective}={sel}: {len(recs)} configurations, wall "
+                                  f"{wall:.1f} s, max RSS {(rss or 0) / 1024:.0f} MiB, system "
+                                  f"memory +{rise:.0f} MiB")
     finally:
+        sweep.close()
         if out is not sys.stdout:
             out.close()
     return 0
 
 
+def find_native_bench(path):
+    """A tuna-bench that runs without a launcher (not the smpicc one): `tuna sim bound` asks
+    it for a data set's facts (tuna-bench --facts)."""
+    root = project_root()
+    for cand in (path, os.environ.get("TUNA_BENCH"), shutil.which("tuna-bench"),
+                 os.path.join(root, "build", "openmpi", "tools", "tuna-bench"),
+                 os.path.join(root, "build", "dev", "tools", "tuna-bench"),
+                 os.path.join(root, "build", "main", "tools", "tuna-bench")):
+        if cand and os.path.exists(cand):
+            return os.path.abspath(cand)
+    raise ValueError("tuna-bench not found: pass --bench (a build with mpicc, not smpicc)")
+
+
+def bench_facts(bench, procs, rpn, dist, size, seed):
+    """tuna-bench --facts: the "dist" object tuna-bench would record for this data set, its
+    node totals over nodes of rpn consecutive ranks."""
+    cmd = [bench, "--facts", str(procs), "--ranks-per-node", str(rpn), "-d", dist,
+           "-s", str(size), "--seed", str(seed)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ValueError(f"{shlex.join(cmd)}: {proc.stderr.strip()}")
+    return json.loads(proc.stdout.splitlines()[0])["dist"]
+
+
 def cmd_bound(args):
     _, plat = load_platform(args.platform)
     rpn = args.rpn or plat["ranks_per_node"]
-    dist = {"name": args.dist}
-    sizes = size_matrix(dist, args.procs, args.size, args.seed)
-    if sizes is None:
-        raise ValueError("bound: uniform, normal or powerlaw only")
-    print(json.dumps(lower_bound(plat, args.procs, rpn, sizes), indent=2))
+    d = bench_facts(find_native_bench(args.bench), args.procs, rpn, args.dist, args.size,
+                    args.seed)
+    print(json.dumps(lower_bound(plat, args.procs, rpn, d["max_node_offnode_send_bytes"],
+                                 d["max_node_offnode_recv_bytes"]), indent=2))
     return 0
 
 
@@ -718,6 +710,9 @@ def register(subparsers):
     r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")
     r.add_argument("--append", action="store_true")
     r.add_argument("-v", "--verbose", action="store_true")
+    r.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar and no per-run summary on stderr (the bar is shown "
+                        "only on a terminal)")
     r.set_defaults(func=cmd_run)
 
     b = sub.add_parser("bound", help="lower bound of one configuration")
@@ -727,6 +722,8 @@ def register(subparsers):
     b.add_argument("--dist", default="uniform", choices=["uniform", "normal", "powerlaw"])
     b.add_argument("--size", type=int, required=True, help="maximum block size S in bytes")
     b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--bench", help="tuna-bench built with mpicc, which computes the data set "
+                   "(default: $TUNA_BENCH, PATH, build/{openmpi,dev,main}/)")
     b.set_defaults(func=cmd_bound)
 
     s = sub.add_parser("summary", help="Markdown tables from `tuna sim run` output")

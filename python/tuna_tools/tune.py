@@ -5,6 +5,9 @@
                      lines, and build the table from them
   tuna tune build    build the table from existing tuna-bench JSON lines (local runs,
                      `tuna sim run` output, several files at once)
+  tuna tune check    validate tables: the JSON Schema (data/tuning.schema.json), then
+                     libtuna's own reader (tuna-model --check-tuning); build and run do the
+                     same before they write
   tuna tune profile  the machine profile (TUNA_PROFILE) of a simulated platform
                      (sim/platforms/NAME.json), so model and simulation describe one machine,
                      with vendor_alltoallv for the SMPI selector (--selector)
@@ -15,9 +18,11 @@
                      per cell the configuration it ranks first among those measured, and
                      its measured time against the measured best
 
-Table key: (P, ranks per node, size bucket, sparsity bucket), with the buckets computed
-exactly as libtuna does (src/select/tuning.c): size bucket = ceil(log2(max block bytes)),
-0 for blocks <= 1 byte; sparsity bucket = floor(4 * fraction of empty blocks), at most 3.
+Table key: (collective, P, ranks per node, size bucket, sparsity bucket for alltoallv), with
+the buckets libtuna uses (both read data/selection.json): size bucket = ceil(log2(max block
+bytes)), 0 for blocks <= 1 byte; sparsity bucket = floor(4 * fraction of empty blocks), at
+most 3. Entries are written as ranges (tuning_table.spread; --exact: one entry per key), and
+libtuna runs the first entry whose ranges hold its inputs.
 Within a key, a configuration is scored by the geometric mean over the key's cells
 (distribution x size) of its median time / the cell's best median time, counting only
 configurations measured in every cell; the lowest score wins.
@@ -32,17 +37,9 @@ import sys
 import tempfile
 
 from tuna_tools import results
-
-
-def size_bucket(max_block):
-    """ceil(log2(max_block)) in integer arithmetic (as tuna_select_size_bucket)."""
-    if not max_block or max_block <= 1:
-        return 0
-    return min(62, (int(math.ceil(max_block)) - 1).bit_length())
-
-
-def sparsity_bucket(zero_fraction):
-    return max(0, min(3, int(math.floor(4.0 * zero_fraction))))
+# The buckets as libtuna computes them: both read data/selection.json.
+from tuna_tools.selection import size_bucket, sparsity_bucket  # noqa: F401 (also tune's API)
+from tuna_tools import progress, selection, tuning_table
 
 
 def key_of(rec):
@@ -63,13 +60,17 @@ def _geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("inf")
 
 
-def build_table(records, source):
-    """The table's entries (sorted by key) from tuna-bench records."""
+def build_table(records, source, exact=False):
+    """The table from tuna-bench records: per measured key (collective, P, ranks per node,
+    size bucket, sparsity bucket for alltoallv) the best configuration, keys spread into
+    ranges (tuning_table.spread) unless exact. An exact alltoallv-only table is written as
+    version 1, which older libtuna reads too."""
     groups = {}
     for r in results.ok(records):
         if r["algorithm"] == "auto":
             continue
-        cells = groups.setdefault(key_of(r), {})
+        key = (r.get("collective", "alltoallv"),) + key_of(r)
+        cells = groups.setdefault(key, {})
         cells.setdefault(cell_of(r), {})[r["options"]] = r
     entries = []
     for key in sorted(groups):
@@ -83,25 +84,70 @@ def build_table(records, source):
             for o in common)
         score, opts = scored[0]
         times = [cells[c][opts]["time"]["median"] for c in cells]
-        vtimes = [cells[c][opts]["vendor"]["median"] for c in cells]
-        entries.append({
-            "P": key[0], "ranks_per_node": key[1], "size_bucket": key[2],
-            "sparsity_bucket": key[3], "options": opts,
-            "time": _geomean(times), "vendor_time": _geomean(vtimes),
-            "source": f"{source}; {len(cells)} cell(s), {len(common)} configurations, "
-                      f"score {score:.3f}",
-        })
-    return {"tuna_tuning": 1, "collective": "alltoallv", "entries": entries}
+        vtimes = [cells[c][opts]["vendor"]["median"] for c in cells
+                  if cells[c][opts].get("vendor")]
+        entry = {"collective": key[0], "P": key[1], "ranks_per_node": key[2],
+                 "size_bucket": key[3]}
+        if key[0] == "alltoallv":
+            entry["sparsity_bucket"] = key[4]
+        entry.update({"options": opts, "time": _geomean(times)})
+        if len(vtimes) == len(times):
+            entry["vendor_time"] = _geomean(vtimes)
+        entry["source"] = (f"{source}; {len(cells)} cell(s), {len(common)} configurations, "
+                           f"score {score:.3f}")
+        entries.append(entry)
+    if exact and all(e["collective"] == "alltoallv" for e in entries):
+        for e in entries:
+            del e["collective"]
+        return {"tuna_tuning": 1, "collective": "alltoallv", "entries": entries}
+    return {"tuna_tuning": 2, "entries": entries if exact else tuning_table.spread(entries)}
 
 
-def write_table(table, path):
+def optional_model(path):
+    """tuna-model for libtuna's check of a written table, or None (then only the schema)."""
+    try:
+        return find_model(path)
+    except ValueError:
+        return None
+
+
+def write_table(table, path, model=None):
+    """Validate (schema; libtuna's reader when tuna-model is found), then write."""
+    model = optional_model(model)
+    tuning_table.validate(table, model)
     text = json.dumps(table, indent=1) + "\n"
     if path == "-":
         sys.stdout.write(text)
     else:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
-        print(f"tuna tune: {len(table['entries'])} entries written to {path}", file=sys.stderr)
+        checked = "schema and libtuna" if model else "schema (no tuna-model to run libtuna's check)"
+        print(f"tuna tune: {len(table['entries'])} entries written to {path}, checked by "
+              f"{checked}", file=sys.stderr)
+
+
+def cmd_check(args):
+    """`tuna tune check FILE...`: the schema, then libtuna's own reader (tuna-model)."""
+    model = None if args.schema_only else find_model(args.model)
+    bad = 0
+    for path in args.files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                table = json.load(f)
+            errors = tuning_table.schema_errors(table)
+            if errors:
+                raise ValueError("schema: " + "; ".join(errors))
+            note = "schema ok"
+            if model:
+                ok, text = tuning_table.library_check(path, model)
+                if not ok:
+                    raise ValueError(f"libtuna: {text}")
+                note = text.split(": ", 1)[-1]
+            print(f"{path}: ok ({note})")
+        except (ValueError, OSError) as err:  # json.JSONDecodeError is a ValueError
+            print(f"{path}: {err}")
+            bad += 1
+    return 1 if bad else 0
 
 
 def quality(records, normalize=False):
@@ -257,7 +303,8 @@ def cmd_model(args):
 
 def cmd_build(args):
     recs = results.load(args.files)
-    write_table(build_table(recs, "tuna tune build " + " ".join(args.files)), args.output)
+    write_table(build_table(recs, "tuna tune build " + " ".join(args.files), args.exact),
+                args.output, args.model)
     return 0
 
 
@@ -268,23 +315,54 @@ def cmd_run(args):
     mpiexec = shlex.split(args.mpiexec)
     jsonl = args.jsonl or (args.output + ".jsonl" if args.output != "-" else "tune.jsonl")
     first = True
-    for p in args.procs:
-        cmd = mpiexec + ["-n", str(p), bench, "-a", args.algorithms, "--param", args.param,
-                         "-s", args.sizes, "-n", str(args.iters), "-w", str(args.warmup),
-                         "-j", jsonl, "-q"]
-        if not first:
-            cmd.append("--append")
-        for d in args.dist or ["uniform"]:
-            cmd += ["-d", d]
-        if args.rpn:
-            cmd += ["--ranks-per-node", args.rpn]
-        print("tuna tune: " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
-        rc = subprocess.call(cmd)
-        if rc != 0:
-            raise ValueError(f"tuna-bench exited with {rc}")
-        first = False
-    write_table(build_table(results.load([jsonl]), f"tuna tune run ({jsonl})"), args.output)
+    sweep = progress.sweep_bar(len(args.procs), args.quiet, "tuna tune run")
+    # With the bar on the terminal, tuna-bench's tables go to a file instead of between it.
+    tables = jsonl + ".txt" if not sweep.bar.disable else None
+    try:
+        for p in args.procs:
+            first = _run_bench(args, bench, mpiexec, jsonl, p, first, sweep, tables)
+    finally:
+        sweep.close()
+    if tables:
+        progress.note(f"tuna tune: tuna-bench's tables are in {tables}")
+    write_table(build_table(results.load([jsonl]), f"tuna tune run ({jsonl})", args.exact),
+                args.output, args.model)
     return 0
+
+
+def _run_bench(args, bench, mpiexec, jsonl, p, first, sweep, tables):
+    """One tuna-bench sweep at P ranks into jsonl (the first truncates it, later ones append);
+    its tables go to the file `tables` when set. Returns False: the next run appends."""
+    cmd = mpiexec + ["-n", str(p), bench, "-a", args.algorithms, "--param", args.param,
+                     "-s", args.sizes, "-n", str(args.iters), "-w", str(args.warmup),
+                     "-j", jsonl, "-q"]
+    if not first:
+        cmd.append("--append")
+    for d in args.dist or ["uniform"]:
+        cmd += ["-d", d]
+    if args.rpn:
+        cmd += ["--ranks-per-node", args.rpn]
+    if not args.quiet:
+        progress.note("tuna tune: " + " ".join(shlex.quote(c) for c in cmd))
+    if first and os.path.exists(jsonl):
+        os.unlink(jsonl)  # tuna-bench truncates it anyway: count from an empty file
+    sweep.start_run(jsonl)
+    log = open(tables, "w" if first else "a", encoding="utf-8") if tables else None
+    try:
+        proc = subprocess.Popen(cmd, stdout=log)
+        while True:
+            try:
+                rc = proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                sweep.poll()
+    finally:
+        if log:
+            log.close()
+    sweep.poll()
+    if rc != 0:
+        raise ValueError(f"tuna-bench exited with {rc}")
+    return False
 
 
 def platform_profile(plat, rendezvous=False):
@@ -333,36 +411,18 @@ def platform_profile(plat, rendezvous=False):
     return prof
 
 
-# The tuna algorithm that models each SimGrid 3.32 MPI_Alltoallv selector (--cfg=smpi/alltoallv:
-# NAME; src/smpi/colls/ of SimGrid 3.32, docs/tuning.md). None: not modelled.
-SMPI_VENDOR_ALLTOALLV = {
-    # colls::ialltoallv: every receive, then every send, in rank order, one wait
-    "default": "linear",
-    "ompi_basic_linear": "linear",
-    # alltoallv__bruck despite its name: batches of 4 offsets (self included) from the
-    # rank, receives from rank+i, sends to rank-i, Waitall per batch
-    "mpich": "scattered:block=4",
-    "bruck": "scattered:block=4",
-    # sendrecv with (rank + i, rank - i) for i = 0..P-1
-    "ring": "pairwise",
-    # sendrecv with rank ^ i (power-of-two P)
-    "pair": "xor",
-}
-
-
 def smpi_vendor_alltoallv(selector, procs=None):
-    """vendor_alltoallv for an SMPI selector; 'ompi' decides on the communicator size
-    (Open MPI's coll/tuned fixed rule: basic linear or its XOR 'pair'), so it needs procs."""
-    if selector == "ompi":
-        if not procs:
-            raise ValueError("--selector ompi chooses by communicator size: give --procs P")
-        p = procs
-        linear = p >= 4 and (p < 64 or 128 <= p < 256 or p >= 1024)
-        return "linear" if linear else "xor"
-    if selector not in SMPI_VENDOR_ALLTOALLV:
+    """vendor_alltoallv for an SMPI selector (data/selection.json, smpi_alltoallv_selectors);
+    'ompi' decides on the communicator size (Open MPI's coll/tuned fixed rule: basic linear or
+    its XOR 'pair'), so it needs procs."""
+    known = selection.smpi_selectors()
+    if selector not in known:
         raise ValueError(f"SMPI selector '{selector}': no tuna algorithm models it (known: "
-                         f"{', '.join(sorted(SMPI_VENDOR_ALLTOALLV) + ['ompi'])})")
-    return SMPI_VENDOR_ALLTOALLV[selector]
+                         f"{', '.join(sorted(known))})")
+    rules = known[selector]
+    if len(rules) > 1 and not procs:
+        raise ValueError(f"--selector {selector} chooses by communicator size: give --procs P")
+    return selection.first_rule(rules, procs)
 
 
 def fit_agreement(points):
@@ -475,11 +535,27 @@ def register(subparsers):
                    help="launcher and its flags, e.g. 'mpiexec --oversubscribe'")
     r.add_argument("--jsonl", help="where the sweep's JSON lines go (default OUTPUT.jsonl)")
     r.add_argument("-o", "--output", default="-", help="tuning table (default stdout)")
+    r.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar (shown only on a terminal) and no command lines on "
+                        "stderr")
     r.set_defaults(func=cmd_run)
     b = sub.add_parser("build", help="build a table from tuna-bench JSON lines")
     b.add_argument("files", nargs="+")
     b.add_argument("-o", "--output", default="-")
     b.set_defaults(func=cmd_build)
+    for p in (r, b):
+        p.add_argument("--exact", action="store_true",
+                       help="one entry per measured key, no ranges (alltoallv only: version 1, "
+                            "which older libtuna reads)")
+        p.add_argument("--model", help="tuna-model that checks the table with libtuna's "
+                       "reader (default: $TUNA_MODEL, the build, PATH; none: schema only)")
+    c = sub.add_parser("check", help="validate tuning tables: JSON Schema "
+                       "(data/tuning.schema.json), then libtuna's reader (tuna-model)")
+    c.add_argument("files", nargs="+")
+    c.add_argument("--model", help="path of tuna-model (default: $TUNA_MODEL, the build, PATH)")
+    c.add_argument("--schema-only", action="store_true",
+                   help="the schema and key limits only, without tuna-model")
+    c.set_defaults(func=cmd_check)
     mo = sub.add_parser("model", help="the cost model against measured configurations: its "
                         "pick per cell vs the measured best (TUNA_PROFILE: the profile)")
     mo.add_argument("files", nargs="+", help="tuna-bench JSON lines")

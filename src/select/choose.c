@@ -20,7 +20,7 @@ static struct {
     int rc;                 /* load result, repeated on every call */
     char msg[512];          /* its message */
     tuna_profile profile;
-    tuna_tuning tuning;
+    tuna_tuning tuning[TUNA_ALLREDUCE + 1]; /* per collective */
     tuna_mpi_library library; /* from MPI_Get_library_version: the built-in vendor model */
     int auto_period, auto_period_max; /* TUNA_AUTO_PERIOD */
     unsigned long long checksum;
@@ -44,7 +44,8 @@ static void load_files(void)
         rc = tuna_profile_load(pf, &sel.profile);
     if (rc == MPI_SUCCESS && tf && *tf) {
         var = "TUNA_TUNING";
-        rc = tuna_tuning_load(tf, TUNA_ALLTOALLV, &sel.tuning);
+        for (int c = TUNA_ALLTOALLV; c <= TUNA_ALLREDUCE && rc == MPI_SUCCESS; c++)
+            rc = tuna_tuning_load(tf, (tuna_collective)c, &sel.tuning[c]);
     }
     if (rc != MPI_SUCCESS) {
         snprintf(sel.msg, sizeof sel.msg, "%s: %s", var, tuna_error_string(rc));
@@ -104,12 +105,8 @@ static void load_files(void)
     for (int i = 0; p->has_vendor_alltoallv && i < TUNA_MAX_PARAMS; i++)
         vm[2 + i] = (int)p->vendor_alltoallv.value[i];
     mix(&h, vm, sizeof vm);
-    for (int i = 0; i < sel.tuning.n; i++) {
-        const tuna_tuning_entry *e = &sel.tuning.entries[i];
-        int k[] = {e->P, e->Q, e->size_bucket, e->sparsity_bucket, e->opt.algorithm};
-        mix(&h, k, sizeof k);
-        mix(&h, e->opt.value, sizeof e->opt.value);
-    }
+    for (int c = TUNA_ALLTOALLV; c <= TUNA_ALLREDUCE; c++)
+        mix(&h, &sel.tuning[c].digest, sizeof sel.tuning[c].digest);
     mix(&h, &sel.auto_period, sizeof sel.auto_period);
     mix(&h, &sel.auto_period_max, sizeof sel.auto_period_max);
     mix(&h, &sel.rc, sizeof sel.rc);
@@ -401,7 +398,8 @@ int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
         return MPI_SUCCESS;
     tuna_choice c = {.algorithm = -1};
     const tuna_tuning_entry *e =
-        tuna_tuning_find(&sel.tuning, in->P, in->Q, tuna_select_size_bucket(in->max_block),
+        tuna_tuning_find(&sel.tuning[TUNA_ALLTOALLV], in->P, in->Q,
+                         tuna_select_size_bucket(in->max_block),
                          tuna_select_sparsity_bucket(in->zero_fraction));
     if (e) {
         const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
@@ -430,7 +428,7 @@ void tuna_select_record(const tuna_choice *c)
     tuna_stats_current.algorithm = c->algorithm;
     memcpy(tuna_stats_current.params, c->param, sizeof tuna_stats_current.params);
     tuna_stats_current.predicted = c->predicted;
-    tuna_stats_current.auto_source = 1;
+    tuna_stats_current.auto_source = c->from_table ? 2 : 1;
 }
 
 int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
@@ -442,13 +440,25 @@ int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in
     if (memo_find(reg, in, out))
         return MPI_SUCCESS;
     tuna_choice best = {.algorithm = -1};
-    for (int alg = 0; alg < reg->n; alg++)
-        row_best(reg, in, alg, 0, 0, &best);
-    if (best.algorithm < 0)
-        return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
-    /* the library runs the same exchange with a lower constant: its own call */
-    if (reg->library_runs && reg->library_runs(&sel.profile, in, best.predicted))
-        best.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+    /* Their inputs are dense: sparsity bucket 0; the size is the block / vector. */
+    const tuna_tuning_entry *e = tuna_tuning_find(&sel.tuning[reg->coll], in->P, in->Q,
+                                                  tuna_select_size_bucket(in->bytes), 0);
+    if (e) {
+        const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
+        best.algorithm = e->opt.algorithm;
+        tuna_params_resolve(&row->info, e->opt.value, in->P, best.param);
+        double t = tuna_model_cost(reg, &sel.profile, in, best.algorithm, best.param);
+        best.predicted = t > 0 ? t : 0; /* vendor has no model */
+        best.from_table = true;
+    } else {
+        for (int alg = 0; alg < reg->n; alg++)
+            row_best(reg, in, alg, 0, 0, &best);
+        if (best.algorithm < 0)
+            return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
+        /* the library runs the same exchange with a lower constant: its own call */
+        if (reg->library_runs && reg->library_runs(&sel.profile, in, best.predicted))
+            best.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+    }
     memo_keep(reg, in, &best);
     *out = best;
     return MPI_SUCCESS;

@@ -43,20 +43,27 @@ static int get_number(json_t *obj, const char *where, const char *key, bool requ
     return MPI_SUCCESS;
 }
 
-/* Reject keys outside `allowed` (NULL-terminated), so a typo is an error, not a default. */
-static int check_keys(json_t *obj, const char *const *allowed, const char *where,
-                      const char *path)
+const char *tuna_select_unknown_key(struct json_t *obj, const char *const *known)
 {
     const char *key;
     json_t *val;
     json_object_foreach(obj, key, val) {
         bool ok = false;
-        for (int i = 0; allowed[i]; i++)
-            ok |= strcmp(key, allowed[i]) == 0;
+        for (int i = 0; known[i]; i++)
+            ok |= strcmp(key, known[i]) == 0;
         if (!ok)
-            return tuna_error_set(MPI_ERR_ARG, "profile %s: unknown key \"%s%s\"", path, where,
-                                  key);
+            return key;
     }
+    return NULL;
+}
+
+/* Reject keys outside `allowed` (NULL-terminated), so a typo is an error, not a default. */
+static int check_keys(json_t *obj, const char *const *allowed, const char *where,
+                      const char *path)
+{
+    const char *key = tuna_select_unknown_key(obj, allowed);
+    if (key)
+        return tuna_error_set(MPI_ERR_ARG, "profile %s: unknown key \"%s%s\"", path, where, key);
     return MPI_SUCCESS;
 }
 

@@ -136,9 +136,15 @@ typedef struct tuna_select_input {
     bool commute;           /* allreduce: the op commutes */
 } tuna_select_input;
 
-/* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log. */
+/* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log, defined by
+ * python/tuna_tools/data/selection.json (selection_tables.c). */
 int tuna_select_size_bucket(double max_block);       /* ceil(log2 max_block), 0 if <= 1 */
 int tuna_select_sparsity_bucket(double zero_fraction); /* floor(4 z), clamped to [0, 3] */
+int tuna_select_size_bucket_count(void);              /* buckets 0 .. count - 1 */
+
+/* The algorithm (option string) of the first selection.json vendor rule of `library`
+ * (tuna_mpi_library_name) that holds at P, or NULL; *by_P: the library has several rules. */
+const char *tuna_vendor_alltoallv_rule(const char *library, int P, bool *by_P);
 
 /*
  * Predicted time (seconds) of row `alg` of registry `reg` with resolved parameters `param`
@@ -229,8 +235,8 @@ typedef struct tuna_choice {
 } tuna_choice;
 
 /*
- * The configuration `auto` runs for these inputs: the tuning table's entry if
- * TUNA_TUNING has one for (P, Q, size bucket, sparsity bucket), otherwise the
+ * The configuration `auto` runs for these inputs: the first tuning table entry whose ranges
+ * hold (P, Q, size bucket, sparsity bucket) if TUNA_TUNING has one, otherwise the
  * candidate with the smallest model time (ties: vendor first — the library runs it
  * without tuna's per-call work —, then lower table index, then lower parameters). vendor
  * is a candidate when tuna_select_vendor_model() has a model for it. A pure function of
@@ -256,18 +262,29 @@ int tuna_select_profile(const tuna_profile **out);
 int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in,
                            tuna_choice *out, int max, int *count);
 
-/* Tuning tables. */
+/* Tuning tables (docs/tuning.md): the first entry whose key ranges hold the inputs decides. */
+typedef struct tuna_tuning_range {
+    long lo, hi; /* inclusive */
+} tuna_tuning_range;
+
 typedef struct tuna_tuning_entry {
-    int P, Q, size_bucket, sparsity_bucket;
+    tuna_tuning_range P, Q, size_bucket, sparsity_bucket;
     tuna_options opt;
 } tuna_tuning_entry;
 
 typedef struct tuna_tuning {
-    tuna_tuning_entry *entries;
+    tuna_tuning_entry *entries; /* one collective's, in file order */
     int n;
+    unsigned long long digest;  /* of the entries: part of the checksum the ranks agree on */
 } tuna_tuning;
 
-/* Load a table for `coll` (format in docs/tuning.md); errors as tuna_profile_load(). */
+/* The first key of JSON object obj not in the NULL-terminated list `known`, or NULL: the
+ * profile and tuning-table readers reject such keys (a typo is an error, not a default). */
+struct json_t;
+const char *tuna_select_unknown_key(struct json_t *obj, const char *const *known);
+
+/* Load the entries of `coll` from a table (every entry is validated; errors as
+ * tuna_profile_load()). Version 1 files hold alltoallv entries only. */
 int tuna_tuning_load(const char *path, tuna_collective coll, tuna_tuning *t);
 void tuna_tuning_free(tuna_tuning *t);
 const tuna_tuning_entry *tuna_tuning_find(const tuna_tuning *t, int P, int Q, int size_bucket,

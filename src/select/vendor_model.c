@@ -39,37 +39,20 @@ const char *tuna_mpi_library_name(tuna_mpi_library lib)
 
 int tuna_vendor_alltoallv_guess(tuna_mpi_library lib, int P, tuna_options *opt)
 {
-    const char *alg;
-    int how = TUNA_VENDOR_GUESS_FIXED;
-    switch (lib) {
-    case TUNA_MPILIB_OPENMPI:
-        /* coll/tuned's fixed rule looks at the communicator size only: basic linear
-         * (receives, then sends, in rank order) or pairwise. */
-        alg = P < 4      ? "pairwise"
-              : P < 64   ? "linear"
-              : P < 128  ? "pairwise"
-              : P < 256  ? "linear"
-              : P < 1024 ? "pairwise"
-                         : "linear";
-        how = TUNA_VENDOR_GUESS_BY_P;
-        break;
-    case TUNA_MPILIB_MPICH:
-        /* MPIR_Alltoallv_intra_scattered, MPIR_CVAR_ALLTOALL_THROTTLE = 32 pairs per batch. */
-        alg = "scattered:block=32";
-        break;
-    case TUNA_MPILIB_SMPI:
-        /* SimGrid's default selector: ialltoallv, all receives then all sends in rank order
-         * (its "mpich" selector runs batches of 4: `tuna tune profile --selector`). */
-        alg = "linear";
-        break;
-    default:
+    /* The rules (python/tuna_tools/data/selection.json): Open MPI's coll/tuned fixed rule
+     * looks at the communicator size only (basic linear or pairwise); MPICH runs
+     * MPIR_Alltoallv_intra_scattered with MPIR_CVAR_ALLTOALL_THROTTLE = 32 pairs per batch;
+     * SimGrid's default selector all receives then all sends in rank order (its "mpich"
+     * selector runs batches of 4: `tuna tune profile --selector`). */
+    if (lib == TUNA_MPILIB_UNKNOWN)
         return TUNA_VENDOR_GUESS_NONE;
-    }
+    bool by_P;
+    const char *alg = tuna_vendor_alltoallv_rule(tuna_mpi_library_name(lib), P, &by_P);
     tuna_options o;
-    if (tuna_options_parse(alg, TUNA_ALLTOALLV, &o) != MPI_SUCCESS)
-        return TUNA_VENDOR_GUESS_NONE; /* not reached: the strings above are table rows */
+    if (!alg || tuna_options_parse(alg, TUNA_ALLTOALLV, &o) != MPI_SUCCESS)
+        return TUNA_VENDOR_GUESS_NONE; /* not reached: every rule is a table row (test_auto) */
     *opt = o;
-    return how;
+    return by_P ? TUNA_VENDOR_GUESS_BY_P : TUNA_VENDOR_GUESS_FIXED;
 }
 
 double tuna_vendor_call_overhead_guess(tuna_mpi_library lib)

@@ -42,6 +42,7 @@ typedef struct param_spec {
 typedef struct type_choice {
     const char *name;
     MPI_Datatype type;
+    int size; /* bytes, known without MPI (--facts runs without MPI_Init) */
 } type_choice;
 
 typedef struct bench_args {
@@ -55,6 +56,7 @@ typedef struct bench_args {
     int ndists;
     const char *type_name;
     MPI_Datatype type;
+    int type_size;
     int type_given;
     int unit_elements;
     int iters, warmup;
@@ -67,9 +69,15 @@ typedef struct bench_args {
     int plan;           /* --plan: 0 none, 1 estimate, 2 measure (tuna_*_init, start/wait) */
     int quiet;
     int list, help;
+    int facts_procs; /* --facts P: print the data sets' facts for P ranks and exit (0: off) */
 } bench_args;
 
 static int me = 0, P = 1;
+/* node_of[j]: 1 if rank j shares this rank's physical node (MPI_COMM_TYPE_SHARED), else 0;
+ * node_comm: that node's ranks. For the off-node byte totals that `tuna sim`'s lower bound
+ * divides by a node's injection bandwidth. */
+static int *node_of = NULL;
+static MPI_Comm node_comm = MPI_COMM_NULL;
 
 static void usage(FILE *f)
 {
@@ -119,12 +127,20 @@ static void usage(FILE *f)
             "      --run-name NAME     name of the run in the JSON and figure titles\n"
             "  -q, --quiet             no progress on stderr\n"
             "  -l, --list              list algorithms and parameters, then exit\n"
+            "      --facts P           print each data set's global facts for P ranks on\n"
+            "                          nodes of --ranks-per-node consecutive ranks (default: one\n"
+            "                          node) as JSON lines, computed in this one process without\n"
+            "                          MPI (no launcher), then exit: `tuna sim bound`'s inputs\n"
             "  -h, --help              this help\n");
 }
 
 static const type_choice types[] = {
-    {"byte", MPI_BYTE},   {"char", MPI_CHAR},     {"int", MPI_INT},
-    {"float", MPI_FLOAT}, {"double", MPI_DOUBLE}, {"int64", MPI_INT64_T},
+    {"byte", MPI_BYTE, 1},
+    {"char", MPI_CHAR, 1},
+    {"int", MPI_INT, sizeof(int)},
+    {"float", MPI_FLOAT, sizeof(float)},
+    {"double", MPI_DOUBLE, sizeof(double)},
+    {"int64", MPI_INT64_T, sizeof(int64_t)},
 };
 
 static int copy_str(char *dst, size_t cap, const char *src, const char *what, char *err,
@@ -142,7 +158,7 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *what, ch
 static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t errlen)
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
-           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN };
+           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS };
     static const struct option longopts[] = {
         {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
@@ -168,12 +184,14 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"quiet", no_argument, 0, 'q'},
         {"list", no_argument, 0, 'l'},
         {"help", no_argument, 0, 'h'},
+        {"facts", required_argument, 0, O_FACTS},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     strcpy(a->algorithms, "all");
     strcpy(a->sizes, "16:16384:x4");
     a->type_name = "byte";
     a->type = MPI_BYTE;
+    a->type_size = 1;
     a->iters = 20;
     a->warmup = 3;
     a->seed = 1;
@@ -266,6 +284,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
             }
             a->type_name = types[found].name;
             a->type = types[found].type;
+            a->type_size = types[found].size;
             a->type_given = 1;
             break;
         }
@@ -322,6 +341,10 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         case 'l':
             a->list = 1;
             break;
+        case O_FACTS:
+            if (cli_int("--facts", optarg, 1, 1 << 20, &a->facts_procs, err, errlen))
+                return -1;
+            break;
         case 'h':
             a->help = 1;
             break;
@@ -331,6 +354,10 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     }
     if (cli_no_positional(argc, argv, err, errlen))
         return -1;
+    if (a->facts_procs && a->coll != TUNA_ALLTOALLV) {
+        snprintf(err, errlen, "--facts describes alltoallv data sets only");
+        return -1;
+    }
     if (a->coll != TUNA_ALLTOALLV) {
         /* Every rank contributes the same count (MPI's rule for these collectives). */
         if (a->ndists > 0 || scale > 0) {
@@ -340,6 +367,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         if (a->coll == TUNA_ALLREDUCE && !a->type_given) {
             a->type_name = "double";
             a->type = MPI_DOUBLE;
+            a->type_size = sizeof(double);
         }
         if (a->coll == TUNA_ALLREDUCE && (a->type == MPI_BYTE || a->type == MPI_CHAR)) {
             snprintf(err, errlen, "--collective allreduce sums numbers: --type int, float, "
@@ -611,6 +639,8 @@ typedef struct dataset {
     int count;  /* allgather / allreduce: elements every rank contributes */
     /* Global facts from the whole matrix, in bytes. */
     double total_bytes, max_rank_bytes, max_block_bytes, mean_block_bytes, zero_fraction;
+    /* The busiest node's bytes to / from ranks of other nodes (alltoallv; -1: not computed) */
+    double max_node_offnode_send_bytes, max_node_offnode_recv_bytes;
 } dataset;
 
 /*
@@ -729,6 +759,35 @@ static long to_elements(const bench_args *a, const bench_dist *dist, long size, 
     return a->unit_elements ? size : size / tsize;
 }
 
+/* One rank's share of a data set's global facts, in bytes (sums of integers below 2^53). */
+typedef struct rank_bytes {
+    double sent, received_elements, empty_blocks, max_block;
+    double offnode_sent, offnode_received; /* to / from ranks of other nodes */
+} rank_bytes;
+
+/* The facts of rank `rank`, which sends srow[j] and receives rcol[j] (units) to / from rank j;
+ * rank j is on another node when nodes[j] != nodes[rank] (node ids, or node_of's flags). */
+static rank_bytes rank_bytes_of(const bench_args *a, const bench_dist *dist, const long *srow,
+                                const long *rcol, int tsize, const int *nodes, int rank)
+{
+    rank_bytes rb = {0, 0, 0, 0, 0, 0};
+    for (int j = 0; j < P; j++) {
+        double b = (double)to_elements(a, dist, srow[j], tsize) * tsize;
+        double r = (double)to_elements(a, dist, rcol[j], tsize);
+        rb.sent += b;
+        rb.received_elements += r;
+        if (b > rb.max_block)
+            rb.max_block = b;
+        if (b == 0)
+            rb.empty_blocks++;
+        if (nodes[j] != nodes[rank]) {
+            rb.offnode_sent += b;
+            rb.offnode_received += r * tsize;
+        }
+    }
+    return rb;
+}
+
 /*
  * Build the data set on every rank. Collective: rank 0 reads files and
  * broadcasts; every rank returns the same status.
@@ -793,21 +852,14 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
      * Global facts, in bytes, from every rank's row (sums of integers below 2^53:
      * exact in any order), and the int limits of MPI_Alltoallv's counts and displacements.
      */
-    double sums[2] = {0, 0}, maxes[2] = {0, 0}; /* total, zeros; row total, largest block */
-    double row = 0, col = 0;
-    for (int j = 0; j < P; j++) {
-        double b = (double)to_elements(a, dist, d->srow[j], tsize) * tsize;
-        row += b;
-        col += (double)to_elements(a, dist, d->rcol[j], tsize);
-        if (b > maxes[1])
-            maxes[1] = b;
-        if (b == 0)
-            sums[1]++;
-    }
-    sums[0] = maxes[0] = row;
-    int fits = !(row / tsize > INT_MAX || col > INT_MAX);
+    rank_bytes rb = rank_bytes_of(a, dist, d->srow, d->rcol, tsize, node_of, me);
+    double sums[2] = {rb.sent, rb.empty_blocks}, maxes[2] = {rb.sent, rb.max_block};
+    double offnode[2] = {rb.offnode_sent, rb.offnode_received};
+    int fits = !(rb.sent / tsize > INT_MAX || rb.received_elements > INT_MAX);
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, maxes, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, offnode, 2, MPI_DOUBLE, MPI_SUM, node_comm);
+    MPI_Allreduce(MPI_IN_PLACE, offnode, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!fits) {
         snprintf(err, errlen,
@@ -821,6 +873,8 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
     d->max_block_bytes = maxes[1];
     d->mean_block_bytes = sums[0] / (double)n;
     d->zero_fraction = sums[1] / (double)n;
+    d->max_node_offnode_send_bytes = offnode[0];
+    d->max_node_offnode_recv_bytes = offnode[1];
 
     size_t ib = (size_t)P * sizeof(int);
     d->scounts = malloc(ib), d->sdispls = malloc(ib), d->rcounts = malloc(ib),
@@ -900,6 +954,7 @@ static int dataset_make_coll(const bench_args *a, const bench_dist *dist, long S
     d->rbytes = (size_t)total * (size_t)tsize;
     d->total_bytes = (double)d->sbytes * P;
     d->max_rank_bytes = d->max_block_bytes = d->mean_block_bytes = (double)d->sbytes;
+    d->max_node_offnode_send_bytes = d->max_node_offnode_recv_bytes = -1;
     int ok = payload_buffers(a, d);
     if (ok && a->verify) {
         if (a->coll == TUNA_ALLGATHER) {
@@ -1244,14 +1299,9 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
 
 /* ------------------------------------------------------------ output */
 
-static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const dataset *d,
-                           const config *c, const result *r, int rpn_logical, int index,
-                           int count)
+/* The "dist" object of a record: the distribution and the data set's global facts. */
+static json_t *dist_json(const bench_args *a, const dataset *d)
 {
-    const tuna_algorithm_info *info = tuna_algorithm_get(a->coll, c->opt.algorithm);
-    json_t *params = json_object();
-    for (int p = 0; p < info->nparams; p++)
-        json_object_set_new(params, info->params[p].name, json_integer(c->opt.value[p]));
     json_t *dist = json_pack("{s:s,s:s,s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:f}", "name",
                              bench_dist_name(d->dist->kind), "spec", d->dist->spec, "unit",
                              a->unit_elements ? "elements" : "bytes", "type", a->type_name,
@@ -1260,12 +1310,17 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
                              d->max_block_bytes, "mean_block_bytes", d->mean_block_bytes,
                              "zero_fraction", d->zero_fraction);
     json_object_set_new(dist, "S", d->S >= 0 ? json_integer(d->S) : json_null());
-    int tsize;
-    MPI_Type_size(a->type, &tsize);
+    int tsize = a->type_size;
     json_object_set_new(dist, "S_bytes",
                         d->S >= 0 ? json_integer(a->unit_elements ? d->S * tsize : d->S)
                                   : json_null());
     json_object_set_new(dist, "type_size", json_integer(tsize));
+    if (d->max_node_offnode_send_bytes >= 0) { /* integers: exact at any size */
+        json_object_set_new(dist, "max_node_offnode_send_bytes",
+                            json_integer((json_int_t)d->max_node_offnode_send_bytes));
+        json_object_set_new(dist, "max_node_offnode_recv_bytes",
+                            json_integer((json_int_t)d->max_node_offnode_recv_bytes));
+    }
     if (a->coll != TUNA_ALLTOALLV) { /* no distribution: every rank contributes S */
         json_object_set_new(dist, "name", json_string("fixed"));
         json_object_set_new(dist, "spec", json_string("fixed"));
@@ -1285,6 +1340,18 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
         json_object_set_new(dist, "file", json_string(d->dist->path));
         json_object_set_new(dist, "scale", json_real(d->dist->scale));
     }
+    return dist;
+}
+
+static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const dataset *d,
+                           const config *c, const result *r, int rpn_logical, int index,
+                           int count)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(a->coll, c->opt.algorithm);
+    json_t *params = json_object();
+    for (int p = 0; p < info->nparams; p++)
+        json_object_set_new(params, info->params[p].name, json_integer(c->opt.value[p]));
+    json_t *dist = dist_json(a, d);
     json_t *machine = tuna_run_meta_machine_json(ri, rpn_logical);
     json_t *run = tuna_run_meta_run_json(ri);
     json_object_set_new(run, "index", json_integer(index));
@@ -1403,6 +1470,104 @@ static int env_rank_zero(void)
     return 1;
 }
 
+/* bench_dist_sum_fn of --facts: this one process holds every row. */
+static long long sum_alone(long long local, void *ctx)
+{
+    (void)ctx;
+    return local;
+}
+
+/*
+ * --facts: the global facts dataset_make computes over the ranks, for procs ranks on nodes of
+ * q consecutive ranks, computed here from every row (rank_bytes_of, as the ranks do), printed
+ * as the records' "dist" objects. Returns 0, or 2 with a message.
+ */
+static int print_facts(const bench_args *a, int procs, int q)
+{
+    P = procs;
+    q = q > 0 && q < procs ? q : procs;
+    char err[1024] = "";
+    long_list sizes = {0};
+    spec_sizes(a->sizes, &sizes, err, sizeof err);
+    int *nodes = malloc((size_t)P * sizeof *nodes);
+    long *srow = malloc((size_t)P * sizeof *srow), *rcol = malloc((size_t)P * sizeof *rcol);
+    int nnodes = (P + q - 1) / q;
+    double *node_sent = calloc((size_t)nnodes, sizeof *node_sent);
+    double *node_received = calloc((size_t)nnodes, sizeof *node_received);
+    int rc = nodes && srow && rcol && node_sent && node_received ? 0 : 2;
+    if (rc)
+        snprintf(err, sizeof err, "out of memory");
+    for (int i = 0; !rc && i < P; i++)
+        nodes[i] = i / q;
+    for (int di = 0; !rc && di < a->ndists; di++) {
+        const bench_dist *dist = &a->dists[di];
+        int from_file = !bench_dist_uses_size(dist);
+        long *matrix = NULL;
+        if (from_file && (!(matrix = malloc((size_t)P * (size_t)P * sizeof *matrix)) ||
+                          bench_dist_read(dist, P, matrix, err, sizeof err) != 0)) {
+            if (!matrix)
+                snprintf(err, sizeof err, "out of memory for the %d x %d size matrix", P, P);
+            free(matrix);
+            rc = 2;
+            break;
+        }
+        for (int si = 0; !rc && si < (from_file ? 1 : sizes.n); si++) {
+            long S = sizes.v[si];
+            bench_dist_cut cut;
+            if (!from_file && bench_dist_prepare(dist, P, a->seed, 0, P, sum_alone, NULL, &cut,
+                                                 err, sizeof err) != 0) {
+                rc = 2;
+                break;
+            }
+            dataset d;
+            memset(&d, 0, sizeof d);
+            d.dist = dist;
+            d.S = from_file ? -1 : S;
+            memset(node_sent, 0, (size_t)nnodes * sizeof *node_sent);
+            memset(node_received, 0, (size_t)nnodes * sizeof *node_received);
+            for (int i = 0; i < P; i++) {
+                for (int j = 0; j < P; j++) {
+                    srow[j] = from_file ? matrix[(size_t)i * P + j]
+                                        : bench_dist_block(dist, P, S, a->seed, &cut, i, j);
+                    rcol[j] = from_file ? matrix[(size_t)j * P + i]
+                                        : bench_dist_block(dist, P, S, a->seed, &cut, j, i);
+                }
+                rank_bytes rb = rank_bytes_of(a, dist, srow, rcol, a->type_size, nodes, i);
+                d.total_bytes += rb.sent;
+                d.zero_fraction += rb.empty_blocks;
+                d.max_rank_bytes = rb.sent > d.max_rank_bytes ? rb.sent : d.max_rank_bytes;
+                d.max_block_bytes = rb.max_block > d.max_block_bytes ? rb.max_block
+                                                                     : d.max_block_bytes;
+                node_sent[nodes[i]] += rb.offnode_sent;
+                node_received[nodes[i]] += rb.offnode_received;
+            }
+            double n = (double)P * (double)P;
+            d.mean_block_bytes = d.total_bytes / n;
+            d.zero_fraction /= n;
+            for (int k = 0; k < nnodes; k++) {
+                if (node_sent[k] > d.max_node_offnode_send_bytes)
+                    d.max_node_offnode_send_bytes = node_sent[k];
+                if (node_received[k] > d.max_node_offnode_recv_bytes)
+                    d.max_node_offnode_recv_bytes = node_received[k];
+            }
+            json_t *rec = json_pack("{s:s,s:i,s:i,s:i,s:o}", "collective", "alltoallv", "P", P,
+                                    "ranks_per_node", q, "nodes", nnodes, "dist",
+                                    dist_json(a, &d));
+            char *line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(9));
+            if (line)
+                puts(line);
+            free(line);
+            json_decref(rec);
+        }
+        free(matrix);
+    }
+    if (rc)
+        fprintf(stderr, "tuna-bench: %s\n", err);
+    free(nodes), free(srow), free(rcol), free(node_sent), free(node_received);
+    long_list_free(&sizes);
+    return rc;
+}
+
 /*
  * Errors every rank finds alike: rank 0 prints and exits with 2, the others exit with 0, so the
  * launcher cannot kill rank 0 (on another rank's non-zero exit) before its message is out.
@@ -1415,6 +1580,36 @@ static int fail_all(const char *msg)
     }
     MPI_Finalize();
     return me == 0 ? 2 : 0;
+}
+
+/*
+ * node_of and node_comm (collective); 0 on every rank if out of memory. The node's members
+ * come from its group, with no communication: an MPI_Allgather of node ids cost SMPI's
+ * default allgather P^2 simultaneous messages (over 60 s of simulation at P = 256).
+ */
+static int physical_nodes(void)
+{
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node_comm);
+    int local;
+    MPI_Comm_size(node_comm, &local);
+    node_of = calloc((size_t)P, sizeof *node_of);
+    int *ranks = malloc((size_t)local * 2 * sizeof *ranks);
+    int ok = node_of && ranks;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok) {
+        MPI_Group world_group, node_group;
+        MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+        MPI_Comm_group(node_comm, &node_group);
+        for (int i = 0; i < local; i++)
+            ranks[i] = i;
+        MPI_Group_translate_ranks(node_group, local, ranks, world_group, ranks + local);
+        for (int i = 0; i < local; i++)
+            node_of[ranks[local + i]] = 1;
+        MPI_Group_free(&node_group);
+        MPI_Group_free(&world_group);
+    }
+    free(ranks);
+    return ok;
 }
 
 int main(int argc, char **argv)
@@ -1432,6 +1627,16 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (prc == 0 && a.facts_procs) {
+        long_list rpn = {0};
+        if (a.rpn[0] && spec_sizes(a.rpn, &rpn, err, sizeof err) != 0) {
+            fprintf(stderr, "tuna-bench: %s\n", err);
+            return 2;
+        }
+        int rc = print_facts(&a, a.facts_procs, rpn.n ? (int)rpn.v[0] : 0);
+        long_list_free(&rpn);
+        return rc;
+    }
     if (prc != 0) {
         if (!env_rank_zero())
             return 0; /* rank 0 reports and fails the job (see fail_all) */
@@ -1442,6 +1647,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    if (!physical_nodes())
+        return fail_all("out of memory");
 
     config *cfg = NULL;
     int ncfg = 0;
@@ -1594,6 +1801,8 @@ int main(int argc, char **argv)
     free(cfg);
     long_list_free(&sizes);
     long_list_free(&rpns);
+    free(node_of);
+    MPI_Comm_free(&node_comm);
     MPI_Finalize();
     return me == 0 ? status : 0; /* rank 0 reported any error (see fail_all) */
 }

@@ -1,9 +1,12 @@
 /* Block-size distributions of tuna-bench (see distributions.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "distributions.h"
+#include "mtx.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -496,74 +499,55 @@ static int read_rows(const bench_dist *d, char *text, int P, long *out, char *er
 }
 
 typedef struct mm_entry {
-    long r, c;  /* zero-based */
+    long r, c; /* zero-based */
     double v;
 } mm_entry;
 
-/* Matrix Market coordinate file: header, size line, entries (symmetric ones mirrored). */
-static int read_mm(const bench_dist *d, char *text, long *rows, long *cols, mm_entry **ents,
-                   size_t *nents, char *err, size_t errlen)
+/* The entries of a Matrix Market file, collected by the shared reader's callbacks. */
+typedef struct mm_entries {
+    long rows, cols;
+    mm_entry *e;
+    size_t n, cap;
+} mm_entries;
+
+static int mm_header(const tuna_mtx_header *h, void *ctx, char *err, size_t errlen)
 {
-    char *save = NULL;
-    char *line = strtok_r(text, "\n", &save);
-    char obj[32], fmt[32], field[32], sym[32];
-    if (!line || sscanf(line, "%%%%MatrixMarket %31s %31s %31s %31s", obj, fmt, field, sym) != 4)
-        return fail(err, errlen, "%s: bad Matrix Market header", d->path);
-    for (char *s = fmt; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
-    for (char *s = field; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
-    for (char *s = sym; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
-    if (strcmp(fmt, "coordinate") != 0)
-        return fail(err, errlen, "%s: Matrix Market format '%s' not supported (coordinate only)",
-                    d->path, fmt);
-    int pattern = strcmp(field, "pattern") == 0;
-    if (!pattern && strcmp(field, "real") != 0 && strcmp(field, "integer") != 0)
-        return fail(err, errlen, "%s: Matrix Market field '%s' not supported", d->path, field);
-    int mirror = strcmp(sym, "general") != 0;
-    if (mirror && strcmp(sym, "symmetric") != 0 && strcmp(sym, "skew-symmetric") != 0)
-        return fail(err, errlen, "%s: Matrix Market symmetry '%s' not supported", d->path, sym);
-    long m = -1, n = -1, nnz = -1;
-    while ((line = strtok_r(NULL, "\n", &save))) {
-        if (line[0] == '%')
-            continue;
-        if (sscanf(line, "%ld %ld %ld", &m, &n, &nnz) == 3)
-            break;
-        return fail(err, errlen, "%s: bad size line '%.40s'", d->path, line);
-    }
-    if (m < 1 || n < 1 || nnz < 0)
-        return fail(err, errlen, "%s: missing or bad size line", d->path);
-    size_t cap = (size_t)nnz * (mirror ? 2 : 1) + 1;
-    mm_entry *e = malloc(cap * sizeof *e);
-    if (!e)
-        return fail(err, errlen, "%s: out of memory for %ld entries", d->path, nnz);
-    size_t k = 0;
-    long seen = 0;
-    while (seen < nnz && (line = strtok_r(NULL, "\n", &save))) {
-        if (line[0] == '%')
-            continue;
-        long r, c;
-        double v = 1.0;
-        int got = sscanf(line, "%ld %ld %lf", &r, &c, &v);
-        if (got < 2 || (!pattern && got < 3) || r < 1 || r > m || c < 1 || c > n) {
-            free(e);
-            return fail(err, errlen, "%s: bad entry '%.40s'", d->path, line);
-        }
-        e[k++] = (mm_entry){r - 1, c - 1, v};
-        if (mirror && r != c)
-            e[k++] = (mm_entry){c - 1, r - 1, v};
-        seen++;
-    }
-    if (seen != nnz) {
-        free(e);
-        return fail(err, errlen, "%s: %ld entries, header says %ld", d->path, seen, nnz);
-    }
-    *rows = m;
-    *cols = n;
-    *ents = e;
-    *nents = k;
+    mm_entries *m = ctx;
+    if (h->rows > (uint64_t)LONG_MAX / 2 || h->cols > (uint64_t)LONG_MAX / 2)
+        return fail(err, errlen, "%" PRIu64 " x %" PRIu64 " is too large", h->rows, h->cols);
+    m->rows = (long)h->rows;
+    m->cols = (long)h->cols;
+    m->cap = (size_t)h->stored * (h->symmetry == TUNA_MTX_GENERAL ? 1 : 2) + 1;
+    if (!(m->e = malloc(m->cap * sizeof *m->e)))
+        return fail(err, errlen, "out of memory for %" PRIu64 " entries", h->stored);
     return 0;
+}
+
+static int mm_entry_add(uint64_t row, uint64_t col, double value, void *ctx, char *err,
+                        size_t errlen)
+{
+    mm_entries *m = ctx;
+    if (m->n == m->cap) /* not reached: the header announced the count */
+        return fail(err, errlen, "more entries than announced");
+    m->e[m->n++] = (mm_entry){(long)row, (long)col, value};
+    return 0;
+}
+
+/* A Matrix Market file's text through the shared reader (tools/common/mtx.h). */
+static int read_mm(const bench_dist *d, char *text, mm_entries *m, char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    FILE *f = fmemopen(text, strlen(text), "r");
+    if (!f)
+        return fail(err, errlen, "%s: cannot read: %s", d->path, strerror(errno));
+    tuna_mtx_reader r = {mm_header, mm_entry_add, m};
+    int rc = tuna_mtx_read(f, d->path, &r, err, errlen);
+    fclose(f);
+    if (rc) {
+        free(m->e);
+        m->e = NULL;
+    }
+    return rc;
 }
 
 static int pair_cmp(const void *a, const void *b)
@@ -592,7 +576,7 @@ int bench_dist_read(const bench_dist *d, int P, long *out, char *err, size_t err
         return -1;
     size_t n = (size_t)P * (size_t)P;
     memset(out, 0, n * sizeof *out);
-    int is_mm = strncmp(text, "%%MatrixMarket", 14) == 0;
+    int is_mm = tuna_mtx_is_matrix_market(text);
     int rc = 0;
     if (!is_mm) {
         if (d->kind == DIST_SPMV)
@@ -602,13 +586,14 @@ int bench_dist_read(const bench_dist *d, int P, long *out, char *err, size_t err
         free(text);
         return rc;
     }
-    long m = 0, ncol = 0;
-    mm_entry *e = NULL;
-    size_t ne = 0;
-    rc = read_mm(d, text, &m, &ncol, &e, &ne, err, errlen);
+    mm_entries mm;
+    rc = read_mm(d, text, &mm, err, errlen);
     free(text);
     if (rc)
         return rc;
+    long m = mm.rows, ncol = mm.cols;
+    mm_entry *e = mm.e;
+    size_t ne = mm.n;
     if (d->kind == DIST_MATRIX) {
         if (m != P || ncol != P) {
             free(e);

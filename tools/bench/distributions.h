@@ -97,7 +97,8 @@ long bench_dist_block(const bench_dist *d, int P, long S, uint64_t seed,
  *  - DIST_MATRIX: rows of P numbers separated by blanks or commas ('#' starts a
  *    comment), one row per sending rank; or a Matrix Market "coordinate" file of
  *    dimension P x P whose entry (i, j) is the count rank i-1 sends to rank j-1
- *    (pattern entries count 1, symmetric files are mirrored).
+ *    (read by the shared reader, tools/common/mtx.h, whose rules apply: pattern entries
+ *    count 1, symmetric files are mirrored; repeated entries add up).
  *  - DIST_SPMV: a Matrix Market coordinate matrix A (M x N, P <= min(M, N));
  *    rows and vector entries split in P contiguous blocks; rank k sends rank i
  *    one entry per distinct column of k's block that i's rows reference (the

@@ -11,6 +11,12 @@
  * vendor_alltoallv, else the guess for the MPI library tuna-model runs on). A line that
  * cannot be evaluated prints "error: REASON" and the tool goes on (exit status 1 at the end).
  * `tuna tune model` (python/tuna_tools/tune.py) drives it over tuna-bench JSON lines.
+ *
+ *   tuna-model --check-tuning FILE
+ *
+ * loads a tuning table as auto does (every collective's entries) and prints their counts, or
+ * the reader's error with exit status 1: `tuna tune check` and `tuna tune build` run it, so a
+ * table they pass is one the library accepts.
  */
 #include "tuna_select.h"
 
@@ -81,13 +87,39 @@ static int evaluate(const tuna_profile *prof, const char *line)
     return 0;
 }
 
+/* --check-tuning: 0 if libtuna loads the table for every collective, else 1. */
+static int check_tuning(const char *path)
+{
+    static const char *const names[] = {"alltoallv", "allgather", "allreduce"};
+    int counts[3];
+    for (int c = TUNA_ALLTOALLV; c <= TUNA_ALLREDUCE; c++) {
+        tuna_tuning t = {0};
+        int rc = tuna_tuning_load(path, (tuna_collective)c, &t);
+        if (rc != MPI_SUCCESS) {
+            printf("error: %s\n", tuna_error_string(rc));
+            return 1;
+        }
+        counts[c] = t.n;
+        tuna_tuning_free(&t);
+    }
+    printf("%s: %d %s, %d %s, %d %s entries\n", path, counts[0], names[0], counts[1], names[1],
+           counts[2], names[2]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    if (argc == 3 && strcmp(argv[1], "--check-tuning") == 0) {
+        int rc = check_tuning(argv[2]);
+        MPI_Finalize();
+        return rc;
+    }
     if (argc > 1) {
         fprintf(stderr, "usage: TUNA_PROFILE=FILE tuna-model < inputs\n"
                         "input lines: P Q N MAX_BLOCK MEAN_BLOCK MAX_RANK_BYTES "
-                        "ZERO_FRACTION OPTIONS\n");
+                        "ZERO_FRACTION OPTIONS\n"
+                        "       tuna-model --check-tuning FILE\n");
         MPI_Finalize();
         return strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
