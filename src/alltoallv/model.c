@@ -102,6 +102,16 @@ static double window(const model *x, long s)
                                                (1 - phi) * x->m->intra.overhead));
 }
 
+/*
+ * Bytes of a size announcement for n blocks of at most B bytes: a header byte, then each size
+ * in the narrowest of 0, 1, 2, 4, 8 bytes that holds B (tuna_meta_encode, tuna_engine.c).
+ */
+static double meta_bytes(double n, double B)
+{
+    const double width = B <= 0 ? 0 : B < 256 ? 1 : B < 65536 ? 2 : B < 4294967296.0 ? 4 : 8;
+    return 1 + n * width;
+}
+
 /* Number of i in [0, P) whose base-r digit x (weight w = r^x) equals z. */
 static double digit_count(long P, long r, long w, long z)
 {
@@ -124,7 +134,7 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
         double phi = cross_fraction(x, w);
         moved += n;
         if (twophase)
-            t += phase(x, 1, 8 * n, 8 * n, phi, w, w, 1) +
+            t += phase(x, 1, meta_bytes(n, x->B), meta_bytes(n, x->B), phi, w, w, 1) +
                  phase(x, 1, round_bytes(x, n), n * x->am, phi, w, w, 1) +
                  2 * n * x->a / x->m->copy_bandwidth;
         else
@@ -136,7 +146,7 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
 
 /*
  * TuNA over P ranks with radix r and `b` rounds of a digit in flight: per batch a
- * metadata phase (8 bytes per block) and a data phase (the blocks' bytes, one message per
+ * metadata phase (meta_bytes per block) and a data phase (the blocks' bytes, one message per
  * round), plus two derived datatypes per round. Blocks average a bytes, at most B bytes.
  */
 static double tuna_rounds(const model *x, long P, long r, long b, double a, double am, double B,
@@ -167,7 +177,8 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             phi /= msgs;
             double bytes = fmin(blocks * B, blocks * a + (B - a));
             /* hindexed data: the library gathers and scatters it (one copy each side) */
-            t += tuna_round_phase(x, msgs, 8 * blocks, 8 * blocks, phi, z0 * w, z1 * w, w) +
+            const double meta = msgs * meta_bytes(blocks / msgs, B);
+            t += tuna_round_phase(x, msgs, meta, meta, phi, z0 * w, z1 * w, w) +
                  tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
                  2 * bytes / m->copy_bandwidth;
         }
@@ -190,7 +201,7 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
     double a_sub = N * x->a, B_sub = N * x->a + (x->B - x->a);
     double t = Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, true) : 0;
     /* sizes, one message to the same local rank of every other node */
-    double sizes = 8.0 * Q * (N - 1);
+    double sizes = (N - 1) * meta_bytes((double)Q, B_sub);
     t += phase(x, (double)(N - 1), sizes, sizes, 1.0, Q, (N - 1) * Q, Q);
     long msgs = coalesced ? N - 1 : (N - 1) * Q;
     double per_msg = coalesced ? Q * x->a : x->a, per_msg_mean = coalesced ? Q * x->am : x->am;

@@ -1,8 +1,8 @@
 /*
  * spreadout: every receive and send posted at once, peer i steps away from
  * self in round-robin order (receive from rank-i, send to rank+i), so no
- * single rank is the first target of everyone. The last pair is one
- * MPI_Sendrecv (the whole exchange at P = 2), then one Waitall.
+ * single rank is the first target of everyone. One Waitall; at P = 2 the
+ * one exchange is an MPI_Sendrecv instead.
  * Rounds: 1. Messages: 2(P-1) per rank. Temporary memory: 2(P-1) requests.
  */
 #include "alltoallv.h"
@@ -16,7 +16,8 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     if (!reqs)
         return MPI_ERR_NO_MEM;
     int n = 0, rc = MPI_SUCCESS;
-    for (int i = 1; i < P - 1 && rc == MPI_SUCCESS; i++)
+    const int posted = P == 2 ? 1 : P; /* peers 1 .. posted-1 as nonblocking pairs */
+    for (int i = 1; i < posted && rc == MPI_SUCCESS; i++)
         rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TUNA_TAG_SPREADOUT, reqs,
                                  &n);
     if (rc != MPI_SUCCESS)
@@ -25,10 +26,10 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
      * posted messages complete all the same (every peer posted its side), so no request
      * outlives this call. */
     int copy_rc = tuna_a2av_copy_self(a);
-    /* The last pair as one sendrecv (the one exchange at P = 2): the library's cheapest
-     * path, and every rank has posted all its other receives before it blocks there, so a
-     * ring of sendrecvs cannot wait on each other. */
-    if (P > 1)
+    /* At P = 2 the one exchange as a sendrecv: the library's cheapest path (one argument
+     * check, no request handles; docs/benchmarks.md). Above, a blocking last pair delayed
+     * the whole exchange in SMPI (sim_auto_vendor_check: 4 KiB at P = 64, 8% slower). */
+    if (P == 2)
         rc = tuna_a2av_exchange_step(a, (me + 1) % P, (me - 1 + P) % P, TUNA_TAG_SPREADOUT);
     int wait_rc = tuna_waitall(n, reqs);
     if (rc == MPI_SUCCESS && wait_rc != MPI_SUCCESS)
