@@ -26,7 +26,7 @@ static _Thread_local struct {
     MPI_Comm comm;
     tuna_ctx *ctx;
     unsigned generation;
-} last_used __attribute__((tls_model("initial-exec"))); /* read on every call: errors.c */
+} last_used;
 
 static void ctx_free(tuna_ctx *ctx)
 {

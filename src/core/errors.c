@@ -7,10 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every call clears the code: initial-exec TLS makes that one store instead of a
- * __tls_get_addr call (4 bytes of the static TLS block, which glibc keeps room for even in a
- * dlopen'ed library). */
-static _Thread_local int last_code __attribute__((tls_model("initial-exec"))) = MPI_SUCCESS;
+static _Thread_local int last_code = MPI_SUCCESS;
 static _Thread_local char last_msg[512];
 static _Thread_local char mpi_msg[MPI_MAX_ERROR_STRING + 64];
 
@@ -29,7 +26,8 @@ int tuna_error_set(int code, const char *fmt, ...)
 
 void tuna_error_clear(void)
 {
-    last_code = MPI_SUCCESS; /* the message counts only with its code (tuna_error_string) */
+    last_code = MPI_SUCCESS;
+    last_msg[0] = '\0';
 }
 
 const char *tuna_error_string(int code)
