@@ -16,8 +16,8 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     if (!reqs)
         return MPI_ERR_NO_MEM;
     int n = 0, rc = MPI_SUCCESS;
-    const int posted = P == 2 ? 1 : P; /* peers 1 .. posted-1 as nonblocking pairs */
-    for (int i = 1; i < posted && rc == MPI_SUCCESS; i++)
+    const bool one_peer = P == 2; /* then the exchange is one sendrecv, below */
+    for (int i = 1; i < P && !one_peer && rc == MPI_SUCCESS; i++)
         rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TUNA_TAG_SPREADOUT, reqs,
                                  &n);
     if (rc != MPI_SUCCESS)
@@ -29,8 +29,8 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     /* At P = 2 the one exchange as a sendrecv: the library's cheapest path (one argument
      * check, no request handles; docs/benchmarks.md). Above, a blocking last pair delayed
      * the whole exchange in SMPI (sim_auto_vendor_check: 4 KiB at P = 64, 8% slower). */
-    if (P == 2)
-        rc = tuna_a2av_exchange_step(a, (me + 1) % P, (me - 1 + P) % P, TUNA_TAG_SPREADOUT);
+    if (one_peer)
+        rc = tuna_a2av_exchange_step(a, 1 - me, 1 - me, TUNA_TAG_SPREADOUT);
     int wait_rc = tuna_waitall(n, reqs);
     if (rc == MPI_SUCCESS && wait_rc != MPI_SUCCESS)
         rc = tuna_error_set(wait_rc, "spreadout: MPI_Waitall failed");

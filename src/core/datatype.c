@@ -119,15 +119,14 @@ static int bottom_type(int n, MPI_Datatype type, MPI_Datatype *shifted, uintptr_
 static int pack_chunk(bool pack, uintptr_t at, int n, MPI_Datatype type, char *packed,
                       int bytes, MPI_Comm comm)
 {
+    const bool bottom = !at; /* then one element of the shifted type covers all n */
     MPI_Datatype t = type;
-    int count = n, pos = 0, rc;
-    if (!at && (rc = bottom_type(n, type, &t, &at)) != MPI_SUCCESS)
+    int pos = 0, rc;
+    if (bottom && (rc = bottom_type(n, type, &t, &at)) != MPI_SUCCESS)
         return rc;
-    if (t != type)
-        count = 1;
-    rc = pack ? MPI_Pack((const void *)at, count, t, packed, bytes, &pos, comm)
-              : MPI_Unpack(packed, bytes, &pos, (void *)at, count, t, comm);
-    if (t != type)
+    rc = pack ? MPI_Pack((const void *)at, bottom ? 1 : n, t, packed, bytes, &pos, comm)
+              : MPI_Unpack(packed, bytes, &pos, (void *)at, bottom ? 1 : n, t, comm);
+    if (bottom)
         MPI_Type_free(&t);
     return rc == MPI_SUCCESS ? rc
                              : tuna_error_set(rc, "%s of %d elements failed",

@@ -17,7 +17,10 @@ static int a2av_start(struct tuna_plan_s *p)
         const int *c = p->arrays;
         int rc = PMPI_Alltoallv(p->sendbuf, c, c + P, p->sendtype, p->recvbuf, c + 2 * P,
                                 c + 3 * P, p->recvtype, p->comm);
-        return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoallv failed");
+        if (rc == MPI_SUCCESS)
+            return rc;
+        tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
+        return tuna_error_set(rc, "PMPI_Alltoallv failed");
     }
     if (p->inplace_copy) {
         int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
