@@ -8,9 +8,9 @@ the same `tuna sim run` sweep with the tuna-bench of the commit before and after
 Configurations are matched on collective, platform, selector, P, distribution, size and the
 options string. For each it prints the median simulated time before and after and whether
 the configuration is identical: every timed sample, the status, the verification result,
-auto's choice (options and predicted seconds) and the distribution's statistics equal to
-the last digit the JSON holds. Exit status 1 if any configuration differs or is missing
-from one side, else 0.
+auto's choice (options and predicted seconds), the distribution's statistics and the
+simulation's attainable bound equal to the last digit the JSON holds. Exit status 1 if any
+configuration differs or is missing from one side, else 0.
 """
 import json
 import sys
@@ -25,7 +25,7 @@ def key(r):
 
 def compared(r):
     """The fields that must match: everything the run measured or decided."""
-    d = r["dist"]
+    d, sim = r["dist"], r.get("sim") or {}
     return {
         "status": r["status"],
         "verified": r.get("verified"),
@@ -33,6 +33,10 @@ def compared(r):
         "auto_choice": r.get("auto_choice"),
         "dist": {k: d.get(k) for k in ("total_bytes", "max_rank_bytes", "max_block_bytes",
                                         "mean_block_bytes", "zero_fraction")},
+        # `tuna sim run`'s attainable bound (tuna-bench's totals since the pyside merge,
+        # a Python replay of the distributions before it)
+        "bound": sim.get("bound"),
+        "ratio_to_bound": sim.get("ratio_to_bound"),
     }
 
 
@@ -42,6 +46,8 @@ def load(path):
         for line in f:
             if line.strip():
                 r = json.loads(line)
+                if key(r) in rows:  # a file holds each configuration once
+                    sys.exit("%s: %s twice" % (path, key(r)))
                 rows[key(r)] = r
     return rows
 
@@ -53,7 +59,7 @@ def median(r):
 
 def main(before_path, after_path):
     before, after = load(before_path), load(after_path)
-    print("%-10s %-8s %-8s %4s %-9s %6s %-28s %-14s %-14s %s" %
+    print("%-10s %-8s %-8s %4s %-9s %6s %-28s %-15s %-15s %s" %
           ("coll", "platform", "selector", "P", "dist", "S", "options", "before_s", "after_s",
            "identical"))
     differ = 0
@@ -61,7 +67,7 @@ def main(before_path, after_path):
         b, a = before.get(k), after.get(k)
         same = b is not None and a is not None and compared(b) == compared(a)
         differ += not same
-        print("%-10s %-8s %-8s %4s %-9s %6s %-28s %-14s %-14s %s" %
+        print("%-10s %-8s %-8s %4s %-9s %6s %-28s %-15s %-15s %s" %
               (*k, median(b) if b else "missing", median(a) if a else "missing",
                "yes" if same else "NO"))
     print("%d configurations, %d identical, %d differ" %
