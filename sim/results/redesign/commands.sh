@@ -45,8 +45,9 @@ done; done
 # 2. SMPI, P = 64 (2 nodes x 32), eager model, surf/precision 1e-9, logarithmic library
 #    collectives (tuna sim run's defaults), one timed call per configuration, no SMPI
 #    MPI_Alltoallv beside each (--no-vendor; tuna's `vendor` row is in the list).
-#    multipair-testany is left out of the grid (minutes of simulator time per exchange,
-#    docs/simulation.md) and run at 16 B uniform only (*-testany.jsonl).
+#    multipair-testany is left out (minutes of simulator time per exchange, docs/simulation.md;
+#    a 16 B uniform run of it timed out at 1800 s for all four builds on the loaded machine):
+#    tuna-model's grid covers its row.
 name() { case $1 in 52fd92c) echo registry-before;; 98e844b) echo registry-after;;
                    5346ce9) echo pyside-before;; 21245f0) echo pyside-after;; esac; }
 for s in 52fd92c 98e844b 5346ce9 21245f0; do
@@ -65,13 +66,11 @@ for s in 52fd92c 98e844b 5346ce9 21245f0; do
         -s 16,1K,16K --no-vendor --bench $wt/build/smpi/tools/tuna-bench -o $OUT/$n-$plat-$coll.jsonl
     done
   done
-  $sim --platform fugaku --procs 64 --rpn 32 -a multipair-testany -s 16 -d uniform --no-vendor \
-    --bench $wt/build/smpi/tools/tuna-bench -o $OUT/$n-fugaku-testany.jsonl
 done
 
 # 3. Compare (exit status 1 if any configuration differs).
 for pair in registry pyside; do
-  for f in {fugaku,polaris}-{alltoallv,params,allgather,allreduce} fugaku-testany; do
+  for f in {fugaku,polaris}-{alltoallv,params,allgather,allreduce}; do
     python3 sim/redesign_identity.py $OUT/$pair-before-$f.jsonl $OUT/$pair-after-$f.jsonl
   done
 done
