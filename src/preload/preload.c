@@ -1299,6 +1299,12 @@ static void abort_if(MPI_Comm comm, int failed, int tell, const char *msg)
     if (me == reporter % P)
         say("invalid configuration, aborting: %s", msg);
     PMPI_Barrier(comm);   /* the message is out before anyone aborts */
+    /* ... of the process, but the launcher forwards it: MPICH's hydra, under load, has torn
+     * the job down before relaying the line (seen once in CI's MPICH preload run). A fifth
+     * of a second on a path that ends the job lets it through. */
+    const double until = PMPI_Wtime() + 0.2;
+    while (PMPI_Wtime() < until)
+        ;
     PMPI_Abort(comm, 2);
 }
 
