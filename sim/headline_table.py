@@ -11,9 +11,12 @@ wall time and max RSS of the costliest smpirun of the row. The figure: tuna's be
 SMPI's `mpich` and `ompi` against P, one line per platform and vendor.
 """
 import argparse
-import json
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from tuna_tools import results  # noqa: E402
 
 FAMILIES = {"tuna": "tuna", "coalesced": "hier", "staggered": "hier"}
 
@@ -21,21 +24,12 @@ FAMILIES = {"tuna": "tuna", "coalesced": "hier", "staggered": "hier"}
 def load(files):
     """(platform, S, dist, P) -> {label: record}; the last record of a configuration wins."""
     cells = defaultdict(dict)
-    for fn in files:
-        with open(fn, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                r = json.loads(line)
-                if r.get("status") != "ok" or not r.get("time"):
-                    continue
-                key = (r["sim"]["platform"], r["dist"]["S_bytes"], r["dist"]["spec"],
-                       r["machine"]["P"])
-                if r["algorithm"] == "vendor":
-                    label = "vendor:" + r["sim"]["selector"]
-                else:
-                    label = r["options"]
-                cells[key][label] = r
+    for r in results.ok(results.load(files)):
+        if not r.get("time"):
+            continue
+        key = (r["sim"]["platform"], r["dist"]["S_bytes"], r["dist"]["spec"], r["machine"]["P"])
+        label = "vendor:" + r["sim"]["selector"] if r["algorithm"] == "vendor" else r["options"]
+        cells[key][label] = r
     return cells
 
 
@@ -87,9 +81,9 @@ def summary(cells):
 
 def table(rows):
     print("| platform | S | P | SMPI `mpich` (us) | SMPI `ompi` (us) | best TuNA (us) | "
-          "best hierarchical (us) | `auto` (us) | best / `mpich` | best / `ompi` | "
+          "best hierarchical (us) | `auto` (us) | best / `mpich` | best / `ompi` | `auto` / `mpich` | "
           "best x bound | costliest run: wall, max RSS |")
-    print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
     for w in rows:
         b = w["best"]
         tuna = f"{us(w['tuna'][0])} ({short(w['tuna'][1])})" if w["tuna"] else "-"
@@ -100,7 +94,8 @@ def table(rows):
         cost = (f"{w['wall']:.0f} s, {w['rss'] / 1048576:.1f} GiB"
                 if w["wall"] is not None and w["rss"] else "-")
         print(f"| {w['platform']} | {w['S']} | {w['P']} | {us(w['mpich'])} | {us(w['ompi'])} | "
-              f"{tuna} | {hier} | {us(w['auto'])} | {sp_m} | {sp_o} | {xb} | {cost} |")
+              f"{tuna} | {hier} | {us(w['auto'])} | {sp_m} | {sp_o} | {ratio(w['mpich'], w['auto'])} | "
+              f"{xb} | {cost} |")
 
 
 def figure(rows, out):
