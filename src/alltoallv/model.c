@@ -212,8 +212,10 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
         double mm = (double)(k + b <= msgs ? b : msgs - k);
         /* coalesced visits node distances k+1.., staggered spreads each batch over them all */
         long n0 = coalesced ? k + 1 : 1, n1 = coalesced ? k + (long)mm : N - 1;
-        t += phase(x, mm, mm * per_msg + (x->B - x->a), mm * per_msg_mean, 1.0, n0 * Q, n1 * Q,
-                   Q) +
+        /* staggered: a batch's messages go to the same local rank of at most N-1 nodes */
+        double peers = coalesced ? mm : fmin(mm, (double)(N - 1));
+        t += tuna_model_phase_peers(x->m, &x->l, mm, peers, mm * per_msg + (x->B - x->a),
+                                    mm * per_msg_mean, 1.0, n0 * Q, n1 * Q, Q) +
              2 * mm * per_msg / m->copy_bandwidth;
         t += mm * 2 * (m->datatype_overhead + blocks_per_msg * m->datatype_block);
     }
