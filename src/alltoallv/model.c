@@ -178,9 +178,14 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             double bytes = fmin(blocks * B, blocks * a + (B - a));
             /* hindexed data: the library gathers and scatters it (one copy each side) */
             const double meta = msgs * meta_bytes(blocks / msgs, B);
+            /* The data sends are posted after the metadata sends and before the metadata
+             * wait: their send overheads (half of o) run while the metadata travels. */
+            const tuna_level_profile *lv = phi > 0 ? &m->inter : &m->intra;
+            const double data_sends =
+                msgs * (phi * m->inter.overhead + (1 - phi) * m->intra.overhead) / 2;
             t += tuna_round_phase(x, msgs, meta, meta, phi, z0 * w, z1 * w, w) +
-                 tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
-                 2 * bytes / m->copy_bandwidth;
+                 tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) -
+                 fmin(lv->latency, data_sends) + 2 * bytes / m->copy_bandwidth;
         }
         if (w > (P - 1) / r)
             break;
