@@ -146,11 +146,13 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
 
 /*
  * TuNA over P ranks with radix r and `b` rounds of a digit in flight: per batch a
- * metadata phase (meta_bytes per block) and a data phase (the blocks' bytes, one message per
- * round), plus two derived datatypes per round. Blocks average a bytes, at most B bytes.
+ * metadata phase (meta_bytes of `nsub` sizes per block) and a data phase (the blocks' bytes,
+ * one message per round), plus two derived datatypes per round. Blocks average a bytes, at
+ * most B bytes; a block is made of nsub sub-blocks (the hierarchical engine: one per node)
+ * whose sizes are announced each, in the width that holds the global maximum block.
  */
 static double tuna_rounds(const model *x, long P, long r, long b, double a, double am, double B,
-                          bool intra_only)
+                          long nsub, bool intra_only)
 {
     if (r > P)
         r = P;
@@ -177,7 +179,7 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             phi /= msgs;
             double bytes = fmin(blocks * B, blocks * a + (B - a));
             /* hindexed data: the library gathers and scatters it (one copy each side) */
-            const double meta = msgs * meta_bytes(blocks / msgs, B);
+            const double meta = msgs * meta_bytes(blocks * (double)nsub / msgs, x->B);
             /* The data sends are posted after the metadata sends and before the metadata
              * wait: their send overheads (half of o) run while the metadata travels. */
             const tuna_level_profile *lv = phi > 0 ? &m->inter : &m->intra;
@@ -199,14 +201,15 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
 {
     const tuna_profile *m = x->m;
     if (x->l.N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
-        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, true);
+        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, 1, true);
     const long Q = x->l.Q, N = x->l.N;
     if (r > Q)
         r = Q;
     double a_sub = N * x->a, B_sub = N * x->a + (x->B - x->a);
-    double t = Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, true) : 0;
-    /* sizes, one message to the same local rank of every other node */
-    double sizes = (N - 1) * meta_bytes((double)Q, B_sub);
+    double t =
+        Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, N, true) : 0;
+    /* sizes, one message to the same local rank of every other node: Q blocks of at most B */
+    double sizes = (N - 1) * meta_bytes((double)Q, x->B);
     t += phase(x, (double)(N - 1), sizes, sizes, 1.0, Q, (N - 1) * Q, Q);
     long msgs = coalesced ? N - 1 : (N - 1) * Q;
     double per_msg = coalesced ? Q * x->a : x->a, per_msg_mean = coalesced ? Q * x->am : x->am;
@@ -335,7 +338,7 @@ double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
     if (!model_of(&x, m, in))
         return 0;
     return tuna_rounds(&x, in->P, tuna_param_get(info, param, "radix"),
-                       tuna_param_get(info, param, "block"), x.a, x.am, x.B, false);
+                       tuna_param_get(info, param, "block"), x.a, x.am, x.B, 1, false);
 }
 
 /* Hierarchical TuNA; unequal nodes: the algorithm runs flat tuna with the same radix. */
@@ -348,7 +351,7 @@ static double cost_hierarchical(const tuna_profile *m, const tuna_select_input *
         return 0;
     const long r = tuna_param_get(info, param, "radix"), b = tuna_param_get(info, param, "block");
     if (in->Q <= 0)
-        return tuna_rounds(&x, in->P, r, b, x.a, x.am, x.B, false);
+        return tuna_rounds(&x, in->P, r, b, x.a, x.am, x.B, 1, false);
     return hierarchical(&x, r, b, coalesced);
 }
 
