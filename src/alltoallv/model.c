@@ -49,6 +49,25 @@ static double round_bytes(const model *x, double m)
     return fmin(m * x->B, m * x->a + (x->B - x->a));
 }
 
+/* The same when `late` of its receives are completed only after the others
+ * (tuna_model_phase_late). */
+static double phase_late(const model *x, double m, double late, double bytes, double nbytes,
+                         double phi, long d0, long d1, long step)
+{
+    return tuna_model_phase_late(x->m, &x->l, m, late, bytes, nbytes, phi, d0, d1, step);
+}
+
+/*
+ * Receives of m that tuna_waitall completes only after its first chunk of TUNA_WAIT_CHUNK
+ * requests: `first` receives are in that chunk (TUNA_WAIT_CHUNK / 2 where receives and sends
+ * alternate, TUNA_WAIT_CHUNK where all receives go first). When the first chunk holds
+ * off-node receives that end with a shared link, the later ones' overheads follow it.
+ */
+static double late_receives(double m, double first)
+{
+    return fmax(0.0, m - first);
+}
+
 /* Mean cross fraction over distances d0..d1. */
 static double cross_range(const model *x, long d0, long d1)
 {
@@ -61,20 +80,22 @@ static double cross_range(const model *x, long d0, long d1)
 }
 
 /* Linear exchange in batches of `b` peers, each batch completed before the next
- * (scattered, multipair; b = P-1: spreadout, linear). */
-static double batched_linear(const model *x, long b)
+ * (scattered, multipair; b = P-1: spreadout, linear); `first` receives of a batch are in
+ * tuna_waitall's first chunk (late_receives). */
+static double batched_linear(const model *x, long b, double first)
 {
     const long n = x->l.P - 1;
     if (n <= 0)
         return 0;
     if (b >= n) /* one phase: the busiest rank's total, no extra straggler block */
-        return phase(x, n * x->nz, n * x->a, n * x->am, cross_range(x, 1, n), 1, n, 1);
+        return phase_late(x, n * x->nz, late_receives(n * x->nz, first), n * x->a, n * x->am,
+                          cross_range(x, 1, n), 1, n, 1);
     double t = 0;
     for (long d0 = 1; d0 <= n; d0 += b) {
         long d1 = d0 + b - 1 < n ? d0 + b - 1 : n;
         double m = (double)(d1 - d0 + 1);
-        t += phase(x, m * x->nz, round_bytes(x, m), m * x->am, cross_range(x, d0, d1), d0, d1,
-                   1);
+        t += phase_late(x, m * x->nz, late_receives(m * x->nz, first), round_bytes(x, m),
+                        m * x->am, cross_range(x, d0, d1), d0, d1, 1);
     }
     return t;
 }
@@ -210,7 +231,8 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
         Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, N, true) : 0;
     /* sizes, one message to the same local rank of every other node: Q blocks of at most B */
     double sizes = (N - 1) * meta_bytes((double)Q, x->B);
-    t += phase(x, (double)(N - 1), sizes, sizes, 1.0, Q, (N - 1) * Q, Q);
+    t += phase_late(x, (double)(N - 1), late_receives(N - 1, TUNA_WAIT_CHUNK), sizes, sizes, 1.0,
+                    Q, (N - 1) * Q, Q);
     long msgs = coalesced ? N - 1 : (N - 1) * Q;
     double per_msg = coalesced ? Q * x->a : x->a, per_msg_mean = coalesced ? Q * x->am : x->am;
     long blocks_per_msg = coalesced ? Q : 1;
@@ -220,10 +242,9 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
         double mm = (double)(k + b <= msgs ? b : msgs - k);
         /* coalesced visits node distances k+1.., staggered spreads each batch over them all */
         long n0 = coalesced ? k + 1 : 1, n1 = coalesced ? k + (long)mm : N - 1;
-        /* staggered: a batch's messages go to the same local rank of at most N-1 nodes */
-        double peers = coalesced ? mm : fmin(mm, (double)(N - 1));
-        t += tuna_model_phase_peers(x->m, &x->l, mm, peers, mm * per_msg + (x->B - x->a),
-                                    mm * per_msg_mean, 1.0, n0 * Q, n1 * Q, Q) +
+        /* a batch posts all its receives, then its sends */
+        t += phase_late(x, mm, late_receives(mm, TUNA_WAIT_CHUNK), mm * per_msg + (x->B - x->a),
+                        mm * per_msg_mean, 1.0, n0 * Q, n1 * Q, Q) +
              2 * mm * per_msg / m->copy_bandwidth;
         t += mm * 2 * (m->datatype_overhead + blocks_per_msg * m->datatype_block);
     }
@@ -247,14 +268,24 @@ static bool model_of(model *x, const tuna_profile *m, const tuna_select_input *i
 
 /* ---- cost models (tuna_cost_fn), one per row or group of rows in table.c ---- */
 
-/* All peers in one phase (spreadout, linear). */
+/* All peers in one phase, receives and sends alternating (spreadout). */
 double tuna_a2av_cost_one_phase(const tuna_profile *m, const tuna_select_input *in,
                                 const tuna_algorithm_info *info, const long *param)
 {
     (void)info;
     (void)param;
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, in->P - 1) : 0;
+    return model_of(&x, m, in) ? batched_linear(&x, in->P - 1, TUNA_WAIT_CHUNK / 2) : 0;
+}
+
+/* All peers in one phase, every receive posted before the sends (linear). */
+double tuna_a2av_cost_receives_first(const tuna_profile *m, const tuna_select_input *in,
+                                     const tuna_algorithm_info *info, const long *param)
+{
+    (void)info;
+    (void)param;
+    model x;
+    return model_of(&x, m, in) ? batched_linear(&x, in->P - 1, TUNA_WAIT_CHUNK) : 0;
 }
 
 /* Batches of `block` peers (scattered). */
@@ -262,7 +293,9 @@ double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_
                                        const tuna_algorithm_info *info, const long *param)
 {
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "block")) : 0;
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "block"),
+                                                TUNA_WAIT_CHUNK / 2)
+                               : 0;
 }
 
 /* Batches of `stride` peers (multipair). */
@@ -270,7 +303,9 @@ double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select
                                         const tuna_algorithm_info *info, const long *param)
 {
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "stride")) : 0;
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "stride"),
+                                                TUNA_WAIT_CHUNK / 2)
+                               : 0;
 }
 
 /* One peer per step (pairwise, xor). */

@@ -28,23 +28,26 @@ double tuna_model_cross(const tuna_model_layout *l, long d)
 }
 
 /*
- * One phase: every rank posts m messages carrying `bytes` bytes (`node_bytes` on average) to
- * `peers` ranks (m unless several messages go to one peer), a fraction phi of them on other
- * nodes, then waits for all of them. Every message carries TUNA_MODEL_ENVELOPE bytes besides
- * its payload. W is the transfers' bound: the largest of m*g, intra bytes / bw_intra, Ws and
- * Wnet, where Ws = max(inter bytes of one rank / bw_inter, inter bytes of the node /
- * (nics * bw_inter)) is what all of a rank's off-node messages share (on two nodes also the
- * one route between them) and Wnet the busiest link's bytes / bw_link. With o1 = o/m:
+ * One phase: every rank posts m messages carrying `bytes` bytes (`node_bytes` on average), a
+ * fraction phi of them to other nodes, then waits for all of them. W is the transfers'
+ * bound: the largest of m*g, intra bytes / bw_intra, Ws and Wnet, where Ws = max(inter bytes
+ * of one rank / bw_inter, inter bytes of the node / (nics * bw_inter)) is what all of a
+ * rank's off-node messages share (on two nodes also the one route between them) and Wnet
+ * the busiest link's bytes / bw_link. With o1 = o/m and `late` the receives the rank
+ * completes only after all others (0 but for tuna_model_phase_late):
+ * and W' = max(m*g, intra, Wnet, Ws + late*o_inter/2):
  *   eager (mean message <= eager_limit, receives posted first):
- *       T = max(m*o, L + o1 + max((m-1)*o1/2, m*g, intra, Wnet,
- *                                 Ws + max(0, phi*peers - 1)*o_inter/2))
- *   otherwise: T = L + m*o/2 + max(m*o/2, W)
+ *       T = max(m*o, L + o1 + max((m-1)*o1/2, W'))
+ *   otherwise: T = L + m*o/2 + max(m*o/2, W')
  * with L, o, g of the inter-node level as soon as anything crosses nodes.
  */
+/* Bytes a message carries besides its payload: SMPI adds 16 (tag, source, communicator) to
+ * every message it simulates (smpi_request.cpp, payload_size_); an MPI library's eager header
+ * is of that order. 16-byte blocks sent one per message move 2x their payload. */
 #define TUNA_MODEL_ENVELOPE 16.0
 
 static double phase_time(const tuna_profile *prof, const tuna_model_layout *lay, double m,
-                         double peers, double bytes, double node_bytes, double phi, long d0,
+                         double late, double bytes, double node_bytes, double phi, long d0,
                          long d1, long step, bool receives_first)
 {
     if (m <= 0)
@@ -75,17 +78,16 @@ static double phase_time(const tuna_profile *prof, const tuna_model_layout *lay,
     /* An eager message leaves when its send overhead is paid and is completed when it has
      * arrived: the transfers start after the first send (half of o1) and overlap the rest;
      * the last receive's half follows them; the CPU's m*o bounds it all. Off-node messages
-     * bound by a resource they all share progress together under SimGrid's max-min sharing
-     * and arrive together at the end of it; their receive halves (SMPI charges `or` as each
-     * receive completes) then follow one by one: phi*m - 1 of them beyond the last message's
-     * (docs/simulation.md, "Pricing the hierarchical algorithms after the metadata change"). */
+     * bound by a resource they all share end with it; `late` receives are completed only
+     * after them (tuna_waitall's later chunks), so their receive halves (SMPI charges `or`
+     * as a receive is completed) follow its end one by one (docs/simulation.md, "Pricing
+     * the hierarchical algorithms after the metadata change"). */
+    double tail = phi > 0 ? fmin(late, m) * E->overhead / 2 : 0;
+    w = fmax(fmax(w, wnet), wshared + tail);
     if (eager) {
         double o1 = o / m;
-        double tail = fmax(0.0, phi * fmin(peers, m) - 1) * E->overhead / 2;
-        return fmax(o, L + o1 + fmax(fmax((o - o1) / 2, w), fmax(wnet, wshared + tail)));
+        return fmax(o, L + o1 + fmax((o - o1) / 2, w));
     }
-    double woff = fmax(wshared, wnet);
-    w = fmax(w, woff);
     /* Rendezvous, or receives posted only after an earlier phase (eager messages then wait
      * unexpected): the send half of o overlaps the transfers, the rest does not (fitted to
      * SMPI, docs/tuning.md). */
@@ -95,25 +97,25 @@ static double phase_time(const tuna_profile *prof, const tuna_model_layout *lay,
 double tuna_model_phase(const tuna_profile *prof, const tuna_model_layout *lay, double m,
                         double bytes, double node_bytes, double phi, long d0, long d1, long step)
 {
-    return phase_time(prof, lay, m, m, bytes, node_bytes, phi, d0, d1, step, true);
+    return phase_time(prof, lay, m, 0, bytes, node_bytes, phi, d0, d1, step, true);
 }
 
-double tuna_model_phase_peers(const tuna_profile *prof, const tuna_model_layout *lay, double m,
-                              double peers, double bytes, double node_bytes, double phi,
-                              long d0, long d1, long step)
+double tuna_model_phase_late(const tuna_profile *prof, const tuna_model_layout *lay, double m,
+                             double late, double bytes, double node_bytes, double phi, long d0,
+                             long d1, long step)
 {
-    return phase_time(prof, lay, m, peers, bytes, node_bytes, phi, d0, d1, step, true);
+    return phase_time(prof, lay, m, late, bytes, node_bytes, phi, d0, d1, step, true);
 }
 
 double tuna_model_phase_posted_late(const tuna_profile *prof, const tuna_model_layout *lay,
                                     double m, double bytes, double node_bytes, double phi,
                                     long d0, long d1, long step)
 {
-    return phase_time(prof, lay, m, m, bytes, node_bytes, phi, d0, d1, step, false);
+    return phase_time(prof, lay, m, 0, bytes, node_bytes, phi, d0, d1, step, false);
 }
 
 double tuna_model_phase_even(const tuna_profile *m, const tuna_model_layout *l, double msgs,
                              double bytes, double phi, long d0, long d1, long step)
 {
-    return phase_time(m, l, msgs, msgs, bytes, bytes, phi, d0, d1, step, true);
+    return phase_time(m, l, msgs, 0, bytes, bytes, phi, d0, d1, step, true);
 }
