@@ -206,13 +206,18 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             /* hindexed data: the library gathers and scatters it (one copy each side) */
             const double meta = msgs * meta_bytes(blocks * (double)nsub / msgs, x->B);
             /* The data sends are posted after the metadata sends and before the metadata
-             * wait: their send overheads (half of o) run while the metadata travels. */
-            const tuna_level_profile *lv = phi > 0 ? &m->inter : &m->intra;
+             * wait: their send overheads (half of o) run while the metadata travels. Taken
+             * where the latency is one figure, within a node; across nodes the profile's L
+             * is the network's average route, longer than most rounds' (2-3 hops on the
+             * Polaris-like P = 64 against L's 3), and the overlap would then favour larger
+             * batches wrongly (tuna r = 3, 2 rounds in flight, over r = 2: 20.1 against
+             * 18.1 us there; docs/simulation.md). */
             const double data_sends =
                 msgs * (phi * m->inter.overhead + (1 - phi) * m->intra.overhead) / 2;
+            const double overlap = intra_only ? fmin(m->intra.latency, data_sends) : 0;
             t += tuna_round_phase(x, msgs, meta, meta, phi, z0 * w, z1 * w, w) +
                  tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) -
-                 fmin(lv->latency, data_sends) + 2 * bytes / m->copy_bandwidth;
+                 overlap + 2 * bytes / m->copy_bandwidth;
         }
         if (w > (P - 1) / r)
             break;
