@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test suite the way CI does:
+#   0. the docs: figures, links and the sim/results index agree (scripts/check_docs.py, < 1 s);
 #   1. Open MPI build: all tests (labels fast and long, Python end-to-end tests);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: the fast label;
 #   3. MPICH build (mpicc.mpich / mpiexec.mpich): the fast label;
@@ -19,6 +20,9 @@ configure() { # dir, extra cmake args...
 mkdir -p build
 start=$(date +%s)
 step() { echo "== $1 ($(( $(date +%s) - start )) s)"; }
+
+step "docs: figures, links and the results index"
+"$PY" -S scripts/check_docs.py   # -S: stdlib only, no site start-up
 
 step "Open MPI: build and all tests"
 configure build/openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -567,6 +567,8 @@ def main(argv=None):
                          "overhead is charged)")
     ap.add_argument("--rounds", action="store_true", help="print the per-batch table")
     ap.add_argument("--json", help="append one JSON line per (P, algorithm) to this file")
+    ap.add_argument("--bench", help="a tuna-bench built with mpicc (it draws the block sizes: "
+                                    "--facts P --matrix); default: build/dev's")
     args = ap.parse_args(argv)
 
     _, plat = tsim.load_platform(args.platform)
@@ -574,11 +576,6 @@ def main(argv=None):
     net = Network(plat)
     mw = meta_word_adaptive if args.meta_word == "adaptive" else \
         meta_word_fixed(int(args.meta_word))
-    dname, _, drest = args.dist.partition(":")
-    dist = {"name": dname}
-    for kv in filter(None, drest.split(",")):
-        k, _, v = kv.partition("=")
-        dist[k] = float(v)
     print(f"# {plat['name']} ({plat['topology']}), {rpn} ranks per node, {args.dist} sizes "
           f"in [0, {args.size}] B, seed {args.seed}, metadata word {args.meta_word}, "
           f"{args.model} model")
@@ -587,8 +584,8 @@ def main(argv=None):
           "sum of per-batch L (us) | attainable sum max(O, C) (us) |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for P in [int(p) for p in args.procs.split(",")]:
-        sizes = tsim.size_matrix(dist, P, args.size, args.seed)
-        today = tsim.lower_bound(plat, P, rpn, sizes)
+        sizes = tsim.size_matrix(args.dist, P, args.size, args.seed, args.bench)
+        today = tsim.lower_bound(plat, P, rpn, *tsim.node_totals(sizes, rpn))
         nodes = -(-P // rpn)
         cut_s, cut_what = net.cut_bound(nodes, rpn, sizes)
         for spec in args.algorithm:

@@ -30,6 +30,8 @@ def load(files):
                 r = json.loads(line)
                 if r.get("status") != "ok" or not r.get("time"):
                     continue
+                if r["algorithm"] in ("vendor", "auto"):  # no schedule to mirror
+                    continue
                 key = (r["sim"]["platform"], r["machine"]["P"], r["algorithm"],
                        r["dist"]["spec"], r["dist"]["S_bytes"], model_of(r))
                 out[key] = r
@@ -50,7 +52,7 @@ def attainable(plat_name, P, rpn, alg, params, dist, S, meta_word, model):
     if key not in _cache:
         xml = os.path.join(HERE, "results", "bound", plat_name + ".xml")
         _, plat = tsim.load_platform(xml if os.path.exists(xml) else plat_name)
-        sizes = tsim.size_matrix(dist, P, S, dist.get("seed", 1))
+        sizes = tsim.size_matrix(dist, P, S, dist.get("seed", 1))  # tuna-bench --facts --matrix
         mw = ab.meta_word_adaptive if meta_word == "adaptive" else ab.meta_word_fixed(8)
         bt = ab.schedule(alg, params, P, rpn, sizes, mw)
         net = ab.Network(plat)

@@ -108,3 +108,14 @@ def test_cut_of_a_ring():
     sizes = np.ones((8, 8)) - np.eye(8)
     t, _ = ab.Network(TORUS).cut_bound(8, 1, sizes)
     assert t == pytest.approx(16 / 2e9)
+
+
+@pytest.mark.skipif(not os.environ.get("TUNA_BENCH"), reason="needs tuna-bench (TUNA_BENCH)")
+def test_command_line_prices_the_bench_draw(capsys):
+    """The script end to end: block sizes from tuna-bench (--facts --matrix), today's bound
+    from their node totals, one row per algorithm."""
+    assert ab.main(["--platform", "fugaku", "--procs", "64", "--rpn", "32", "-s", "16",
+                    "-a", "tuna:radix=4", "-a", "coalesced:radix=4", "--meta-word", "adaptive",
+                    "--bench", os.environ["TUNA_BENCH"]]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| 64 |")]
+    assert len(rows) == 2 and "tuna:radix=4" in rows[0] and "coalesced:radix=4" in rows[1]

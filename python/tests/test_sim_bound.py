@@ -72,6 +72,24 @@ def test_bound_command_asks_the_bench(capsys):
     assert lb["bandwidth_s"] == want / plat["injection_bw"]
 
 
+@pytest.mark.skipif(not os.environ.get("TUNA_BENCH"), reason="needs tuna-bench (TUNA_BENCH)")
+def test_size_matrix_is_the_bench_draw():
+    """tuna-bench --facts --matrix: the matrix the attainable bound prices block by block sums
+    to the facts tuna-bench records, row i being what rank i sends."""
+    bench = os.environ["TUNA_BENCH"]
+    for spec in ("uniform", "powerlaw:exponent=1.5"):
+        d = sim.bench_facts(bench, 12, 4, spec, 64, 3)
+        m = sim.size_matrix(spec, 12, 64, 3, bench)
+        assert m.shape == (12, 12)
+        assert m.sum() == d["total_bytes"] and m.max() == d["max_block_bytes"]
+        assert max(m.sum(axis=1)) == d["max_rank_bytes"]
+        assert sim.node_totals(m, 4) == (d["max_node_offnode_send_bytes"],
+                                         d["max_node_offnode_recv_bytes"])
+        # ranks 0-3 share node 0: what they send each other is not off-node traffic
+        m[0, 1] += 1000
+        assert sim.node_totals(m, 4)[0] == d["max_node_offnode_send_bytes"]
+
+
 def _rec(alg, params, t, scale=False, vendor=None):
     return {"algorithm": alg, "params": params, "options": alg, "status": "ok",
             "collective": "alltoallv",

@@ -473,6 +473,33 @@ def bench_facts(bench, procs, rpn, dist, size, seed):
     return json.loads(proc.stdout.splitlines()[0])["dist"]
 
 
+def size_matrix(dist, procs, S, seed, bench=None):
+    """The P x P matrix of block sizes in bytes (row i: what rank i sends to each rank j) that
+    tuna-bench draws for a data set, from tuna-bench --facts P --matrix, as a numpy array.
+    dist: a distribution spec ("uniform", "powerlaw:exponent=1.5") or a record's "dist"."""
+    import numpy as np
+    spec = dist["spec"] if isinstance(dist, dict) else dist
+    cmd = [find_native_bench(bench), "--facts", str(procs), "--matrix", "-d", spec, "-s", str(S),
+           "--seed", str(seed)]
+    if isinstance(dist, dict) and dist.get("type") not in (None, "byte"):
+        cmd += ["--type", dist["type"]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ValueError(f"{shlex.join(cmd)}: {proc.stderr.strip()}")
+    return np.array(json.loads(proc.stdout.splitlines()[0])["matrix"], dtype=float)
+
+
+def node_totals(sizes, rpn):
+    """(max bytes a node sends off-node, max bytes it receives from off-node) of a size
+    matrix, nodes of rpn consecutive ranks: lower_bound()'s inputs."""
+    import numpy as np
+    sizes = np.asarray(sizes, dtype=float)
+    node = np.arange(len(sizes)) // rpn
+    off = np.where(node[:, None] != node[None, :], sizes, 0.0)
+    return (float(np.bincount(node, weights=off.sum(axis=1)).max()),
+            float(np.bincount(node, weights=off.sum(axis=0)).max()))
+
+
 def cmd_bound(args):
     _, plat = load_platform(args.platform)
     rpn = args.rpn or plat["ranks_per_node"]
@@ -608,31 +635,55 @@ def regression_ratios(records):
     return out
 
 
+def regression_times(records):
+    """{"platform P rpn spec S options": simulated median time (s)} per configuration."""
+    out = {}
+    for r in records:
+        if r.get("status") != "ok" or "sim" not in r or not r.get("time"):
+            continue
+        d = r["dist"]
+        key = (r["sim"]["platform"], r["machine"]["P"], r["sim"]["ranks_per_node"],
+               d.get("spec", r.get("collective")), d.get("S_bytes"), r["options"])
+        out[" ".join(str(x) for x in key)] = r["time"]["median"]
+    return out
+
+
 def cmd_check(args):
+    """Ratios (vendor / best tuna: higher is better) or, with --times, each configuration's
+    simulated time (lower is better) against a recorded baseline."""
     from tuna_tools import results
-    got = regression_ratios(results.load(args.files))
+    records = results.load(args.files)
+    kind = "times" if args.times else "ratios"
+    got = regression_times(records) if args.times else regression_ratios(records)
     if args.record:
         with open(args.baseline, "w", encoding="utf-8") as f:
-            json.dump({"tolerance": args.tolerance, "ratios": got}, f, indent=2, sort_keys=True)
+            json.dump({"tolerance": args.tolerance, kind: got}, f, indent=2, sort_keys=True)
             f.write("\n")
-        print(f"tuna sim check: recorded {len(got)} ratios in {args.baseline}")
+        print(f"tuna sim check: recorded {len(got)} {kind} in {args.baseline}")
         return 0
     with open(args.baseline, encoding="utf-8") as f:
         base = json.load(f)
+    if kind not in base:
+        print(f"tuna sim check: {args.baseline} holds no {kind}", file=sys.stderr)
+        return 2
     tol = base.get("tolerance", args.tolerance)
     bad = 0
-    for key, want in sorted(base["ratios"].items()):
+    for key, want in sorted(base[kind].items()):
         have = got.get(key)
         if have is None:
             print(f"MISSING {key}")
             bad += 1
-        elif have < want * (1 - tol):
-            print(f"SLOWER  {key}: vendor/best-tuna {have:.3f}, baseline {want:.3f}")
+            continue
+        # Both kinds as "how much better than the baseline": > 1 better, < 1 worse.
+        gain = want / have if args.times else have / want
+        what = (f"time {have * 1e6:.2f} us, baseline {want * 1e6:.2f} us" if args.times else
+                f"vendor/best-tuna {have:.3f}, baseline {want:.3f}")
+        if gain < 1 - tol:
+            print(f"SLOWER  {key}: {what}")
             bad += 1
         else:
-            note = "faster" if have > want * (1 + tol) else "ok"
-            print(f"{note:7s} {key}: vendor/best-tuna {have:.3f}, baseline {want:.3f}")
-    print(f"tuna sim check: {len(base['ratios']) - bad} of {len(base['ratios'])} within "
+            print(f"{'faster' if gain > 1 + tol else 'ok':7s} {key}: {what}")
+    print(f"tuna sim check: {len(base[kind]) - bad} of {len(base[kind])} within "
           f"{tol:.0%} or better")
     return 1 if bad else 0
 
@@ -740,4 +791,7 @@ def register(subparsers):
     c.add_argument("--baseline", required=True)
     c.add_argument("--tolerance", type=float, default=0.05)
     c.add_argument("--record", action="store_true", help="write the baseline instead")
+    c.add_argument("--times", action="store_true",
+                   help="compare each configuration's simulated time instead of the ratio "
+                        "vendor / best tuna (a schedule guard)")
     c.set_defaults(func=cmd_check)

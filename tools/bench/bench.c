@@ -70,6 +70,7 @@ typedef struct bench_args {
     int quiet;
     int list, help;
     int facts_procs; /* --facts P: print the data sets' facts for P ranks and exit (0: off) */
+    int facts_matrix; /* --matrix: --facts also prints the P x P block sizes in bytes */
 } bench_args;
 
 static int me = 0, P = 1;
@@ -131,6 +132,8 @@ static void usage(FILE *f)
             "                          nodes of --ranks-per-node consecutive ranks (default: one\n"
             "                          node) as JSON lines, computed in this one process without\n"
             "                          MPI (no launcher), then exit: `tuna sim bound`'s inputs\n"
+            "      --matrix            with --facts: each line also holds \"matrix\", the P x P\n"
+            "                          block sizes in bytes (row i: what rank i sends to each j)\n"
             "  -h, --help              this help\n");
 }
 
@@ -158,7 +161,7 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *what, ch
 static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t errlen)
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
-           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS };
+           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS, O_MATRIX };
     static const struct option longopts[] = {
         {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
@@ -185,6 +188,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"list", no_argument, 0, 'l'},
         {"help", no_argument, 0, 'h'},
         {"facts", required_argument, 0, O_FACTS},
+        {"matrix", no_argument, 0, O_MATRIX},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     strcpy(a->algorithms, "all");
@@ -345,6 +349,9 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
             if (cli_int("--facts", optarg, 1, 1 << 20, &a->facts_procs, err, errlen))
                 return -1;
             break;
+        case O_MATRIX:
+            a->facts_matrix = 1;
+            break;
         case 'h':
             a->help = 1;
             break;
@@ -354,6 +361,10 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     }
     if (cli_no_positional(argc, argv, err, errlen))
         return -1;
+    if (a->facts_matrix && !a->facts_procs) {
+        snprintf(err, errlen, "--matrix goes with --facts P");
+        return -1;
+    }
     if (a->facts_procs && a->coll != TUNA_ALLTOALLV) {
         snprintf(err, errlen, "--facts describes alltoallv data sets only");
         return -1;
@@ -1553,6 +1564,22 @@ static int print_facts(const bench_args *a, int procs, int q)
             json_t *rec = json_pack("{s:s,s:i,s:i,s:i,s:o}", "collective", "alltoallv", "P", P,
                                     "ranks_per_node", q, "nodes", nnodes, "dist",
                                     dist_json(a, &d));
+            /* The sizes the ranks draw, for tools that price a schedule block by block (the
+             * attainable bound): so no Python code replays the generators. */
+            if (rec && a->facts_matrix) {
+                json_t *m = json_array();
+                for (int i = 0; m && i < P; i++) {
+                    json_t *row = json_array();
+                    for (int j = 0; row && j < P; j++) {
+                        long b = from_file ? matrix[(size_t)i * P + j]
+                                           : bench_dist_block(dist, P, S, a->seed, &cut, i, j);
+                        json_int_t n = (json_int_t)to_elements(a, dist, b, a->type_size);
+                        json_array_append_new(row, json_integer(n * a->type_size));
+                    }
+                    json_array_append_new(m, row);
+                }
+                json_object_set_new(rec, "matrix", m);
+            }
             char *line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(9));
             if (line)
                 puts(line);

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The headline table and figure of docs/simulation.md ("Headline: vendor and tuna from
+P = 64 to 4096") from `sim/headline_study.sh` results (JSON lines).
+
+  sim/headline_table.py sim/results/headline/headline-16.jsonl [--figure docs/figures/headline]
+
+Per platform, size and P: SMPI's `mpich` and `ompi` alltoallv, the best configuration of each
+tuna family (TuNA over its radices; the hierarchical pair coalesced/staggered), `auto`, the
+speedup of tuna's best over each vendor, the best's ratio to today's lower bound, and the
+wall time and max RSS of the costliest smpirun of the row. The figure: tuna's best over
+SMPI's `mpich` and `ompi` against P, one line per platform and vendor.
+"""
+import argparse
+import json
+import sys
+from collections import defaultdict
+
+FAMILIES = {"tuna": "tuna", "coalesced": "hier", "staggered": "hier"}
+
+
+def load(files):
+    """(platform, S, dist, P) -> {label: record}; the last record of a configuration wins."""
+    cells = defaultdict(dict)
+    for fn in files:
+        with open(fn, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                r = json.loads(line)
+                if r.get("status") != "ok" or not r.get("time"):
+                    continue
+                key = (r["sim"]["platform"], r["dist"]["S_bytes"], r["dist"]["spec"],
+                       r["machine"]["P"])
+                if r["algorithm"] == "vendor":
+                    label = "vendor:" + r["sim"]["selector"]
+                else:
+                    label = r["options"]
+                cells[key][label] = r
+    return cells
+
+
+def best_of(cell, family):
+    runs = [(r["time"]["median"], label) for label, r in cell.items()
+            if FAMILIES.get(r["algorithm"]) == family]
+    return min(runs) if runs else None
+
+
+def short(label):
+    """'tuna:radix=4,block=64' -> 'tuna r=4' (the block is the default everywhere here)."""
+    name, _, params = label.partition(":")
+    p = dict(kv.split("=") for kv in params.split(",") if "=" in kv)
+    return f"{name} r={p['radix']}" if "radix" in p else name
+
+
+def us(t):
+    return f"{t * 1e6:.1f}" if t is not None else "-"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def summary(cells):
+    """Rows of the table, one per (platform, S, dist, P)."""
+    rows = []
+    for key in sorted(cells, key=lambda k: (k[0], k[1], k[2], k[3])):
+        cell = cells[key]
+        vm = cell.get("vendor:mpich")
+        vo = cell.get("vendor:ompi")
+        tm = vm["time"]["median"] if vm else None
+        to = vo["time"]["median"] if vo else None
+        tuna = best_of(cell, "tuna")
+        hier = best_of(cell, "hier")
+        best = min(x for x in (tuna, hier) if x) if (tuna or hier) else None
+        auto = cell.get("auto")
+        costliest = max(cell.values(), key=lambda r: r["sim"].get("wall_s") or 0)
+        rows.append({
+            "platform": key[0], "S": key[1], "dist": key[2], "P": key[3],
+            "mpich": tm, "ompi": to, "tuna": tuna, "hier": hier, "best": best,
+            "auto": auto["time"]["median"] if auto else None,
+            "auto_choice": auto.get("auto_choice") or auto.get("choice") if auto else None,
+            "best_bound": cell[best[1]]["sim"]["bound"]["bound_s"] if best else None,
+            "wall": costliest["sim"].get("wall_s"), "rss": costliest["sim"].get("max_rss_kib"),
+        })
+    return rows
+
+
+def table(rows):
+    print("| platform | S | P | SMPI `mpich` (us) | SMPI `ompi` (us) | best TuNA (us) | "
+          "best hierarchical (us) | `auto` (us) | best / `mpich` | best / `ompi` | "
+          "best x bound | costliest run: wall, max RSS |")
+    print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    for w in rows:
+        b = w["best"]
+        tuna = f"{us(w['tuna'][0])} ({short(w['tuna'][1])})" if w["tuna"] else "-"
+        hier = f"{us(w['hier'][0])} ({short(w['hier'][1])})" if w["hier"] else "-"
+        sp_m = ratio(w["mpich"], b[0]) if b else "-"
+        sp_o = ratio(w["ompi"], b[0]) if b else "-"
+        xb = f"{b[0] / w['best_bound']:.1f}x" if b and w["best_bound"] else "-"
+        cost = (f"{w['wall']:.0f} s, {w['rss'] / 1048576:.1f} GiB"
+                if w["wall"] is not None and w["rss"] else "-")
+        print(f"| {w['platform']} | {w['S']} | {w['P']} | {us(w['mpich'])} | {us(w['ompi'])} | "
+              f"{tuna} | {hier} | {us(w['auto'])} | {sp_m} | {sp_o} | {xb} | {cost} |")
+
+
+def figure(rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    sizes = sorted({w["S"] for w in rows})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5.2 * len(sizes), 3.8), squeeze=False)
+    for ax, S in zip(axes[0], sizes):
+        for plat, color in (("fugaku", "tab:red"), ("polaris", "tab:blue")):
+            for vendor, style in (("mpich", "-"), ("ompi", "--")):
+                pts = [(w["P"], w[vendor] / w["best"][0]) for w in rows
+                       if w["platform"] == plat and w["S"] == S and w[vendor] and w["best"]]
+                if pts:
+                    xs, ys = zip(*sorted(pts))
+                    ax.plot(xs, ys, style, marker="o", color=color,
+                            label=f"{plat}-like, over SMPI `{vendor}`")
+        ax.axhline(1, color="grey", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xlabel("P (32 ranks per node)")
+        ax.set_ylabel("speedup of tuna's best over vendor")
+        ax.set_title(f"alltoallv, uniform sizes in [0, {S} B], SimGrid 3.35 (eager)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out + ".png", dpi=110)
+    print(f"wrote {out}.png", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--figure", help="write FIGURE.png (speedup vs P)")
+    args = ap.parse_args()
+    rows = summary(load(args.files))
+    table(rows)
+    if args.figure:
+        figure(rows, args.figure)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
