@@ -701,7 +701,8 @@ static void network_checks(void)
 }
 
 /* The phase's two protocols, hand-computed on one node (L = 1 us, o = 0.2 us a message,
- * 1 GB/s, no gap): eager max(m o, L + W + o), rendezvous L + m o / 2 + max(m o / 2, W). */
+ * 1 GB/s, no gap): eager max(m o, L + W + o), rendezvous L + m o / 2 + max(m o / 2, W); W
+ * counts a 16-byte envelope per message (SMPI's; 100 messages: 1.6 us). */
 static void phase_protocol_checks(void)
 {
     tuna_profile p;
@@ -712,13 +713,13 @@ static void phase_protocol_checks(void)
         double eager_limit, m, bytes, want;
     } c[] = {
         {0, 100, 100, 21e-6},        /* rendezvous, overhead-bound: 1 + 10 + 10 (W = 0.1) */
-        {0, 100, 4e4, 51e-6},        /* rendezvous, bandwidth-bound: 1 + 10 + 40 */
+        {0, 100, 4e4, 52.6e-6},      /* rendezvous, bandwidth-bound: 1 + 10 + 41.6 */
         {1e4, 100, 100, 20e-6},      /* eager, overhead-bound: 100 x 0.2 */
-        {1e4, 100, 4e4, 41.2e-6},    /* eager, bandwidth-bound: 1 + 40 + 0.2 */
-        {1e4, 1, 4096, 5.296e-6},    /* one eager message: 1 + 4.096 + 0.2 */
+        {1e4, 100, 4e4, 42.8e-6},    /* eager, bandwidth-bound: 1 + 41.6 + 0.2 */
+        {1e4, 1, 4096, 5.312e-6},    /* one eager message: 1 + 4.112 + 0.2 */
         {1e4, 10, 100, 2.1e-6},      /* eager, 10 small ones: 1 + 0.2 + 9 x 0.1 (> m o = 2) */
-        {100, 100, 4e4, 51e-6},      /* 400-byte messages above the limit: rendezvous */
-        {400, 100, 4e4, 41.2e-6},    /* at the limit: eager */
+        {100, 100, 4e4, 52.6e-6},    /* 400-byte messages above the limit: rendezvous */
+        {400, 100, 4e4, 42.8e-6},    /* at the limit: eager */
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
         p.eager_limit = c[i].eager_limit;
@@ -727,6 +728,21 @@ static void phase_protocol_checks(void)
               "bytes): %.6g s, want %.6g", i, c[i].eager_limit, c[i].m, c[i].bytes, t,
               c[i].want);
     }
+    /* Off-node and bound by the NIC all messages share (two nodes of 32, one NIC of 1 GB/s,
+     * no network): with 9 of the 10 receives completed only after the others, their receive
+     * halves (0.1 us each) follow the transfer: 1 + 0.2 + 32 x 10160 B / 1 GB/s + 0.9. */
+    tuna_profile_builtin(&p);
+    p.inter = (tuna_level_profile){1e-6, 2e-7, 0, 1e9};
+    p.intra.gap = 0;
+    p.nics_per_node = 1;
+    p.net_ndims = 0;
+    p.eager_limit = 1e4;
+    const tuna_model_layout two = {.P = 64, .Q = 32, .Qeq = 32, .N = 2};
+    double late = tuna_model_phase_late(&p, &two, 10, 9, 1e4, 1e4, 1.0, 32, 32, 1);
+    CHECK(fabs(late - 327.22e-6) < 1e-12, "eager phase with 9 late receives: %.6g s, want "
+          "327.22e-6", late);
+    double none = tuna_model_phase(&p, &two, 10, 1e4, 1e4, 1.0, 32, 32, 1);
+    CHECK(fabs(none - 326.32e-6) < 1e-12, "eager phase: %.6g s, want 326.32e-6", none);
     /* Whole algorithms (64 ranks on 2 nodes, 1 KiB blocks): the eager limit speeds up the
      * exchanges whose receives are posted first, never TuNA's rounds (posted late). */
     tuna_select_input in = {.P = 64, .Q = 32, .N = 2, .max_block = 1024, .mean_block = 1024,

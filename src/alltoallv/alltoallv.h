@@ -50,6 +50,8 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag);
 /* Cost models (model.c; tuna_cost_fn), each named for what it models; docs/tuning.md. */
 double tuna_a2av_cost_one_phase(const tuna_profile *m, const tuna_select_input *in,
                                 const tuna_algorithm_info *info, const long *param);
+double tuna_a2av_cost_receives_first(const tuna_profile *m, const tuna_select_input *in,
+                                     const tuna_algorithm_info *info, const long *param);
 double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_input *in,
                                        const tuna_algorithm_info *info, const long *param);
 double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select_input *in,

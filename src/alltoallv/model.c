@@ -49,6 +49,25 @@ static double round_bytes(const model *x, double m)
     return fmin(m * x->B, m * x->a + (x->B - x->a));
 }
 
+/* The same when `late` of its receives are completed only after the others
+ * (tuna_model_phase_late). */
+static double phase_late(const model *x, double m, double late, double bytes, double nbytes,
+                         double phi, long d0, long d1, long step)
+{
+    return tuna_model_phase_late(x->m, &x->l, m, late, bytes, nbytes, phi, d0, d1, step);
+}
+
+/*
+ * Receives of m that tuna_waitall completes only after its first chunk of TUNA_WAIT_CHUNK
+ * requests: `first` receives are in that chunk (TUNA_WAIT_CHUNK / 2 where receives and sends
+ * alternate, TUNA_WAIT_CHUNK where all receives go first). When the first chunk holds
+ * off-node receives that end with a shared link, the later ones' overheads follow it.
+ */
+static double late_receives(double m, double first)
+{
+    return fmax(0.0, m - first);
+}
+
 /* Mean cross fraction over distances d0..d1. */
 static double cross_range(const model *x, long d0, long d1)
 {
@@ -61,20 +80,22 @@ static double cross_range(const model *x, long d0, long d1)
 }
 
 /* Linear exchange in batches of `b` peers, each batch completed before the next
- * (scattered, multipair; b = P-1: spreadout, linear). */
-static double batched_linear(const model *x, long b)
+ * (scattered, multipair; b = P-1: spreadout, linear); `first` receives of a batch are in
+ * tuna_waitall's first chunk (late_receives). */
+static double batched_linear(const model *x, long b, double first)
 {
     const long n = x->l.P - 1;
     if (n <= 0)
         return 0;
     if (b >= n) /* one phase: the busiest rank's total, no extra straggler block */
-        return phase(x, n * x->nz, n * x->a, n * x->am, cross_range(x, 1, n), 1, n, 1);
+        return phase_late(x, n * x->nz, late_receives(n * x->nz, first), n * x->a, n * x->am,
+                          cross_range(x, 1, n), 1, n, 1);
     double t = 0;
     for (long d0 = 1; d0 <= n; d0 += b) {
         long d1 = d0 + b - 1 < n ? d0 + b - 1 : n;
         double m = (double)(d1 - d0 + 1);
-        t += phase(x, m * x->nz, round_bytes(x, m), m * x->am, cross_range(x, d0, d1), d0, d1,
-                   1);
+        t += phase_late(x, m * x->nz, late_receives(m * x->nz, first), round_bytes(x, m),
+                        m * x->am, cross_range(x, d0, d1), d0, d1, 1);
     }
     return t;
 }
@@ -98,8 +119,12 @@ static double window(const model *x, long s)
     double full = phase(x, n * x->nz, n * x->a, n * x->am, phi, 1, n, 1);
     double L = phi > 0 ? x->m->inter.latency : x->m->intra.latency;
     double turns = ceil((double)n / (double)(s < 1 ? 1 : s));
-    return fmax(full, turns * L + n * x->nz * (phi * x->m->inter.overhead +
-                                               (1 - phi) * x->m->intra.overhead));
+    /* A message posted when another completes starts a turn later: on a link-bound exchange
+     * each turn after the first adds its latency (SMPI, two-node torus, 1 KiB: stride 1 took
+     * 103 us where the whole exchange at once takes 82) */
+    return fmax(full + (turns - 1) * L,
+                turns * L + n * x->nz * (phi * x->m->inter.overhead +
+                                         (1 - phi) * x->m->intra.overhead));
 }
 
 /*
@@ -146,11 +171,13 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
 
 /*
  * TuNA over P ranks with radix r and `b` rounds of a digit in flight: per batch a
- * metadata phase (meta_bytes per block) and a data phase (the blocks' bytes, one message per
- * round), plus two derived datatypes per round. Blocks average a bytes, at most B bytes.
+ * metadata phase (meta_bytes of `nsub` sizes per block) and a data phase (the blocks' bytes,
+ * one message per round), plus two derived datatypes per round. Blocks average a bytes, at
+ * most B bytes; a block is made of nsub sub-blocks (the hierarchical engine: one per node)
+ * whose sizes are announced each, in the width that holds the global maximum block.
  */
 static double tuna_rounds(const model *x, long P, long r, long b, double a, double am, double B,
-                          bool intra_only)
+                          long nsub, bool intra_only)
 {
     if (r > P)
         r = P;
@@ -177,10 +204,20 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             phi /= msgs;
             double bytes = fmin(blocks * B, blocks * a + (B - a));
             /* hindexed data: the library gathers and scatters it (one copy each side) */
-            const double meta = msgs * meta_bytes(blocks / msgs, B);
+            const double meta = msgs * meta_bytes(blocks * (double)nsub / msgs, x->B);
+            /* The data sends are posted after the metadata sends and before the metadata
+             * wait: their send overheads (half of o) run while the metadata travels. Taken
+             * where the latency is one figure, within a node; across nodes the profile's L
+             * is the network's average route, longer than most rounds' (2-3 hops on the
+             * Polaris-like P = 64 against L's 3), and the overlap would then favour larger
+             * batches wrongly (tuna r = 3, 2 rounds in flight, over r = 2: 20.1 against
+             * 18.1 us there; docs/simulation.md). */
+            const double data_sends =
+                msgs * (phi * m->inter.overhead + (1 - phi) * m->intra.overhead) / 2;
+            const double overlap = intra_only ? fmin(m->intra.latency, data_sends) : 0;
             t += tuna_round_phase(x, msgs, meta, meta, phi, z0 * w, z1 * w, w) +
-                 tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
-                 2 * bytes / m->copy_bandwidth;
+                 tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) -
+                 overlap + 2 * bytes / m->copy_bandwidth;
         }
         if (w > (P - 1) / r)
             break;
@@ -194,15 +231,17 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
 {
     const tuna_profile *m = x->m;
     if (x->l.N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
-        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, true);
+        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, 1, true);
     const long Q = x->l.Q, N = x->l.N;
     if (r > Q)
         r = Q;
     double a_sub = N * x->a, B_sub = N * x->a + (x->B - x->a);
-    double t = Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, true) : 0;
-    /* sizes, one message to the same local rank of every other node */
-    double sizes = (N - 1) * meta_bytes((double)Q, B_sub);
-    t += phase(x, (double)(N - 1), sizes, sizes, 1.0, Q, (N - 1) * Q, Q);
+    double t =
+        Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, N, true) : 0;
+    /* sizes, one message to the same local rank of every other node: Q blocks of at most B */
+    double sizes = (N - 1) * meta_bytes((double)Q, x->B);
+    t += phase_late(x, (double)(N - 1), late_receives(N - 1, TUNA_WAIT_CHUNK), sizes, sizes, 1.0,
+                    Q, (N - 1) * Q, Q);
     long msgs = coalesced ? N - 1 : (N - 1) * Q;
     double per_msg = coalesced ? Q * x->a : x->a, per_msg_mean = coalesced ? Q * x->am : x->am;
     long blocks_per_msg = coalesced ? Q : 1;
@@ -212,8 +251,9 @@ static double hierarchical(const model *x, long r, long b, bool coalesced)
         double mm = (double)(k + b <= msgs ? b : msgs - k);
         /* coalesced visits node distances k+1.., staggered spreads each batch over them all */
         long n0 = coalesced ? k + 1 : 1, n1 = coalesced ? k + (long)mm : N - 1;
-        t += phase(x, mm, mm * per_msg + (x->B - x->a), mm * per_msg_mean, 1.0, n0 * Q, n1 * Q,
-                   Q) +
+        /* a batch posts all its receives, then its sends */
+        t += phase_late(x, mm, late_receives(mm, TUNA_WAIT_CHUNK), mm * per_msg + (x->B - x->a),
+                        mm * per_msg_mean, 1.0, n0 * Q, n1 * Q, Q) +
              2 * mm * per_msg / m->copy_bandwidth;
         t += mm * 2 * (m->datatype_overhead + blocks_per_msg * m->datatype_block);
     }
@@ -237,14 +277,24 @@ static bool model_of(model *x, const tuna_profile *m, const tuna_select_input *i
 
 /* ---- cost models (tuna_cost_fn), one per row or group of rows in table.c ---- */
 
-/* All peers in one phase (spreadout, linear). */
+/* All peers in one phase, receives and sends alternating (spreadout). */
 double tuna_a2av_cost_one_phase(const tuna_profile *m, const tuna_select_input *in,
                                 const tuna_algorithm_info *info, const long *param)
 {
     (void)info;
     (void)param;
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, in->P - 1) : 0;
+    return model_of(&x, m, in) ? batched_linear(&x, in->P - 1, TUNA_WAIT_CHUNK / 2) : 0;
+}
+
+/* All peers in one phase, every receive posted before the sends (linear). */
+double tuna_a2av_cost_receives_first(const tuna_profile *m, const tuna_select_input *in,
+                                     const tuna_algorithm_info *info, const long *param)
+{
+    (void)info;
+    (void)param;
+    model x;
+    return model_of(&x, m, in) ? batched_linear(&x, in->P - 1, TUNA_WAIT_CHUNK) : 0;
 }
 
 /* Batches of `block` peers (scattered). */
@@ -252,7 +302,9 @@ double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_
                                        const tuna_algorithm_info *info, const long *param)
 {
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "block")) : 0;
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "block"),
+                                                TUNA_WAIT_CHUNK / 2)
+                               : 0;
 }
 
 /* Batches of `stride` peers (multipair). */
@@ -260,7 +312,9 @@ double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select
                                         const tuna_algorithm_info *info, const long *param)
 {
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "stride")) : 0;
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "stride"),
+                                                TUNA_WAIT_CHUNK / 2)
+                               : 0;
 }
 
 /* One peer per step (pairwise, xor). */
@@ -328,7 +382,7 @@ double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
     if (!model_of(&x, m, in))
         return 0;
     return tuna_rounds(&x, in->P, tuna_param_get(info, param, "radix"),
-                       tuna_param_get(info, param, "block"), x.a, x.am, x.B, false);
+                       tuna_param_get(info, param, "block"), x.a, x.am, x.B, 1, false);
 }
 
 /* Hierarchical TuNA; unequal nodes: the algorithm runs flat tuna with the same radix. */
@@ -341,7 +395,7 @@ static double cost_hierarchical(const tuna_profile *m, const tuna_select_input *
         return 0;
     const long r = tuna_param_get(info, param, "radix"), b = tuna_param_get(info, param, "block");
     if (in->Q <= 0)
-        return tuna_rounds(&x, in->P, r, b, x.a, x.am, x.B, false);
+        return tuna_rounds(&x, in->P, r, b, x.a, x.am, x.B, 1, false);
     return hierarchical(&x, r, b, coalesced);
 }
 

@@ -44,7 +44,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     {.desc = {.info = {"linear", "linear (Open MPI basic): all receives posted first in "
                                  "ascending rank order, then all sends, one Waitall",
                        0, {{0}}},
-              .family = "linear", .cost = tuna_a2av_cost_one_phase},
+              .family = "linear", .cost = tuna_a2av_cost_receives_first},
      .run = tuna_a2av_linear},
     {.desc = {.info = {"pairwise", "linear (Open MPI): P-1 steps, one Irecv + blocking Send per "
                                    "step",

@@ -7,7 +7,7 @@
 #include "tuna_internal.h"
 
 /* Statuses are read in chunks from the stack: no allocation on the call path. */
-#define WAIT_CHUNK 32
+#define WAIT_CHUNK TUNA_WAIT_CHUNK
 
 int tuna_waitall(int n, MPI_Request *req)
 {

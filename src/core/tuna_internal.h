@@ -347,7 +347,10 @@ int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const lo
                          const char *const *names, int n);
 
 /* MPI_Waitall returning the failed request's own error code (not MPI_ERR_IN_STATUS, which
- * MPI returns when any request fails and which says nothing about why). */
+ * MPI returns when any request fails and which says nothing about why). It completes the
+ * requests TUNA_WAIT_CHUNK at a time, in order (statuses on the stack): a request of a later
+ * chunk is completed only after every earlier one (the cost model prices that, model.c). */
+#define TUNA_WAIT_CHUNK 32
 int tuna_waitall(int n, MPI_Request *req);
 
 /*

@@ -169,6 +169,12 @@ tuna_model_layout tuna_model_layout_of(const tuna_select_input *in);
 double tuna_model_phase(const tuna_profile *m, const tuna_model_layout *l, double msgs,
                         double bytes, double node_bytes, double phi, long d0, long d1,
                         long step);
+/* The same when `late` of the m receives are completed only after all the others (requests
+ * completed in chunks, tuna_waitall): on a bound all off-node messages share, those end
+ * together, and the late receives' overheads follow (model_phase.c). */
+double tuna_model_phase_late(const tuna_profile *m, const tuna_model_layout *l, double msgs,
+                             double late, double bytes, double node_bytes, double phi,
+                             long d0, long d1, long step);
 /* A phase in which every rank sends as much (bytes = node_bytes: allgather, allreduce). */
 double tuna_model_phase_even(const tuna_profile *m, const tuna_model_layout *l, double msgs,
                              double bytes, double phi, long d0, long d1, long step);
