@@ -29,7 +29,7 @@ export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 # it is SMPI's mpich selector, which auto's runs use) and writes to headline-auto-S.jsonl.
 profile_of() { # PLATFORM -> path of its profile, written once
     f="$OUT/profile-$1-rpn32-mpich.json"
-    [ -s "$f" ] || (cd "$ROOT" && "$PY" -m tuna_tools tune profile --platform "$1" --rpn 32 \
+    [ -s "$f" ] || (cd "$ROOT" && TUNA_SIMGRID="$SG" "$PY" -m tuna_tools tune profile --platform "$1" --rpn 32 \
         --selector mpich --bench "$BENCH" -o "$f") >&2
     echo "$f"
 }
