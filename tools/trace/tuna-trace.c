@@ -1,7 +1,7 @@
 /*
  * tuna-trace: every point-to-point message one tuna_alltoallv sends, as JSON lines.
  *
- *   mpiexec -n P tuna-trace [-q Q] [-r R] -o FILE OPTIONS
+ *   mpiexec -n P tuna-trace [-q Q] [-r R] -o FILE OPTIONS    (options before OPTIONS)
  *     OPTIONS  the option string of the call (tuna:radix=3, coalesced:radix=2, staggered, ...)
  *     -q Q     logical nodes of Q ranks (sets TUNA_RANKS_PER_NODE before the first call)
  *     -r R     also check flat TuNA's schedule at radix R (rounds, hops per block, digits)
