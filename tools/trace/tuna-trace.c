@@ -77,14 +77,25 @@ static void record(const void *buf, int count, MPI_Datatype type, int dest, int 
     intercepted++;
     if (!tracing || dest == MPI_PROC_NULL)
         return;
-    /* Pack gives the bytes in the order they travel, for any datatype (hindexed on
-     * MPI_BOTTOM included). */
+    /* The bytes in the order they travel, for any datatype. MPICH's MPI_Pack rejects
+     * MPI_BOTTOM (a null inbuf), where tuna's hindexed messages start: those go through a
+     * send to self, received as MPI_PACKED (which matches any type). */
     int size = 0, pos = 0;
-    PMPI_Pack_size(count, type, comm, &size);
+    if (PMPI_Pack_size(count, type, comm, &size) != MPI_SUCCESS)
+        die("MPI_Pack_size failed");
     char *bytes = malloc(size ? (size_t)size : 1);
     if (!bytes)
         die("out of memory");
-    PMPI_Pack(buf, count, type, bytes, size, &pos, comm);
+    if (buf != MPI_BOTTOM) {
+        if (PMPI_Pack(buf, count, type, bytes, size, &pos, comm) != MPI_SUCCESS)
+            die("MPI_Pack failed");
+    } else {
+        MPI_Status st;
+        if (PMPI_Sendrecv(buf, count, type, 0, 0, bytes, size, MPI_PACKED, 0, 0, MPI_COMM_SELF,
+                          &st) != MPI_SUCCESS ||
+            PMPI_Get_count(&st, MPI_PACKED, &pos) != MPI_SUCCESS)
+            die("copying a message through MPI_COMM_SELF failed");
+    }
     /* tuna talks on a private duplicate: name the peer by its MPI_COMM_WORLD rank. */
     MPI_Group g, wg;
     int wdest;
