@@ -11,8 +11,7 @@ Fails (exit 1, listing each problem) when:
      links; http(s)/mailto links and pure #anchors are not checked);
   3. a top-level entry of sim/results/ is missing from the index sim/results/README.md: some
      `code span` of the index must match it, where {a,b} is alternation, [x] optional text
-     and * any text; a directory matches a span that starts with "NAME/". sim/results/headline/
-     and sim/results/redesign/ are left out (indexed by their own authors).
+     and * any text; a directory matches a span that starts with "NAME/".
 
 Committed files come from `git ls-files` when the tree is a git checkout, otherwise from the
 file system. Usage: scripts/check_docs.py [ROOT] (default: the directory above scripts/).
@@ -24,7 +23,7 @@ import subprocess
 import sys
 
 FIGURE_EXTS = (".png", ".svg", ".jpg", ".jpeg", ".gif", ".pdf")
-RESULTS_SKIP = {"README.md", "headline", "redesign"}
+RESULTS_SKIP = {"README.md"}
 SKIP_DIRS = {".git", ".venv", "build", "node_modules", "__pycache__"}
 
 
