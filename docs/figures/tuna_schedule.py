@@ -34,6 +34,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from tuna_tools import launch  # noqa: E402
 
 # ------------------------------------------------------------------ traces
 
@@ -50,13 +52,7 @@ def default_exe():
 
 
 def launcher():
-    mpiexec = os.environ.get("TUNA_MPIEXEC") or shutil.which("mpiexec") or "mpiexec"
-    flags = os.environ.get("TUNA_MPIEXEC_FLAGS")
-    if flags is None:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-        flags = "--oversubscribe --allow-run-as-root" if "Open MPI" in out or "OpenRTE" in out \
-            else ""
-    return [mpiexec] + flags.split()
+    return launch.mpiexec()
 
 
 # name -> (P, ranks per node or 0, option string)

@@ -19,7 +19,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # the tuna_tools package without installing it
 
-from tuna_tools import cli  # noqa: E402
+from tuna_tools import cli, launch  # noqa: E402
 
 NP = 4
 SIZES = [64, 1024]
@@ -35,13 +35,7 @@ def bench_path():
 
 
 def launcher():
-    mpiexec = os.environ.get("TUNA_MPIEXEC") or shutil.which("mpiexec") or "mpiexec"
-    flags = os.environ.get("TUNA_MPIEXEC_FLAGS")
-    if flags is None:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True).stdout
-        flags = "--oversubscribe --allow-run-as-root" if "Open MPI" in out or "OpenRTE" in out \
-            else ""
-    return [mpiexec] + flags.split() + ["-n", str(NP)]
+    return launch.mpiexec(NP)
 
 
 def data_dir():

@@ -1,0 +1,17 @@
+"""The MPI launcher the tools and tests start local ranks with."""
+import os
+import shutil
+import subprocess
+
+
+def mpiexec(nprocs=None):
+    """[mpiexec, flags..., (-n N)]: TUNA_MPIEXEC and TUNA_MPIEXEC_FLAGS (CTest sets both to the
+    configured launcher), else mpiexec on PATH with the flags Open MPI needs on a small
+    machine as root (--oversubscribe --allow-run-as-root) and none for other libraries."""
+    exe = os.environ.get("TUNA_MPIEXEC") or shutil.which("mpiexec") or "mpiexec"
+    flags = os.environ.get("TUNA_MPIEXEC_FLAGS")
+    if flags is None:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+        flags = "--oversubscribe --allow-run-as-root" if "Open MPI" in out or "OpenRTE" in out \
+            else ""
+    return [exe] + flags.split() + (["-n", str(nprocs)] if nprocs is not None else [])
