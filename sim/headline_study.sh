@@ -7,7 +7,7 @@
 # (its wall time, CPU time and max RSS are its own), one at a time, at nice 10, unverified
 # above P = 256 (the reference alltoallv would double the cost). JSON lines appended to
 # sim/results/headline/headline-S.jsonl; sim/headline_table.py writes the table and figure of
-# docs/simulation.md ("Headline: vendor and tuna from P = 64 to 4096").
+# docs/simulation.md ("Headline: vendor and tuna at scale").
 #
 #   sim/headline_study.sh                       the list below, S = 16
 #   SIZES=1K LIST="4096:polaris:tuna4:1800" sim/headline_study.sh

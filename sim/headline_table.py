@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The headline table and figure of docs/simulation.md ("Headline: vendor and tuna from
-P = 64 to 4096") from `sim/headline_study.sh` results (JSON lines).
+"""The headline table and figure of docs/simulation.md ("Headline: vendor and tuna at
+scale") from `sim/headline_study.sh` results (JSON lines).
 
   sim/headline_table.py sim/results/headline/headline-16.jsonl [--figure docs/figures/headline]
 
