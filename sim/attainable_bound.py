@@ -574,6 +574,7 @@ def main(argv=None):
     _, plat = tsim.load_platform(args.platform)
     rpn = args.rpn or plat["ranks_per_node"]
     net = Network(plat)
+    bench = tsim.find_native_bench(args.bench)
     mw = meta_word_adaptive if args.meta_word == "adaptive" else \
         meta_word_fixed(int(args.meta_word))
     print(f"# {plat['name']} ({plat['topology']}), {rpn} ranks per node, {args.dist} sizes "
@@ -584,8 +585,10 @@ def main(argv=None):
           "sum of per-batch L (us) | attainable sum max(O, C) (us) |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for P in [int(p) for p in args.procs.split(",")]:
-        sizes = tsim.size_matrix(args.dist, P, args.size, args.seed, args.bench)
-        today = tsim.lower_bound(plat, P, rpn, *tsim.node_totals(sizes, rpn))
+        rec = tsim.bench_record(bench, P, rpn, args.dist, args.size, args.seed, matrix=True)
+        sizes = np.array(rec["matrix"], dtype=float)
+        today = tsim.lower_bound(plat, P, rpn, rec["dist"]["max_node_offnode_send_bytes"],
+                                 rec["dist"]["max_node_offnode_recv_bytes"])
         nodes = -(-P // rpn)
         cut_s, cut_what = net.cut_bound(nodes, rpn, sizes)
         for spec in args.algorithm:

@@ -83,11 +83,13 @@ def test_size_matrix_is_the_bench_draw():
         assert m.shape == (12, 12)
         assert m.sum() == d["total_bytes"] and m.max() == d["max_block_bytes"]
         assert max(m.sum(axis=1)) == d["max_rank_bytes"]
-        assert sim.node_totals(m, 4) == (d["max_node_offnode_send_bytes"],
-                                         d["max_node_offnode_recv_bytes"])
-        # ranks 0-3 share node 0: what they send each other is not off-node traffic
-        m[0, 1] += 1000
-        assert sim.node_totals(m, 4)[0] == d["max_node_offnode_send_bytes"]
+        # the node totals of the same record come from the same matrix: nodes of 4 ranks
+        rec = sim.bench_record(bench, 12, 4, spec, 64, 3, matrix=True)
+        assert rec["matrix"] == m.tolist()
+        node = [i // 4 for i in range(12)]
+        sent = [sum(m[i][j] for i in range(12) for j in range(12)
+                    if node[i] == k and node[j] != k) for k in range(3)]
+        assert max(sent) == rec["dist"]["max_node_offnode_send_bytes"]
 
 
 def _rec(alg, params, t, scale=False, vendor=None):

@@ -462,42 +462,35 @@ def find_native_bench(path):
     raise ValueError("tuna-bench not found: pass --bench (a build with mpicc, not smpicc)")
 
 
-def bench_facts(bench, procs, rpn, dist, size, seed):
-    """tuna-bench --facts: the "dist" object tuna-bench would record for this data set, its
-    node totals over nodes of rpn consecutive ranks."""
+def bench_record(bench, procs, rpn, dist, size, seed, matrix=False, type_name=None):
+    """tuna-bench --facts P [--matrix]: the data set's record, computed by tuna-bench alone
+    (no launcher): "dist" holds the facts tuna-bench would record, node totals over nodes of
+    rpn consecutive ranks included; with matrix, "matrix" the P x P block sizes in bytes (row
+    i: what rank i sends to each rank j)."""
     cmd = [bench, "--facts", str(procs), "--ranks-per-node", str(rpn), "-d", dist,
            "-s", str(size), "--seed", str(seed)]
+    cmd += ["--matrix"] if matrix else []
+    cmd += ["--type", type_name] if type_name not in (None, "byte") else []
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise ValueError(f"{shlex.join(cmd)}: {proc.stderr.strip()}")
-    return json.loads(proc.stdout.splitlines()[0])["dist"]
+    return json.loads(proc.stdout.splitlines()[0])
+
+
+def bench_facts(bench, procs, rpn, dist, size, seed):
+    """The "dist" object tuna-bench would record for this data set (bench_record)."""
+    return bench_record(bench, procs, rpn, dist, size, seed)["dist"]
 
 
 def size_matrix(dist, procs, S, seed, bench=None):
-    """The P x P matrix of block sizes in bytes (row i: what rank i sends to each rank j) that
-    tuna-bench draws for a data set, from tuna-bench --facts P --matrix, as a numpy array.
-    dist: a distribution spec ("uniform", "powerlaw:exponent=1.5") or a record's "dist"."""
+    """The block sizes tuna-bench draws for a data set (bench_record's "matrix") as a numpy
+    array. dist: a distribution spec ("uniform", "powerlaw:exponent=1.5") or a record's
+    "dist"."""
     import numpy as np
-    spec = dist["spec"] if isinstance(dist, dict) else dist
-    cmd = [find_native_bench(bench), "--facts", str(procs), "--matrix", "-d", spec, "-s", str(S),
-           "--seed", str(seed)]
-    if isinstance(dist, dict) and dist.get("type") not in (None, "byte"):
-        cmd += ["--type", dist["type"]]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ValueError(f"{shlex.join(cmd)}: {proc.stderr.strip()}")
-    return np.array(json.loads(proc.stdout.splitlines()[0])["matrix"], dtype=float)
-
-
-def node_totals(sizes, rpn):
-    """(max bytes a node sends off-node, max bytes it receives from off-node) of a size
-    matrix, nodes of rpn consecutive ranks: lower_bound()'s inputs."""
-    import numpy as np
-    sizes = np.asarray(sizes, dtype=float)
-    node = np.arange(len(sizes)) // rpn
-    off = np.where(node[:, None] != node[None, :], sizes, 0.0)
-    return (float(np.bincount(node, weights=off.sum(axis=1)).max()),
-            float(np.bincount(node, weights=off.sum(axis=0)).max()))
+    spec, type_name = (dist["spec"], dist.get("type")) if isinstance(dist, dict) else (dist, None)
+    rec = bench_record(find_native_bench(bench), procs, procs, spec, S, seed, matrix=True,
+                       type_name=type_name)
+    return np.array(rec["matrix"], dtype=float)
 
 
 def cmd_bound(args):

@@ -1488,6 +1488,17 @@ static long long sum_alone(long long local, void *ctx)
     return local;
 }
 
+/* One rank's row of --matrix: the bytes it sends to each rank (srow holds units). */
+static json_t *bytes_row(const bench_args *a, const bench_dist *dist, const long *srow)
+{
+    json_t *row = json_array();
+    for (int j = 0; row && j < P; j++) {
+        json_int_t n = (json_int_t)to_elements(a, dist, srow[j], a->type_size);
+        json_array_append_new(row, json_integer(n * a->type_size));
+    }
+    return row;
+}
+
 /*
  * --facts: the global facts dataset_make computes over the ranks, for procs ranks on nodes of
  * q consecutive ranks, computed here from every row (rank_bytes_of, as the ranks do), printed
@@ -1534,6 +1545,9 @@ static int print_facts(const bench_args *a, int procs, int q)
             memset(&d, 0, sizeof d);
             d.dist = dist;
             d.S = from_file ? -1 : S;
+            /* --matrix: the sizes the ranks draw, for tools that price a schedule block by
+             * block (the attainable bound), so no Python code replays the generators. */
+            json_t *m = a->facts_matrix ? json_array() : NULL;
             memset(node_sent, 0, (size_t)nnodes * sizeof *node_sent);
             memset(node_received, 0, (size_t)nnodes * sizeof *node_received);
             for (int i = 0; i < P; i++) {
@@ -1544,6 +1558,8 @@ static int print_facts(const bench_args *a, int procs, int q)
                                         : bench_dist_block(dist, P, S, a->seed, &cut, j, i);
                 }
                 rank_bytes rb = rank_bytes_of(a, dist, srow, rcol, a->type_size, nodes, i);
+                if (m)
+                    json_array_append_new(m, bytes_row(a, dist, srow));
                 d.total_bytes += rb.sent;
                 d.zero_fraction += rb.empty_blocks;
                 d.max_rank_bytes = rb.sent > d.max_rank_bytes ? rb.sent : d.max_rank_bytes;
@@ -1564,22 +1580,10 @@ static int print_facts(const bench_args *a, int procs, int q)
             json_t *rec = json_pack("{s:s,s:i,s:i,s:i,s:o}", "collective", "alltoallv", "P", P,
                                     "ranks_per_node", q, "nodes", nnodes, "dist",
                                     dist_json(a, &d));
-            /* The sizes the ranks draw, for tools that price a schedule block by block (the
-             * attainable bound): so no Python code replays the generators. */
-            if (rec && a->facts_matrix) {
-                json_t *m = json_array();
-                for (int i = 0; m && i < P; i++) {
-                    json_t *row = json_array();
-                    for (int j = 0; row && j < P; j++) {
-                        long b = from_file ? matrix[(size_t)i * P + j]
-                                           : bench_dist_block(dist, P, S, a->seed, &cut, i, j);
-                        json_int_t n = (json_int_t)to_elements(a, dist, b, a->type_size);
-                        json_array_append_new(row, json_integer(n * a->type_size));
-                    }
-                    json_array_append_new(m, row);
-                }
+            if (rec && m)
                 json_object_set_new(rec, "matrix", m);
-            }
+            else
+                json_decref(m); /* NULL-safe */
             char *line = json_dumps(rec, JSON_COMPACT | JSON_REAL_PRECISION(9));
             if (line)
                 puts(line);
