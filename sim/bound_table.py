@@ -8,7 +8,6 @@
 With --after, a second measured column (the same configurations from FILE) and its ratio.
 """
 import argparse
-import json
 import os
 import sys
 
@@ -17,24 +16,18 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 import attainable_bound as ab  # noqa: E402
+from tuna_tools import results  # noqa: E402
 from tuna_tools import sim as tsim  # noqa: E402
 
 
 def load(files):
     out = {}
-    for fn in files:
-        with open(fn, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                r = json.loads(line)
-                if r.get("status") != "ok" or not r.get("time"):
-                    continue
-                if r["algorithm"] in ("vendor", "auto"):  # no schedule to mirror
-                    continue
-                key = (r["sim"]["platform"], r["machine"]["P"], r["algorithm"],
-                       r["dist"]["spec"], r["dist"]["S_bytes"], model_of(r))
-                out[key] = r
+    for r in results.ok(results.load(files)):
+        if not r.get("time") or r["algorithm"] in ("vendor", "auto"):  # no schedule to mirror
+            continue
+        key = (r["sim"]["platform"], r["machine"]["P"], r["algorithm"],
+               r["dist"]["spec"], r["dist"]["S_bytes"], model_of(r))
+        out[key] = r
     return out
 
 

@@ -72,7 +72,6 @@ def summary(cells):
             "platform": key[0], "S": key[1], "dist": key[2], "P": key[3],
             "mpich": tm, "ompi": to, "tuna": tuna, "hier": hier, "best": best,
             "auto": auto["time"]["median"] if auto else None,
-            "auto_choice": auto.get("auto_choice") or auto.get("choice") if auto else None,
             "best_bound": cell[best[1]]["sim"]["bound"]["bound_s"] if best else None,
             "wall": costliest["sim"].get("wall_s"), "rss": costliest["sim"].get("max_rss_kib"),
         })
