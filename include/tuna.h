@@ -23,6 +23,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* The library is compiled with hidden visibility: what this header declares is its whole
+ * exported interface, and calls between its own files bind directly (no PLT, no GOT). */
+#if defined(TUNA_BUILDING) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 #define TUNA_VERSION_MAJOR 0
 #define TUNA_VERSION_MINOR 1
@@ -304,6 +309,9 @@ int tuna_plan_get_info(tuna_plan plan, tuna_plan_info *info);
 int tuna_wisdom_export(const char *path, MPI_Comm comm);
 int tuna_wisdom_import(const char *path, MPI_Comm comm);
 
+#if defined(TUNA_BUILDING) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

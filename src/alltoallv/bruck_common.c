@@ -129,7 +129,7 @@ int tuna_bruck_padded_rounds_packed(const tuna_a2av_args *a, char *w, size_t B, 
     *temp_bytes = 0;
     if (K == 0 || B == 0)
         return MPI_SUCCESS;
-    size_t pack_bytes;
+    size_t pack_bytes = 0; /* set unless an error returns first */
     int rc = tuna_bruck_padded_size((size_t)half, B, &pack_bytes);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -121,34 +121,42 @@ static int check_type(MPI_Datatype t, const char *which, tuna_ctx *ctx, int slot
 }
 
 /*
- * Local argument checks; on success also this rank's contribution to the agreement
- * (v[TUNA_AGREE_*], from the blocks it sends), computed in the same pass over the counts.
- * A NULL buffer with data is MPI_BOTTOM when its datatype can address absolutely (true
- * lower bound not 0), an error otherwise (MPICH's rule).
+ * The pass over the counts that every call makes: byte displacements (when disp is given:
+ * receive side at disp + P, send side at disp unless in place), this rank's statistics
+ * for the agreement (acc: total, largest, empty blocks sent), and whether any count is
+ * negative. Branch-light; always inlined with `large` a constant, once per kind of counts.
  */
-static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
-                      const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype, int P,
-                      int me, tuna_ctx *ctx, tuna_type_info *sinfo, tuna_type_info *rinfo,
-                      long long v[TUNA_AGREE_N])
+static inline __attribute__((always_inline)) bool scan_counts(
+    const tuna_counts *sc, const tuna_counts *rcv, bool inplace, bool large, int P,
+    MPI_Aint sext, MPI_Aint rext, size_t ssize, MPI_Aint *disp, long long acc[3])
+{
+    long long total = 0, maxb = 0, zeros = 0;
+    bool negative = false;
+    for (int j = 0; j < P; j++) {
+        const long long r = large ? (long long)rcv->nl[j] : rcv->n[j];
+        const long long n = inplace ? r : large ? (long long)sc->nl[j] : sc->n[j];
+        negative |= (r < 0) | (n < 0);
+        if (disp) {
+            disp[P + j] = (large ? rcv->dl[j] : (MPI_Aint)rcv->d[j]) * rext;
+            if (!inplace)
+                disp[j] = (large ? sc->dl[j] : (MPI_Aint)sc->d[j]) * sext;
+        }
+        const long long b = n * (long long)ssize;
+        total += b;
+        maxb = b > maxb ? b : maxb;
+        zeros += b == 0;
+    }
+    acc[0] = total, acc[1] = maxb, acc[2] = zeros;
+    return negative;
+}
+
+/* The first count scan_counts() or the buffers rule out, with its message. */
+static int report_counts(const void *sendbuf, const tuna_counts *sc, const void *recvbuf,
+                         const tuna_counts *rcv, int P, int me, const tuna_type_info *sinfo,
+                         const tuna_type_info *rinfo)
 {
     const bool inplace = sendbuf == MPI_IN_PLACE;
-    int rc;
-    if (!tuna_counts_given(rcv))
-        return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
-    rc = check_type(recvtype, "recvtype", ctx, 1, rinfo);
-    if (rc)
-        return rc;
-    if (!inplace) {
-        if (!tuna_counts_given(sc))
-            return tuna_error_set(MPI_ERR_ARG, "sendcounts or sdispls is NULL");
-        if ((rc = check_type(sendtype, "sendtype", ctx, 0, sinfo)))
-            return rc;
-    } else {
-        *sinfo = *rinfo;
-    }
     const size_t rsize = rinfo->size, ssize = sinfo->size;
-    const tuna_counts *cnt = inplace ? rcv : sc;
-    long long total = 0, maxb = 0, zeros = 0;
     for (int j = 0; j < P; j++) {
         const long long r = tuna_counts_n(rcv, j);
         if (r < 0)
@@ -173,12 +181,50 @@ static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype s
                                       "sendbuf is NULL but sendcounts[%d] = %lld (rank %d)", j,
                                       n, me);
         }
-        long long b = (long long)tuna_counts_n(cnt, j) * (long long)ssize;
-        total += b;
-        if (b > maxb)
-            maxb = b;
-        zeros += b == 0;
     }
+    return MPI_SUCCESS;
+}
+
+/*
+ * Local argument checks; on success also this rank's contribution to the agreement
+ * (v[TUNA_AGREE_*], from the blocks it sends) and, when disp is given, the byte
+ * displacements describe() needs, from one pass over the counts (scan_counts). Only a
+ * negative count, a NULL buffer or an in-place non-contiguous type takes the per-count
+ * checks that name the culprit (report_counts).
+ */
+static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                      const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype, int P,
+                      int me, tuna_ctx *ctx, tuna_type_info *sinfo, tuna_type_info *rinfo,
+                      long long v[TUNA_AGREE_N], MPI_Aint *disp)
+{
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    int rc;
+    if (!tuna_counts_given(rcv))
+        return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
+    rc = check_type(recvtype, "recvtype", ctx, 1, rinfo);
+    if (rc)
+        return rc;
+    if (!inplace) {
+        if (!tuna_counts_given(sc))
+            return tuna_error_set(MPI_ERR_ARG, "sendcounts or sdispls is NULL");
+        if ((rc = check_type(sendtype, "sendtype", ctx, 0, sinfo)))
+            return rc;
+    } else {
+        *sinfo = *rinfo;
+    }
+    const size_t rsize = rinfo->size, ssize = sinfo->size;
+    long long acc[3];
+    const bool negative =
+        rcv->n ? scan_counts(sc, rcv, inplace, false, P, sinfo->extent, rinfo->extent, ssize,
+                             disp, acc)
+               : scan_counts(sc, rcv, inplace, true, P, sinfo->extent, rinfo->extent, ssize,
+                             disp, acc);
+    if (negative || !recvbuf || !sendbuf || (inplace && !rinfo->contig)) {
+        if ((rc = report_counts(sendbuf, sc, recvbuf, rcv, P, me, sinfo, rinfo)))
+            return rc;
+    }
+    const long long total = acc[0];
+    const tuna_counts *cnt = inplace ? rcv : sc;
     if (sendbuf == recvbuf && total > 0) { /* receives too: the self block is in both */
         long long rbytes = 0;
         for (int j = 0; j < P && rbytes == 0; j++)
@@ -192,9 +238,9 @@ static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype s
         return tuna_error_set(MPI_ERR_TRUNCATE,
                               "rank %d sends itself %zu bytes but receives only %zu", me,
                               self_out, self_in);
-    v[TUNA_AGREE_MAX_BLOCK] = maxb;
+    v[TUNA_AGREE_MAX_BLOCK] = acc[1];
     v[TUNA_AGREE_MAX_TOTAL] = total;
-    v[TUNA_AGREE_ZERO_BLOCKS] = zeros;
+    v[TUNA_AGREE_ZERO_BLOCKS] = acc[2];
     v[TUNA_AGREE_SUM_BYTES] = total;
     return MPI_SUCCESS;
 }
@@ -238,10 +284,10 @@ size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P)
 static void describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
                      MPI_Datatype sendtype, const tuna_type_info *si, void *recvbuf,
                      const tuna_counts *rcv, MPI_Datatype recvtype, const tuna_type_info *ri,
-                     MPI_Aint *disp, char *copy, int *copy_counts)
+                     MPI_Aint *disp, bool disp_done, char *copy, int *copy_counts)
 {
     const int P = a->size;
-    for (int j = 0; j < P; j++)
+    for (int j = 0; j < P && !disp_done; j++)
         disp[P + j] = tuna_counts_d(rcv, j) * ri->extent;
     a->rbuf = recvbuf;
     a->rcounts = rcv->n;
@@ -269,7 +315,7 @@ static void describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *
         a->sext = copy_counts ? 1 : ri->extent;
         a->scontig = true;
     } else {
-        for (int j = 0; j < P; j++)
+        for (int j = 0; j < P && !disp_done; j++)
             disp[j] = tuna_counts_d(sc, j) * si->extent;
         a->sbuf = sendbuf;
         a->scounts = sc->n;
@@ -289,7 +335,7 @@ void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendc
                         char *copy, int *copy_counts)
 {
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    describe(a, sendbuf, &sc, sendtype, si, recvbuf, &rcv, recvtype, ri, disp, copy,
+    describe(a, sendbuf, &sc, sendtype, si, recvbuf, &rcv, recvtype, ri, disp, false, copy,
              copy_counts);
 }
 
@@ -310,7 +356,7 @@ int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *
 {
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
     return check_args(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, P, me, NULL, sinfo, rinfo,
-                      v);
+                      v, NULL);
 }
 
 
@@ -388,7 +434,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
     const bool is_auto = alg->desc.kind == TUNA_ROW_AUTO;
-    long param[TUNA_MAX_PARAMS] = {0};
+    tuna_a2av_args a = {.ctx = ctx, .rank = me, .size = P};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
      * when that is the MPI library's own algorithm, the call is the library's. */
@@ -396,7 +442,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     bool due = false;
     if (is_auto) {
         int reuse = -1;
-        rc = tuna_a2av_auto_begin(ctx, collective, &due, &reuse, param);
+        rc = tuna_a2av_auto_begin(ctx, collective, &due, &reuse, a.param);
         if (rc != MPI_SUCCESS)
             return rc;
         if (!due) {
@@ -410,7 +456,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
                     tuna_type_info si, ri;
                     long long v[TUNA_AGREE_N];
                     rc = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, ctx,
-                                    &si, &ri, v);
+                                    &si, &ri, v, NULL);
                     if (rc != MPI_SUCCESS)
                         return rc;
                 }
@@ -422,19 +468,20 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
             }
         }
     } else {
-        tuna_params_resolve(&alg->desc.info, opt->value, P, param);
+        tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);
     }
-    /* Past the fast paths: the full argument record. */
-    tuna_a2av_args a = {.ctx = ctx, .rank = me, .size = P};
-    memcpy(a.param, param, sizeof a.param);
 
+    /* Past the fast paths: checks and byte displacements (MPI_Aint, so no int overflow) in
+     * one pass; a failure here is this rank's error like any other. */
     tuna_timer tm;
     tuna_timer_start(&tm);
     tuna_type_info sinfo, rinfo;
     long long agreed[TUNA_AGREE_N] = {0};
-    int local_rc =
-        check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, ctx, &sinfo, &rinfo,
-                   agreed);
+    MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
+    int local_rc = disp ? check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, ctx,
+                                     &sinfo, &rinfo, agreed, disp)
+                        : tuna_error_set(MPI_ERR_NO_MEM,
+                                         "tuna_alltoallv: no memory for %d displacements", 2 * P);
     agreed[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
     /* One allreduce where it is needed anyway (global statistics, auto's agreement) or asked
      * for (TUNA_ARGCHECK=collective); the error flag rides along. */
@@ -465,10 +512,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
         }
     }
 
-    /* Normalise: byte displacements (MPI_Aint, so no int overflow), types, in-place. */
-    MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
-    if (!disp)
-        return MPI_ERR_NO_MEM;
+    /* Normalise: types, in-place. */
     char *inplace_copy = NULL;
     int *inplace_counts = NULL;
     if (inplace) {
@@ -481,7 +525,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
             return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv: no memory for the in-place copy");
         }
     }
-    describe(&a, sendbuf, sc, sendtype, &sinfo, recvbuf, rcv, recvtype, &rinfo, disp,
+    describe(&a, sendbuf, sc, sendtype, &sinfo, recvbuf, rcv, recvtype, &rinfo, disp, true,
              inplace_copy, inplace_counts);
     if (inplace)
         rc = tuna_a2av_pack_inplace(&a, inplace_copy);
