@@ -109,12 +109,16 @@ class Network:
         return links, len(links) * self.plat["link_lat"]
 
     def _dragonfly(self, src, dst):
-        """DragonflyZone::get_local_route (minimal), inside a group: node -> router link,
-        a green link between two routers of a chassis (x green count), a black link between
-        the same blade of two chassis (x black count), router -> node link. Between groups
-        SimGrid indexes a router's green links by the target *group* (out of range when
-        there are more groups than blades); not mirrored: runs up to one group (2048 ranks
-        on the Polaris-like platform) need none."""
+        """DragonflyZone::get_local_route (minimal, SimGrid 3.32-3.35) link for link: node ->
+        router; between groups a green link to the router whose blade number is the target
+        group, a black link to chassis 0, the group pair's one blue link (to the target
+        group's chassis 0, blade = source group); then a green link to the target blade and a
+        black link to the target chassis. SimGrid continues after that green link from the
+        target blade's router in chassis 0 (the chassis index is dropped), so a route that
+        changes blade starts its black hop in chassis 0 (or makes none when the target is in
+        chassis 0); mirrored as is, it decides which links runs over two chassis share.
+        SimGrid indexes green links by the target *group*: more groups than blades per
+        chassis is out of its range (an error here)."""
         (g_n, g_l), (c_n, c_l), (b_n, b_l), per_blade = self.plat["dragonfly"]
         bw, lat = self.plat["link_bw"], self.plat["link_lat"]
 
@@ -125,18 +129,26 @@ class Network:
                     (i % per_chassis) // per_blade, i % per_blade)
         gs, cs, bs, ns = coords(src)
         gd, cd, bd, nd = coords(dst)
-        if gs != gd:
-            raise ValueError("dragonfly routes between groups are not mirrored "
-                             f"(nodes {src} -> {dst})")
         links = [("up", src, bw)]
-        rs, rd = (gs, cs, bs), (gd, cd, bd)
-        if rs != rd:
-            cur = rs
+        cur = (gs, cs, bs)
+        if cur != (gd, cd, bd):
+            if gs != gd:
+                if gd >= b_n:
+                    raise ValueError(f"dragonfly: group {gd} >= {b_n} blades per chassis "
+                                     "(SimGrid's green_links_[group] is out of range)")
+                if bs != gd:
+                    links.append(("green", cur, (gs, cs, gd), b_l * bw))
+                    cur = (gs, cs, gd)
+                if cur[1] != 0:
+                    links.append(("black", cur, (gs, 0, gd), c_l * bw))
+                    cur = (gs, 0, gd)
+                links.append(("blue", cur, (gd, 0, gs), g_l * bw))
+                cur = (gd, 0, gs)
             if bd != cur[2]:
-                links.append(("green", cur, (gs, cs, bd), b_l * bw))
-                cur = (gs, cs, bd)
+                links.append(("green", cur, (gd, cur[1], bd), b_l * bw))
+                cur = (gd, 0, bd)
             if cd != cur[1]:
-                links.append(("black", cur, (gs, cd, bd), c_l * bw))
+                links.append(("black", cur, (gd, cd, cur[2]), c_l * bw))
         links.append(("down", dst, bw))
         return links, len(links) * lat
 
@@ -166,7 +178,8 @@ class Network:
                 prod *= d
         else:
             (g_n, _), (c_n, _), (b_n, _), per_blade = self.plat["dragonfly"]
-            for name, div in (("blade", per_blade), ("chassis", b_n * per_blade)):
+            for name, div in (("blade", per_blade), ("chassis", b_n * per_blade),
+                              ("group", c_n * b_n * per_blade)):
                 grp = np.arange(N) // div
                 if grp.max() >= 1:
                     cuts.append((f"dragonfly {name}s < {(grp.max() + 1) // 2}",
@@ -178,15 +191,18 @@ class Network:
             if len(a) == 0 or len(b) == 0:
                 continue
             for (x, y) in ((a, b), (b, a)):
-                byts = nb[np.ix_(x, y)].sum()
-                # Every route from x to y leaves x by some link; the set of those first
-                # leaving links, over all routes, is a cut every byte from x to y crosses.
+                # A route from x to y leaves x by some link; the set of those first leaving
+                # links, over all routes, is a cut the bytes of those routes cross. (SimGrid's
+                # dragonfly routes can reach the other side without such a link, e.g. from
+                # chassis 1 to chassis 0 by one green hop: those bytes do not count.)
+                byts = 0.0
                 first = set()
                 for s in x:
                     for t in y:
                         for ln in self.route(int(s), int(t))[0]:
                             if self._leaves(ln, side if x is a else ~side):
                                 first.add(ln)
+                                byts += nb[s, t]
                                 break
                 cap = sum(self.link_bw(ln) for ln in first)
                 t_cut = byts / cap if cap else 0.0
@@ -202,7 +218,7 @@ class Network:
             ina = a < len(side_x) and side_x[a]
             inb = b < len(side_x) and side_x[b]
             return ina and not inb
-        if ln[0] in ("green", "black"):
+        if ln[0] in ("green", "black", "blue"):
             (g, c, bl) = ln[1]
             (g2, c2, bl2) = ln[2]
             (_, _), (c_n, _), (b_n, _), per_blade = self.plat["dragonfly"]

@@ -21,6 +21,10 @@ def hops(net, a, b):
     return [(ln[1], ln[2]) for ln in net.route(a, b)[0]]
 
 
+def links(net, a, b):
+    return [ln[:-1] for ln in net.route(a, b)[0]]     # without the bandwidth
+
+
 def test_torus_routes_dimension_order_shortest_way():
     net = ab.Network(TORUS)
     assert hops(net, 0, 3) == [(0, 1), (1, 2), (2, 3)]
@@ -39,8 +43,30 @@ def test_dragonfly_routes_inside_a_group():
     assert kinds(0, 8) == ["up", "green", "down"]         # other router of the chassis
     assert kinds(0, 32) == ["up", "black", "down"]        # same blade, other chassis
     assert kinds(9, 48) == ["up", "green", "black", "down"]    # blade 1 -> 2, chassis 0 -> 1
+    # SimGrid continues from chassis 0's router after a green hop (the chassis index is
+    # dropped): chassis 1 -> chassis 0 across blades makes no black hop, and a green hop
+    # inside chassis 1 is followed by a black one from chassis 0 back to chassis 1.
+    assert links(net, 40, 0) == [("up", 40), ("green", (0, 1, 1), (0, 1, 0)), ("down", 0)]
+    assert links(net, 32, 48) == [("up", 32), ("green", (0, 1, 0), (0, 1, 2)),
+                                  ("black", (0, 0, 2), (0, 1, 2)), ("down", 48)]
+
+
+def test_dragonfly_routes_between_groups():
+    net = ab.Network(FLY)
+    # node 0 (group 0, chassis 0, blade 0) -> node 64 (group 1, chassis 0, blade 0): a green
+    # hop to blade 1 (= the target group), the group pair's blue link to group 1's router in
+    # chassis 0, blade 0 (= the source group), the node's down link.
+    assert links(net, 0, 64) == [("up", 0), ("green", (0, 0, 0), (0, 0, 1)),
+                                 ("blue", (0, 0, 1), (1, 0, 0)), ("down", 64)]
+    # from chassis 1 first to chassis 0 (black), then blue, then to the target's blade and
+    # chassis (green lands in chassis 0, black to chassis 1)
+    assert [ln[0] for ln in net.route(41, 64 + 32 + 16)[0]] == [
+        "up", "black", "blue", "green", "black", "down"]
+    blue = [ln for ln in net.route(0, 64)[0] if ln[0] == "blue"][0]
+    assert net.link_bw(blue) == pytest.approx(2e9)        # two blue links per group pair
+    assert net.route(0, 64)[1] == pytest.approx(4e-7)
     with pytest.raises(ValueError):
-        net.route(0, 64)                                  # another group: not mirrored
+        net.route(0, 64 * 5)      # group 5 >= 4 blades: outside SimGrid's green_links_
 
 
 def nonzero_digits(i, r):
