@@ -62,6 +62,7 @@ args_of() { # CONFIG -> tuna sim run options
     auto) echo "-a auto --selectors mpich" ;;
     tuna2) echo "-a tuna --param radix=2" ;;
     tuna4) echo "-a tuna --param radix=4" ;;
+    tuna16) echo "-a tuna --param radix=16" ;;
     tunasqrt) echo "-a tuna --param radix=sqrtP" ;;
     coalesced4) echo "-a coalesced --param radix=4" ;;
     staggered4) echo "-a staggered --param radix=4" ;;
