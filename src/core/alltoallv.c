@@ -281,14 +281,14 @@ size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P)
     return inplace_bytes(&rcv, rsize, P);
 }
 
+/* a's buffer fields from arguments whose byte displacements scan_counts() already wrote to
+ * disp (in place: the send side's packed offsets are written here). */
 static void describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
                      MPI_Datatype sendtype, const tuna_type_info *si, void *recvbuf,
                      const tuna_counts *rcv, MPI_Datatype recvtype, const tuna_type_info *ri,
-                     MPI_Aint *disp, bool disp_done, char *copy, int *copy_counts)
+                     MPI_Aint *disp, char *copy, int *copy_counts)
 {
     const int P = a->size;
-    for (int j = 0; j < P && !disp_done; j++)
-        disp[P + j] = tuna_counts_d(rcv, j) * ri->extent;
     a->rbuf = recvbuf;
     a->rcounts = rcv->n;
     a->rcounts_l = rcv->nl;
@@ -315,8 +315,6 @@ static void describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *
         a->sext = copy_counts ? 1 : ri->extent;
         a->scontig = true;
     } else {
-        for (int j = 0; j < P && !disp_done; j++)
-            disp[j] = tuna_counts_d(sc, j) * si->extent;
         a->sbuf = sendbuf;
         a->scounts = sc->n;
         a->scounts_l = sc->nl;
@@ -335,7 +333,10 @@ void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendc
                         char *copy, int *copy_counts)
 {
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    describe(a, sendbuf, &sc, sendtype, si, recvbuf, &rcv, recvtype, ri, disp, false, copy,
+    long long acc[3];
+    (void)scan_counts(&sc, &rcv, sendbuf == MPI_IN_PLACE, false, a->size, si->extent, ri->extent,
+                      si->size, disp, acc); /* the displacements; the counts were checked */
+    describe(a, sendbuf, &sc, sendtype, si, recvbuf, &rcv, recvtype, ri, disp, copy,
              copy_counts);
 }
 
@@ -525,7 +526,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
             return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv: no memory for the in-place copy");
         }
     }
-    describe(&a, sendbuf, sc, sendtype, &sinfo, recvbuf, rcv, recvtype, &rinfo, disp, true,
+    describe(&a, sendbuf, sc, sendtype, &sinfo, recvbuf, rcv, recvtype, &rinfo, disp,
              inplace_copy, inplace_counts);
     if (inplace)
         rc = tuna_a2av_pack_inplace(&a, inplace_copy);
