@@ -37,6 +37,8 @@ slightly below it is possible; far above it means the simulator charges somethin
 Usage (PYTHONPATH=python):
   sim/attainable_bound.py --platform fugaku --procs 256,1024 -s 16 \\
       -a tuna:radix=4 -a coalesced:radix=4,block=8 [--meta-word 8] [--rounds] [--json F]
+  (--meta-word: 'adaptive', the default, is what tuna sends; 8 prices the wide sizes of before
+  the narrow encoding, the "before" columns of docs/simulation.md)
 """
 import argparse
 import json
@@ -534,15 +536,17 @@ def price(batches, P, rpn, plat, net, model="eager"):
                      "messages": int(sum(len(p.msgs) for p in phases)), "bytes": nbytes,
                      "O_s": O, "L_s": lsum, "C_s": chain, "T_s": max(O, chain),
                      "phase_end_s": ends})
-    strict_link = 0.0
+    strict_link, strict_name = 0.0, ""
     if link_total:
         k = max(link_total, key=lambda k: link_total[k] / net.link_bw(k))
         strict_link = link_total[k] / net.link_bw(k)
+        strict_name = " ".join(str(x) for x in k[:-1])
     return {
         "batches": rows,
         "attainable_s": sum(r["T_s"] for r in rows),
         "overhead_s": float((sent_msgs * os_ + recv_msgs * or_).max()),
         "link_s": strict_link,
+        "link": strict_name,
         "sum_L_s": sum(r["L_s"] for r in rows),
         "sum_C_s": sum(r["C_s"] for r in rows),
         "sent_msgs_max": int(sent_msgs.max()),
@@ -574,9 +578,10 @@ def main(argv=None):
     ap.add_argument("-a", "--algorithm", action="append", required=True,
                     help="NAME[:radix=R,block=B] (tuna, coalesced, staggered, twophase-bruck, "
                          "padded-bruck, spreadout, linear, scattered); repeat")
-    ap.add_argument("--meta-word", default="8",
-                    help="bytes per announced size: 8 (tuna's uint64), or 'adaptive' "
-                         "(narrowest width holding the round's largest size)")
+    ap.add_argument("--meta-word", default="adaptive",
+                    help="bytes per announced size: 'adaptive' (default, what tuna sends: "
+                         "the narrowest width holding the round's largest size), or a fixed "
+                         "width such as 8 (tuna's uint64 sizes before the narrow encoding)")
     ap.add_argument("--model", choices=("eager", "rendezvous"), default="eager",
                     help="SMPI protocol: eager (default threshold, 64 KiB) or rendezvous "
                          "(tuna sim run --scale: send-is-detached-thresh:0, no receive "
@@ -622,7 +627,7 @@ def main(argv=None):
                     print(f"  | {r['batch']} | {'; '.join(r['phases'])} | {r['messages']} | "
                           f"{r['bytes']:.0f} | {r['O_s'] * 1e6:.2f} | {r['L_s'] * 1e6:.2f} | "
                           f"{r['C_s'] * 1e6:.2f} |")
-                print()
+                print(f"  busiest link over the whole call: {res['link']}\n")
             if args.json:
                 with open(args.json, "a", encoding="utf-8") as f:
                     f.write(json.dumps({
