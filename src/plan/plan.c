@@ -233,15 +233,30 @@ static int cmp_double(const void *x, const void *y)
 #define MAX_REPS 201
 #define STABLE_REPS 3 /* every candidate within 1% of itself: enough */
 
-/* One timed start of the current choice: the maximum over ranks of its time, and whether it
- * failed on any rank (one allreduce carries both, so every rank sees the same). */
-static int timed_start(struct tuna_plan_s *p, double *t, bool *failed)
+/* A sample is a burst of back-to-back starts (at least BURST_SECONDS of them, at most
+ * MAX_BURST), timed as one and divided: applications repeat the exchange, and a rank that
+ * finishes early begins the next one while the others finish, which single starts between
+ * barriers never show (on a shared core the two orders can rank candidates differently).
+ * Under SimGrid SMPI times repeat exactly and every start costs simulator wall time: one. */
+#define BURST_SECONDS 200e-6
+#ifdef SMPI_SHARED_MALLOC
+#define MAX_BURST 1
+#else
+#define MAX_BURST 8
+#endif
+
+/* One timed sample of the current choice: k back-to-back starts, the maximum over ranks of
+ * their time / k, and whether one failed on any rank (one allreduce carries both, so every
+ * rank sees the same). */
+static int timed_start(struct tuna_plan_s *p, int k, double *t, bool *failed)
 {
     MPI_Comm comm = p->ctx->comm;
     TUNA_MPI_CHECK(PMPI_Barrier(comm));
     double t0 = MPI_Wtime();
-    int rc = p->start(p);
-    double v[2] = {MPI_Wtime() - t0, rc != MPI_SUCCESS};
+    int rc = MPI_SUCCESS;
+    for (int j = 0; j < k && rc == MPI_SUCCESS; j++)
+        rc = p->start(p);
+    double v[2] = {(MPI_Wtime() - t0) / k, rc != MPI_SUCCESS};
     tuna_error_clear(); /* a candidate's failure is not the plan's */
     TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
     *t = v[0];
@@ -264,6 +279,7 @@ static int time_candidates(struct tuna_plan_s *p, const tuna_choice *cand, int n
         free(dead);
         return tuna_error_set(MPI_ERR_NO_MEM, "plan measure: no memory");
     }
+    int burst[TUNA_PLAN_MAX_CANDIDATES];
     double spent = 0;
     int rc = MPI_SUCCESS, reps = 0;
     for (int round = -1; round < MAX_REPS && rc == MPI_SUCCESS; round++) {
@@ -273,11 +289,15 @@ static int time_candidates(struct tuna_plan_s *p, const tuna_choice *cand, int n
             p->choose(p, &cand[i]);
             double ti = 0;
             bool failed = true;
-            rc = timed_start(p, &ti, &failed);
-            spent += ti;
+            rc = timed_start(p, round < 0 ? 1 : burst[i], &ti, &failed);
+            spent += ti * (round < 0 ? 1 : burst[i]);
             dead[i] = failed;
             if (round >= 0)
                 t[(size_t)i * MAX_REPS + round] = ti;
+            else /* the warm-up's time (agreed) sizes the bursts */
+                burst[i] = ti * MAX_BURST <= BURST_SECONDS ? MAX_BURST
+                           : ti >= BURST_SECONDS      ? 1
+                                                      : (int)ceil(BURST_SECONDS / ti);
         }
         if (round < 0)
             continue;
