@@ -9,7 +9,9 @@
 # records the candidates its measure timed; step 2 runs auto again next to every one of those
 # candidates as a forced plan, in one run, each timed interleaved with the MPI library's own
 # MPI_Alltoallv; sim/plan_quality.py compares, per cell, what measure chose with the best of
-# its candidates. Environment: SIZES (default 16,1024,16384), ITERS (local default 200, sim 1),
+# its candidates. In SMPI (simulated times repeat exactly, nothing drifts) step 2 runs only
+# the candidates, without the vendor call beside them, and step 1's choice is judged: the
+# same answer for half the simulator time (at P = 256 an exchange costs seconds to minutes). Environment: SIZES (default 16,1024,16384), ITERS (local default 200, sim 1),
 # WARMUP (local 5, sim 1), REPEATS (sweeps of step 2, pooled; default 1), PYTHON (default
 # .venv/bin/python), SIMGRID (a prefix from scripts/build-simgrid.sh), SIM_BENCH (tuna-bench
 # built with its smpicc), LOCAL_BENCH (the local tuna-bench, default build/main's) and
@@ -25,7 +27,7 @@ run_bench() { # output, algorithms
   if [ "$mode" = sim ]; then
     "$PYTHON" -m tuna_tools sim run --platform "$plat" --procs "$P" -a "$2" -s "$SIZES" \
       ${SIMGRID:+--simgrid "$SIMGRID"} ${SIM_BENCH:+--bench "$SIM_BENCH"} \
-      ${SELECTORS:+--selectors "$SELECTORS"} \
+      ${SELECTORS:+--selectors "$SELECTORS"} ${3:+--no-vendor} \
       -d uniform -d powerlaw -n "${ITERS:-1}" -w "${WARMUP:-1}" --plan measure --timeout 3600 \
       -o "$1"
   else
@@ -42,7 +44,12 @@ echo "candidates: $cands"
 step2=()
 for k in $(seq 1 "${REPEATS:-1}"); do
   f="$out/$name-step2$([ "$k" = 1 ] || echo "-r$k").jsonl"
-  run_bench "$f" "auto,$cands"
+  if [ "$mode" = sim ]; then
+    run_bench "$f" "$cands" no-vendor
+  else
+    run_bench "$f" "auto,$cands"
+  fi
   step2+=("$f")
 done
+[ "$mode" = sim ] && step2=("$out/$name-step1.jsonl" "${step2[@]}")
 "$PYTHON" "$root/sim/plan_quality.py" "${step2[@]}" | tee "$out/$name.md"
