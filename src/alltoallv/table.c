@@ -31,7 +31,8 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     {.desc = {.info = {"spreadout", "linear: all Irecv/Isend at once, peers in round-robin order "
                                     "from self",
                        0, {{0}}},
-              .family = "linear", .cost = tuna_a2av_cost_one_phase},
+              .family = "linear", .cost = tuna_a2av_cost_one_phase,
+              .pair_tag = TUNA_TAG_SPREADOUT},
      .run = tuna_a2av_spreadout},
     {.desc = {.info = {"scattered", "linear (MPICH): batches of `block` Irecv/Isend pairs, "
                                     "Waitall per batch",
@@ -49,12 +50,14 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     {.desc = {.info = {"pairwise", "linear (Open MPI): P-1 steps, one Irecv + blocking Send per "
                                    "step",
                        0, {{0}}},
-              .family = "linear", .cost = tuna_a2av_cost_stepwise},
+              .family = "linear", .cost = tuna_a2av_cost_stepwise,
+              .pair_tag = TUNA_TAG_PAIRWISE},
      .run = tuna_a2av_pairwise},
     {.desc = {.info = {"xor", "linear: exclusive-or pairing, peer = rank ^ step over the next "
                               "power of two (any P: missing peers are skipped)",
                        0, {{0}}},
-              .family = "linear", .cost = tuna_a2av_cost_stepwise},
+              .family = "linear", .cost = tuna_a2av_cost_stepwise,
+              .pair_tag = TUNA_TAG_XOR},
      .run = tuna_a2av_xor},
     {.desc = {.info = {"multipair", "linear: `stride` pairwise steps posted together, then "
                                     "Waitall",

@@ -267,6 +267,43 @@ static bool plainly_valid(const void *sendbuf, const int *sendcounts, const int 
     return true;
 }
 
+/*
+ * A row with a pair_tag at P = 2 on plain arguments (both types predefined and contiguous,
+ * as remembered by an earlier call on the communicator, no in-place, distinct buffers, no
+ * negative count, no NULL buffer): the own block's memcpy and one MPI_Sendrecv with the
+ * peer, exactly the messages the row's full path sends (an empty side is MPI_PROC_NULL
+ * there too), so the two ranks may take different paths. Returns -1 (nothing done) when the
+ * arguments are not plain or the own block would be truncated: the full path checks and
+ * reports them.
+ */
+static int run_two_rank_exchange(const tuna_a2av_algorithm *row, tuna_ctx *ctx,
+                                 const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                 MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                                 const int *rdispls, MPI_Datatype recvtype)
+{
+    const tuna_type_info *si = &ctx->type_seen[0].info, *ri = &ctx->type_seen[1].info;
+    if (sendbuf == MPI_IN_PLACE || ctx->type_seen[0].type != sendtype ||
+        ctx->type_seen[1].type != recvtype || !si->contig || !ri->contig ||
+        !plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                       recvtype, 2))
+        return -1;
+    const int me = ctx->rank, peer = 1 - me;
+    const size_t self_out = (size_t)sendcounts[me] * si->size;
+    if (self_out > (size_t)recvcounts[me] * ri->size)
+        return -1;
+    if (self_out > 0)
+        memcpy((char *)recvbuf + (MPI_Aint)rdispls[me] * ri->extent,
+               (const char *)sendbuf + (MPI_Aint)sdispls[me] * si->extent, self_out);
+    const bool send = sendcounts[peer] > 0 && si->size > 0,
+               recv = recvcounts[peer] > 0 && ri->size > 0;
+    int rc = MPI_Sendrecv((const char *)sendbuf + (MPI_Aint)sdispls[peer] * si->extent,
+                          send ? sendcounts[peer] : 0, sendtype, send ? peer : MPI_PROC_NULL,
+                          row->desc.pair_tag, (char *)recvbuf + (MPI_Aint)rdispls[peer] * ri->extent,
+                          recv ? recvcounts[peer] : 0, recvtype, recv ? peer : MPI_PROC_NULL,
+                          row->desc.pair_tag, ctx->comm, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(rc, "MPI_Sendrecv failed");
+}
+
 static size_t inplace_bytes(const tuna_counts *rcv, size_t rsize, int P)
 {
     size_t tot = 0;
@@ -566,16 +603,31 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* auto between agreements, reusing the library's own call, with plain arguments: the
-     * common case, kept to the countdown and one pass over the counts. Anything else (stats
-     * on, a collective check, an agreement due, a suspicious argument) takes the full path. */
-    if (alg->desc.kind == TUNA_ROW_AUTO && ctx->reuse_vendor && ctx->auto_countdown > 0 &&
-        ctx->argcheck_local && !tuna_stats_on &&
-        plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                      recvtype, ctx->size)) {
-        ctx->auto_countdown--;
-        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                      recvcounts, rdispls, recvtype, comm, t_start);
+    /* auto between agreements, reusing the library's own call or a row's two-rank path,
+     * with plain arguments: the common case, kept to the countdown and one pass over the
+     * counts. Anything else (stats on, a collective check, an agreement due, a suspicious
+     * argument) takes the full path. */
+    const bool plain = ctx->argcheck_local && !tuna_stats_on;
+    if (alg->desc.kind == TUNA_ROW_AUTO && plain && ctx->auto_countdown > 0 &&
+        ctx->agreed_valid) {
+        if (ctx->reuse_vendor &&
+            plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, ctx->size)) {
+            ctx->auto_countdown--;
+            return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, t_start);
+        }
+        const tuna_a2av_algorithm *reused = &tuna_a2av_table[ctx->reuse_algorithm];
+        if (reused->desc.pair_tag && ctx->size == 2 &&
+            (rc = run_two_rank_exchange(reused, ctx, sendbuf, sendcounts, sdispls, sendtype,
+                                        recvbuf, recvcounts, rdispls, recvtype)) >= 0) {
+            ctx->auto_countdown--;
+            return rc;
+        }
+    } else if (alg->desc.pair_tag && ctx->size == 2 && plain &&
+               (rc = run_two_rank_exchange(alg, ctx, sendbuf, sendcounts, sdispls, sendtype,
+                                           recvbuf, recvcounts, rdispls, recvtype)) >= 0) {
+        return rc;
     }
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);

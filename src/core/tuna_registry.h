@@ -66,6 +66,11 @@ typedef struct tuna_algorithm {
                                   "bruck", "tuna", "hierarchical", "ring", "recmul", ... */
     tuna_cost_fn cost;         /* the cost model; NULL: not modelled (vendor, auto) */
     tuna_grid_fn grid;         /* auto's candidates; NULL: the row alone (no parameters) */
+    /* alltoallv rows, non-zero: at P = 2 the algorithm is the own block's copy and one
+     * MPI_Sendrecv with the peer under this tag, which tuna_alltoallv runs straight from
+     * plain arguments (src/core/alltoallv.c, run_two_rank_exchange), without tuna's
+     * per-call set-up; auto's model charges no call_overhead there (src/select/choose.c). */
+    int pair_tag;
 } tuna_algorithm;
 
 /*

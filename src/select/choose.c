@@ -343,8 +343,12 @@ static void model_choice(const tuna_registry *reg, const tuna_select_input *in,
             for (int v = 0; v < reg->n; v++)
                 if (tuna_registry_row(reg, v)->kind == TUNA_ROW_VENDOR)
                     consider_time(reg, v, none, vendor_time(reg, in), best);
-        if (tuna_registry_row(reg, alg)->kind != TUNA_ROW_VENDOR)
-            row_best(reg, in, alg, agree, sel.profile.call_overhead, best);
+        /* At P = 2 a row with a two-rank path pays none of tuna's per-call set-up
+         * (docs/benchmarks.md, "Fixed cost per call"). */
+        const tuna_algorithm *row = tuna_registry_row(reg, alg);
+        if (row->kind != TUNA_ROW_VENDOR)
+            row_best(reg, in, alg, agree,
+                     in->P == 2 && row->pair_tag ? 0 : sel.profile.call_overhead, best);
     }
 }
 
