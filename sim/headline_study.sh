@@ -11,6 +11,11 @@
 #
 #   sim/headline_study.sh                       the list below, S = 16
 #   SIZES=1K LIST="4096:polaris:tuna4:1800" sim/headline_study.sh
+#   DIST=powerlaw LIST="1024:fugaku:tuna4:1800" sim/headline_study.sh
+#
+# DIST is a tuna-bench distribution (default uniform); results of any other go to
+# headline-NAME-S.jsonl, NAME = the distribution's name before ':' or ',' (matrix:FILE -> the
+# file's base name), e.g. headline-powerlaw-16.jsonl, headline-ml_256-16.jsonl.
 #
 # BENCH is a tuna-bench built with SimGrid 3.35's smpicc:
 #   cmake -S . -B build/smpi-3.35 -DCMAKE_TOOLCHAIN_FILE=cmake/smpi.cmake \
@@ -21,6 +26,17 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PY:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 : "${SIZES:=16}" "${SG:=/work/cache/simgrid-3.35}" "${BENCH:=build/smpi-3.35/tools/tuna-bench}"
+: "${DIST:=uniform}"
+# smpirun runs in a directory of its own: a matrix file's path must be absolute.
+case $DIST in
+matrix:/*) ;;
+matrix:*) DIST="matrix:$ROOT/${DIST#matrix:}" ;;
+esac
+case $DIST in
+uniform) tag="" ;;
+matrix:*) tag=$(basename "${DIST#matrix:}"); tag="${tag%%,*}"; tag="${tag%.*}-" ;;
+*) tag="${DIST%%[:,]*}-" ;;
+esac
 OUT=${OUT:-$ROOT/sim/results/headline}
 mkdir -p "$OUT"
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
@@ -64,6 +80,7 @@ args_of() { # CONFIG -> tuna sim run options
     tuna4) echo "-a tuna --param radix=4" ;;
     tuna16) echo "-a tuna --param radix=16" ;;
     tunasqrt) echo "-a tuna --param radix=sqrtP" ;;
+    coalesced2) echo "-a coalesced --param radix=2" ;;
     coalesced4) echo "-a coalesced --param radix=4" ;;
     staggered4) echo "-a staggered --param radix=4" ;;
     vmpich) echo "-a vendor --selectors mpich" ;;
@@ -77,16 +94,19 @@ for S in $SIZES; do
         IFS=: read -r P plat cfg tmo <<EOF
 $item
 EOF
+        # Unverified above P = 256 and for recorded matrices (the ML pattern's rows hold up to
+        # 88 MB: verifying needs real buffers, SMPI_SHARED_MALLOC'ed ones do not).
         verify=""
         [ "$P" -gt 256 ] && verify="--no-verify"
-        out="$OUT/headline-$S.jsonl" profile=""
+        case $DIST in matrix:*) verify="--no-verify" ;; esac
+        out="$OUT/headline-$tag$S.jsonl" profile=""
         if [ "$cfg" = auto ]; then
-            out="$OUT/headline-auto-$S.jsonl" profile=$(profile_of "$plat")
+            out="$OUT/headline-auto-$tag$S.jsonl" profile=$(profile_of "$plat")
         fi
         # shellcheck disable=SC2046,SC2086
         (cd "$ROOT" && TUNA_PROFILE=$profile nice -n 10 "$PY" -m tuna_tools sim run --platform "$plat" --procs "$P" \
-            --rpn 32 -s "$S" -w 1 $(args_of "$cfg") --no-vendor $verify --simgrid "$SG" \
+            --rpn 32 -s "$S" -d "$DIST" -w 1 $(args_of "$cfg") --no-vendor $verify --simgrid "$SG" \
             --bench "$BENCH" --timeout "$tmo" --append -o "$out") ||
-            echo "headline_study.sh: $plat P=$P S=$S $cfg failed or timed out" >&2
+            echo "headline_study.sh: $plat P=$P S=$S $DIST $cfg failed or timed out" >&2
     done
 done

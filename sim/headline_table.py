@@ -57,7 +57,8 @@ def ratio(a, b):
 def summary(cells):
     """Rows of the table, one per (platform, S, dist, P)."""
     rows = []
-    for key in sorted(cells, key=lambda k: (k[0], k[1], k[2], k[3])):
+    # Platform, kind of pattern, S, P: recorded matrices of several P sort by P.
+    for key in sorted(cells, key=lambda k: (k[0], k[2].split(":")[0], k[1] or 0, k[3], k[2])):
         cell = cells[key]
         vm = cell.get("vendor:mpich")
         vo = cell.get("vendor:ompi")
@@ -72,17 +73,32 @@ def summary(cells):
             "platform": key[0], "S": key[1], "dist": key[2], "P": key[3],
             "mpich": tm, "ompi": to, "tuna": tuna, "hier": hier, "best": best,
             "auto": auto["time"]["median"] if auto else None,
-            "best_bound": cell[best[1]]["sim"]["bound"]["bound_s"] if best else None,
+            # No bound for FFT and file patterns (tuna sim: BOUNDED_DISTRIBUTIONS).
+            "best_bound": ((cell[best[1]]["sim"].get("bound") or {}).get("bound_s")
+                           if best else None),
             "wall": costliest["sim"].get("wall_s"), "rss": costliest["sim"].get("max_rss_kib"),
         })
     return rows
 
 
+def pattern(w):
+    """The size pattern of a row: the distribution, and S where it sets the sizes."""
+    d = w["dist"]
+    if d.startswith("matrix:"):
+        fields = d[len("matrix:"):].split(",")
+        name = os.path.splitext(os.path.basename(fields[0]))[0]
+        scale = [f.split("=", 1)[1] for f in fields[1:] if f.startswith("scale=")]
+        return f"{name} x {scale[0]}" if scale and float(scale[0]) != 1 else name
+    return d
+
+
 def table(rows):
-    print("| platform | S | P | SMPI `mpich` (us) | SMPI `ompi` (us) | best TuNA (us) | "
+    # A pattern column only where a table holds more than uniform sizes (the older tables).
+    show = any(w["dist"] != "uniform" for w in rows)
+    print(("| platform | pattern " if show else "| platform ") + "| S | P | SMPI `mpich` (us) | SMPI `ompi` (us) | best TuNA (us) | "
           "best hierarchical (us) | `auto` (us) | best / `mpich` | best / `ompi` | `auto` / `mpich` | "
           "best x bound | costliest run: wall, max RSS |")
-    print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---" + ("|---" if show else "") + "|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|")
     for w in rows:
         b = w["best"]
         tuna = f"{us(w['tuna'][0])} ({short(w['tuna'][1])})" if w["tuna"] else "-"
@@ -92,7 +108,9 @@ def table(rows):
         xb = f"{b[0] / w['best_bound']:.1f}x" if b and w["best_bound"] else "-"
         cost = (f"{w['wall']:.0f} s, {w['rss'] / 1048576:.1f} GiB"
                 if w["wall"] is not None and w["rss"] else "-")
-        print(f"| {w['platform']} | {w['S']} | {w['P']} | {us(w['mpich'])} | {us(w['ompi'])} | "
+        pat = f" {pattern(w)} |" if show else ""
+        S = "-" if w["dist"].startswith("matrix:") else w["S"]
+        print(f"| {w['platform']} |{pat} {S} | {w['P']} | {us(w['mpich'])} | {us(w['ompi'])} | "
               f"{tuna} | {hier} | {us(w['auto'])} | {sp_m} | {sp_o} | {ratio(w['mpich'], w['auto'])} | "
               f"{xb} | {cost} |")
 
@@ -101,13 +119,14 @@ def figure(rows, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    sizes = sorted({w["S"] for w in rows})
-    fig, axes = plt.subplots(1, len(sizes), figsize=(5.2 * len(sizes), 3.8), squeeze=False)
-    for ax, S in zip(axes[0], sizes):
+    panels = sorted({(w["S"], w["dist"]) for w in rows}, key=lambda k: (k[0] or 0, k[1]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
+    for ax, (S, dist) in zip(axes[0], panels):
         for plat, color in (("fugaku", "tab:red"), ("polaris", "tab:blue")):
             for vendor, style in (("mpich", "-"), ("ompi", "--")):
                 pts = [(w["P"], w[vendor] / w["best"][0]) for w in rows
-                       if w["platform"] == plat and w["S"] == S and w[vendor] and w["best"]]
+                       if w["platform"] == plat and (w["S"], w["dist"]) == (S, dist)
+                       and w[vendor] and w["best"]]
                 if pts:
                     xs, ys = zip(*sorted(pts))
                     ax.plot(xs, ys, style, marker="o", color=color,
@@ -117,8 +136,43 @@ def figure(rows, out):
         ax.set_yscale("log", base=2)
         ax.set_xlabel("P (32 ranks per node)")
         ax.set_ylabel("speedup of tuna's best over vendor")
-        ax.set_title(f"alltoallv, uniform sizes in [0, {S} B], SimGrid 3.35 (eager)")
+        if dist == "uniform":
+            what = f"uniform sizes in [0, {S} B]"
+        elif dist.startswith("matrix:"):
+            what = f"recorded pattern {pattern({'dist': dist})}"
+        else:
+            what = f"{dist}, S = {S} B"
+        ax.set_title(f"alltoallv, {what}, SimGrid 3.35 (eager)", fontsize=9)
         ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out + ".png", dpi=110)
+    print(f"wrote {out}.png", file=sys.stderr)
+
+
+def bars(rows, out):
+    """One bar per row: tuna's best over SMPI's `mpich` (and `ompi` where run), for tables
+    whose patterns were run at one P each (the power-law, FFT and ML rows)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = [w for w in rows if w["best"] and w["mpich"]]
+    labels = [f"{w['platform']}-like\n{pattern(w).replace('powerlaw:exponent=', 'power law ')}"
+              + ("" if w["dist"].startswith("matrix:")
+                                                      else f", S={w['S']}") + f"\nP={w['P']}"
+              for w in rows]
+    xs = range(len(rows))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(rows)), 4.2))
+    ax.bar([x - 0.2 for x in xs], [w["mpich"] / w["best"][0] for w in rows], 0.4,
+           label="over SMPI `mpich`", color="tab:blue")
+    ax.bar([x + 0.2 for x in xs], [w["ompi"] / w["best"][0] if w["ompi"] else 0 for w in rows],
+           0.4, label="over SMPI `ompi`", color="tab:orange")
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylabel("speedup of tuna's best over vendor")
+    ax.set_title("alltoallv, non-uniform patterns, SimGrid 3.35 (eager), 32 ranks per node",
+                 fontsize=9)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out + ".png", dpi=110)
     print(f"wrote {out}.png", file=sys.stderr)
@@ -128,11 +182,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
     ap.add_argument("--figure", help="write FIGURE.png (speedup vs P)")
+    ap.add_argument("--bars", help="write BARS.png (speedup per row, one bar each)")
     args = ap.parse_args()
     rows = summary(load(args.files))
     table(rows)
     if args.figure:
         figure(rows, args.figure)
+    if args.bars:
+        bars(rows, args.bars)
     return 0
 
 
