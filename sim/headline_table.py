@@ -81,10 +81,16 @@ def summary(cells):
     return rows
 
 
+def recorded(dist):
+    """A recorded count matrix (matrix:FILE): its sizes come from the file, not from S."""
+    return dist.startswith("matrix:")
+
+
 def pattern(w):
-    """The size pattern of a row: the distribution, and S where it sets the sizes."""
+    """The size pattern of a row: the distribution spec, or a matrix file's base name and
+    its scale where that is not 1."""
     d = w["dist"]
-    if d.startswith("matrix:"):
+    if recorded(d):
         fields = d[len("matrix:"):].split(",")
         name = os.path.splitext(os.path.basename(fields[0]))[0]
         scale = [f.split("=", 1)[1] for f in fields[1:] if f.startswith("scale=")]
@@ -109,16 +115,27 @@ def table(rows):
         cost = (f"{w['wall']:.0f} s, {w['rss'] / 1048576:.1f} GiB"
                 if w["wall"] is not None and w["rss"] else "-")
         pat = f" {pattern(w)} |" if show else ""
-        S = "-" if w["dist"].startswith("matrix:") else w["S"]
+        S = "-" if recorded(w["dist"]) else w["S"]
         print(f"| {w['platform']} |{pat} {S} | {w['P']} | {us(w['mpich'])} | {us(w['ompi'])} | "
               f"{tuna} | {hier} | {us(w['auto'])} | {sp_m} | {sp_o} | {ratio(w['mpich'], w['auto'])} | "
               f"{xb} | {cost} |")
 
 
-def figure(rows, out):
+def pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def save(fig, out):
+    fig.tight_layout()
+    fig.savefig(out + ".png", dpi=110)
+    print(f"wrote {out}.png", file=sys.stderr)
+
+
+def figure(rows, out):
+    plt = pyplot()
     panels = sorted({(w["S"], w["dist"]) for w in rows}, key=lambda k: (k[0] or 0, k[1]))
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
     for ax, (S, dist) in zip(axes[0], panels):
@@ -138,27 +155,22 @@ def figure(rows, out):
         ax.set_ylabel("speedup of tuna's best over vendor")
         if dist == "uniform":
             what = f"uniform sizes in [0, {S} B]"
-        elif dist.startswith("matrix:"):
+        elif recorded(dist):
             what = f"recorded pattern {pattern({'dist': dist})}"
         else:
             what = f"{dist}, S = {S} B"
         ax.set_title(f"alltoallv, {what}, SimGrid 3.35 (eager)", fontsize=9)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out + ".png", dpi=110)
-    print(f"wrote {out}.png", file=sys.stderr)
+    save(fig, out)
 
 
 def bars(rows, out):
     """One bar per row: tuna's best over SMPI's `mpich` (and `ompi` where run), for tables
     whose patterns were run at one P each (the power-law, FFT and ML rows)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     rows = [w for w in rows if w["best"] and w["mpich"]]
     labels = [f"{w['platform']}-like\n{pattern(w).replace('powerlaw:exponent=', 'power law ')}"
-              + ("" if w["dist"].startswith("matrix:")
-                                                      else f", S={w['S']}") + f"\nP={w['P']}"
+              + ("" if recorded(w["dist"]) else f", S={w['S']}") + f"\nP={w['P']}"
               for w in rows]
     xs = range(len(rows))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(rows)), 4.2))
@@ -173,9 +185,7 @@ def bars(rows, out):
     ax.set_title("alltoallv, non-uniform patterns, SimGrid 3.35 (eager), 32 ranks per node",
                  fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out + ".png", dpi=110)
-    print(f"wrote {out}.png", file=sys.stderr)
+    save(fig, out)
 
 
 def main():
