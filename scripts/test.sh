@@ -5,7 +5,9 @@
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: the fast label;
 #   3. MPICH build (mpicc.mpich / mpiexec.mpich): the fast label;
 #   4. SimGrid SMPI build: a simulated strict check and a simulated-time regression check;
-#   5. install tree: a consumer project builds against tuna::tuna and pkg-config.
+#   5. install tree: a consumer project builds against tuna::tuna and pkg-config;
+#   6. other build types and compilers: GCC Release and MinSizeRel, Clang Release (warnings as
+#      errors, as in every build of this script; a user's build never sets -Werror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -13,7 +15,7 @@ PY=${TUNA_PYTHON:-$PWD/.venv/bin/python}
 [ -x "$PY" ] || PY=$(command -v python3)
 configure() { # dir, extra cmake args...
   local dir=$1; shift
-  cmake -S . -B "$dir" -DPython3_EXECUTABLE="$PY" "$@" >"$dir.configure.log" 2>&1 ||
+  cmake -S . -B "$dir" -DPython3_EXECUTABLE="$PY" -DTUNA_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j "$JOBS" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; exit 1; }
 }
@@ -61,4 +63,12 @@ PKG_CONFIG_PATH="$PWD/build/install/lib/pkgconfig" \
 for exe in build/consumer/consumer build/consumer/main-pkgconfig; do
   mpiexec --oversubscribe --allow-run-as-root -n 3 "$exe"
 done
+step "other build types and compilers: GCC Release, MinSizeRel; Clang Release (-Werror)"
+configure build/release -DCMAKE_BUILD_TYPE=Release
+configure build/minsizerel -DCMAKE_BUILD_TYPE=MinSizeRel
+configure build/clang -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang
+# The optimised builds run a smoke of the strict checks (optimisation exposes different UB).
+(cd build/clang && ctest --output-on-failure -R "^(alltoallv_p5|allreduce_p3|allgather_p3|hostile_p3)$" \
+  --timeout 900)
+(cd build/release && ctest --output-on-failure -R "^(alltoallv_p5|hostile_p3)$" --timeout 900)
 step "all tests passed"

@@ -353,7 +353,7 @@ static int farthest(int n, int r)
 
 static void check_bound(const char *alg, const char *what, const tuna_stats *st, const bound *b)
 {
-    char msg[200];
+    char msg[400]; /* alg and what are at most 160 bytes each */
     snprintf(msg, sizeof msg, "%s: %s temp_bytes >= documented lower bound", alg, what);
     check((long)st->temp_bytes >= b->lo, "got %ld, want >= %ld", msg, (long)st->temp_bytes,
           b->lo);

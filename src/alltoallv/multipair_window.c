@@ -54,7 +54,10 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
         if (rc == MPI_SUCCESS)
             rc = refill(a, &sstep, true, tag, &reqs[stride + i], &active);
     }
-    while (rc == MPI_SUCCESS && active > 0) {
+    int first = rc;
+    while (tuna_step_may_continue(rc) && active > 0) {
+        first = first != MPI_SUCCESS ? first : rc;
+        rc = MPI_SUCCESS;
         int idx = MPI_UNDEFINED, flag = 0;
         if (poll) {
             if ((rc = MPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE)) !=
@@ -66,22 +69,24 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
             if (rc == MPI_SUCCESS && flag && idx == MPI_UNDEFINED &&
                 (rc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
                 rc = tuna_error_set(rc, "multipair-testany: MPI_Waitany failed");
-            if (rc != MPI_SUCCESS)
-                break;
-            if (!flag)
+            if (rc == MPI_SUCCESS && !flag)
                 continue;
         } else if ((rc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
             rc = tuna_error_set(rc, "multipair-waitany: MPI_Waitany failed");
-            break;
         }
-        if (rc != MPI_SUCCESS || idx == MPI_UNDEFINED)
+        /* A truncated receive completed its request (idx names it): refill its slot and go
+         * on, keeping the error; any other failure stops here. */
+        const int failed = rc;
+        if ((rc != MPI_SUCCESS && !tuna_step_may_continue(rc)) || idx == MPI_UNDEFINED)
             break;
         active--;
         if (idx < stride)
             rc = refill(a, &rstep, false, tag, &reqs[idx], &active);
         else
             rc = refill(a, &sstep, true, tag, &reqs[idx], &active);
+        first = first != MPI_SUCCESS ? first : failed;
     }
+    first = first != MPI_SUCCESS ? first : rc;
     tuna_stats_rounds((a->size - 1 + stride - 1) / stride);
-    return rc;
+    return first;
 }

@@ -43,9 +43,11 @@ int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag)
 int tuna_a2av_pairwise(const tuna_a2av_args *a)
 {
     int P = a->size, me = a->rank;
-    int rc = tuna_a2av_copy_self(a);
-    for (int s = 1; s < P && rc == MPI_SUCCESS; s++)
+    int first = tuna_a2av_copy_self(a), rc = first;
+    for (int s = 1; s < P && tuna_step_may_continue(rc); s++) {
         rc = tuna_a2av_exchange_step(a, (me - s + P) % P, (me + s) % P, TUNA_TAG_PAIRWISE);
+        first = first != MPI_SUCCESS ? first : rc;
+    }
     tuna_stats_rounds(P - 1);
-    return rc;
+    return first;
 }

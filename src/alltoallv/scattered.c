@@ -16,9 +16,10 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
     MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)block);
     if (!reqs)
         return MPI_ERR_NO_MEM;
-    int rc = tuna_a2av_copy_self(a), rounds = 0;
-    for (int ii = 0; ii < P && rc == MPI_SUCCESS; ii += block) {
+    int first = tuna_a2av_copy_self(a), rc = first, rounds = 0;
+    for (int ii = 0; ii < P && tuna_step_may_continue(rc); ii += block) {
         int n = 0, ss = P - ii < block ? P - ii : block;
+        rc = MPI_SUCCESS;
         for (int i = 0; i < ss && rc == MPI_SUCCESS; i++) {
             int off = ii + i;
             if (off == 0)
@@ -26,10 +27,12 @@ int tuna_a2av_scattered(const tuna_a2av_args *a)
             rc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TUNA_TAG_SCATTERED,
                                      reqs, &n);
         }
+        /* A truncated batch goes on (tuna_step_may_continue): the first error is kept. */
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, reqs)) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "scattered: MPI_Waitall failed");
+            rc = first != MPI_SUCCESS ? rc : tuna_error_set(rc, "scattered: MPI_Waitall failed");
+        first = first != MPI_SUCCESS ? first : rc;
         rounds++;
     }
     tuna_stats_rounds(rounds);
-    return rc;
+    return first;
 }

@@ -13,12 +13,14 @@ int tuna_a2av_xor(const tuna_a2av_args *a)
     int pow2 = 1;
     while (pow2 < P)
         pow2 <<= 1;
-    int rc = tuna_a2av_copy_self(a);
-    for (int s = 1; s < pow2 && rc == MPI_SUCCESS; s++) {
+    int first = tuna_a2av_copy_self(a), rc = first;
+    for (int s = 1; s < pow2 && tuna_step_may_continue(rc); s++) {
         int peer = me ^ s;
-        if (peer < P)
+        if (peer < P) {
             rc = tuna_a2av_exchange_step(a, peer, peer, TUNA_TAG_XOR);
+            first = first != MPI_SUCCESS ? first : rc;
+        }
     }
     tuna_stats_rounds(pow2 - 1);
-    return rc;
+    return first;
 }

@@ -52,8 +52,8 @@ static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
         for (int i = 0; i < TUNA_AGREE_ZERO_BLOCKS; i++)
             if (a[k + i] > b[k + i])
                 b[k + i] = a[k + i];
-        b[k + TUNA_AGREE_ZERO_BLOCKS] += a[k + TUNA_AGREE_ZERO_BLOCKS];
-        b[k + TUNA_AGREE_SUM_BYTES] += a[k + TUNA_AGREE_SUM_BYTES];
+        for (int i = TUNA_AGREE_ZERO_BLOCKS; i < TUNA_AGREE_N; i++)
+            b[k + i] += a[k + i];
     }
 }
 
@@ -65,6 +65,19 @@ int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
         TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
     TUNA_MPI_CHECK(
         PMPI_Allreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
+    return MPI_SUCCESS;
+}
+
+int tuna_a2av_check_totals(const long long v[TUNA_AGREE_N])
+{
+    /* Only this direction: receive counts larger than what arrives are erroneous too, but
+     * the MPI libraries accept them (the message is just shorter), so tuna does as well. */
+    if (v[TUNA_AGREE_SUM_BYTES] > v[TUNA_AGREE_SUM_RECV])
+        return tuna_error_set(MPI_ERR_TRUNCATE,
+                              "tuna_alltoallv: the ranks send %lld bytes in all but their "
+                              "receive counts hold %lld: some receive would be truncated (type "
+                              "signatures must match); no data moved",
+                              v[TUNA_AGREE_SUM_BYTES], v[TUNA_AGREE_SUM_RECV]);
     return MPI_SUCCESS;
 }
 
@@ -123,14 +136,15 @@ static int check_type(MPI_Datatype t, const char *which, tuna_ctx *ctx, int slot
 /*
  * The pass over the counts that every call makes: byte displacements (when disp is given:
  * receive side at disp + P, send side at disp unless in place), this rank's statistics
- * for the agreement (acc: total, largest, empty blocks sent), and whether any count is
- * negative. Branch-light; always inlined with `large` a constant, once per kind of counts.
+ * for the agreement (acc: total, largest, empty blocks sent, total received), and whether
+ * any count is negative. Branch-light; always inlined with `large` a constant, once per kind of counts.
  */
 static inline __attribute__((always_inline)) bool scan_counts(
     const tuna_counts *sc, const tuna_counts *rcv, bool inplace, bool large, int P,
-    MPI_Aint sext, MPI_Aint rext, size_t ssize, MPI_Aint *disp, long long acc[3])
+    MPI_Aint sext, MPI_Aint rext, size_t ssize, size_t rsize, MPI_Aint *disp,
+    long long acc[4])
 {
-    long long total = 0, maxb = 0, zeros = 0;
+    long long total = 0, maxb = 0, zeros = 0, received = 0;
     bool negative = false;
     for (int j = 0; j < P; j++) {
         const long long r = large ? (long long)rcv->nl[j] : rcv->n[j];
@@ -142,11 +156,12 @@ static inline __attribute__((always_inline)) bool scan_counts(
                 disp[j] = (large ? sc->dl[j] : (MPI_Aint)sc->d[j]) * sext;
         }
         const long long b = n * (long long)ssize;
+        received += r * (long long)rsize;
         total += b;
         maxb = b > maxb ? b : maxb;
         zeros += b == 0;
     }
-    acc[0] = total, acc[1] = maxb, acc[2] = zeros;
+    acc[0] = total, acc[1] = maxb, acc[2] = zeros, acc[3] = received;
     return negative;
 }
 
@@ -185,6 +200,43 @@ static int report_counts(const void *sendbuf, const tuna_counts *sc, const void 
     return MPI_SUCCESS;
 }
 
+/* Block j of one side as a span of addresses. */
+static tuna_span block_span(const void *buf, const tuna_counts *k, const tuna_type_info *t,
+                            int j)
+{
+    return tuna_span_of(buf, tuna_counts_d(k, j) * t->extent, tuna_counts_n(k, j), t->size,
+                        t->extent, t->true_lb, t->true_extent);
+}
+
+/* No send block overlaps a receive block (by extent). One pass for the hulls of both sides;
+ * the blocks themselves are compared only when the hulls meet (one buffer holding both). */
+static int check_overlap(const void *sendbuf, const tuna_counts *sc, const tuna_type_info *si,
+                         const void *recvbuf, const tuna_counts *rcv, const tuna_type_info *ri,
+                         int P, int me)
+{
+    uintptr_t slo = UINTPTR_MAX, shi = 0, rlo = UINTPTR_MAX, rhi = 0;
+    for (int j = 0; j < P; j++) {
+        const tuna_span a = block_span(sendbuf, sc, si, j), b = block_span(recvbuf, rcv, ri, j);
+        if (a.lo < a.hi)
+            slo = a.lo < slo ? a.lo : slo, shi = a.hi > shi ? a.hi : shi;
+        if (b.lo < b.hi)
+            rlo = b.lo < rlo ? b.lo : rlo, rhi = b.hi > rhi ? b.hi : rhi;
+    }
+    if (shi <= rlo || rhi <= slo)
+        return MPI_SUCCESS;
+    tuna_span *spans = tuna_malloc(sizeof(tuna_span) * 2 * (size_t)P);
+    if (!spans)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallv: no memory to check buffer "
+                                              "overlap (rank %d)", me);
+    for (int j = 0; j < P; j++) {
+        spans[j] = block_span(sendbuf, sc, si, j);
+        spans[P + j] = block_span(recvbuf, rcv, ri, j);
+    }
+    int rc = tuna_check_overlap("tuna_alltoallv", me, spans, P, spans + P, P);
+    free(spans);
+    return rc;
+}
+
 /*
  * Local argument checks; on success also this rank's contribution to the agreement
  * (v[TUNA_AGREE_*], from the blocks it sends) and, when disp is given, the byte
@@ -201,6 +253,8 @@ static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype s
     int rc;
     if (!tuna_counts_given(rcv))
         return tuna_error_set(MPI_ERR_ARG, "recvcounts or rdispls is NULL");
+    if ((rc = tuna_check_recv_inplace("tuna_alltoallv", recvbuf, me)))
+        return rc;
     rc = check_type(recvtype, "recvtype", ctx, 1, rinfo);
     if (rc)
         return rc;
@@ -213,12 +267,12 @@ static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype s
         *sinfo = *rinfo;
     }
     const size_t rsize = rinfo->size, ssize = sinfo->size;
-    long long acc[3];
+    long long acc[4];
     const bool negative =
         rcv->n ? scan_counts(sc, rcv, inplace, false, P, sinfo->extent, rinfo->extent, ssize,
-                             disp, acc)
+                             rsize, disp, acc)
                : scan_counts(sc, rcv, inplace, true, P, sinfo->extent, rinfo->extent, ssize,
-                             disp, acc);
+                             rsize, disp, acc);
     if (negative || !recvbuf || !sendbuf || (inplace && !rinfo->contig)) {
         if ((rc = report_counts(sendbuf, sc, recvbuf, rcv, P, me, sinfo, rinfo)))
             return rc;
@@ -238,10 +292,14 @@ static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype s
         return tuna_error_set(MPI_ERR_TRUNCATE,
                               "rank %d sends itself %zu bytes but receives only %zu", me,
                               self_out, self_in);
+    if (!inplace && total > 0 && acc[3] > 0 &&
+        (rc = check_overlap(sendbuf, sc, sinfo, recvbuf, rcv, rinfo, P, me)))
+        return rc;
     v[TUNA_AGREE_MAX_BLOCK] = acc[1];
     v[TUNA_AGREE_MAX_TOTAL] = total;
     v[TUNA_AGREE_ZERO_BLOCKS] = acc[2];
     v[TUNA_AGREE_SUM_BYTES] = total;
+    v[TUNA_AGREE_SUM_RECV] = acc[3];
     return MPI_SUCCESS;
 }
 
@@ -259,7 +317,7 @@ static bool plainly_valid(const void *sendbuf, const int *sendcounts, const int 
     const bool inplace = sendbuf == MPI_IN_PLACE;
     if (!recvcounts || !rdispls || (!inplace && (!sendcounts || !sdispls)) ||
         recvtype == MPI_DATATYPE_NULL || (!inplace && sendtype == MPI_DATATYPE_NULL) ||
-        !recvbuf || !sendbuf || sendbuf == recvbuf)
+        !recvbuf || !sendbuf || sendbuf == recvbuf || recvbuf == MPI_IN_PLACE)
         return false;
     for (int j = 0; j < P; j++)
         if (recvcounts[j] < 0 || (!inplace && sendcounts[j] < 0))
@@ -370,9 +428,9 @@ void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendc
                         char *copy, int *copy_counts)
 {
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    long long acc[3];
+    long long acc[4];
     (void)scan_counts(&sc, &rcv, sendbuf == MPI_IN_PLACE, false, a->size, si->extent, ri->extent,
-                      si->size, disp, acc); /* the displacements; the counts were checked */
+                      si->size, ri->size, disp, acc); /* the displacements; the counts were checked */
     describe(a, sendbuf, &sc, sendtype, si, recvbuf, &rcv, recvtype, ri, disp, copy,
              copy_counts);
 }
@@ -534,6 +592,8 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     if (agreed[TUNA_AGREE_ERROR])
         return tuna_error_set(MPI_ERR_ARG,
                               "tuna_alltoallv: invalid arguments on another rank; no data moved");
+    if (agree_now && (rc = tuna_a2av_check_totals(agreed)) != MPI_SUCCESS)
+        return rc;
     if (agree_now)
         tuna_a2av_set_stats(&a, agreed);
     if (is_auto && agree_now) {

@@ -68,8 +68,7 @@ int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out)
     int size, ni, na, nd, combiner;
     TUNA_MPI_CHECK(MPI_Type_size(type, &size));
     TUNA_MPI_CHECK(MPI_Type_get_extent(type, &out->lb, &out->extent));
-    MPI_Aint true_extent;
-    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &out->true_lb, &true_extent));
+    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &out->true_lb, &out->true_extent));
     out->size = (size_t)size;
     TUNA_MPI_CHECK(MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
     /* A named type is contiguous exactly when it has no padding (tuna_type_is_contiguous's

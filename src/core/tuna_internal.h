@@ -98,6 +98,7 @@ enum {
     TUNA_AGREE_MAX_TOTAL,   /* most bytes one rank sends */
     TUNA_AGREE_ZERO_BLOCKS, /* number of empty blocks */
     TUNA_AGREE_SUM_BYTES,   /* bytes sent by all ranks */
+    TUNA_AGREE_SUM_RECV,    /* bytes all ranks' receive counts hold (summed, as the above) */
     TUNA_AGREE_N
 };
 
@@ -107,6 +108,7 @@ typedef struct tuna_type_info {
     size_t size;
     MPI_Aint lb, extent;
     MPI_Aint true_lb;       /* non-zero: the type may address absolutely (MPI_BOTTOM) */
+    MPI_Aint true_extent;   /* bytes from the first to the last byte one element touches */
     bool contig;            /* tuna_type_is_contiguous() */
     bool named;             /* a predefined type: these facts hold for the handle forever */
 } tuna_type_info;
@@ -213,6 +215,10 @@ typedef struct tuna_a2av_args {
 int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N]);
 /* Fill a's global statistics fields from agreed values. */
 void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N]);
+/* After an agreement: MPI_ERR_TRUNCATE on every rank when the ranks send more bytes in all
+ * than their receive counts hold (a type-signature mismatch that some receiver would have
+ * to truncate; found this way even by the rows that pad blocks and so cannot see it). */
+int tuna_a2av_check_totals(const long long v[TUNA_AGREE_N]);
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -380,6 +386,61 @@ static inline int tuna_check_alias(const char *fn, const void *sendbuf, const vo
     if (sendbuf == recvbuf && sendbuf != NULL && sendbuf != MPI_IN_PLACE && has_data)
         return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf aliases recvbuf (use MPI_IN_PLACE)",
                               fn);
+    return MPI_SUCCESS;
+}
+
+/* Schedules of steps (pairwise, xor) go on after a truncated receive: its message was
+ * matched and consumed, so this rank's later steps still meet its peers' (which wait for
+ * them: stopping would hang them); any other failure stops the schedule. The first error is
+ * the one returned. */
+static inline bool tuna_step_may_continue(int rc)
+{
+    int cls = MPI_SUCCESS;
+    return rc == MPI_SUCCESS ||
+           (MPI_Error_class(rc, &cls) == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE);
+}
+
+/*
+ * Buffer overlap (src/core/overlap.c). MPI forbids a collective's send bytes to overlap its
+ * receive bytes (MPI_IN_PLACE is the way to share them); each rank checks its own buffers,
+ * locally, by extent: the bytes from an element's true lower bound to its true upper bound.
+ * A span is [lo, hi) as addresses (buffers may be MPI_BOTTOM: address arithmetic).
+ */
+typedef struct tuna_span {
+    uintptr_t lo, hi;
+} tuna_span;
+/* n elements of a type (size, extent, true_lb, true_extent) at buf + byte_disp; empty when n
+ * or the size is 0. */
+static inline tuna_span tuna_span_of(const void *buf, MPI_Aint byte_disp, MPI_Count n,
+                                     size_t size, MPI_Aint extent, MPI_Aint true_lb,
+                                     MPI_Aint true_extent)
+{
+    tuna_span s = {0, 0};
+    if (n <= 0 || size == 0)
+        return s;
+    /* Negative extents run the elements downwards: the span covers both ends. */
+    const MPI_Aint first = true_lb, last = (MPI_Aint)(n - 1) * extent + true_lb;
+    const MPI_Aint lo = first < last ? first : last, hi = (first < last ? last : first) +
+                                                          true_extent;
+    s.lo = (uintptr_t)buf + (uintptr_t)(byte_disp + lo);
+    s.hi = (uintptr_t)buf + (uintptr_t)(byte_disp + hi);
+    return s;
+}
+/* Whether a span of a[0..na) overlaps a span of b[0..nb) (empty spans overlap nothing).
+ * Sorts copies when the hulls meet: O((na + nb) log) then, O(na + nb) otherwise; -1 when
+ * that copy cannot be allocated (MPI_ERR_NO_MEM recorded). */
+int tuna_spans_overlap(const tuna_span *a, int na, const tuna_span *b, int nb);
+/* The common error of the checks: MPI_ERR_BUFFER naming the function and rank, or
+ * MPI_ERR_NO_MEM when tuna_spans_overlap could not tell. */
+int tuna_check_overlap(const char *fn, int me, const tuna_span *a, int na, const tuna_span *b,
+                       int nb);
+/* recvbuf == MPI_IN_PLACE (only sendbuf may be): MPI_ERR_BUFFER on the rank that passes it. */
+static inline int tuna_check_recv_inplace(const char *fn, const void *recvbuf, int me)
+{
+    if (recvbuf == MPI_IN_PLACE)
+        return tuna_error_set(MPI_ERR_BUFFER,
+                              "%s: recvbuf is MPI_IN_PLACE (rank %d); only sendbuf may be", fn,
+                              me);
     return MPI_SUCCESS;
 }
 

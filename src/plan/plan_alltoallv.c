@@ -111,6 +111,8 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         else if (rc == MPI_SUCCESS && v[TUNA_AGREE_ERROR])
             rc = tuna_error_set(MPI_ERR_ARG, "tuna_alltoallv_init: invalid arguments on another "
                                              "rank; no plan made");
+        else if (rc == MPI_SUCCESS)
+            rc = tuna_a2av_check_totals(v);
         if (rc != MPI_SUCCESS) {
             free(p);
             return rc;

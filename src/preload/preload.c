@@ -648,12 +648,13 @@ static const char *ran_label(const char *asked, enum coll coll, int asked_alg, c
     if (ran == asked_alg || ran < 0)
         return asked;
     const tuna_algorithm_info *a = tuna_algorithm_get(colls[coll].id, ran);
-    if (tuna_stats_current.fallback)
-        snprintf(buf, len, "%s (ran %s: %s)", asked, a ? a->name : "?",
-                 tuna_stats_current.fallback);
-    else
-        snprintf(buf, len, "%s (ran %s)", asked, a ? a->name : "?");
-    return buf;
+    /* A label longer than buf is cut: it is a statistics key, not data (the return value is
+     * checked so that GCC's -Wformat-truncation knows the cut is intended). */
+    int n = tuna_stats_current.fallback
+                ? snprintf(buf, len, "%s (ran %s: %s)", asked, a ? a->name : "?",
+                           tuna_stats_current.fallback)
+                : snprintf(buf, len, "%s (ran %s)", asked, a ? a->name : "?");
+    return n < 0 ? asked : buf;
 }
 
 int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
