@@ -50,7 +50,7 @@ static inline int tuna_ag_run_row(const tuna_ag_algorithm *row, tuna_ag_args *a)
 
 /* The blocking call's local argument checks (dispatch.c), for the plans' init. */
 int tuna_ag_check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                       const void *recvbuf, int recvcount, MPI_Datatype recvtype, int me,
+                       const void *recvbuf, int recvcount, MPI_Datatype recvtype, int P, int me,
                        size_t *bytes);
 
 /* vendor: MPI_Allgather's own implementation (PMPI), any communicator. */

@@ -10,44 +10,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Local argument checks (agreed on by all ranks under TUNA_ARGCHECK=collective). */
+/* Local argument checks (agreed on by all ranks under TUNA_ARGCHECK=collective): every
+ * check that can fail on one rank alone is here, before any agreement, so that under
+ * TUNA_ARGCHECK=collective a failing rank still takes part in it. */
 static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                      const void *recvbuf, int recvcount, MPI_Datatype recvtype, int me,
+                      const void *recvbuf, int recvcount, MPI_Datatype recvtype, int P, int me,
                       size_t *bytes)
 {
     const bool inplace = sendbuf == MPI_IN_PLACE;
+    int rc;
+    *bytes = 0;
+    if ((rc = tuna_check_recv_inplace("tuna_allgather", recvbuf, me)))
+        return rc;
     if (recvtype == MPI_DATATYPE_NULL)
         return tuna_error_set(MPI_ERR_TYPE, "recvtype is MPI_DATATYPE_NULL (rank %d)", me);
     if (recvcount < 0)
         return tuna_error_set(MPI_ERR_COUNT, "recvcount = %d is negative (rank %d)", recvcount,
                               me);
-    int rsize;
-    TUNA_MPI_CHECK(MPI_Type_size(recvtype, &rsize));
-    *bytes = (size_t)recvcount * (size_t)rsize;
-    if (*bytes > 0 && !recvbuf)
+    tuna_type_info ri, si;
+    if ((rc = tuna_type_info_get(recvtype, &ri)))
+        return rc;
+    const size_t rbytes = (size_t)recvcount * ri.size;
+    if (rbytes > 0 && !recvbuf)
         return tuna_error_set(MPI_ERR_BUFFER, "recvbuf is NULL but recvcount = %d (rank %d)",
                               recvcount, me);
-    if (inplace)
+    if (inplace) {
+        *bytes = rbytes;
         return MPI_SUCCESS;
+    }
     if (sendtype == MPI_DATATYPE_NULL)
         return tuna_error_set(MPI_ERR_TYPE, "sendtype is MPI_DATATYPE_NULL (rank %d)", me);
     if (sendcount < 0)
         return tuna_error_set(MPI_ERR_COUNT, "sendcount = %d is negative (rank %d)", sendcount,
                               me);
-    int ssize;
-    TUNA_MPI_CHECK(MPI_Type_size(sendtype, &ssize));
-    size_t sbytes = (size_t)sendcount * (size_t)ssize;
+    if ((rc = tuna_type_info_get(sendtype, &si)))
+        return rc;
+    size_t sbytes = (size_t)sendcount * si.size;
     if (sbytes > 0 && !sendbuf)
         return tuna_error_set(MPI_ERR_BUFFER, "sendbuf is NULL but sendcount = %d (rank %d)",
                               sendcount, me);
-    if (sbytes != *bytes)
+    if (sbytes != rbytes)
         return tuna_error_set(MPI_ERR_TRUNCATE,
                               "rank %d sends %zu bytes but receives %zu bytes per rank "
                               "(type signatures must match)",
-                              me, sbytes, *bytes);
+                              me, sbytes, rbytes);
     if (sbytes > 0 && sendbuf == recvbuf)
         return tuna_error_set(MPI_ERR_BUFFER,
                               "sendbuf aliases recvbuf (rank %d); use MPI_IN_PLACE", me);
+    /* Any overlap of the block sent with the P blocks received (MPICH checks the own slot). */
+    const tuna_span out = tuna_span_of(sendbuf, 0, sendcount, si.size, si.extent, si.true_lb,
+                                       si.true_extent),
+                    in = tuna_span_of(recvbuf, 0, (MPI_Count)recvcount * P, ri.size, ri.extent,
+                                      ri.true_lb, ri.true_extent);
+    if ((rc = tuna_check_overlap("tuna_allgather", me, &out, 1, &in, 1)))
+        return rc;
+    *bytes = rbytes;
     return MPI_SUCCESS;
 }
 
@@ -56,18 +73,24 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const tuna_options *opt)
 {
     int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf,
-                              sendcount > 0 && recvcount > 0);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
-    if (alg->desc.kind == TUNA_ROW_VENDOR)
-        return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    /* vendor is the library's own call (its checks, plus tuna's aliasing rule);
+     * TUNA_ARGCHECK does not apply to it (docs/testing.md). */
+    const bool vendor = alg->desc.kind == TUNA_ROW_VENDOR;
+    if (vendor) {
+        rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf, sendcount > 0 && recvcount > 0);
+        return rc != MPI_SUCCESS ? rc
+                                 : tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf,
+                                                  recvcount, recvtype, comm);
+    }
     tuna_ctx *ctx;
     rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* After the context: its creation agrees on TUNA_ARGCHECK, so a rank with a bad value
+     * does not leave the others waiting there. */
     bool collective;
     rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)
@@ -78,7 +101,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     /* Check locally, as MPI libraries do; TUNA_ARGCHECK=collective also agrees, so a bad rank
      * can't leave the others waiting and differing block sizes are caught. */
     size_t block = 0;
-    int local_rc = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me,
+    int local_rc = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, P, me,
                               &block);
     if (collective) {
         static const char *const names[] = {"recvcount * type size (bytes)"};
@@ -157,8 +180,8 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 }
 
 int tuna_ag_check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                       const void *recvbuf, int recvcount, MPI_Datatype recvtype, int me,
+                       const void *recvbuf, int recvcount, MPI_Datatype recvtype, int P, int me,
                        size_t *bytes)
 {
-    return check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, bytes);
+    return check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, P, me, bytes);
 }

@@ -8,17 +8,26 @@
 
 #include <string.h>
 
+/* Local argument checks (agreed on by all ranks under TUNA_ARGCHECK=collective): every
+ * check that can fail on one rank alone is here, before any agreement. */
 static int check_args(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type,
                       MPI_Op op, int me, int *tsize)
 {
+    int rc;
+    *tsize = 0;
+    if ((rc = tuna_check_recv_inplace("tuna_allreduce", recvbuf, me)))
+        return rc;
     if (type == MPI_DATATYPE_NULL)
         return tuna_error_set(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL (rank %d)", me);
     if (op == MPI_OP_NULL)
         return tuna_error_set(MPI_ERR_OP, "op is MPI_OP_NULL (rank %d)", me);
     if (count < 0)
         return tuna_error_set(MPI_ERR_COUNT, "count = %d is negative (rank %d)", count, me);
-    TUNA_MPI_CHECK(MPI_Type_size(type, tsize));
-    if (count == 0 || *tsize == 0)
+    tuna_type_info t;
+    if ((rc = tuna_type_info_get(type, &t)))
+        return rc;
+    *tsize = (int)t.size;
+    if (count == 0 || t.size == 0)
         return MPI_SUCCESS;
     if (!recvbuf)
         return tuna_error_set(MPI_ERR_BUFFER, "recvbuf is NULL but count = %d (rank %d)", count,
@@ -29,7 +38,13 @@ static int check_args(const void *sendbuf, const void *recvbuf, int count, MPI_D
     if (sendbuf == recvbuf)
         return tuna_error_set(MPI_ERR_BUFFER,
                               "sendbuf aliases recvbuf (rank %d); use MPI_IN_PLACE", me);
-    return MPI_SUCCESS;
+    if (sendbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    const tuna_span in = tuna_span_of(sendbuf, 0, count, t.size, t.extent, t.true_lb,
+                                      t.true_extent),
+                    out = tuna_span_of(recvbuf, 0, count, t.size, t.extent, t.true_lb,
+                                       t.true_extent);
+    return tuna_check_overlap("tuna_allreduce", me, &in, 1, &out, 1);
 }
 
 static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
@@ -37,17 +52,22 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
                           const tuna_options *opt)
 {
     int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_check_alias("tuna_allreduce", sendbuf, recvbuf, count > 0);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
-    if (alg->desc.kind == TUNA_ROW_VENDOR)
-        return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
+    /* vendor as in tuna_allgather: the library's own call. */
+    const bool vendor = alg->desc.kind == TUNA_ROW_VENDOR;
+    if (vendor) {
+        rc = tuna_check_alias("tuna_allreduce", sendbuf, recvbuf, count > 0);
+        return rc != MPI_SUCCESS ? rc
+                                 : tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
+    }
     tuna_ctx *ctx;
     rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* After the context: its creation agrees on TUNA_ARGCHECK, so a rank with a bad value
+     * does not leave the others waiting there. */
     bool collective;
     rc = tuna_argcheck_collective(&collective);
     if (rc != MPI_SUCCESS)

@@ -349,6 +349,9 @@ static int run_two_rank_exchange(const tuna_a2av_algorithm *row, tuna_ctx *ctx,
     const size_t self_out = (size_t)sendcounts[me] * si->size;
     if (self_out > (size_t)recvcounts[me] * ri->size)
         return -1;
+    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
+    if (check_overlap(sendbuf, &sc, si, recvbuf, &rcv, ri, 2, me) != MPI_SUCCESS)
+        return -1;
     if (self_out > 0)
         memcpy((char *)recvbuf + (MPI_Aint)rdispls[me] * ri->extent,
                (const char *)sendbuf + (MPI_Aint)sdispls[me] * si->extent, self_out);

@@ -117,6 +117,23 @@ static int env_ranks_per_node(int *q, bool *roundrobin)
     return 0;
 }
 
+static int ranks_per_node_error(void)
+{
+    return tuna_error_set(MPI_ERR_ARG,
+                          "TUNA_RANKS_PER_NODE='%s' is not Q or Q:roundrobin with Q a positive "
+                          "integer",
+                          getenv("TUNA_RANKS_PER_NODE"));
+}
+
+int tuna_settings_check(void)
+{
+    int q;
+    bool roundrobin, collective;
+    if (env_ranks_per_node(&q, &roundrobin) < 0)
+        return ranks_per_node_error();
+    return tuna_argcheck_collective(&collective);
+}
+
 /*
  * Node topology: node ids ordered by each node's lowest rank; local ranks in
  * rank order. TUNA_RANKS_PER_NODE forces logical nodes (see env_ranks_per_node).
@@ -131,10 +148,7 @@ static int topology_init(tuna_ctx *c)
     int q;
     bool roundrobin;
     if (env_ranks_per_node(&q, &roundrobin) < 0)
-        return tuna_error_set(MPI_ERR_ARG,
-                              "TUNA_RANKS_PER_NODE='%s' is not Q or Q:roundrobin with Q a "
-                              "positive integer",
-                              getenv("TUNA_RANKS_PER_NODE"));
+        return ranks_per_node_error();
     if (q > 0 && roundrobin) {
         int nn = (P + q - 1) / q; /* node r mod nn: node j's lowest rank is j */
         for (int r = 0; r < P; r++) {

@@ -3,6 +3,7 @@
 #include "tuna_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -72,7 +73,10 @@ static int parse_value(const tuna_param_info *p, const char *tok, size_t len, lo
     long v = strtol(buf, &end, 10);
     if (errno || *end != '\0')
         return -1;
-    if (v < p->min || (p->max != TUNA_PARAM_P && v > p->max))
+    /* One rule for every parameter (docs/algorithms.md, "Parameter values"): a value no
+     * communicator could make valid is rejected; one above this communicator's size, where
+     * the range ends at P, is clamped to P per call (an option string serves any size). */
+    if (v < p->min || v > (p->max == TUNA_PARAM_P ? (long)INT_MAX : p->max))
         return -2;
     *out = v;
     return 0;
@@ -81,7 +85,7 @@ static int parse_value(const tuna_param_info *p, const char *tok, size_t len, lo
 static void range_text(const tuna_param_info *p, char *buf, size_t len)
 {
     if (p->max == TUNA_PARAM_P)
-        snprintf(buf, len, "[%ld, P] (or P, sqrtP)", p->min);
+        snprintf(buf, len, "[%ld, P] (or P, sqrtP; values above P clamp to P)", p->min);
     else
         snprintf(buf, len, "[%ld, %ld]", p->min, p->max);
 }

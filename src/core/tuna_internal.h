@@ -338,6 +338,10 @@ int tuna_unpack_block(const void *in, void *out, MPI_Count count, MPI_Datatype t
  * the same on every rank, else MPI_ERR_ARG naming the variable and values (*differs, if not
  * NULL: this rank's value is not rank 0's). Run once per communicator context. */
 int tuna_config_agree(MPI_Comm comm, int *differs);
+/* This process's TUNA_RANKS_PER_NODE and TUNA_ARGCHECK parse (no communication): what the
+ * preload checks at start-up, with the options, profile and tuning files, so that a bad
+ * value stops the job there and not at its first call. */
+int tuna_settings_check(void);
 
 /* Helpers of the allgather and allreduce front ends (coll_util.c). */
 /* Committed datatype of `bytes` raw bytes (any size, also above INT_MAX). */
@@ -387,6 +391,13 @@ static inline int tuna_check_alias(const char *fn, const void *sendbuf, const vo
         return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf aliases recvbuf (use MPI_IN_PLACE)",
                               fn);
     return MPI_SUCCESS;
+}
+
+/* An intercommunicator (the vendor rows take those; tuna's own rows do not). */
+static inline bool tuna_comm_is_inter(MPI_Comm comm)
+{
+    int inter = 0;
+    return MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 
 /* Schedules of steps (pairwise, xor) go on after a truncated receive: its message was

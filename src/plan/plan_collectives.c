@@ -119,7 +119,7 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
         p->rcount = recvcount;
         p->recvtype = recvtype;
         local = tuna_ag_check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                   me, &block);
+                                   P, me, &block);
     }
     /* The caller may free derived datatypes after init (MPI's persistent semantics). */
     if (local == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)

@@ -29,6 +29,7 @@
  */
 #include "preload.h"
 #include "tuna_internal.h"
+#include "../select/tuna_select.h"
 
 #if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
 #include <mpi-ext.h>   /* Open MPI's persistent collectives: MPIX_*_init */
@@ -726,7 +727,12 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
  */
 static int bottom_vector(const void *buf, int count, MPI_Datatype type)
 {
-    return buf == NULL && vector_bytes(count, type) > 0;
+    /* Only a type that may hold absolute addresses (true lower bound not 0) makes NULL mean
+     * MPI_BOTTOM; a NULL buffer of any other type with data is an error, which tuna reports
+     * (MPI_ERR_BUFFER) on the rank that passes it, as MPICH does. */
+    MPI_Aint true_lb = 0, true_extent = 0;
+    return buf == NULL && vector_bytes(count, type) > 0 &&
+           MPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
 }
 
 /* The library's own call for one of the two, counted on `path` with `label`. */
@@ -1333,10 +1339,18 @@ static void check_config(MPI_Comm comm)
     }
     if (!failed)
         failed = read_plan_config(msg, sizeof msg) != 0;
+    const tuna_profile *profile;
+    int rc;
+    if (!failed && ((rc = tuna_settings_check()) != MPI_SUCCESS ||
+                    (rc = tuna_select_profile(&profile)) != MPI_SUCCESS)) {
+        /* TUNA_RANKS_PER_NODE, TUNA_ARGCHECK; TUNA_PROFILE, TUNA_TUNING, TUNA_AUTO_PERIOD */
+        snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+        failed = 1;
+    }
     abort_if_any(comm, failed, msg);
     int differs = 0;
     tuna_error_clear();
-    int rc = tuna_config_agree(comm, &differs);
+    rc = tuna_config_agree(comm, &differs);
     snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
     abort_if(comm, rc != MPI_SUCCESS, differs, msg);
 }

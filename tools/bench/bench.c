@@ -97,7 +97,8 @@ static void usage(FILE *f)
             "      --block SPEC        values of the 'block' parameter\n"
             "      --param NAME=SPEC   values of any parameter; NAME '*' = every parameter\n"
             "                          SPEC: default | all | powers | 2:P | 2:64:x2 | 1:9:+2 | 2,4,P\n"
-            "                          (P = ranks, sqrtP = ceil(sqrt(P)); clamped to the range)\n"
+            "                          (P = ranks, sqrtP = ceil(sqrt(P)); below the minimum: an\n"
+            "                          error; above P where the range ends at P: clamped)\n"
             "  -s, --sizes SPEC        maximum block size S: 1024 | 16,64,1K | 16:16384:x2\n"
             "                          (default 16:16384:x4)\n"
             "  -d, --dist DIST         (repeatable) uniform (default) | normal[:mean=F,sd=F]\n"
@@ -496,7 +497,8 @@ static int algorithm_configs(const bench_args *a, int alg, int *used, config **c
                 used[s] = 1;
             }
         long hi = pi->max == TUNA_PARAM_P ? P : pi->max;
-        rc = spec_params(spec, pi->min, hi, resolve(pi->defval), P, &vals[p], err, errlen);
+        long cap = pi->max == TUNA_PARAM_P ? (long)INT_MAX : pi->max;
+        rc = spec_params(spec, pi->min, hi, cap, resolve(pi->defval), P, &vals[p], err, errlen);
         if (rc)
             snprintf(err + strlen(err), errlen - strlen(err), " (parameter '%s' of '%s')",
                      pi->name, info->name);

@@ -167,8 +167,8 @@ int spec_sizes(const char *text, long_list *out, char *err, size_t errlen)
     return items(text, 0, out, err, errlen);
 }
 
-int spec_params(const char *text, long lo, long hi, long defval, int P, long_list *out,
-                char *err, size_t errlen)
+int spec_params(const char *text, long lo, long hi, long cap, long defval, int P,
+                long_list *out, char *err, size_t errlen)
 {
     if (hi < lo)
         hi = lo; /* e.g. radix in [2, P] at P = 1: the library clamps per call */
@@ -195,7 +195,11 @@ int spec_params(const char *text, long lo, long hi, long defval, int P, long_lis
         return -1;
     }
     for (int i = 0; i < raw.n && rc == 0; i++) {
-        long v = raw.v[i] < lo ? lo : raw.v[i] > hi ? hi : raw.v[i];
+        if (raw.v[i] < lo || raw.v[i] > cap) {
+            rc = fail(err, errlen, "value %ld out of range [%ld, %ld]", raw.v[i], lo, cap);
+            break;
+        }
+        long v = raw.v[i] > hi ? hi : raw.v[i];
         if (long_list_add(out, v))
             rc = fail(err, errlen, "out of memory");
     }

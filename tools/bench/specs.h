@@ -30,10 +30,11 @@ int spec_sizes(const char *text, long_list *out, char *err, size_t errlen);
  * (hi already resolved: P when the table says "P"). Accepts the forms of
  * spec_sizes plus "all" (every value in [lo, hi]), "powers" (lo, the powers of
  * two in between, and hi), "default" (defval) and the symbols "P" and "sqrtP"
- * (= ceil(sqrt(P))) wherever a number goes. Values outside [lo, hi] are
- * clamped to it (the library's rule), then duplicates removed.
+ * (= ceil(sqrt(P))) wherever a number goes. The library's rule: a value below
+ * lo or above cap (INT_MAX where the range ends at P, else hi) is an error;
+ * one in (hi, cap] is clamped to hi; then duplicates removed.
  */
-int spec_params(const char *text, long lo, long hi, long defval, int P, long_list *out,
+int spec_params(const char *text, long lo, long hi, long cap, long defval, int P, long_list *out,
                 char *err, size_t errlen);
 
 /* ceil(sqrt(P)) in integers. */

@@ -10,6 +10,7 @@
 #include "unit_check.h"
 
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,17 +373,28 @@ static void test_specs(void)
     CHECK(spec_sizes("abc", &l, err, sizeof err) != 0 && strstr(err, "abc"), "bad size: %s", err);
     CHECK(spec_sizes("1:9:x1", &l, err, sizeof err) != 0, "factor 1 accepted");
     long_list_free(&l);
-    CHECK(spec_params("2:P", 2, 16, 4, 16, &l, err, sizeof err) == 0 && l.n == 15, "2:P at 16");
+    CHECK(spec_params("2:P", 2, 16, INT_MAX, 4, 16, &l, err, sizeof err) == 0 && l.n == 15, "2:P at 16");
     long_list_free(&l);
-    CHECK(spec_params("powers", 2, 12, 4, 12, &l, err, sizeof err) == 0 && l.n == 4 &&
+    CHECK(spec_params("powers", 2, 12, INT_MAX, 4, 12, &l, err, sizeof err) == 0 && l.n == 4 &&
               l.v[0] == 2 && l.v[1] == 4 && l.v[2] == 8 && l.v[3] == 12,
           "powers at P=12: n=%d", l.n);
     long_list_free(&l);
-    CHECK(spec_params("1,sqrtP,100", 2, 10, 4, 10, &l, err, sizeof err) == 0 && l.n == 3 &&
-              l.v[0] == 2 && l.v[1] == 4 && l.v[2] == 10,
-          "clamping and sqrtP");
+    CHECK(spec_params("3,sqrtP,100", 2, 10, INT_MAX, 4, 10, &l, err, sizeof err) == 0 &&
+              l.n == 3 && l.v[0] == 3 && l.v[1] == 4 && l.v[2] == 10,
+          "clamping to P and sqrtP");
     long_list_free(&l);
-    CHECK(spec_params("default", 1, 8, 8, 8, &l, err, sizeof err) == 0 && l.n == 1 &&
+    /* The library's rule: below the minimum, or beyond any communicator, is an error. */
+    CHECK(spec_params("1,4", 2, 10, INT_MAX, 4, 10, &l, err, sizeof err) != 0 &&
+              strstr(err, "value 1"),
+          "radix 1 accepted: %s", err);
+    long_list_free(&l);
+    CHECK(spec_params("99999999999", 2, 10, INT_MAX, 4, 10, &l, err, sizeof err) != 0,
+          "radix beyond INT_MAX accepted");
+    long_list_free(&l);
+    CHECK(spec_params("2", 0, 1, 1, 0, 10, &l, err, sizeof err) != 0,
+          "a fixed maximum exceeded was accepted");
+    long_list_free(&l);
+    CHECK(spec_params("default", 1, 8, INT_MAX, 8, 8, &l, err, sizeof err) == 0 && l.n == 1 &&
               l.v[0] == 8,
           "default");
     long_list_free(&l);
