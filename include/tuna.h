@@ -226,6 +226,11 @@ const char *tuna_phase_name(tuna_phase phase);
  * this thread got from tuna, the detailed message is returned; otherwise the
  * MPI library's string for the code. Never NULL; valid until the next tuna
  * call in this thread.
+ *
+ * Under SimGrid SMPI, tuna needs each simulated rank's own copy of its state
+ * (smpi/privatization:dlopen, smpirun's default): with smpi/privatization:no
+ * or mmap, every call that needs it returns MPI_ERR_OTHER on every rank, with
+ * a message naming the setting (docs/simulation.md).
  */
 const char *tuna_error_string(int code);
 

@@ -8,6 +8,8 @@
 # TUNA_DEMO_JSON (JSON lines output, default: $TUNA_BUILD_DIR/demo.jsonl),
 # TUNA_DEMO_RPN (logical ranks per node for the hierarchical algorithms, default 2).
 # Extra arguments go to tuna-bench (e.g. --dist powerlaw --sizes 1K).
+# The table times calls as a user makes them (tuna_stats off); the phase breakdown in the
+# JSON comes from separate, untimed calls after the timed ones (docs/benchmarks.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -135,6 +135,9 @@ def test_json_lines_hold_every_configuration(sweep):
         assert r["vendor"]["median"] > 0 and r["speedup"] > 0
         assert set(r["phases"]) == {"prepare", "metadata", "data", "copy", "rearrange", "inter"}
         assert isinstance(r["temp_bytes"], int) and r["temp_bytes"] >= 0
+        # Phases come from as many separate calls as --iters, the timed ones record none.
+        assert r["run"]["phase_iterations"] == 3 and r["timed_with_stats"] is False
+        assert r["recorded_median"] > 0
         assert r["dist"]["seed"] == 1 and r["dist"]["unit"] == "bytes"
     matrix = [r for r in records if r["dist"]["name"] == "matrix"]
     # ml_4.txt scaled by 1e-4: 12 non-zero blocks, the largest 104841216 B -> 10484 B.
@@ -157,6 +160,42 @@ def test_auto_records_say_what_ran(sweep):
         want = {p[0] for p in sweep["table"][name]}
         assert {kv.split("=")[0] for kv in params.split(",") if kv} == want, ch
         assert ch["source"] in (1, 2, 3, 4) and ch["predicted"] >= 0, ch
+
+
+def test_phases_recorded_apart_from_timed_calls(tmp_path):
+    """The timed calls run with tuna_stats off (the record says so); the phase breakdown,
+    temporary memory and rounds come from --phase-iters separate calls; --no-phases (or
+    --phase-iters 0) makes none and records no phases; the table's footnote says which."""
+    bench = bench_path()
+    base = [bench, "-a", "tuna:radix=2,auto", "-s", "1024", "-n", "4", "-w", "1"]
+    runs = {}
+    for name, extra in (("two", ["--phase-iters", "2"]), ("default", []),
+                        ("none", ["--no-phases"]), ("zero", ["--phase-iters", "0"])):
+        jsonl = tmp_path / f"{name}.jsonl"
+        proc = subprocess.run(launcher() + base + extra + ["-q", "--json", str(jsonl)],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{name}\n{proc.stdout}\n{proc.stderr}"
+        assert "timed calls run with tuna_stats off" in proc.stdout, proc.stdout
+        runs[name] = ([json.loads(line) for line in jsonl.read_text().splitlines()],
+                      proc.stdout)
+    for name, n in (("two", 2), ("default", 4), ("none", 0), ("zero", 0)):
+        recs, stdout = runs[name]
+        assert len(recs) == 2, recs
+        assert ("phases and temp_KiB come from separate calls" in stdout) == (n > 0), stdout
+        assert f"+ {n} phase iterations each" in stdout, stdout
+        for r in recs:
+            assert r["status"] == "ok" and r["timed_with_stats"] is False, r
+            assert r["run"]["phase_iterations"] == n and len(r["samples"]) == 4, r
+            if r["algorithm"] == "auto":  # its choice is read from a call with stats on
+                assert r["auto_choice"]["options"].split(":")[0] != "auto", r
+            if n == 0:
+                assert r["phases"] is None and r["recorded_median"] is None, r
+                assert r["temp_bytes"] is None and r["rounds"] is None, r
+                continue
+            assert r["recorded_median"] > 0, r
+            if r["algorithm"] == "tuna":  # radix 2 at P = 4: two rounds, each timed
+                assert r["rounds"] == 2, r
+                assert r["phases"]["metadata"] > 0 and r["phases"]["data"] > 0, r
 
 
 def test_tune_model_ranks_the_measured_configurations(sweep, capsys, monkeypatch):

@@ -722,9 +722,9 @@ def register(subparsers):
     r.add_argument("--plan", choices=["estimate", "measure"],
                    help="tuna-bench --plan: time persistent plans (docs/plans.md)")
     r.add_argument("--phases", action="store_true",
-                   help="record tuna_stats phase times (prepare, metadata, data, ...); their "
-                        "clock reads move SMPI's simulated time a little: for taking an "
-                        "algorithm apart, not for comparisons")
+                   help="record tuna_stats phase times (prepare, metadata, data, ...) in extra "
+                        "calls after the timed ones (the timed calls never record: same "
+                        "times as without; costs simulation time only)")
     r.add_argument("--scale", action="store_true",
                    help="large-P preset: --no-vendor --no-verify plus --cfg " +
                         " --cfg ".join(SCALE_CFG) + " (rendezvous sends: a different "

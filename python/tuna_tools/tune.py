@@ -182,7 +182,7 @@ def quality(records, normalize=False):
 
 
 def auto_choices(records):
-    """What auto ran per (key, cell): tuna-bench's auto_choice of its last timed call
+    """What auto ran per (key, cell): tuna-bench's auto_choice (its last call before the timed ones)
     ('-' for records from before tuna-bench wrote it)."""
     return {(key_of(r), cell_of(r)): r.get("auto_choice", {}).get("options", "-")
             for r in results.ok(records) if r["algorithm"] == "auto"}

@@ -262,16 +262,70 @@ static long long env_hash(const char *name)
     return (long long)(h >> 2);
 }
 
+#ifdef SMPI_SHARED_MALLOC /* SimGrid SMPI's mpi.h */
+/*
+ * SMPI runs every simulated rank in one process. smpi/privatization:dlopen (smpirun's default
+ * "yes" on Linux) loads one copy of the program per rank, globals and thread-locals included;
+ * smpi/privatization:mmap swaps the globals at each context switch but not the thread-locals
+ * (tuna's context cache, error text, the selector's memo: one OS thread runs every rank), and
+ * smpi/privatization:no shares both. With anything shared, calls abort or hang. Making all of
+ * it per rank would cost every call an SMPI lookup; refusing costs nothing: each rank counts
+ * itself in (a global and a thread-local counter) before this agreement's allreduce and out
+ * after it. Private, every rank counts 0 before it; shared, every rank but the first in sees
+ * the others (none can leave before all arrive), and the allreduce's maximum tells every rank.
+ * A shared libtuna.so without smpi/privatize-libs is caught the same way.
+ */
+static atomic_int agreeing;
+static _Thread_local int agreeing_tls;
+static const char msg_no[] =
+    "SimGrid SMPI runs this program with smpi/privatization:no: all simulated ranks share "
+    "tuna's process-global state (communicator contexts, error messages, statistics), which "
+    "must be per rank; run with --cfg=smpi/privatization:dlopen (smpirun's default, yes, on "
+    "Linux) and libtuna linked statically (or named in smpi/privatize-libs)";
+static const char msg_tls[] =
+    "SimGrid SMPI shares tuna's thread-local state (communicator context cache, error "
+    "messages) between the simulated ranks, as smpi/privatization:mmap does: run with "
+    "--cfg=smpi/privatization:dlopen (smpirun's default, yes, on Linux; not "
+    "smpi/privatization:no)";
+static _Atomic(const char *) refusal; /* set once found, never cleared */
+
+const char *tuna_smpi_shared_globals(void)
+{
+    return atomic_load(&refusal);
+}
+#define SHARED_SLOTS 2
+#else
+#define SHARED_SLOTS 0
+#endif
+
 int tuna_config_agree(MPI_Comm comm, int *differs)
 {
     if (differs)
         *differs = 0;
-    long long v[2 * NVARS];
+    long long v[2 * NVARS + 2];
     for (int i = 0; i < NVARS; i++) {
         v[2 * i] = env_hash(agreed_vars[i]);
         v[2 * i + 1] = -v[2 * i];
     }
-    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 2 * NVARS, MPI_LONG_LONG, MPI_MAX, comm));
+#ifdef SMPI_SHARED_MALLOC
+    v[2 * NVARS] = atomic_fetch_add(&agreeing, 1) > 0;
+    v[2 * NVARS + 1] = agreeing_tls++ > 0;
+#endif
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2 * NVARS + SHARED_SLOTS, MPI_LONG_LONG, MPI_MAX,
+                            comm);
+#ifdef SMPI_SHARED_MALLOC
+    atomic_fetch_sub(&agreeing, 1);
+    agreeing_tls--;
+    /* MPI_ERR_OTHER: no argument of the call is wrong (not MPI_ERR_ARG) and
+     * MPI_ERR_UNSUPPORTED_OPERATION is the class of file operations; every rank returns it. */
+    if (rc == MPI_SUCCESS && (v[2 * NVARS] > 0 || v[2 * NVARS + 1] > 0)) {
+        const char *msg = v[2 * NVARS] > 0 ? msg_no : msg_tls;
+        atomic_store(&refusal, msg);
+        return tuna_error_set(MPI_ERR_OTHER, "%s", msg);
+    }
+#endif
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "MPI_Allreduce of the TUNA_* settings failed");
     for (int i = 0; i < NVARS; i++) {
         if (v[2 * i] == -v[2 * i + 1])
             continue;

@@ -34,6 +34,13 @@ const char *tuna_error_string(int code)
 {
     if (code == MPI_SUCCESS)
         return "success";
+#ifdef SMPI_SHARED_MALLOC
+    /* Shared globals (smpi/privatization:no): the per-thread message is every rank's, and
+     * another rank's next call may have cleared it; the refusal's text is constant. */
+    const char *shared = tuna_smpi_shared_globals();
+    if (code == MPI_ERR_OTHER && shared)
+        return shared;
+#endif
     if (code == last_code && last_msg[0] != '\0')
         return last_msg;
     int len = 0;

@@ -336,12 +336,18 @@ int tuna_unpack_block(const void *in, void *out, MPI_Count count, MPI_Datatype t
 
 /* Collective over comm: the TUNA_* settings that decide which operations a call performs are
  * the same on every rank, else MPI_ERR_ARG naming the variable and values (*differs, if not
- * NULL: this rank's value is not rank 0's). Run once per communicator context. */
+ * NULL: this rank's value is not rank 0's). Run once per communicator context. Under SimGrid
+ * SMPI also MPI_ERR_OTHER on every rank when the ranks share tuna's globals
+ * (smpi/privatization:no; context.c). */
 int tuna_config_agree(MPI_Comm comm, int *differs);
 /* This process's TUNA_RANKS_PER_NODE and TUNA_ARGCHECK parse (no communication): what the
  * preload checks at start-up, with the options, profile and tuning files, so that a bad
  * value stops the job there and not at its first call. */
 int tuna_settings_check(void);
+#ifdef SMPI_SHARED_MALLOC
+/* The refusal's message once SMPI was found sharing tuna's globals between ranks, else NULL. */
+const char *tuna_smpi_shared_globals(void);
+#endif
 
 /* Helpers of the allgather and allreduce front ends (coll_util.c). */
 /* Committed datatype of `bytes` raw bytes (any size, also above INT_MAX). */

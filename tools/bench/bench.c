@@ -64,7 +64,8 @@ typedef struct bench_args {
     const char *json_path;
     int json_append;
     const char *run_name;
-    int phases;
+    int phases;      /* record the phase breakdown (in phase_iters separate calls) */
+    int phase_iters; /* untimed calls with tuna_stats on after the timed ones (-1: iters) */
     int vendor, verify; /* time the vendor interleaved; verify the first call */
     int plan;           /* --plan: 0 none, 1 estimate, 2 measure (tuna_*_init, start/wait) */
     int quiet;
@@ -115,7 +116,10 @@ static void usage(FILE *f)
             "Timing:\n"
             "  -n, --iters N           timed iterations per configuration (default 20)\n"
             "  -w, --warmup N          warm-up iterations (default 3; the first call is verified)\n"
-            "      --no-phases         do not record the phase breakdown (tuna_stats)\n"
+            "      --phase-iters N     calls after the timed ones that record the phase\n"
+            "                          breakdown (tuna_stats on, not timed; default: --iters);\n"
+            "                          the timed calls always run with recording off\n"
+            "      --no-phases         no phase breakdown (same as --phase-iters 0)\n"
             "      --plan estimate|measure\n"
             "                          time persistent plans (tuna_*_init once per configuration,\n"
             "                          then tuna_start + tuna_wait per iteration); the plan's\n"
@@ -162,7 +166,8 @@ static int copy_str(char *dst, size_t cap, const char *src, const char *what, ch
 static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t errlen)
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
-           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS, O_MATRIX };
+           O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS, O_MATRIX,
+           O_PHASEITERS };
     static const struct option longopts[] = {
         {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
@@ -179,6 +184,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"iters", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'},
         {"no-phases", no_argument, 0, O_NOPHASES},
+        {"phase-iters", required_argument, 0, O_PHASEITERS},
         {"no-vendor", no_argument, 0, O_NOVENDOR},
         {"no-verify", no_argument, 0, O_NOVERIFY},
         {"plan", required_argument, 0, O_PLAN},
@@ -201,6 +207,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     a->warmup = 3;
     a->seed = 1;
     a->phases = 1;
+    a->phase_iters = -1;
     a->vendor = 1;
     a->verify = 1;
     double scale = 0;
@@ -315,6 +322,10 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         case O_NOPHASES:
             a->phases = 0;
             break;
+        case O_PHASEITERS:
+            if (cli_int("--phase-iters", optarg, 0, INT_MAX, &a->phase_iters, err, errlen))
+                return -1;
+            break;
         case O_NOVENDOR:
             a->vendor = 0;
             break;
@@ -389,6 +400,12 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     }
     if (a->ndists == 0)
         bench_dist_parse("uniform", &a->dists[a->ndists++], err, errlen);
+    /* --no-phases wins over --phase-iters; 0 phase iterations is --no-phases. */
+    if (!a->phases)
+        a->phase_iters = 0;
+    else if (a->phase_iters < 0)
+        a->phase_iters = a->iters;
+    a->phases = a->phase_iters > 0;
     if (scale > 0)
         for (int i = 0; i < a->ndists; i++)
             if ((a->dists[i].kind == DIST_MATRIX || a->dists[i].kind == DIST_SPMV) &&
@@ -1044,11 +1061,12 @@ typedef struct result {
     char error[512];
     summary alg, vendor;
     double speedup; /* vendor median / algorithm median */
-    double phase[TUNA_PHASE_COUNT]; /* median over iterations of the max over ranks */
-    size_t temp_bytes;              /* max over ranks and iterations */
+    double phase[TUNA_PHASE_COUNT]; /* median over phase iterations of the max over ranks */
+    double recorded_median;         /* the phase iterations' own time (recording on) */
+    size_t temp_bytes;              /* max over ranks and phase iterations */
     int rounds;                     /* max over ranks */
     double *samples, *vsamples;     /* per-iteration max over ranks (rank 0) */
-    /* auto: what its last timed call ran (every rank chose the same) */
+    /* auto: what its last call before the timed ones ran (every rank chose the same) */
     bool has_choice;
     char choice[160];
     double predicted;
@@ -1142,37 +1160,43 @@ static void record_choice(const bench_args *a, result *r)
     r->auto_source = st->auto_source;
 }
 
+/*
+ * One configuration: warm-up, timed and phase iterations.
+ *
+ * The timed iterations run with tuna_stats off, so they time what a user's call costs:
+ * recording reads the clock around every phase and keeps tuna off its lean paths (the
+ * two-rank exchange), which at P = 2 and 16 B made spreadout 0.6x the library's time against
+ * 1.1x without (docs/benchmarks.md, "Phase recording"). The phase breakdown, peak temporary
+ * memory and rounds come from a->phase_iters further calls after the timed ones, recording
+ * on and no vendor call between them; their own times (recorded_median) are kept apart.
+ */
 static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Comm comm,
                        result *r)
 {
     int tsize;
     MPI_Type_size(a->type, &tsize);
-    int total = a->warmup + a->iters;
+    const int nph = a->phase_iters;
+    const int timed_end = a->warmup + a->iters, total = timed_end + nph;
     double *ta = calloc((size_t)a->iters, sizeof *ta);
     double *tv = calloc((size_t)a->iters, sizeof *tv);
-    double *ph = calloc((size_t)a->iters * TUNA_PHASE_COUNT, sizeof *ph);
+    double *tr = calloc((size_t)(nph > 0 ? nph : 1), sizeof *tr);
+    double *ph = calloc((size_t)(nph > 0 ? nph : 1) * TUNA_PHASE_COUNT, sizeof *ph);
     memset(r, 0, sizeof *r);
-    int ok = ta && tv && ph;
+    int ok = ta && tv && tr && ph;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if (!ok) {
         snprintf(r->error, sizeof r->error, "out of memory for timings");
-        free(ta), free(tv), free(ph);
+        free(ta), free(tv), free(tr), free(ph);
         return;
     }
     unsigned long temp = 0;
     int rounds = 0;
-    /* auto: tuna_stats says what it chose. With --no-phases (every simulation) the stats are
-     * on for the warm-up calls only: their clock reads move simulated time (SMPI: 1.9 us of a
-     * 15 us call), so the timed calls must run as every other configuration's do. */
+    tuna_stats_enable(0);
+    /* auto: tuna_stats says what it chose, so recording is on for its last warm-up call
+     * (untimed; earlier warm-up calls run as the timed ones do) or, with -w 0, for the
+     * agreeing call below (alltoallv) or the first phase iteration. */
     const tuna_algorithm_info *self = tuna_algorithm_get(a->coll, c->opt.algorithm);
     bool is_auto = self && strcmp(self->name, "auto") == 0;
-    bool choice_in_warmup = is_auto && !a->phases;
-    if (is_auto && (a->phases || a->warmup > 0))
-        tuna_stats_enable(1);
-    /* auto (alltoallv): a configuration is a new pattern (tuna_pattern_changed), whose
-     * agreement (one allreduce on auto's first call after it) an application pays once per
-     * TUNA_AUTO_PERIOD calls: it is made here, untimed, and the timed calls measure what
-     * auto runs between agreements (docs/benchmarks.md). */
     tuna_plan plan = NULL;
     if (a->plan) {
         /* The plan's init, once per configuration, timed apart (max over ranks). */
@@ -1185,7 +1209,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             snprintf(r->error, sizeof r->error, "plan init: %s",
                      prc != MPI_SUCCESS ? tuna_error_string(prc) : "failed on another rank");
             tuna_plan_free(&plan);
-            free(ta), free(tv), free(ph);
+            free(ta), free(tv), free(tr), free(ph);
             return;
         }
         r->plan_seconds = v[0];
@@ -1202,25 +1226,30 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             r->tried_seconds[t] = info.tried[t].measured;
         }
         is_auto = false;
-        choice_in_warmup = false;
-        tuna_stats_enable(a->phases);
     }
+    /* auto (alltoallv): a configuration is a new pattern (tuna_pattern_changed), whose
+     * agreement (one allreduce on auto's first call after it) an application pays once per
+     * TUNA_AUTO_PERIOD calls: it is made here, untimed, and the timed calls measure what
+     * auto runs between agreements (docs/benchmarks.md). */
     if (is_auto && a->coll == TUNA_ALLTOALLV) {
         tuna_pattern_changed(comm);
-        tuna_stats_enable(1);
+        tuna_stats_enable(a->warmup == 0);
         int prc = call_tuna(a, d, c, comm);
-        if (prc == MPI_SUCCESS && !a->phases && a->warmup == 0)
+        if (prc == MPI_SUCCESS && a->warmup == 0)
             record_choice(a, r);
-        tuna_stats_enable(a->phases || a->warmup > 0);
+        tuna_stats_enable(0);
     }
     for (int it = 0; it < total; it++) {
+        const bool phase_it = it >= timed_end; /* recording on, untimed, no vendor call */
+        const bool record = phase_it || (is_auto && it == a->warmup - 1);
+        tuna_stats_enable(record);
         double t_alg = 0, t_vendor = 0;
         int rc = MPI_SUCCESS;
         /* Alternate which goes first so neither always inherits the other's wake. */
         for (int k = 0; k < 2; k++) {
             int vendor_turn = (k == 0) == (it % 2 == 0);
             if (vendor_turn) {
-                if (!a->vendor)
+                if (!a->vendor || phase_it)
                     continue;
                 MPI_Barrier(comm);
                 double t0 = MPI_Wtime();
@@ -1237,6 +1266,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
                 t_alg = MPI_Wtime() - t0;
             }
         }
+        tuna_stats_enable(0);
         /* Errors are agreed collectively by tuna; check outside the timed region anyway. */
         int failed = rc != MPI_SUCCESS;
         MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, comm);
@@ -1249,65 +1279,64 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             MPI_Bcast(local, (int)sizeof local, MPI_CHAR, who, comm);
             snprintf(r->error, sizeof r->error, "rank %d: %s", who, local);
             tuna_plan_free(&plan);
-            free(ta), free(tv), free(ph);
-            if (is_auto)
-                tuna_stats_enable(a->phases);
+            free(ta), free(tv), free(tr), free(ph);
             return;
         }
         if (it == 0 && a->verify)
             verify_or_abort(a, d, c, tsize, comm);
-        if (choice_in_warmup && it == a->warmup - 1) {
-            record_choice(a, r);
-            tuna_stats_enable(0);
-        }
-        if (it >= a->warmup) {
+        if (is_auto && record && !r->has_choice)
+            record_choice(a, r); /* every rank ran the same choice */
+        if (phase_it) {
+            int k = it - timed_end;
+            const tuna_stats *st = tuna_stats_last();
+            tr[k] = t_alg;
+            for (int p = 0; p < TUNA_PHASE_COUNT; p++)
+                ph[(size_t)k * TUNA_PHASE_COUNT + p] = st->phase[p];
+            if (st->temp_bytes > temp)
+                temp = st->temp_bytes;
+            if (st->rounds > rounds)
+                rounds = st->rounds;
+        } else if (it >= a->warmup) {
             int k = it - a->warmup;
             ta[k] = t_alg;
             tv[k] = t_vendor;
-            if (a->phases) {
-                const tuna_stats *st = tuna_stats_last();
-                for (int p = 0; p < TUNA_PHASE_COUNT; p++)
-                    ph[(size_t)k * TUNA_PHASE_COUNT + p] = st->phase[p];
-                if (st->temp_bytes > temp)
-                    temp = st->temp_bytes;
-                if (st->rounds > rounds)
-                    rounds = st->rounds;
-            }
         }
-    }
-    if (is_auto) {
-        if (a->phases)
-            record_choice(a, r);
-        tuna_stats_enable(a->phases);
     }
     if (plan)
         tuna_plan_free(&plan);
     /* Per iteration, the maximum over ranks: the collective's time is its slowest rank's. */
     MPI_Reduce(me == 0 ? MPI_IN_PLACE : ta, ta, a->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Reduce(me == 0 ? MPI_IN_PLACE : tv, tv, a->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
-    MPI_Reduce(me == 0 ? MPI_IN_PLACE : ph, ph, a->iters * TUNA_PHASE_COUNT, MPI_DOUBLE, MPI_MAX,
-               0, comm);
-    MPI_Reduce(me == 0 ? MPI_IN_PLACE : &temp, &temp, 1, MPI_UNSIGNED_LONG, MPI_MAX, 0, comm);
-    MPI_Reduce(me == 0 ? MPI_IN_PLACE : &rounds, &rounds, 1, MPI_INT, MPI_MAX, 0, comm);
+    if (nph > 0) {
+        MPI_Reduce(me == 0 ? MPI_IN_PLACE : tr, tr, nph, MPI_DOUBLE, MPI_MAX, 0, comm);
+        MPI_Reduce(me == 0 ? MPI_IN_PLACE : ph, ph, nph * TUNA_PHASE_COUNT, MPI_DOUBLE, MPI_MAX,
+                   0, comm);
+        MPI_Reduce(me == 0 ? MPI_IN_PLACE : &temp, &temp, 1, MPI_UNSIGNED_LONG, MPI_MAX, 0,
+                   comm);
+        MPI_Reduce(me == 0 ? MPI_IN_PLACE : &rounds, &rounds, 1, MPI_INT, MPI_MAX, 0, comm);
+    }
     r->ok = 1;
     if (me == 0) {
         r->alg = summarize(ta, a->iters);
         r->vendor = summarize(tv, a->iters);
         r->speedup = r->alg.median > 0 ? r->vendor.median / r->alg.median : 0;
-        double *col = malloc((size_t)a->iters * sizeof *col);
-        for (int p = 0; col && p < TUNA_PHASE_COUNT; p++) {
-            for (int k = 0; k < a->iters; k++)
-                col[k] = ph[(size_t)k * TUNA_PHASE_COUNT + p];
-            r->phase[p] = summarize(col, a->iters).median;
+        if (nph > 0) {
+            r->recorded_median = summarize(tr, nph).median;
+            double *col = malloc((size_t)nph * sizeof *col);
+            for (int p = 0; col && p < TUNA_PHASE_COUNT; p++) {
+                for (int k = 0; k < nph; k++)
+                    col[k] = ph[(size_t)k * TUNA_PHASE_COUNT + p];
+                r->phase[p] = summarize(col, nph).median;
+            }
+            free(col);
         }
-        free(col);
         r->temp_bytes = temp;
         r->rounds = rounds;
         r->samples = ta;
         r->vsamples = tv;
         ta = tv = NULL;
     }
-    free(ta), free(tv), free(ph);
+    free(ta), free(tv), free(tr), free(ph);
 }
 
 /* ------------------------------------------------------------ output */
@@ -1371,6 +1400,7 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     json_object_set_new(run, "count", json_integer(count));
     json_object_set_new(run, "iterations", json_integer(a->iters));
     json_object_set_new(run, "warmup", json_integer(a->warmup));
+    json_object_set_new(run, "phase_iterations", json_integer(a->phase_iters));
     json_t *rec = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:i}", "collective", coll_name(a->coll),
                             "algorithm", info->name, "params", params, "dist", dist, "machine",
                             machine, "run", run, "ranks_per_node_env", rpn_logical);
@@ -1378,6 +1408,8 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     json_object_set_new(rec, "status", json_string(r->ok ? "ok" : "error"));
     json_object_set_new(rec, "verified", json_boolean(r->ok && a->verify));
     json_object_set_new(rec, "vendor_measured", json_boolean(a->vendor));
+    /* The timed calls never record phases (run_config); older records lack the key. */
+    json_object_set_new(rec, "timed_with_stats", json_false());
     if (!r->ok) {
         json_object_set_new(rec, "error", json_string(r->error));
         return rec;
@@ -1386,8 +1418,8 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     /* --no-vendor: vendor, speedup and vendor_samples are null (not measured). */
     json_object_set_new(rec, "vendor", a->vendor ? summary_json(&r->vendor) : json_null());
     json_object_set_new(rec, "speedup", a->vendor ? json_real(r->speedup) : json_null());
-    if (r->has_choice) { /* auto: its choice (last timed call, or last warm-up call with
-                            --no-phases), model time and source */
+    if (r->has_choice) { /* auto: its choice (last call before the timed ones, or the first
+                            phase iteration), model time and source */
         json_t *ch = json_object();
         json_object_set_new(ch, "options", json_string(r->choice));
         json_object_set_new(ch, "predicted", json_real(r->predicted));
@@ -1415,10 +1447,12 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
         for (int p = 0; p < TUNA_PHASE_COUNT; p++)
             json_object_set_new(ph, tuna_phase_name((tuna_phase)p), json_real(r->phase[p]));
         json_object_set_new(rec, "phases", ph);
+        json_object_set_new(rec, "recorded_median", json_real(r->recorded_median));
         json_object_set_new(rec, "temp_bytes", json_integer((json_int_t)r->temp_bytes));
         json_object_set_new(rec, "rounds", json_integer(r->rounds));
     } else {
         json_object_set_new(rec, "phases", json_null());
+        json_object_set_new(rec, "recorded_median", json_null());
         json_object_set_new(rec, "temp_bytes", json_null());
         json_object_set_new(rec, "rounds", json_null());
     }
@@ -1720,7 +1754,7 @@ int main(int argc, char **argv)
         free(cfg);
         return fail_all(err);
     }
-    tuna_stats_enable(a.phases);
+    tuna_stats_enable(0); /* run_config turns recording on for its untimed calls only */
 
     int nfile = 0;
     for (int i = 0; i < a.ndists; i++)
@@ -1728,9 +1762,9 @@ int main(int argc, char **argv)
     int total = rpns.n * ((a.ndists - nfile) * sizes.n + nfile) * ncfg;
     if (me == 0) {
         printf("tuna-bench %s: %s, P=%d on %d node(s) of %s (load %.1f); %d configuration(s), %d "
-               "timed + %d warm-up iterations each, %s; %s\n",
+               "timed + %d warm-up + %d phase iterations each, %s; %s\n",
                coll_name(a.coll), ri.library, P, ri.nodes, ri.hostname, ri.loadavg, total,
-               a.iters, a.warmup,
+               a.iters, a.warmup, a.phase_iters,
                a.vendor ? "interleaved with vendor (PMPI)" : "vendor not measured",
                a.verify ? "first call verified" : "NOT verified (--no-verify)");
         fflush(stdout);
@@ -1825,7 +1859,11 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("\ntimes: per iteration the maximum over ranks; spread = (p90 - min) / median; "
                "speedup = vendor median / algorithm median (same run, interleaved); "
-               "* = fastest parameters of an algorithm\n");
+               "* = fastest parameters of an algorithm\n"
+               "timed calls run with tuna_stats off (what a user's call costs); %s\n",
+               a.phases ? "phases and temp_KiB come from separate calls after them, recording "
+                          "on, not timed (--phase-iters)"
+                        : "no phase breakdown (--no-phases): temp_KiB not recorded");
         fflush(stdout);
     }
     if (json)

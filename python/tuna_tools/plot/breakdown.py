@@ -4,6 +4,11 @@ Each bar is an algorithm's fastest configuration (or every configuration with --
 segment is the median over iterations of that phase's maximum over ranks, so the stack can
 exceed the measured total (shown as a black tick); time the phases do not cover is hatched. One figure per distribution and P, a panel
 per size.
+
+tuna-bench records the phases in separate calls after the timed ones (recording on, the timed
+calls run with it off): the black tick is those calls' median (`recorded_median`), the one the
+phases add up to; the timed median, what a user's call costs, is the grey dot. Records from
+before the change (no `recorded_median`) timed with recording on: their tick is the median.
 """
 from tuna_tools import results
 from tuna_tools.plot import common
@@ -13,6 +18,12 @@ DESCRIPTION = __doc__
 
 PHASES = ["prepare", "metadata", "data", "copy", "rearrange", "inter"]
 COLORS = ["tab:gray", "tab:orange", "tab:blue", "tab:green", "tab:purple", "tab:red"]
+
+
+def recorded(rec):
+    """Median time of the calls the phases were recorded in."""
+    t = rec.get("recorded_median")
+    return t if t is not None else results.median_time(rec)
 
 
 def add_arguments(parser):
@@ -44,12 +55,15 @@ def run(args):
                     ax.bar(xs, vals, bottom=bottom, color=color, width=0.7, label=ph)
                     bottom = [b + v for b, v in zip(bottom, vals)]
             # Time the instrumented phases do not cover (e.g. algorithms without phase timers).
-            rest = [max(0.0, 1e6 * results.median_time(r) - b) for (_, r), b in zip(bars, bottom)]
+            rest = [max(0.0, 1e6 * recorded(r) - b) for (_, r), b in zip(bars, bottom)]
             if any(v > 0.05 * max(bottom + [1e-9]) for v in rest):
                 ax.bar(xs, rest, bottom=bottom, color="none", edgecolor="tab:gray", hatch="///",
                        width=0.7, lw=0.5, label="not attributed")
-            ax.scatter(xs, [1e6 * results.median_time(r) for _, r in bars], marker="_", s=160,
+            ax.scatter(xs, [1e6 * recorded(r) for _, r in bars], marker="_", s=160,
                        color="black", zorder=5, label="total (median)")
+            if any(r.get("recorded_median") is not None for _, r in bars):
+                ax.scatter(xs, [1e6 * results.median_time(r) for _, r in bars], marker="o",
+                           s=14, color="dimgray", zorder=6, label="timed (recording off)")
             ax.set_xticks(xs)
             ax.set_xticklabels([n for n, _ in bars], rotation=70, ha="right", fontsize=7)
             ax.set_ylabel("time per call (µs)")
