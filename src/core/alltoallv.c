@@ -214,15 +214,12 @@ static int check_overlap(const void *sendbuf, const tuna_counts *sc, const tuna_
                          const void *recvbuf, const tuna_counts *rcv, const tuna_type_info *ri,
                          int P, int me)
 {
-    uintptr_t slo = UINTPTR_MAX, shi = 0, rlo = UINTPTR_MAX, rhi = 0;
+    tuna_span hs = TUNA_SPAN_EMPTY_HULL, hr = TUNA_SPAN_EMPTY_HULL;
     for (int j = 0; j < P; j++) {
-        const tuna_span a = block_span(sendbuf, sc, si, j), b = block_span(recvbuf, rcv, ri, j);
-        if (a.lo < a.hi)
-            slo = a.lo < slo ? a.lo : slo, shi = a.hi > shi ? a.hi : shi;
-        if (b.lo < b.hi)
-            rlo = b.lo < rlo ? b.lo : rlo, rhi = b.hi > rhi ? b.hi : rhi;
+        tuna_span_extend(&hs, block_span(sendbuf, sc, si, j));
+        tuna_span_extend(&hr, block_span(recvbuf, rcv, ri, j));
     }
-    if (shi <= rlo || rhi <= slo)
+    if (!tuna_spans_meet(hs, hr))
         return MPI_SUCCESS;
     tuna_span *spans = tuna_malloc(sizeof(tuna_span) * 2 * (size_t)P);
     if (!spans)
@@ -279,13 +276,11 @@ static int check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype s
     }
     const long long total = acc[0];
     const tuna_counts *cnt = inplace ? rcv : sc;
-    if (sendbuf == recvbuf && total > 0) { /* receives too: the self block is in both */
-        long long rbytes = 0;
-        for (int j = 0; j < P && rbytes == 0; j++)
-            rbytes += (long long)tuna_counts_n(rcv, j) * (long long)rsize;
-        if ((rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf, rbytes > 0)))
-            return rc;
-    }
+    /* acc[3]: the bytes this rank receives (scan_counts), so equal pointers err only with
+     * data on both sides */
+    if (sendbuf == recvbuf && total > 0 &&
+        (rc = tuna_check_alias("tuna_alltoallv", sendbuf, recvbuf, acc[3] > 0)))
+        return rc;
     const size_t self_out = (size_t)tuna_counts_n(cnt, me) * ssize,
                  self_in = (size_t)tuna_counts_n(rcv, me) * rsize;
     if (!inplace && self_out > self_in)

@@ -11,12 +11,9 @@
 
 static tuna_span hull(const tuna_span *s, int n)
 {
-    tuna_span h = {UINTPTR_MAX, 0};
+    tuna_span h = TUNA_SPAN_EMPTY_HULL;
     for (int i = 0; i < n; i++)
-        if (s[i].lo < s[i].hi) {
-            h.lo = s[i].lo < h.lo ? s[i].lo : h.lo;
-            h.hi = s[i].hi > h.hi ? s[i].hi : h.hi;
-        }
+        tuna_span_extend(&h, s[i]);
     return h;
 }
 
@@ -39,8 +36,7 @@ static int sorted(const tuna_span *s, int n, tuna_span *out)
 
 int tuna_spans_overlap(const tuna_span *a, int na, const tuna_span *b, int nb)
 {
-    const tuna_span ha = hull(a, na), hb = hull(b, nb);
-    if (ha.lo >= ha.hi || hb.lo >= hb.hi || ha.hi <= hb.lo || hb.hi <= ha.lo)
+    if (!tuna_spans_meet(hull(a, na), hull(b, nb)))
         return 0; /* the common case: separate buffers */
     if (na == 1 && nb == 1)
         return 1;

@@ -443,6 +443,20 @@ static inline tuna_span tuna_span_of(const void *buf, MPI_Aint byte_disp, MPI_Co
     s.hi = (uintptr_t)buf + (uintptr_t)(byte_disp + hi);
     return s;
 }
+/* Hulls: start from TUNA_SPAN_EMPTY_HULL and extend by each span (empty ones are skipped);
+ * two spans meet when both are non-empty and share a byte. */
+#define TUNA_SPAN_EMPTY_HULL ((tuna_span){UINTPTR_MAX, 0})
+static inline void tuna_span_extend(tuna_span *h, tuna_span s)
+{
+    if (s.lo < s.hi) {
+        h->lo = s.lo < h->lo ? s.lo : h->lo;
+        h->hi = s.hi > h->hi ? s.hi : h->hi;
+    }
+}
+static inline bool tuna_spans_meet(tuna_span a, tuna_span b)
+{
+    return a.lo < a.hi && b.lo < b.hi && a.lo < b.hi && b.lo < a.hi;
+}
 /* Whether a span of a[0..na) overlaps a span of b[0..nb) (empty spans overlap nothing).
  * Sorts copies when the hulls meet: O((na + nb) log) then, O(na + nb) otherwise; -1 when
  * that copy cannot be allocated (MPI_ERR_NO_MEM recorded). */
