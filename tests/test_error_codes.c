@@ -25,18 +25,8 @@ static const char *const algs[] = {"linear", "spreadout", "scattered:block=P",
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    if (P < 2) {
-        MPI_Finalize();
+    if (!error_test_init(&argc, &argv))
         return 0;
-    }
-#if defined(MPICH_VERSION)
-    /* MPICH 4.0.2 raises a failed MPI_Wait/MPI_Waitall on MPI_COMM_WORLD's handler (not the
-     * request's communicator's, tuna's private one): there the codes come back only so. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-#endif
     int *sc = malloc(sizeof(int) * 4 * (size_t)P), *sd = sc + P, *rc_ = sc + 2 * P,
         *rd = sc + 3 * P;
     int *sbuf = malloc(sizeof(int) * 4 * (size_t)P), *rbuf = malloc(sizeof(int) * 4 * (size_t)P);
