@@ -3,7 +3,7 @@
  * passes a larger count than the others (an erroneous program: MPI reports MPI_ERR_TRUNCATE
  * where that rank's larger messages arrive), on a communicator with MPI_ERRORS_RETURN. Every
  * rank must return MPI_SUCCESS or MPI_ERR_TRUNCATE's class, at least one rank the latter, and
- * nobody may hang. The buffers of the failed call are freed at once; then all ranks barrier,
+ * nobody may hang (a failed step ends the step, not the schedule: docs/testing.md). The buffers of the failed call are freed at once; then all ranks barrier,
  * sleep briefly and make a correct call on fresh buffers, which must equal PMPI's result byte
  * for byte. A request of the failed call still pending would write into freed memory
  * (AddressSanitizer: heap-use-after-free), and a message of it still in flight would be
@@ -19,10 +19,10 @@
  * single-copy path writes a truncated rendezvous message past the receive buffer: an Open MPI
  * bug no caller can avoid). Not run: `vendor` (the MPI library's own collective) and `auto`
  * (each rank chooses from its own count, so mismatched counts may pick different algorithms:
- * a hang by design). Alltoallv: the rows whose exchange is one step (every message posted
- * before the wait), with rank 1 receiving less than rank 0 sends it, the receive buffer freed
- * at once; in a schedule of several steps the failing rank stops after the step and its
- * peers wait for it (docs/testing.md).
+ * a hang by design). Alltoallv: every row likewise (coll_variants.h: the first parameter at
+ * min, min + 1, min + 2 and P), rank 1 with room for half of rank 0's block, the receive
+ * buffer freed at once, on time and with rank P-1 late; an error is not required there (the
+ * Bruck rows pad to the largest block and report nothing).
  *
  * Usage: test_comm_failure [SUBSTRING]   (under mpiexec, P >= 2; only the cases whose
  * description, as printed on failure, contains SUBSTRING)
@@ -42,7 +42,7 @@
 #define WATCHDOG_SEC 60
 #define MAX_VARIANTS 64
 
-static char current[160];
+static char current[256];
 static const char *only; /* run only the cases whose description contains it */
 static int cases;
 
@@ -100,7 +100,7 @@ static void allreduce_case(MPI_Comm comm, const char *alg, int n, int extra, int
         expect(0, "option string parses", alg, MPI_ERR_ARG);
         return;
     }
-    snprintf(current, sizeof current, "allreduce %s, count %d (+%d on rank %d), late rank %d",
+    snprintf(current, sizeof current, "allreduce %.47s, count %d (+%d on rank %d), late rank %d",
              alg, n, extra, big, late);
     if (only && !strstr(current, only))
         return;
@@ -138,7 +138,7 @@ static void allgather_case(MPI_Comm comm, const char *alg, MPI_Datatype type, co
         return;
     }
     snprintf(current, sizeof current,
-             "allgather %s, %s blocks of %d (+%d on rank %d), late rank %d", alg, tname, n,
+             "allgather %.47s, %.40s blocks of %d (+%d on rank %d), late rank %d", alg, tname, n,
              extra, big, late);
     if (only && !strstr(current, only))
         return;
@@ -179,7 +179,7 @@ static void alltoallv_case(MPI_Comm comm, const char *alg, int late)
         expect(0, "option string parses", alg, MPI_ERR_ARG);
         return;
     }
-    snprintf(current, sizeof current, "alltoallv %s, rank 1 receives %d of %d ints from rank 0, "
+    snprintf(current, sizeof current, "alltoallv %.47s, rank 1 receives %d of %d ints from rank 0, "
              "late rank %d", alg, B / 2, B, late);
     if (only && !strstr(current, only))
         return;
@@ -196,7 +196,7 @@ static void alltoallv_case(MPI_Comm comm, const char *alg, int late)
         sleep_ms(20);
     int rc = tuna_alltoallv(s, cnt, disp, MPI_INT, r, rcnt, disp, MPI_INT, comm, &opt);
     free(r);
-    /* Not every row reports it: the Bruck family pads to the largest block (issue 33). */
+    /* Not every row reports it: the Bruck rows pad to the largest block. */
     check_failed_call(rc, 0);
     settle();
     rcnt[0] = B;

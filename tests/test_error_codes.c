@@ -6,10 +6,9 @@
  * it (an erroneous program that MPI detects as truncation on rank 1's receive).
  *
  * The algorithms: those that post every message of the exchange before waiting (linear,
- * spreadout, and scattered and multipair with one batch of P), so that the peers of the
- * failing rank complete too. (A failure partway through a schedule of steps or batches ends
- * that rank's exchange and its peers wait for it, as in MPI libraries: such a program is
- * erroneous and MPI promises nothing about it.) Afterwards the communicator still works.
+ * spreadout, and scattered and multipair with one batch of P). (A failure partway through a
+ * schedule of steps or batches ends that step, not the schedule: tests/test_comm_failure.c
+ * covers every row so.) Afterwards the communicator still works.
  *
  * Usage: test_error_codes   (under mpiexec, P >= 2)
  */

@@ -14,7 +14,9 @@ int tuna_ar_fold_member(const tuna_ar_args *a, const tuna_fold *f)
     /* The leader sends the result back whatever became of this vector. */
     rc = tuna_first_error(rc, MPI_Recv(a->rbuf, a->count, a->type, f->last, TUNA_TAG_AR_FOLD_OUT,
                                        comm, MPI_STATUS_IGNORE));
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(rc, "allreduce fold: member exchange failed");
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "allreduce fold: member exchange failed");
+    return MPI_SUCCESS;
 }
 
 int tuna_ar_fold_in(const tuna_ar_args *a, const tuna_fold *f, char *const *tmp, int ntmp,
