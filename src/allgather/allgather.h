@@ -78,10 +78,15 @@ double tuna_ag_cost_recmul_permuted(const tuna_profile *m, const tuna_select_inp
 int tuna_ag_recmul_run(const tuna_ag_args *a, int k);
 /* Folding steps of the recmul family (see tuna_fold): a non-leader sends its block to
  * its leader and receives everything else back; a leader collects its members' blocks
- * into their slots before the rounds and sends them the result afterwards. */
+ * into their slots before the rounds and sends them the result afterwards (req: room for
+ * two requests per member).
+ * Communication failures (mismatched block sizes: a truncated message) do not stop the
+ * leaders' steps: a failed step is complete (tuna_requests_finish) when it is recorded in
+ * *comm_rc, and the remaining steps run, so the peers, which know nothing of it, finish
+ * too; the first failure is returned at the end. The rows do the same with their rounds. */
 int tuna_ag_fold_member(const tuna_ag_args *a, const tuna_fold *f);
-int tuna_ag_fold_in(const tuna_ag_args *a, const tuna_fold *f);
-int tuna_ag_fold_out(const tuna_ag_args *a, const tuna_fold *f);
+void tuna_ag_fold_in(const tuna_ag_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc);
+void tuna_ag_fold_out(const tuna_ag_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc);
 
 /*
  * Layout left by recmul-permuted allgather before its final permutation:

@@ -11,15 +11,19 @@
  */
 #include "allgather.h"
 
-/* One ring round: receive one `type` at rbuf from left while sending one from sbuf right. */
-static int ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, int right,
-                     int tag, MPI_Comm comm)
+/* One ring round: receive one `type` at rbuf from left while sending one from sbuf right.
+ * A failed round is complete when recorded in *comm_rc, and the rounds go on (allgather.h). */
+static void ring_step(const void *sbuf, void *rbuf, MPI_Datatype type, int left, int right,
+                      int tag, MPI_Comm comm, int *comm_rc)
 {
     MPI_Request req[2];
-    TUNA_MPI_CHECK(MPI_Irecv(rbuf, 1, type, left, tag, comm, &req[0]));
-    TUNA_MPI_CHECK(MPI_Isend(sbuf, 1, type, right, tag, comm, &req[1]));
-    TUNA_MPI_CHECK(tuna_waitall(2, req));
-    return MPI_SUCCESS;
+    int n = 0, rc = tuna_posted(MPI_Irecv(rbuf, 1, type, left, tag, comm, &req[n]), &n);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_posted(MPI_Isend(sbuf, 1, type, right, tag, comm, &req[n]), &n);
+    if ((rc = tuna_requests_finish(n, req, rc)) != MPI_SUCCESS)
+        *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "kring allgather: exchange "
+                                                                 "with ranks %d and %d failed",
+                                                             left, right));
 }
 
 int tuna_ag_kring(const tuna_ag_args *a)
@@ -30,15 +34,15 @@ int tuna_ag_kring(const tuna_ag_args *a)
     const size_t B = a->block;
     MPI_Comm comm = a->ctx->comm;
     MPI_Datatype blk, col = MPI_DATATYPE_NULL;
-    int rc = tuna_coll_bytes_type(B, &blk);
+    int rc = tuna_coll_bytes_type(B, &blk), comm_rc = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         return rc;
     /* Phase 1: ring over the groups, at this rank's position l. */
     int left = ((g - 1 + G) % G) * k + l, right = ((g + 1) % G) * k + l;
-    for (int s = 0; s < G - 1 && rc == MPI_SUCCESS; s++) {
+    for (int s = 0; s < G - 1; s++) {
         int sb = ((g - s + G) % G) * k + l, rb = ((g - s - 1 + G) % G) * k + l;
-        rc = ring_step(a->buf + (size_t)sb * B, a->buf + (size_t)rb * B, blk, left, right,
-                       TUNA_TAG_AG_KRING_INTER, comm);
+        ring_step(a->buf + (size_t)sb * B, a->buf + (size_t)rb * B, blk, left, right,
+                  TUNA_TAG_AG_KRING_INTER, comm, &comm_rc);
     }
     /* Phase 2: ring inside the group, one column (G blocks, stride k blocks) per round. */
     if (rc == MPI_SUCCESS && k > 1) {
@@ -51,13 +55,13 @@ int tuna_ag_kring(const tuna_ag_args *a)
         right = g * k + (l + 1) % k;
         for (int s = 0; s < k - 1 && rc == MPI_SUCCESS; s++) {
             int sc = (l - s + k) % k, rcol = (l - s - 1 + k) % k;
-            rc = ring_step(a->buf + (size_t)sc * B, a->buf + (size_t)rcol * B, col, left, right,
-                           TUNA_TAG_AG_KRING_INTRA, comm);
+            ring_step(a->buf + (size_t)sc * B, a->buf + (size_t)rcol * B, col, left, right,
+                      TUNA_TAG_AG_KRING_INTRA, comm, &comm_rc);
         }
     }
     if (col != MPI_DATATYPE_NULL)
         MPI_Type_free(&col);
     MPI_Type_free(&blk);
     tuna_stats_rounds(G - 1 + k - 1);
-    return rc;
+    return tuna_first_error(comm_rc, rc);
 }

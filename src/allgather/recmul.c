@@ -29,56 +29,52 @@ int tuna_ag_fold_member(const tuna_ag_args *a, const tuna_fold *f)
     const int me = a->rank, P = a->size;
     MPI_Comm comm = a->ctx->comm;
     MPI_Request req[3];
-    TUNA_MPI_CHECK(tuna_irecv_bytes(slot(a, 0), span(a, 0, me), f->last, TUNA_TAG_AG_FOLD_OUT, comm,
-                                    &req[0]));
-    TUNA_MPI_CHECK(tuna_irecv_bytes(slot(a, me + 1), span(a, me + 1, P), f->last,
-                                    TUNA_TAG_AG_FOLD_OUT, comm, &req[1]));
-    TUNA_MPI_CHECK(tuna_isend_bytes(slot(a, me), a->block, f->last, TUNA_TAG_AG_FOLD_IN, comm,
-                                    &req[2]));
-    TUNA_MPI_CHECK(tuna_waitall(3, req));
+    int n = 0;
+    int rc = tuna_posted(tuna_irecv_bytes(slot(a, 0), span(a, 0, me), f->last,
+                                          TUNA_TAG_AG_FOLD_OUT, comm, &req[n]),
+                         &n);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_posted(tuna_irecv_bytes(slot(a, me + 1), span(a, me + 1, P), f->last,
+                                          TUNA_TAG_AG_FOLD_OUT, comm, &req[n]),
+                         &n);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_posted(tuna_isend_bytes(slot(a, me), a->block, f->last, TUNA_TAG_AG_FOLD_IN,
+                                          comm, &req[n]),
+                         &n);
+    if ((rc = tuna_requests_finish(n, req, rc)) != MPI_SUCCESS)
+        return tuna_error_set(rc, "recmul allgather: fold exchange with rank %d failed", f->last);
     return MPI_SUCCESS;
 }
 
-int tuna_ag_fold_in(const tuna_ag_args *a, const tuna_fold *f)
+void tuna_ag_fold_in(const tuna_ag_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc)
 {
-    int n = f->last - f->first;
-    if (n == 0)
-        return MPI_SUCCESS;
-    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * (size_t)n);
-    if (!req)
-        return MPI_ERR_NO_MEM;
-    int rc = MPI_SUCCESS;
+    int n = f->last - f->first, nreq = 0, rc = MPI_SUCCESS;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
-        rc = tuna_irecv_bytes(slot(a, f->first + i), a->block, f->first + i, TUNA_TAG_AG_FOLD_IN,
-                              a->ctx->comm, &req[i]);
-    if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, req)) != MPI_SUCCESS)
-        rc = tuna_error_set(rc, "recmul allgather: fold-in receive failed");
-    free(req);
-    return rc;
+        rc = tuna_posted(tuna_irecv_bytes(slot(a, f->first + i), a->block, f->first + i,
+                                          TUNA_TAG_AG_FOLD_IN, a->ctx->comm, &req[nreq]),
+                         &nreq);
+    if ((rc = tuna_requests_finish(nreq, req, rc)) != MPI_SUCCESS)
+        *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul allgather: fold-in "
+                                                                 "receive failed"));
 }
 
-int tuna_ag_fold_out(const tuna_ag_args *a, const tuna_fold *f)
+void tuna_ag_fold_out(const tuna_ag_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc)
 {
     const int P = a->size;
-    int n = f->last - f->first;
-    if (n == 0)
-        return MPI_SUCCESS;
-    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)n);
-    if (!req)
-        return MPI_ERR_NO_MEM;
-    int rc = MPI_SUCCESS, nreq = 0;
+    int n = f->last - f->first, nreq = 0, rc = MPI_SUCCESS;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         int mem = f->first + i;
-        rc = tuna_isend_bytes(slot(a, 0), span(a, 0, mem), mem, TUNA_TAG_AG_FOLD_OUT, a->ctx->comm,
-                              &req[nreq++]);
+        rc = tuna_posted(tuna_isend_bytes(slot(a, 0), span(a, 0, mem), mem, TUNA_TAG_AG_FOLD_OUT,
+                                          a->ctx->comm, &req[nreq]),
+                         &nreq);
         if (rc == MPI_SUCCESS)
-            rc = tuna_isend_bytes(slot(a, mem + 1), span(a, mem + 1, P), mem, TUNA_TAG_AG_FOLD_OUT,
-                                  a->ctx->comm, &req[nreq++]);
+            rc = tuna_posted(tuna_isend_bytes(slot(a, mem + 1), span(a, mem + 1, P), mem,
+                                              TUNA_TAG_AG_FOLD_OUT, a->ctx->comm, &req[nreq]),
+                             &nreq);
     }
-    if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
-        rc = tuna_error_set(rc, "recmul allgather: fold-out send failed");
-    free(req);
-    return rc;
+    if ((rc = tuna_requests_finish(nreq, req, rc)) != MPI_SUCCESS)
+        *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul allgather: fold-out "
+                                                                 "send failed"));
 }
 
 int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
@@ -89,16 +85,16 @@ int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
     tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
     if (me != f.last)
         return tuna_ag_fold_member(a, &f);
-    int rc = tuna_ag_fold_in(a, &f);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    /* Requests of every step: 2(k-1) in a round, at most that many when folding. */
     MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)f.k);
     if (!req)
         return MPI_ERR_NO_MEM;
+    int comm_rc = MPI_SUCCESS;
+    tuna_ag_fold_in(a, &f, req, &comm_rc);
     const int g = f.group;
-    for (int d = 1; d < f.Q && rc == MPI_SUCCESS; d *= f.k) {
+    for (int d = 1; d < f.Q; d *= f.k) {
         /* Held: groups [lo, lo + d), aligned; partner j holds [lo + (j - digit) d, + d). */
-        int digit = (g / d) % f.k, lo = g - g % d, nreq = 0;
+        int digit = (g / d) % f.k, lo = g - g % d, nreq = 0, rc = MPI_SUCCESS;
         int mine0 = tuna_fold_start(&f, lo), mine1 = tuna_fold_start(&f, lo + d);
         for (int j = 0; j < f.k && rc == MPI_SUCCESS; j++) {
             if (j == digit)
@@ -106,19 +102,22 @@ int tuna_ag_recmul_run(const tuna_ag_args *a, int k)
             int plo = lo + (j - digit) * d;
             int peer = tuna_fold_start(&f, g + (j - digit) * d + 1) - 1;
             int p0 = tuna_fold_start(&f, plo), p1 = tuna_fold_start(&f, plo + d);
-            rc = tuna_irecv_bytes(slot(a, p0), span(a, p0, p1), peer, TUNA_TAG_AG_RECMUL,
-                                  a->ctx->comm, &req[nreq++]);
+            rc = tuna_posted(tuna_irecv_bytes(slot(a, p0), span(a, p0, p1), peer,
+                                              TUNA_TAG_AG_RECMUL, a->ctx->comm, &req[nreq]),
+                             &nreq);
             if (rc == MPI_SUCCESS)
-                rc = tuna_isend_bytes(slot(a, mine0), span(a, mine0, mine1), peer,
-                                      TUNA_TAG_AG_RECMUL, a->ctx->comm, &req[nreq++]);
+                rc = tuna_posted(tuna_isend_bytes(slot(a, mine0), span(a, mine0, mine1), peer,
+                                                  TUNA_TAG_AG_RECMUL, a->ctx->comm, &req[nreq]),
+                                 &nreq);
         }
-        if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "recmul allgather: round exchange failed");
+        /* A failed round is complete when recorded, and the rounds go on (allgather.h). */
+        if ((rc = tuna_requests_finish(nreq, req, rc)) != MPI_SUCCESS)
+            comm_rc = tuna_first_error(comm_rc, tuna_error_set(rc, "recmul allgather: round %d "
+                                                                   "exchange failed", d));
     }
+    tuna_ag_fold_out(a, &f, req, &comm_rc);
     free(req);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_ag_fold_out(a, &f);
-    return rc;
+    return comm_rc;
 }
 
 int tuna_ag_recmul(const tuna_ag_args *a)

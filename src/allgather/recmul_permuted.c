@@ -48,19 +48,18 @@ int tuna_ag_permuted_layout(int P, int k, int *slot_of)
     return MPI_SUCCESS;
 }
 
-/* The distance-halving rounds among leaders, on the digit-reversed layout. */
-static int rounds(const tuna_ag_args *a, const tuna_fold *f, const int *poff)
+/* The distance-halving rounds among leaders, on the digit-reversed layout (req: room for
+ * 2(k-1) requests). A failed round is complete when recorded, and the rounds go on
+ * (allgather.h). */
+static void rounds(const tuna_ag_args *a, const tuna_fold *f, const int *poff, MPI_Request *req,
+                   int *comm_rc)
 {
     const size_t B = a->block;
     const int g = f->group, rg = tuna_fold_reverse(f, g);
-    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)f->k);
-    if (!req)
-        return MPI_ERR_NO_MEM;
-    int rc = MPI_SUCCESS;
     /* Round with distance d: a leader holds L = Q/(k d) groups, an aligned range of
      * digit-reversed positions; so does each partner (differing in digit log_k d). */
-    for (int d = f->Q / f->k, L = 1; d >= 1 && rc == MPI_SUCCESS; d /= f->k, L *= f->k) {
-        int digit = (g / d) % f->k, nreq = 0;
+    for (int d = f->Q / f->k, L = 1; d >= 1; d /= f->k, L *= f->k) {
+        int digit = (g / d) % f->k, nreq = 0, rc = MPI_SUCCESS;
         int mine = rg / L * L;
         for (int j = 0; j < f->k && rc == MPI_SUCCESS; j++) {
             if (j == digit)
@@ -68,21 +67,24 @@ static int rounds(const tuna_ag_args *a, const tuna_fold *f, const int *poff)
             int pg = g + (j - digit) * d;
             int peer = tuna_fold_start(f, pg + 1) - 1;
             int theirs = tuna_fold_reverse(f, pg) / L * L;
-            rc = tuna_irecv_bytes(a->buf + (size_t)poff[theirs] * B,
-                                  (size_t)(poff[theirs + L] - poff[theirs]) * B, peer,
-                                  TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
+            rc = tuna_posted(tuna_irecv_bytes(a->buf + (size_t)poff[theirs] * B,
+                                              (size_t)(poff[theirs + L] - poff[theirs]) * B, peer,
+                                              TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm,
+                                              &req[nreq]),
+                             &nreq);
             if (rc == MPI_SUCCESS)
-                rc = tuna_isend_bytes(a->buf + (size_t)poff[mine] * B,
-                                      (size_t)(poff[mine + L] - poff[mine]) * B, peer,
-                                      TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm, &req[nreq++]);
+                rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)poff[mine] * B,
+                                                  (size_t)(poff[mine + L] - poff[mine]) * B, peer,
+                                                  TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm,
+                                                  &req[nreq]),
+                                 &nreq);
         }
-        if (rc == MPI_SUCCESS && (rc = tuna_waitall(nreq, req)) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "recmul-permuted allgather: exchange failed");
+        if ((rc = tuna_requests_finish(nreq, req, rc)) != MPI_SUCCESS)
+            *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul-permuted allgather: "
+                                                                     "exchange failed"));
         if (d == 1)
             break;
     }
-    free(req);
-    return rc;
 }
 
 int tuna_ag_recmul_permuted(const tuna_ag_args *a)
@@ -93,33 +95,37 @@ int tuna_ag_recmul_permuted(const tuna_ag_args *a)
     tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
     if (me != f.last)
         return tuna_ag_fold_member(a, &f);
-    int rc = tuna_ag_fold_in(a, &f);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    /* Everything the steps use, before the first one. Requests: 2(k-1) in a round, at most
+     * that many when folding. */
     int *poff = reversed_offsets(&f);
     int *src = tuna_malloc(sizeof(int) * (size_t)P);
-    if (!poff || !src) {
+    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)f.k);
+    if (!poff || !src || !req) {
         free(poff);
         free(src);
+        free(req);
         return MPI_ERR_NO_MEM;
     }
+    int comm_rc = MPI_SUCCESS, rc = MPI_SUCCESS;
+    tuna_ag_fold_in(a, &f, req, &comm_rc);
     /* The group's own blocks go to their digit-reversed position first. */
     const size_t B = a->block;
     int gsize = f.last - f.first + 1;
     memmove(a->buf + (size_t)poff[tuna_fold_reverse(&f, f.group)] * B,
             a->buf + (size_t)f.first * B, (size_t)gsize * B);
     if (f.Q > 1)
-        rc = rounds(a, &f, poff);
+        rounds(a, &f, poff, req, &comm_rc);
     tuna_timer tm;
     tuna_timer_start(&tm);
-    if (rc == MPI_SUCCESS) {
+    if (comm_rc == MPI_SUCCESS) { /* else the data is void: no need to order it */
         layout_from_offsets(&f, poff, src);
         rc = tuna_permute_blocks_inplace(a->buf, B, P, src);
     }
     tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
+    if (rc == MPI_SUCCESS)
+        tuna_ag_fold_out(a, &f, req, &comm_rc);
     free(poff);
     free(src);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_ag_fold_out(a, &f);
-    return rc;
+    free(req);
+    return tuna_first_error(comm_rc, rc);
 }

@@ -82,11 +82,15 @@ double tuna_ar_cost_recmul_permuted(const tuna_profile *m, const tuna_select_inp
 int tuna_ar_recmul_run(const tuna_ar_args *a, int k);
 /* Folding steps of the recmul family (see tuna_fold): a member sends its vector to its
  * leader and receives the result; a leader reduces its members' vectors into rbuf in
- * rank order (receiving up to ntmp at a time into tmp[0..ntmp-1], n elements each)
- * before the rounds and sends them the result afterwards. */
+ * rank order (receiving up to ntmp at a time into tmp[0..ntmp-1], n elements each, with
+ * req[0..ntmp)) before the rounds and sends them the result afterwards (req: room for one
+ * request per member). A failed step is recorded in *comm_rc and the steps go on, without
+ * reducing; fold-in returns a failed reduction (local) at once. */
 int tuna_ar_fold_member(const tuna_ar_args *a, const tuna_fold *f);
-int tuna_ar_fold_in(const tuna_ar_args *a, const tuna_fold *f, char *const *tmp, int ntmp);
-int tuna_ar_fold_out(const tuna_ar_args *a, const tuna_fold *f);
+int tuna_ar_fold_in(const tuna_ar_args *a, const tuna_fold *f, char *const *tmp, int ntmp,
+                    MPI_Request *req, int *comm_rc);
+void tuna_ar_fold_out(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req,
+                      int *comm_rc);
 
 /* Temporary buffer for n elements of the type; *mem is what to free(). NULL on failure. */
 char *tuna_ar_tmp(const tuna_ar_args *a, int n, void **mem);
@@ -106,11 +110,15 @@ int tuna_ar_copy(const tuna_ar_args *a, const void *src, void *dst, int n);
  * elements [off[s], off[s] + cnt[s]) of rbuf. Reduce-scatter: afterwards
  * member `me` holds segment (me + 1) % m reduced over the ring (commutative
  * ops only). Allgather: starting from that, every member holds all segments.
- * tmp holds at least max(cnt) elements.
+ * tmp holds at least max(cnt) elements. A failed step (a communication failure:
+ * complete all the same) is recorded in *comm_rc unless an earlier one is, and the
+ * steps go on without reducing (so the peers, who know nothing of it, finish
+ * too); the reduce-scatter returns a failed reduction (local) at once.
  */
 int tuna_ar_ring_reduce_scatter(const tuna_ar_args *a, int m, int me, int left, int right,
-                                const MPI_Aint *off, const int *cnt, char *tmp, int tag);
-int tuna_ar_ring_allgather(const tuna_ar_args *a, int m, int me, int left, int right,
-                           const MPI_Aint *off, const int *cnt, int tag);
+                                const MPI_Aint *off, const int *cnt, char *tmp, int tag,
+                                int *comm_rc);
+void tuna_ar_ring_allgather(const tuna_ar_args *a, int m, int me, int left, int right,
+                            const MPI_Aint *off, const int *cnt, int tag, int *comm_rc);
 
 #endif /* TUNA_ALLREDUCE_H */

@@ -59,17 +59,20 @@ int tuna_ar_kring(const tuna_ar_args *a)
     }
     const int ileft = g * k + (l - 1 + k) % k, iright = g * k + (l + 1) % k;
     const int xleft = ((g - 1 + G) % G) * k + l, xright = ((g + 1) % G) * k + l;
+    int comm_rc = MPI_SUCCESS;
     rc = tuna_ar_ring_reduce_scatter(a, k, l, ileft, iright, coff, ccnt, tmp,
-                                     TUNA_TAG_AR_KRING_INTRA_RS);
+                                     TUNA_TAG_AR_KRING_INTRA_RS, &comm_rc);
     if (rc == MPI_SUCCESS)
         rc = tuna_ar_ring_reduce_scatter(a, G, g, xleft, xright, soff, scnt, tmp,
-                                         TUNA_TAG_AR_KRING_INTER_RS);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_allgather(a, G, g, xleft, xright, soff, scnt, TUNA_TAG_AR_KRING_INTER_AG);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_allgather(a, k, l, ileft, iright, coff, ccnt, TUNA_TAG_AR_KRING_INTRA_AG);
+                                         TUNA_TAG_AR_KRING_INTER_RS, &comm_rc);
+    if (rc == MPI_SUCCESS) {
+        tuna_ar_ring_allgather(a, G, g, xleft, xright, soff, scnt, TUNA_TAG_AR_KRING_INTER_AG,
+                               &comm_rc);
+        tuna_ar_ring_allgather(a, k, l, ileft, iright, coff, ccnt, TUNA_TAG_AR_KRING_INTRA_AG,
+                               &comm_rc);
+    }
     free(mem);
     free(coff);
     free(ccnt);
-    return rc;
+    return tuna_first_error(comm_rc, rc);
 }

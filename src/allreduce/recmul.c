@@ -16,17 +16,10 @@
 
 #include <stdlib.h>
 
-static int waitall(int n, MPI_Request *req, const char *what)
-{
-    int rc = tuna_waitall(n, req);
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "recmul allreduce: %s failed", what);
-    return MPI_SUCCESS;
-}
-
-/* The log_k Q rounds among leaders; pool[0] is rbuf, pool[1..k-1] temporaries. */
+/* The log_k Q rounds among leaders; pool[0] is rbuf, pool[1..k-1] temporaries. A failed
+ * round is recorded in *comm_rc and the rounds go on without reducing (allreduce.h). */
 static int rounds(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Request *req,
-                  int *slot)
+                  int *slot, int *comm_rc)
 {
     const int k = f->k, g = f->group;
     int cur = 0, rc = MPI_SUCCESS;
@@ -46,22 +39,24 @@ static int rounds(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Re
             if (j == digit)
                 continue;
             int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
-            rc = MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TUNA_TAG_AR_RECMUL, a->ctx->comm,
-                           &req[nreq++]);
+            rc = tuna_posted(MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TUNA_TAG_AR_RECMUL,
+                                       a->ctx->comm, &req[nreq]),
+                             &nreq);
             if (rc == MPI_SUCCESS)
-                rc = MPI_Isend(pool[cur], a->count, a->type, peer, TUNA_TAG_AR_RECMUL, a->ctx->comm,
-                               &req[nreq++]);
-            if (rc != MPI_SUCCESS)
-                rc = tuna_error_set(rc, "recmul allreduce: posting round %d failed", d);
+                rc = tuna_posted(MPI_Isend(pool[cur], a->count, a->type, peer, TUNA_TAG_AR_RECMUL,
+                                           a->ctx->comm, &req[nreq]),
+                                 &nreq);
         }
-        if (rc == MPI_SUCCESS)
-            rc = waitall(nreq, req, "round exchange");
+        if ((rc = tuna_requests_finish(nreq, req, rc)) != MPI_SUCCESS)
+            *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul allreduce: round "
+                                                                     "%d exchange failed", d));
         /* Right fold in digit order: the result lands in the buffer of digit k-1. */
-        for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS; j--)
+        rc = MPI_SUCCESS;
+        for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS && *comm_rc == MPI_SUCCESS; j--)
             rc = tuna_ar_reduce(a, pool[slot[j]], pool[slot[k - 1]], a->count);
         cur = slot[k - 1];
     }
-    if (rc == MPI_SUCCESS && cur != 0)
+    if (rc == MPI_SUCCESS && *comm_rc == MPI_SUCCESS && cur != 0)
         rc = tuna_ar_copy(a, pool[cur], a->rbuf, a->count);
     return rc;
 }
@@ -86,14 +81,15 @@ int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
             if (!(pool[i] = tuna_ar_tmp(a, a->count, &mem[i])))
                 rc = MPI_ERR_NO_MEM;
     }
-    if (rc == MPI_SUCCESS)
+    int comm_rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) {
         tuna_stats_temp((size_t)(k - 1) * (size_t)a->count * (size_t)a->extent);
+        rc = tuna_ar_fold_in(a, &f, pool + 1, k - 1, req, &comm_rc);
+    }
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_fold_in(a, &f, pool + 1, k - 1);
+        rc = rounds(a, &f, pool, req, slot, &comm_rc);
     if (rc == MPI_SUCCESS)
-        rc = rounds(a, &f, pool, req, slot);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_ar_fold_out(a, &f);
+        tuna_ar_fold_out(a, &f, req, &comm_rc);
     if (mem)
         for (int i = 1; i < k; i++)
             free(mem[i]);
@@ -101,7 +97,9 @@ int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
     free(pool);
     free(req);
     free(slot);
-    return rc == MPI_ERR_NO_MEM ? tuna_error_set(rc, "recmul allreduce: out of memory") : rc;
+    if (rc == MPI_ERR_NO_MEM)
+        rc = tuna_error_set(rc, "recmul allreduce: out of memory");
+    return tuna_first_error(comm_rc, rc);
 }
 
 int tuna_ar_recmul(const tuna_ar_args *a)

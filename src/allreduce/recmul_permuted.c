@@ -54,9 +54,18 @@ static int post(const plan *pl, int *nreq, bool send, char *buf, int count, int 
     if (count == 0) /* both sides compute the same sizes, so both skip */
         return MPI_SUCCESS;
     MPI_Comm comm = pl->a->ctx->comm;
-    MPI_Request *r = &pl->req[(*nreq)++];
-    return send ? MPI_Isend(buf, count, pl->a->type, peer, tag, comm, r)
-                : MPI_Irecv(buf, count, pl->a->type, peer, tag, comm, r);
+    MPI_Request *r = &pl->req[*nreq];
+    return tuna_posted(send ? MPI_Isend(buf, count, pl->a->type, peer, tag, comm, r)
+                            : MPI_Irecv(buf, count, pl->a->type, peer, tag, comm, r),
+                       nreq);
+}
+
+/* End of a round: every request complete; a failure recorded in *comm_rc (the rounds go on). */
+static void finish(const plan *pl, int nreq, int rc, const char *what, int *comm_rc)
+{
+    if ((rc = tuna_requests_finish(nreq, pl->req, rc)) != MPI_SUCCESS)
+        *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul-permuted allreduce: "
+                                                                 "%s exchange failed", what));
 }
 
 /* Combine the k partial values of sub-range [p0, p1): mine in rbuf, digit j's in tmp[j]. */
@@ -81,7 +90,9 @@ static int combine(const plan *pl, int p0, int p1, int digit, char **tmp)
     return rc;
 }
 
-static int reduce_scatter(const plan *pl, char **pool)
+/* The reduce-scatter rounds: a failed round is recorded in *comm_rc and the rounds go on
+ * without combining (allreduce.h); a failed combination (local) ends them. */
+static int reduce_scatter(const plan *pl, char **pool, int *comm_rc)
 {
     const int k = pl->f->k, Q = pl->f->Q;
     char **tmp = pool + k; /* tmp[j]: where digit j's partial value arrives */
@@ -101,21 +112,17 @@ static int reduce_scatter(const plan *pl, char **pool)
                 rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, q0),
                           range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_RS);
         }
-        if (rc == MPI_SUCCESS)
-            rc = tuna_waitall(nreq, pl->req);
-        if (rc != MPI_SUCCESS)
-            return tuna_error_set(rc, "recmul-permuted allreduce: reduce-scatter exchange failed");
-        rc = combine(pl, my0, my1, digit, tmp);
+        finish(pl, nreq, rc, "reduce-scatter", comm_rc);
+        rc = *comm_rc == MPI_SUCCESS ? combine(pl, my0, my1, digit, tmp) : MPI_SUCCESS;
     }
     return rc;
 }
 
-static int allgather(const plan *pl)
+static void allgather(const plan *pl, int *comm_rc)
 {
     const int k = pl->f->k, Q = pl->f->Q;
-    int rc = MPI_SUCCESS;
-    for (int d = Q / k, L = k; d >= 1 && rc == MPI_SUCCESS; d /= k, L *= k) {
-        int digit = (pl->g / d) % k, S = pl->rg / L * L, sub = L / k, nreq = 0;
+    for (int d = Q / k, L = k; d >= 1; d /= k, L *= k) {
+        int digit = (pl->g / d) % k, S = pl->rg / L * L, sub = L / k, nreq = 0, rc = MPI_SUCCESS;
         int my0 = S + digit * sub;
         for (int j = 0; j < k && rc == MPI_SUCCESS; j++) {
             if (j == digit)
@@ -127,16 +134,12 @@ static int allgather(const plan *pl)
                 rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, my0),
                           range_count(pl, my0, my0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
         }
-        if (rc == MPI_SUCCESS)
-            rc = tuna_waitall(nreq, pl->req);
-        if (rc != MPI_SUCCESS)
-            return tuna_error_set(rc, "recmul-permuted allreduce: allgather exchange failed");
+        finish(pl, nreq, rc, "allgather", comm_rc);
     }
-    return rc;
 }
 
 /* Fold-in with one vector-sized temporary (members are reduced one at a time). */
-static int fold_in(const tuna_ar_args *a, const tuna_fold *f)
+static int fold_in(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc)
 {
     if (f->last == f->first)
         return MPI_SUCCESS;
@@ -144,20 +147,20 @@ static int fold_in(const tuna_ar_args *a, const tuna_fold *f)
     char *tmp = tuna_ar_tmp(a, a->count, &mem);
     if (!tmp)
         return tuna_error_set(MPI_ERR_NO_MEM, "recmul-permuted allreduce: out of memory");
-    int rc = tuna_ar_fold_in(a, f, &tmp, 1);
+    int rc = tuna_ar_fold_in(a, f, &tmp, 1, req, comm_rc);
     free(mem);
     return rc;
 }
 
-static int leader(const tuna_ar_args *a, const tuna_fold *f)
+/* The leaders' rounds, with req: room for 2k requests. */
+static int leader(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc)
 {
     const int k = f->k, Q = f->Q;
-    plan pl = {.a = a, .f = f, .g = f->group, .rg = tuna_fold_reverse(f, f->group)};
+    plan pl = {.a = a, .f = f, .g = f->group, .rg = tuna_fold_reverse(f, f->group), .req = req};
     pl.off = tuna_malloc(sizeof(MPI_Aint) * ((size_t)Q + 1));
-    pl.req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)k);
     char **pool = tuna_malloc(sizeof(char *) * 2 * (size_t)k);
     void **mem = tuna_calloc((size_t)k, sizeof(void *));
-    int rc = pl.off && pl.req && pool && mem ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    int rc = pl.off && pool && mem ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS) {
         /* Segment p has n/Q elements, one more for the first n % Q. */
         const int n = a->count, base = n / Q, extra = n % Q;
@@ -173,16 +176,15 @@ static int leader(const tuna_ar_args *a, const tuna_fold *f)
             tuna_stats_temp((size_t)(k - 1) * (size_t)chunk * (size_t)a->extent);
     }
     if (rc == MPI_SUCCESS)
-        rc = reduce_scatter(&pl, pool);
+        rc = reduce_scatter(&pl, pool, comm_rc);
     if (rc == MPI_SUCCESS)
-        rc = allgather(&pl);
+        allgather(&pl, comm_rc);
     if (mem)
         for (int i = 0; i < k - 1; i++)
             free(mem[i]);
     free(mem);
     free(pool);
     free(pl.off);
-    free(pl.req);
     return rc == MPI_ERR_NO_MEM ? tuna_error_set(rc, "recmul-permuted allreduce: out of memory")
                                 : rc;
 }
@@ -194,10 +196,16 @@ int tuna_ar_recmul_permuted(const tuna_ar_args *a)
     tuna_stats_rounds(2 * f.m + (f.Q < a->size ? 2 : 0));
     if (a->rank != f.last)
         return tuna_ar_fold_member(a, &f);
-    int rc = fold_in(a, &f);
+    /* Requests of every step: 2(k-1) in a round, one per member when folding. */
+    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)f.k);
+    if (!req)
+        return tuna_error_set(MPI_ERR_NO_MEM, "recmul-permuted allreduce: out of memory");
+    int comm_rc = MPI_SUCCESS;
+    int rc = fold_in(a, &f, req, &comm_rc);
     if (rc == MPI_SUCCESS && f.Q > 1)
-        rc = leader(a, &f);
+        rc = leader(a, &f, req, &comm_rc);
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_fold_out(a, &f);
-    return rc;
+        tuna_ar_fold_out(a, &f, req, &comm_rc);
+    free(req);
+    return tuna_first_error(comm_rc, rc);
 }

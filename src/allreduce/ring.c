@@ -12,45 +12,51 @@
 
 #include <stdlib.h>
 
+/* One ring step: rcount elements from left into rbuf while scount go from sbuf to right. The
+ * step is complete when it returns, failed or not (tuna_requests_finish). */
 static int exchange(const tuna_ar_args *a, const void *sbuf, int scount, void *rbuf, int rcount,
                     int left, int right, int tag)
 {
     MPI_Request req[2];
-    TUNA_MPI_CHECK(MPI_Irecv(rbuf, rcount, a->type, left, tag, a->ctx->comm, &req[0]));
-    TUNA_MPI_CHECK(MPI_Isend(sbuf, scount, a->type, right, tag, a->ctx->comm, &req[1]));
-    TUNA_MPI_CHECK(tuna_waitall(2, req));
+    int n = 0;
+    int rc = tuna_posted(MPI_Irecv(rbuf, rcount, a->type, left, tag, a->ctx->comm, &req[n]), &n);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_posted(MPI_Isend(sbuf, scount, a->type, right, tag, a->ctx->comm, &req[n]), &n);
+    rc = tuna_requests_finish(n, req, rc);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "allreduce ring: exchange with ranks %d and %d failed", left,
+                              right);
     return MPI_SUCCESS;
 }
 
 int tuna_ar_ring_reduce_scatter(const tuna_ar_args *a, int m, int me, int left, int right,
-                                const MPI_Aint *off, const int *cnt, char *tmp, int tag)
+                                const MPI_Aint *off, const int *cnt, char *tmp, int tag,
+                                int *comm_rc)
 {
     for (int s = 0; s < m - 1; s++) {
         int ss = (me - s + m) % m, rs = (me - s - 1 + m) % m;
         char *seg = tuna_ar_elem(a, a->rbuf, off[rs]);
         int rc = exchange(a, tuna_ar_elem(a, a->rbuf, off[ss]), cnt[ss], tmp, cnt[rs], left,
                           right, tag);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_ar_reduce(a, tmp, seg, cnt[rs]);
-        if (rc != MPI_SUCCESS)
+        *comm_rc = tuna_first_error(*comm_rc, rc);
+        /* After a failed step the data is void: the steps go on, the reductions stop. */
+        if (*comm_rc == MPI_SUCCESS && (rc = tuna_ar_reduce(a, tmp, seg, cnt[rs])) != MPI_SUCCESS)
             return rc;
     }
     tuna_stats_rounds(m - 1);
     return MPI_SUCCESS;
 }
 
-int tuna_ar_ring_allgather(const tuna_ar_args *a, int m, int me, int left, int right,
-                           const MPI_Aint *off, const int *cnt, int tag)
+void tuna_ar_ring_allgather(const tuna_ar_args *a, int m, int me, int left, int right,
+                            const MPI_Aint *off, const int *cnt, int tag, int *comm_rc)
 {
     for (int s = 0; s < m - 1; s++) {
         int ss = (me + 1 - s + m) % m, rs = (me - s + m) % m;
         int rc = exchange(a, tuna_ar_elem(a, a->rbuf, off[ss]), cnt[ss],
                           tuna_ar_elem(a, a->rbuf, off[rs]), cnt[rs], left, right, tag);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        *comm_rc = tuna_first_error(*comm_rc, rc);
     }
     tuna_stats_rounds(m - 1);
-    return MPI_SUCCESS;
 }
 
 int tuna_ar_ring(const tuna_ar_args *a)
@@ -71,13 +77,14 @@ int tuna_ar_ring(const tuna_ar_args *a)
         off[j] = (MPI_Aint)j * (n / P) + (j < n % P ? j : n % P);
         cnt[j] = n / P + (j < n % P);
     }
-    int left = (me - 1 + P) % P, right = (me + 1) % P;
+    int left = (me - 1 + P) % P, right = (me + 1) % P, comm_rc = MPI_SUCCESS;
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_reduce_scatter(a, P, me, left, right, off, cnt, tmp, TUNA_TAG_AR_RING_RS);
+        rc = tuna_ar_ring_reduce_scatter(a, P, me, left, right, off, cnt, tmp, TUNA_TAG_AR_RING_RS,
+                                         &comm_rc);
     if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_allgather(a, P, me, left, right, off, cnt, TUNA_TAG_AR_RING_AG);
+        tuna_ar_ring_allgather(a, P, me, left, right, off, cnt, TUNA_TAG_AR_RING_AG, &comm_rc);
     free(mem);
     free(off);
     free(cnt);
-    return rc;
+    return tuna_first_error(comm_rc, rc);
 }

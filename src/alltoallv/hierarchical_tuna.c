@@ -69,20 +69,23 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
     const size_t wb = TUNA_META_BYTES(Q);
     unsigned char *wout = m->wire, *win = m->wire + (size_t)nd * wb;
     int rc = MPI_SUCCESS;
+    for (int i = 0; i < 2 * nd; i++) /* entries not posted stay null */
+        m->req[i] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
-        rc = MPI_Irecv(win + (size_t)(d - 1) * wb, (int)wb, MPI_BYTE, h->from_rank[d - 1],
-                       TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1)]);
+        if ((rc = MPI_Irecv(win + (size_t)(d - 1) * wb, (int)wb, MPI_BYTE, h->from_rank[d - 1],
+                            TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1)])) != MPI_SUCCESS)
+            m->req[2 * (d - 1)] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
         for (int l = 0; l < Q; l++)
             out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
         size_t len = tuna_meta_encode(out + (size_t)(d - 1) * Q, (size_t)Q,
                                       wout + (size_t)(d - 1) * wb);
-        rc = MPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
-                       TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1]);
+        if ((rc = MPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
+                            TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1])) != MPI_SUCCESS)
+            m->req[2 * (d - 1) + 1] = MPI_REQUEST_NULL;
     }
-    if (rc == MPI_SUCCESS)
-        rc = tuna_waitall(2 * nd, m->req);
-    if (rc != MPI_SUCCESS)
+    /* Complete what was posted, failed or not: m->wire goes back to the pool afterwards. */
+    if ((rc = tuna_requests_finish(2 * nd, m->req, rc)) != MPI_SUCCESS)
         return tuna_error_set(rc, "%s: inter-node metadata exchange failed", name);
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
         rc = tuna_meta_decode(win + (size_t)(d - 1) * wb, (size_t)Q, in + (size_t)(d - 1) * Q);

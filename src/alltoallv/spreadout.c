@@ -20,8 +20,10 @@ int tuna_a2av_spreadout(const tuna_a2av_args *a)
     for (int i = 1; i < P && !one_peer && rc == MPI_SUCCESS; i++)
         rc = tuna_a2av_post_pair(a, (me - i + P) % P, (me + i) % P, TUNA_TAG_SPREADOUT, reqs,
                                  &n);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        tuna_requests_complete(n, reqs); /* the posted ones: their peers post theirs */
         return rc;
+    }
     /* The own block while the messages travel. Its copy may fail (it may allocate): the
      * posted messages complete all the same (every peer posted its side), so no request
      * outlives this call. */

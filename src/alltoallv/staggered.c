@@ -28,14 +28,19 @@ static int staggered_inter(const tuna_hier *h, int block, int *rounds)
                 int d = 1 + t % nd, l = (h->local + t / nd) % Q;
                 size_t idx = (size_t)(d - 1) * Q + l;
                 if (pass == 0 && h->in_bytes[idx])
-                    rc = tuna_irecv_bytes(h->in_ptr[idx], h->in_bytes[idx], h->from_rank[d - 1],
-                                          TUNA_TAG_INTER_DATA, comm, &req[n++]);
+                    rc = tuna_posted(tuna_irecv_bytes(h->in_ptr[idx], h->in_bytes[idx],
+                                                      h->from_rank[d - 1], TUNA_TAG_INTER_DATA,
+                                                      comm, &req[n]),
+                                     &n);
                 else if (pass == 1 && h->out_bytes[idx])
-                    rc = tuna_isend_bytes(h->out_ptr[idx], h->out_bytes[idx], h->to_rank[d - 1],
-                                          TUNA_TAG_INTER_DATA, comm, &req[n++]);
+                    rc = tuna_posted(tuna_isend_bytes(h->out_ptr[idx], h->out_bytes[idx],
+                                                      h->to_rank[d - 1], TUNA_TAG_INTER_DATA,
+                                                      comm, &req[n]),
+                                     &n);
             }
-        if (rc == MPI_SUCCESS && (rc = tuna_waitall(n, req)) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "staggered: inter-node exchange failed");
+        int wrc = tuna_requests_finish(n, req, rc); /* complete, even if a post failed */
+        if (rc == MPI_SUCCESS && wrc != MPI_SUCCESS)
+            rc = tuna_error_set(wrc, "staggered: inter-node exchange failed");
         *rounds += nb;
     }
     free(req);

@@ -365,9 +365,31 @@ int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const lo
 /* MPI_Waitall returning the failed request's own error code (not MPI_ERR_IN_STATUS, which
  * MPI returns when any request fails and which says nothing about why). It completes the
  * requests TUNA_WAIT_CHUNK at a time, in order (statuses on the stack): a request of a later
- * chunk is completed only after every earlier one (the cost model prices that, model.c). */
+ * chunk is completed only after every earlier one (the cost model prices that, model.c).
+ * On a failure every request of the set is still completed before it returns the first
+ * error (tuna_requests_complete; the rule is in requests.c): the caller may free or reuse
+ * every buffer of the step, and no message of it stays in flight. */
 #define TUNA_WAIT_CHUNK 32
 int tuna_waitall(int n, MPI_Request *req);
+/* Complete every non-null request of req[0..n), ignoring their errors (all become
+ * MPI_REQUEST_NULL): the error path of a step whose peers post their sides. */
+void tuna_requests_complete(int n, MPI_Request *req);
+/* End of a step that posted req[0..n) with outcome post_rc: tuna_waitall() if every post
+ * succeeded, else the posted requests are completed and post_rc is returned. */
+int tuna_requests_finish(int n, MPI_Request *req, int post_rc);
+/* Count the request a post wrote to req[*n] (rc: the post's outcome) only if it was posted;
+ * returns rc. A failed post leaves no request to complete. */
+static inline int tuna_posted(int rc, int *n)
+{
+    if (rc == MPI_SUCCESS)
+        (*n)++;
+    return rc;
+}
+/* The first of two outcomes that failed (MPI_SUCCESS if neither did). */
+static inline int tuna_first_error(int first, int next)
+{
+    return first != MPI_SUCCESS ? first : next;
+}
 
 /*
  * Every allocation tuna makes on a call's path goes through these (so the test hook below
@@ -404,17 +426,6 @@ static inline bool tuna_comm_is_inter(MPI_Comm comm)
 {
     int inter = 0;
     return MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
-}
-
-/* Schedules of steps (pairwise, xor) go on after a truncated receive: its message was
- * matched and consumed, so this rank's later steps still meet its peers' (which wait for
- * them: stopping would hang them); any other failure stops the schedule. The first error is
- * the one returned. */
-static inline bool tuna_step_may_continue(int rc)
-{
-    int cls = MPI_SUCCESS;
-    return rc == MPI_SUCCESS ||
-           (MPI_Error_class(rc, &cls) == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE);
 }
 
 /*

@@ -1,8 +1,8 @@
 /*
  * The option strings test_allgather and test_allreduce run, from the collective's registry
  * (tuna_algorithm_get): first every row without parameters, in table order, then every row
- * with parameters, its first parameter at min, min + 1, min + 2 and (where its range reaches
- * the communicator size) P. A new row is tested without touching the tests.
+ * with parameters, its first parameter at min, min + 1, min + 2 (those in its range) and (where
+ * its range reaches the communicator size) P. A new row is tested without touching the tests.
  */
 #ifndef TUNA_TEST_COLL_VARIANTS_H
 #define TUNA_TEST_COLL_VARIANTS_H
@@ -30,6 +30,8 @@ static int coll_variants(tuna_collective coll, char (*algs)[COLL_VARIANT_LEN], i
             }
             const tuna_param_info *p = &info->params[0];
             for (int i = 0; i < 4 && n < max; i++) {
+                if (i < 3 && p->max >= 0 && p->min + i > p->max)
+                    break; /* a fixed range shorter than three values */
                 if (i < 3)
                     snprintf(algs[n++], COLL_VARIANT_LEN, "%s:%s=%ld", info->name, p->name,
                              p->min + i);
