@@ -57,8 +57,10 @@ int tuna_ag_check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int tuna_ag_vendor(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 /* auto's choice for blocks of `block` bytes (and the statistics record of it); a choice
- * whose row has no run function is the library's own MPI_Allgather. */
-int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c);
+ * whose row has no run function is the library's own MPI_Allgather. *learning: the class
+ * of auto's learning whose candidate this is (time the call, then tuna_learn_after), or NULL. */
+int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
+                        tuna_learn_class **learning);
 /* auto: whether the MPI library runs the model's choice itself (the registry's hook). */
 bool tuna_ag_library_runs(const tuna_profile *m, const tuna_select_input *in, double best_time);
 

@@ -6,7 +6,8 @@
  */
 #include "allgather.h"
 
-int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c)
+int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
+                        tuna_learn_class **learning)
 {
     int rc = tuna_select_agree(ctx);
     if (rc != MPI_SUCCESS)
@@ -23,8 +24,7 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c)
                     "%.3g us",
                  in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].desc.info.name, c->param[0],
                  c->predicted * 1e6);
-    tuna_select_record(c);
-    return MPI_SUCCESS;
+    return tuna_learn_collective(ctx, &tuna_ag_registry, &in, c, learning);
 }
 
 /*

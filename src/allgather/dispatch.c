@@ -68,68 +68,16 @@ static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return MPI_SUCCESS;
 }
 
-static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          const tuna_options *opt)
+/* The chosen row (vendor: the library's own call) on checked arguments of `block` bytes. */
+static int allgather_run(const tuna_ag_algorithm *alg, const long *param, const void *sendbuf,
+                         int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, tuna_ctx *ctx, size_t block)
 {
-    int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
-    /* vendor is the library's own call (its checks, plus tuna's aliasing rule);
-     * TUNA_ARGCHECK does not apply to it (docs/testing.md). */
-    const bool vendor = alg->desc.kind == TUNA_ROW_VENDOR;
-    if (vendor) {
-        rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf, sendcount > 0 && recvcount > 0);
-        return rc != MPI_SUCCESS ? rc
-                                 : tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf,
-                                                  recvcount, recvtype, comm);
-    }
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* After the context: its creation agrees on TUNA_ARGCHECK, so a rank with a bad value
-     * does not leave the others waiting there. */
-    bool collective;
-    rc = tuna_argcheck_collective(&collective);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (alg->desc.kind == TUNA_ROW_VENDOR)
+        return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
-
-    /* Check locally, as MPI libraries do; TUNA_ARGCHECK=collective also agrees, so a bad rank
-     * can't leave the others waiting and differing block sizes are caught. */
-    size_t block = 0;
-    int local_rc = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, P, me,
-                              &block);
-    if (collective) {
-        static const char *const names[] = {"recvcount * type size (bytes)"};
-        const long long same[] = {(long long)block};
-        local_rc = tuna_coll_agree_args(ctx, "allgather", local_rc, same, names, 1);
-    }
-    if (local_rc != MPI_SUCCESS)
-        return local_rc;
-    if (block == 0)
-        return MPI_SUCCESS;
-    long param[TUNA_MAX_PARAMS] = {0};
-    if (alg->desc.kind == TUNA_ROW_AUTO) {
-        /* auto decides here, before any packing: the library's own call when it runs the
-         * choice itself, else the chosen row with its parameters. */
-        tuna_choice c;
-        rc = tuna_ag_auto_choose(ctx, block, &c);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        alg = &tuna_ag_table[c.algorithm];
-        if (alg->desc.kind == TUNA_ROW_VENDOR)
-            return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm);
-        memcpy(param, c.param, sizeof param);
-    } else {
-        tuna_params_resolve(&alg->desc.info, opt->value, P, param);
-        memcpy(tuna_stats_current.params, param, sizeof param);
-    }
-
+    int rc = MPI_SUCCESS;
     MPI_Aint lb, rext;
     int rsize;
     MPI_Type_get_extent(recvtype, &lb, &rext);
@@ -168,6 +116,70 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
         free(work);
     }
     return rc;
+}
+
+
+static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          const tuna_options *opt)
+{
+    int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
+    /* vendor is the library's own call (its checks, plus tuna's aliasing rule);
+     * TUNA_ARGCHECK does not apply to it (docs/testing.md). */
+    const bool vendor = alg->desc.kind == TUNA_ROW_VENDOR;
+    if (vendor) {
+        rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf, sendcount > 0 && recvcount > 0);
+        return rc != MPI_SUCCESS ? rc
+                                 : tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf,
+                                                  recvcount, recvtype, comm);
+    }
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* After the context: its creation agrees on TUNA_ARGCHECK, so a rank with a bad value
+     * does not leave the others waiting there. */
+    bool collective;
+    rc = tuna_argcheck_collective(&collective);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const int P = ctx->size, me = ctx->rank;
+
+    /* Check locally, as MPI libraries do; TUNA_ARGCHECK=collective also agrees, so a bad rank
+     * can't leave the others waiting and differing block sizes are caught. */
+    size_t block = 0;
+    int local_rc = check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, P, me,
+                              &block);
+    if (collective) {
+        static const char *const names[] = {"recvcount * type size (bytes)"};
+        const long long same[] = {(long long)block};
+        local_rc = tuna_coll_agree_args(ctx, "allgather", local_rc, same, names, 1);
+    }
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (block == 0)
+        return MPI_SUCCESS;
+    long param[TUNA_MAX_PARAMS] = {0};
+    if (alg->desc.kind != TUNA_ROW_AUTO) {
+        tuna_params_resolve(&alg->desc.info, opt->value, P, param);
+        memcpy(tuna_stats_current.params, param, sizeof param);
+        return allgather_run(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                             recvtype, comm, ctx, block);
+    }
+    /* auto decides here, before any packing: the library's own call when it runs the choice
+     * itself, else the chosen row with its parameters; a candidate of its learning is timed. */
+    tuna_choice c;
+    tuna_learn_class *learning = NULL;
+    rc = tuna_ag_auto_choose(ctx, block, &c, &learning);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const double t0 = learning ? MPI_Wtime() : 0;
+    rc = allgather_run(&tuna_ag_table[c.algorithm], c.param, sendbuf, sendcount, sendtype,
+                       recvbuf, recvcount, recvtype, comm, ctx, block);
+    return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
 }
 
 int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

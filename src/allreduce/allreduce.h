@@ -60,8 +60,10 @@ int tuna_ar_check_args(const void *sendbuf, const void *recvbuf, int count, MPI_
 int tuna_ar_vendor(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                    MPI_Comm comm);
 /* auto's choice for a vector of `bytes` (and the statistics record of it); a choice whose
- * row has no run function is the library's own MPI_Allreduce. */
-int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *c);
+ * row has no run function is the library's own MPI_Allreduce. *learning: the class of
+ * auto's learning whose candidate this is (time the call, then tuna_learn_after), or NULL. */
+int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *c,
+                        tuna_learn_class **learning);
 /* auto: whether the MPI library runs the model's choice itself (the registry's hook). */
 bool tuna_ar_library_runs(const tuna_profile *m, const tuna_select_input *in, double best_time);
 

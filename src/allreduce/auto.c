@@ -6,7 +6,8 @@
  */
 #include "allreduce.h"
 
-int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *c)
+int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *c,
+                        tuna_learn_class **learning)
 {
     int rc = tuna_select_agree(ctx);
     if (rc != MPI_SUCCESS)
@@ -22,8 +23,7 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
                     "%.3g us",
                  in.P, in.Q, in.N, bytes, commute ? "" : ", non-commutative op",
                  tuna_ar_table[c->algorithm].desc.info.name, c->param[0], c->predicted * 1e6);
-    tuna_select_record(c);
-    return MPI_SUCCESS;
+    return tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
 }
 
 /*

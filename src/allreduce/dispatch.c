@@ -47,6 +47,25 @@ static int check_args(const void *sendbuf, const void *recvbuf, int count, MPI_D
     return tuna_check_overlap("tuna_allreduce", me, &in, 1, &out, 1);
 }
 
+/* The chosen row (vendor: the library's own call) on checked arguments (a: all but the
+ * datatype's layout, filled here). */
+static int allreduce_run(const tuna_ar_algorithm *alg, tuna_ar_args *a, const void *sendbuf,
+                         int tsize, MPI_Comm comm)
+{
+    if (alg->desc.kind == TUNA_ROW_VENDOR)
+        return tuna_ar_vendor(sendbuf, a->rbuf, a->count, a->type, a->op, comm);
+    int rc = MPI_SUCCESS;
+    MPI_Aint lb;
+    MPI_Type_get_extent(a->type, &lb, &a->extent);
+    MPI_Type_get_true_extent(a->type, &a->true_lb, &a->true_extent);
+    a->contig = tuna_type_is_contiguous(a->type) && a->extent == (MPI_Aint)tsize;
+    if (sendbuf != MPI_IN_PLACE)
+        rc = tuna_ar_copy(a, sendbuf, a->rbuf, a->count);
+    if (rc == MPI_SUCCESS && a->size > 1)
+        rc = tuna_ar_run_row(alg, a);
+    return rc;
+}
+
 static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           const tuna_options *opt)
@@ -73,7 +92,6 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;
-    const bool inplace = sendbuf == MPI_IN_PLACE;
 
     /* Check locally, as MPI libraries do; TUNA_ARGCHECK=collective also agrees (error flag,
      * count and type size must match everywhere). */
@@ -93,30 +111,22 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
     tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
                       .ctx = ctx, .rank = me, .size = P, .commute = commute != 0};
-    if (alg->desc.kind == TUNA_ROW_AUTO) {
-        /* auto decides here, before any copy: the library's own call when it runs the
-         * choice itself, else the chosen row with its parameters. */
-        tuna_choice c;
-        rc = tuna_ar_auto_choose(ctx, (double)count * (double)tsize, a.commute, &c);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        alg = &tuna_ar_table[c.algorithm];
-        if (alg->desc.kind == TUNA_ROW_VENDOR)
-            return tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
-        memcpy(a.param, c.param, sizeof a.param);
-    } else {
+    if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);
         memcpy(tuna_stats_current.params, a.param, sizeof a.param);
+        return allreduce_run(alg, &a, sendbuf, tsize, comm);
     }
-    MPI_Aint lb;
-    MPI_Type_get_extent(datatype, &lb, &a.extent);
-    MPI_Type_get_true_extent(datatype, &a.true_lb, &a.true_extent);
-    a.contig = tuna_type_is_contiguous(datatype) && a.extent == (MPI_Aint)tsize;
-    if (!inplace)
-        rc = tuna_ar_copy(&a, sendbuf, recvbuf, count);
-    if (rc == MPI_SUCCESS && P > 1)
-        rc = tuna_ar_run_row(alg, &a);
-    return rc;
+    /* auto decides here, before any copy: the library's own call when it runs the choice
+     * itself, else the chosen row with its parameters; a candidate of its learning is timed. */
+    tuna_choice c;
+    tuna_learn_class *learning = NULL;
+    rc = tuna_ar_auto_choose(ctx, (double)count * (double)tsize, a.commute, &c, &learning);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memcpy(a.param, c.param, sizeof a.param);
+    const double t0 = learning ? MPI_Wtime() : 0;
+    rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, tsize, comm);
+    return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
 }
 
 int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

@@ -38,10 +38,14 @@ int tuna_a2av_linear(const tuna_a2av_args *a);
  * whether this call agrees on the statistics (*due: every rank counts the same
  * calls), else the choice it reuses (*reuse, resolved parameters in param).
  * After an agreement (a's statistics set): the choice, in *algorithm and
- * a->param, which also becomes the one the next calls reuse.
+ * a->param, which also becomes the one the next calls reuse; due: the call is
+ * auto's agreement (learning acts only there), not one whose row needed stats.
  */
 int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse, long *param);
-int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm);
+int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm, bool due);
+/* After a call that ran a candidate of auto's learning (ctx->learn_class): this rank's
+ * seconds of it (rc: its outcome), and the next candidate into the reuse fields. */
+void tuna_a2av_learn_end(tuna_ctx *ctx, double seconds, int rc);
 
 /* Shared engines of several algorithms. */
 int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag);

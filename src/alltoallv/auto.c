@@ -132,17 +132,104 @@ int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse
     *reuse = ctx->reuse_algorithm;
     memcpy(param, ctx->reuse_param, sizeof ctx->reuse_param);
     stats_of_choice(ctx->reuse_algorithm, ctx->reuse_param, ctx->reuse_predicted,
-                    ctx->reuse_from_table ? 4 : 3);
+                    ctx->reuse_source);
     return MPI_SUCCESS;
 }
 
-static bool same_choice(const tuna_ctx *ctx, const tuna_choice *c)
+/* The choice the calls up to the next agreement run (and their statistics' source). */
+static void set_reuse(tuna_ctx *ctx, const tuna_choice *c, int source)
 {
-    return ctx->reuse_algorithm == c->algorithm &&
-           memcmp(ctx->reuse_param, c->param, sizeof ctx->reuse_param) == 0;
+    ctx->reuse_algorithm = c->algorithm;
+    memcpy(ctx->reuse_param, c->param, sizeof ctx->reuse_param);
+    ctx->reuse_predicted = c->predicted;
+    ctx->reuse_source = source;
+    ctx->reuse_vendor = tuna_a2av_table[c->algorithm].desc.kind == TUNA_ROW_VENDOR;
 }
 
-int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm)
+/* A confirmed choice doubles auto's agreement period (up to the longest), a changed one
+ * resets it; c becomes the choice the calls up to the next agreement reuse. */
+static void reuse_until_next_agreement(tuna_ctx *ctx, const tuna_choice *c, int source)
+{
+    int first, longest;
+    tuna_select_auto_period(&first, &longest);
+    if (ctx->agreed_valid && ctx->reuse_algorithm == c->algorithm &&
+        memcmp(ctx->reuse_param, c->param, sizeof ctx->reuse_param) == 0 &&
+        ctx->auto_period >= first) /* not after exploring, which agrees per round */
+        ctx->auto_period = ctx->auto_period > longest / 2 ? longest : 2 * ctx->auto_period;
+    else
+        ctx->auto_period = first;
+    ctx->auto_countdown = ctx->auto_period - 1;
+    ctx->agreed_valid = true;
+    set_reuse(ctx, c, source);
+}
+
+/*
+ * A class of calls for learning: the size bucket of the largest block, the sparsity bucket,
+ * and the skew, floor(log2(largest / mean block)) up to 7 (uniform and power-law blocks of
+ * one largest size favour different algorithms).
+ */
+static void class_key(const tuna_select_input *in, long long key[TUNA_LEARN_KEY])
+{
+    key[0] = tuna_select_size_bucket(in->max_block);
+    key[1] = tuna_select_sparsity_bucket(in->zero_fraction);
+    double r = in->mean_block > 0 ? in->max_block / in->mean_block : 1;
+    int skew = 0;
+    while (r >= 2 && skew < 7) {
+        r /= 2;
+        skew++;
+    }
+    key[2] = skew;
+}
+
+/*
+ * Learning on an agreement call (c: the model's choice, replaced by what learning runs).
+ * The class's candidate runs now; while it explores, the next calls up to the next
+ * agreement run the round's other candidates (picked one by one in tuna_a2av_learn_end,
+ * after each one's sample), and that agreement carries the samples.
+ */
+static int learn_decide(tuna_a2av_args *a, const tuna_select_input *in, tuna_choice *c,
+                        int *source)
+{
+    tuna_ctx *ctx = a->ctx;
+    ctx->learn_class = NULL;
+    if (c->from_table) /* the site's table decides: nothing to learn */
+        return MPI_SUCCESS;
+    long long key[TUNA_LEARN_KEY];
+    class_key(in, key);
+    tuna_learn_class *cl = NULL;
+    int rc = tuna_learn_class_of(ctx, &tuna_a2av_registry, in, key, &cl);
+    if (rc != MPI_SUCCESS || !cl)
+        return rc;
+    *source = tuna_learn_pick(cl, c);
+    ctx->learn_class = cl;
+    if (tuna_learn_exploring(cl)) {
+        ctx->auto_period = 0; /* the rounds set the agreements */
+        ctx->auto_countdown = tuna_learn_calls_left(cl);
+        ctx->agreed_valid = true;
+        set_reuse(ctx, c, *source);
+        return MPI_SUCCESS;
+    }
+    reuse_until_next_agreement(ctx, c, *source); /* settled: the winner */
+    return MPI_SUCCESS;
+}
+
+void tuna_a2av_learn_end(tuna_ctx *ctx, double seconds, int rc)
+{
+    tuna_learn_class *cl = ctx->learn_class;
+    if (!cl)
+        return;
+    tuna_learn_sample(cl, seconds, rc);
+    tuna_learn_set_pending(ctx, cl); /* the next agreement carries the sample */
+    if (tuna_learn_exploring(cl) && ctx->auto_countdown > 0 && tuna_learn_calls_left(cl) > 0) {
+        tuna_choice next;
+        const int source = tuna_learn_pick(cl, &next);
+        set_reuse(ctx, &next, source);
+        return;
+    }
+    ctx->learn_class = NULL; /* calls up to the next agreement: nothing to time */
+}
+
+int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm, bool due)
 {
     tuna_ctx *ctx = a->ctx;
     /* This call's choice: its statistics are agreed, so no algorithm pays for them. */
@@ -151,31 +238,26 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm)
     int rc = tuna_select_alltoallv(&tuna_a2av_registry, &in, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* The choice for the calls that reuse them: there an algorithm that needs this call's
-     * statistics (the Bruck family's padding) pays one more allreduce. */
-    tuna_select_input rin = input_of(a, true);
-    tuna_choice r;
-    rc = tuna_select_alltoallv(&tuna_a2av_registry, &rin, &r);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* A confirmed choice doubles the period (up to the longest), a changed one resets it. */
-    int first, longest;
-    tuna_select_auto_period(&first, &longest);
-    if (ctx->agreed_valid && same_choice(ctx, &r))
-        ctx->auto_period = ctx->auto_period > longest / 2 ? longest : 2 * ctx->auto_period;
-    else
-        ctx->auto_period = first;
-    ctx->auto_countdown = ctx->auto_period - 1;
-    ctx->agreed_valid = true;
-    ctx->reuse_algorithm = r.algorithm;
-    memcpy(ctx->reuse_param, r.param, sizeof ctx->reuse_param);
-    ctx->reuse_predicted = r.predicted;
-    ctx->reuse_from_table = r.from_table;
-    ctx->reuse_vendor = tuna_a2av_table[r.algorithm].desc.kind == TUNA_ROW_VENDOR;
+    int source = c.from_table ? 2 : 1;
+    if (due && tuna_select_learn_on()) {
+        rc = learn_decide(a, &in, &c, &source);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (!ctx->learn_class && source < TUNA_AUTO_SOURCE_LEARNED) {
+        /* The model's choice for the calls that reuse them: there an algorithm that needs
+         * this call's statistics (the Bruck family's padding) pays one more allreduce. */
+        tuna_select_input rin = input_of(a, true);
+        tuna_choice r;
+        rc = tuna_select_alltoallv(&tuna_a2av_registry, &rin, &r);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        reuse_until_next_agreement(ctx, &r, r.from_table ? 4 : 3);
+    }
 
     log_choice(a, &in, &c, false);
     memcpy(a->param, c.param, sizeof a->param);
-    stats_of_choice(c.algorithm, c.param, c.predicted, c.from_table ? 2 : 1);
+    stats_of_choice(c.algorithm, c.param, c.predicted, source);
     *algorithm = c.algorithm;
     return MPI_SUCCESS;
 }
@@ -186,7 +268,7 @@ int tuna_a2av_auto(const tuna_a2av_args *a)
      * vendor choice runs on the user's own arguments) and never comes here. */
     tuna_a2av_args chosen = *a;
     int alg;
-    int rc = a->stats_agreed ? tuna_a2av_auto_decide(&chosen, &alg)
+    int rc = a->stats_agreed ? tuna_a2av_auto_decide(&chosen, &alg, false)
                              : tuna_error_set(MPI_ERR_INTERN,
                                               "auto: called without agreed statistics");
     return rc == MPI_SUCCESS ? tuna_a2av_run_row(&tuna_a2av_table[alg], &chosen) : rc;
@@ -203,5 +285,6 @@ int tuna_pattern_changed(MPI_Comm comm)
         return rc;
     ctx->agreed_valid = false; /* the next auto call is due on every rank */
     ctx->reuse_vendor = false;
+    ctx->learn_class = NULL;   /* a round cut short: the agreement takes what was timed */
     return MPI_SUCCESS;
 }

@@ -42,30 +42,35 @@ const char *tuna_phase_name(tuna_phase phase)
     return (int)phase >= 0 && phase < TUNA_PHASE_COUNT ? names[phase] : "?";
 }
 
-/* Element-wise max of the first three entries, sum of the others (TUNA_AGREE_*). */
+/* Element-wise: sum of the TUNA_AGREE_ZERO_BLOCKS .. TUNA_AGREE_N - 1 entries, max of the
+ * others (the first three, and auto's learning samples after TUNA_AGREE_N). One vector per
+ * call: the reduction is of at most TUNA_AGREE_N + TUNA_LEARN_FIELDS values. */
 static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     (void)type;
     const long long *a = in;
     long long *b = inout;
-    for (int k = 0; k + TUNA_AGREE_N <= *len; k += TUNA_AGREE_N) {
-        for (int i = 0; i < TUNA_AGREE_ZERO_BLOCKS; i++)
-            if (a[k + i] > b[k + i])
-                b[k + i] = a[k + i];
-        for (int i = TUNA_AGREE_ZERO_BLOCKS; i < TUNA_AGREE_N; i++)
-            b[k + i] += a[k + i];
+    for (int i = 0; i < *len; i++) {
+        if (i >= TUNA_AGREE_ZERO_BLOCKS && i < TUNA_AGREE_N)
+            b[i] += a[i];
+        else if (a[i] > b[i])
+            b[i] = a[i];
     }
 }
 
 static MPI_Op agree_op = MPI_OP_NULL;
 
-int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
+int tuna_agree_n(tuna_ctx *ctx, long long *v, int n)
 {
     if (agree_op == MPI_OP_NULL)
         TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
-    TUNA_MPI_CHECK(
-        PMPI_Allreduce(MPI_IN_PLACE, v, TUNA_AGREE_N, MPI_LONG_LONG, agree_op, ctx->comm));
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, agree_op, ctx->comm));
     return MPI_SUCCESS;
+}
+
+int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
+{
+    return tuna_agree_n(ctx, v, TUNA_AGREE_N);
 }
 
 int tuna_a2av_check_totals(const long long v[TUNA_AGREE_N])
@@ -584,7 +589,7 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     tuna_timer tm;
     tuna_timer_start(&tm);
     tuna_type_info sinfo, rinfo;
-    long long agreed[TUNA_AGREE_N] = {0};
+    long long agreed[TUNA_AGREE_N + TUNA_LEARN_FIELDS] = {0};
     MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
     int local_rc = disp ? check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, ctx,
                                      &sinfo, &rinfo, agreed, disp)
@@ -594,10 +599,18 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     /* One allreduce where it is needed anyway (global statistics, auto's agreement) or asked
      * for (TUNA_ARGCHECK=collective); the error flag rides along. */
     const bool agree_now = collective || due || (run->desc.needs & TUNA_NEEDS_GLOBAL_STATS);
+    /* auto's agreement also carries the samples of its learning (the maximum over ranks). */
+    const int nlearn = due ? tuna_learn_fields(ctx, agreed + TUNA_AGREE_N) : 0;
+    double t_agree = 0;
     if (agree_now) {
-        rc = tuna_agree(ctx, agreed);
+        t_agree = nlearn || (due && tuna_select_learn_on()) ? MPI_Wtime() : 0;
+        rc = tuna_agree_n(ctx, agreed, TUNA_AGREE_N + nlearn);
         if (rc != MPI_SUCCESS)
             return rc;
+        if (nlearn)
+            tuna_learn_apply_fields(ctx, agreed + TUNA_AGREE_N);
+        if (t_agree > 0)
+            t_agree = MPI_Wtime() - t_agree;
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;
@@ -608,16 +621,28 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
         return rc;
     if (agree_now)
         tuna_a2av_set_stats(&a, agreed);
-    if (is_auto && agree_now) {
+    /* A call between agreements re-decides only without learning (with it, the reused
+     * choice is a candidate or the winner, whatever this call's statistics). */
+    bool timed = false;
+    double t_run = 0;
+    if (is_auto && agree_now && (due || !ctx->learn)) {
         int chosen;
-        rc = tuna_a2av_auto_decide(&a, &chosen);
+        rc = tuna_a2av_auto_decide(&a, &chosen, due);
         if (rc != MPI_SUCCESS)
             return rc;
         run = &tuna_a2av_table[chosen];
+        /* A candidate (or the winner) of learning: its time from here, plus the agreement's
+         * when it needs the statistics on every call. */
+        timed = due && ctx->learn_class;
+        t_run = timed ? MPI_Wtime() - ((run->desc.needs & TUNA_NEEDS_GLOBAL_STATS) ? t_agree : 0)
+                      : 0;
         if (run->desc.kind == TUNA_ROW_VENDOR) {
             rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, t_start);
-            if (rc >= 0)
+            if (rc >= 0) {
+                if (timed)
+                    tuna_a2av_learn_end(ctx, MPI_Wtime() - t_run, rc);
                 return rc;
+            }
             rc = MPI_SUCCESS;
         }
     }
@@ -650,8 +675,23 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
         free(inplace_copy);
         free(inplace_counts);
     }
+    if (timed)
+        tuna_a2av_learn_end(ctx, MPI_Wtime() - t_run, rc);
     tuna_stats_publish(t_start);
     return rc;
+}
+
+static int alltoallv_ctx(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                         const tuna_options *opt, tuna_ctx *ctx, double t_start);
+
+/* An auto call between agreements that runs a candidate of its learning: timed whole (every
+ * rank counts the same calls, so all time the same ones). */
+static inline bool exploring(const tuna_a2av_algorithm *alg, const tuna_ctx *ctx)
+{
+    return alg->desc.kind == TUNA_ROW_AUTO && ctx->learn_class && ctx->agreed_valid &&
+           ctx->auto_countdown > 0 && ctx->argcheck_local;
 }
 
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -675,6 +715,26 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (exploring(alg, ctx)) {
+        const double t0 = MPI_Wtime();
+        rc = alltoallv_ctx(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                           recvtype, comm, opt, ctx, t_start);
+        tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
+        return rc;
+    }
+    return alltoallv_ctx(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                         recvtype, comm, opt, ctx, t_start);
+}
+
+/* tuna_alltoallv past its context: the fast paths, else the full one. */
+static int alltoallv_ctx(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                         const tuna_options *opt, tuna_ctx *ctx, double t_start)
+{
+    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
+    int rc;
     /* auto between agreements, reusing the library's own call or a row's two-rank path,
      * with plain arguments: the common case, kept to the countdown and one pass over the
      * counts. Anything else (stats on, a collective check, an agreement due, a suspicious
@@ -731,6 +791,13 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (exploring(alg, ctx)) {
+        const double t0 = MPI_Wtime();
+        rc = alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
+                            t_start);
+        tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
+        return rc;
+    }
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);
 }

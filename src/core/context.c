@@ -47,6 +47,8 @@ static void ctx_free(tuna_ctx *ctx)
     free(ctx->local_of);
     free(ctx->vrank_to_rank);
     free(ctx->rank_to_vrank);
+    if (ctx->learn_free)
+        ctx->learn_free(ctx->learn);
     free(ctx);
 }
 
@@ -238,7 +240,7 @@ static int topology_init(tuna_ctx *c)
  */
 static const char *const agreed_vars[] = {
     "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE",   "TUNA_ARGCHECK", "TUNA_AUTO_PERIOD",
-    "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN"};
+    "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET", "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN"};
 #define NVARS ((int)(sizeof agreed_vars / sizeof agreed_vars[0]))
 
 /* The effective setting: unset, empty and the built-in default are the same. */
@@ -249,7 +251,8 @@ static const char *env_effective(const char *name)
         return "";
     if ((strcmp(name, "TUNA_ARGCHECK") == 0 && strcmp(s, "local") == 0) ||
         (strncmp(name, "TUNA_ALL", 8) == 0 && strcmp(s, "auto") == 0) ||
-        (strcmp(name, "TUNA_PLAN") == 0 && strcmp(s, "estimate") == 0))
+        (strcmp(name, "TUNA_PLAN") == 0 && strcmp(s, "estimate") == 0) ||
+        (strcmp(name, "TUNA_AUTO_LEARN") == 0 && strcmp(s, "1") == 0))
         return "";
     return s;
 }

@@ -39,7 +39,7 @@ int tuna_algorithm_find(tuna_collective coll, const char *name)
     return name ? find_n(coll, name, strlen(name)) : -1;
 }
 
-static const char *collective_name(tuna_collective coll)
+const char *tuna_collective_name(tuna_collective coll)
 {
     switch (coll) {
     case TUNA_ALLTOALLV: return "alltoallv";
@@ -108,7 +108,7 @@ int tuna_options_parse(const char *str, tuna_collective coll, tuna_options *opt)
         return tuna_error_set(MPI_ERR_ARG,
                               "unknown %s algorithm '%.*s' in option string '%s' "
                               "(tuna-bench --list shows the algorithms)",
-                              collective_name(coll), (int)nlen, str, str);
+                              tuna_collective_name(coll), (int)nlen, str, str);
     const tuna_algorithm_info *info = tuna_algorithm_get(coll, o.algorithm);
     if (colon) {
         const char *s = colon + 1;
@@ -271,7 +271,7 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
         memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
     if (comm == MPI_COMM_NULL)
         return tuna_error_set(MPI_ERR_COMM, "tuna_%s: comm is MPI_COMM_NULL",
-                              collective_name(coll));
+                              tuna_collective_name(coll));
     if (!*opt) {
         if (!atomic_load_explicit(&defaults_loaded, memory_order_acquire))
             load_defaults_once();
@@ -286,7 +286,7 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
         (*opt)->algorithm >= reg->n)
         return tuna_error_set(MPI_ERR_ARG,
                               "tuna_%s: options are not %s options (use tuna_options_parse)",
-                              collective_name(coll), collective_name(coll));
+                              tuna_collective_name(coll), tuna_collective_name(coll));
     tuna_stats_current.algorithm = (*opt)->algorithm;
     tuna_stats_current.fallback = NULL;
     return MPI_SUCCESS;

@@ -20,6 +20,8 @@ int tuna_error_set(int code, const char *fmt, ...)
     ;
 /* TUNA_VERBOSE level (0 when unset), and a message printed when it is >= level. */
 int tuna_verbosity(void);
+/* "alltoallv", "allgather", "allreduce" ("?" for anything else). */
+const char *tuna_collective_name(tuna_collective coll);
 void tuna_log(int level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -143,10 +145,16 @@ typedef struct tuna_ctx {
     int reuse_algorithm;     /* the choice for the calls that reuse agreed_stats */
     long reuse_param[TUNA_MAX_PARAMS];
     double reuse_predicted;
-    bool reuse_from_table;
+    int reuse_source;        /* tuna_stats.auto_source of the calls that reuse it */
     bool reuse_vendor;       /* the reused choice is the MPI library's own call */
     bool argcheck_local;     /* TUNA_ARGCHECK is local (valid, agreed at creation) */
     int select_status;       /* tuna_select_agree()'s outcome + 1; 0 before it ran */
+    /* auto's learning (src/select/learn.c): its classes on this communicator, freed with the
+     * context through learn_free; learn_class: the alltoallv class whose candidates the
+     * calls up to the next agreement run (reuse_* holds the next one), else NULL. */
+    struct tuna_learn *learn;
+    void (*learn_free)(struct tuna_learn *);
+    struct tuna_learn_class *learn_class;
     /* The facts of the last predefined send [0] and receive [1] types seen on this
      * communicator (calls on one communicator are serialised by MPI's rules): a typical
      * caller passes the same types each call, found here without a search. */

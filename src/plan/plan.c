@@ -189,22 +189,7 @@ int tuna_plan_span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *
 
 void tuna_plan_fill_key(struct tuna_plan_s *p, const long long *sig, int nsig)
 {
-    tuna_plan_key *k = &p->key;
-    memset(k, 0, sizeof *k);
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    if (MPI_Get_library_version(version, &len) == MPI_SUCCESS) {
-        size_t n = strcspn(version, "\n");
-        if (n >= sizeof k->library)
-            n = sizeof k->library - 1;
-        memcpy(k->library, version, n);
-    }
-    k->P = p->ctx->size;
-    k->Q = p->ctx->ranks_per_node;
-    k->N = p->ctx->nnodes;
-    k->coll = p->coll;
-    for (int i = 0; i < nsig && i < 6; i++)
-        k->sig[i] = sig[i];
+    tuna_wisdom_key_init(&p->key, p->coll, p->ctx, sig, nsig);
 }
 
 /* TUNA_PLAN_BUDGET: seconds the measure may spend timing (default 1). */
@@ -347,27 +332,10 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double bu
     tuna_choice cand[TUNA_PLAN_MAX_CANDIDATES];
     int n = 0;
     const tuna_registry *reg = tuna_registry_of(p->coll);
-    int rc = tuna_select_candidates(reg, in, cand, TUNA_PLAN_MAX_CANDIDATES, &n);
+    /* vendor and the rows the model puts within 4x of its best */
+    int rc = tuna_select_candidates_within(reg, in, 4.0, cand, TUNA_PLAN_MAX_CANDIDATES, &n);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* Prune: vendor (first) and the rows the model puts within 4x of its best. */
-    double model_best = -1;
-    for (int i = 1; i < n; i++)
-        if (model_best < 0 || cand[i].predicted < model_best)
-            model_best = cand[i].predicted;
-    int m = 0;
-    for (int i = 0; i < n; i++) {
-#ifdef SMPI_SHARED_MALLOC
-        /* Under SimGrid SMPI a polling loop of MPI_Testany costs minutes of wall time per
-         * exchange at P = 64 (each poll is a simulator call that rarely moves time): the
-         * polling row is not timed there. */
-        if (tuna_registry_row(reg, cand[i].algorithm)->needs & TUNA_NEEDS_POLLING)
-            continue;
-#endif
-        if (i == 0 || cand[i].predicted <= 4 * model_best)
-            cand[m++] = cand[i];
-    }
-    n = m;
     /* Time against a private receive buffer: the user's is not written during init. */
     p->private_recv = tuna_calloc(1, p->private_bytes ? p->private_bytes : 1);
     if (!p->private_recv)

@@ -12,21 +12,13 @@
 /* Candidates the planner times at most (vendor + the model's best rows). */
 #define TUNA_PLAN_MAX_CANDIDATES 7
 
-/* What makes a measured choice valid elsewhere (wisdom.c). Every field is agreed. */
-typedef struct tuna_plan_key {
-    char library[96];   /* first line of MPI_Get_library_version */
-    int P, Q, N;
-    tuna_collective coll;
-    long long sig[6];   /* the pattern: agreed size statistics of the arguments */
-} tuna_plan_key;
-
 struct tuna_plan_s {
     tuna_collective coll;
     bool active;
     MPI_Comm comm;      /* the user's communicator */
     tuna_ctx *ctx;      /* NULL: vendor on an intercommunicator */
     tuna_plan_info info;
-    tuna_plan_key key;
+    tuna_wisdom_key key;
     /* One exchange with the current choice (the start), and setting a choice. */
     int (*start)(struct tuna_plan_s *p);
     void (*choose)(struct tuna_plan_s *p, const tuna_choice *c);
@@ -88,8 +80,5 @@ int tuna_plan_span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *
 void tuna_plan_fill_key(struct tuna_plan_s *p, const long long *sig, int nsig);
 void tuna_plan_set_info_choice(struct tuna_plan_s *p, const tuna_choice *c, int source);
 
-/* Wisdom (wisdom.c): look up / record a measured choice. */
-bool tuna_wisdom_find(const tuna_plan_key *k, tuna_choice *c, double *seconds);
-void tuna_wisdom_add(const tuna_plan_key *k, const tuna_choice *c, double seconds);
 
 #endif /* TUNA_PLAN_H */

@@ -23,6 +23,9 @@ static struct {
     tuna_tuning tuning[TUNA_ALLREDUCE + 1]; /* per collective */
     tuna_mpi_library library; /* from MPI_Get_library_version: the built-in vendor model */
     int auto_period, auto_period_max; /* TUNA_AUTO_PERIOD */
+    bool learn;                       /* TUNA_AUTO_LEARN */
+    int learn_calls;                  /* TUNA_AUTO_LEARN_BUDGET */
+    double learn_seconds;
     unsigned long long checksum;
 } sel;
 
@@ -31,6 +34,46 @@ static void mix(unsigned long long *h, const void *p, size_t n)
     const unsigned char *c = p;
     for (size_t i = 0; i < n; i++) /* FNV-1a */
         *h = (*h ^ c[i]) * 1099511628211ULL;
+}
+
+/* TUNA_AUTO_LEARN (0 or 1) and TUNA_AUTO_LEARN_BUDGET (CALLS[:SECONDS]); errors in sel.rc. */
+static void load_learn_settings(void)
+{
+    sel.learn = true;
+    sel.learn_calls = TUNA_LEARN_CALLS_DEFAULT;
+    sel.learn_seconds = TUNA_LEARN_SECONDS_DEFAULT;
+    const char *on = getenv("TUNA_AUTO_LEARN"), *budget = getenv("TUNA_AUTO_LEARN_BUDGET");
+    if (sel.rc != MPI_SUCCESS)
+        return;
+    if (on && *on) {
+        if (strcmp(on, "0") != 0 && strcmp(on, "1") != 0) {
+            snprintf(sel.msg, sizeof sel.msg, "TUNA_AUTO_LEARN='%s': expected 0 or 1", on);
+            sel.rc = MPI_ERR_ARG;
+            return;
+        }
+        sel.learn = on[0] == '1';
+    }
+    if (budget && *budget) {
+        char *end;
+        long calls = strtol(budget, &end, 10);
+        double secs = sel.learn_seconds;
+        if (*end == ':') {
+            const char *ss = end + 1;
+            secs = strtod(ss, &end);
+            if (end == ss)
+                secs = -1;
+        }
+        if (*end || calls < 1 || calls > 1000000 || !(secs > 0) || secs > 1e6) {
+            snprintf(sel.msg, sizeof sel.msg,
+                     "TUNA_AUTO_LEARN_BUDGET='%s': expected CALLS[:SECONDS], 1 <= CALLS <= "
+                     "1000000 and 0 < SECONDS <= 1e6",
+                     budget);
+            sel.rc = MPI_ERR_ARG;
+            return;
+        }
+        sel.learn_calls = (int)calls;
+        sel.learn_seconds = secs;
+    }
 }
 
 static void load_files(void)
@@ -74,6 +117,7 @@ static void load_files(void)
             sel.auto_period_max = (int)m;
         }
     }
+    load_learn_settings();
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int vlen = 0;
     version[0] = '\0';
@@ -135,6 +179,20 @@ int tuna_select_profile(const tuna_profile **out)
         return load_error();
     *out = &sel.profile;
     return MPI_SUCCESS;
+}
+
+bool tuna_select_learn_on(void)
+{
+    load_once();
+    return sel.learn;
+}
+
+void tuna_select_learn_settings(int *rounds, int *calls, double *seconds)
+{
+    load_once();
+    *rounds = TUNA_LEARN_ROUNDS;
+    *calls = sel.learn_calls;
+    *seconds = sel.learn_seconds;
 }
 
 void tuna_select_auto_period(int *first, int *longest)
@@ -519,5 +577,36 @@ int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in
         out[k++] = all[i];
     free(all);
     *count = k;
+    return MPI_SUCCESS;
+}
+
+int tuna_select_candidates_within(const tuna_registry *reg, const tuna_select_input *in,
+                                  double factor, tuna_choice *out, int max, int *count)
+{
+    int n = 0;
+    int rc = tuna_select_candidates(reg, in, out, max, &n);
+    *count = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* vendor (first when it is a candidate) always stays: it is what the caller would run */
+    const bool has_vendor = n > 0 && tuna_registry_row(reg, out[0].algorithm)->kind ==
+                                         TUNA_ROW_VENDOR;
+    double model_best = -1;
+    for (int i = has_vendor ? 1 : 0; i < n; i++)
+        if (model_best < 0 || out[i].predicted < model_best)
+            model_best = out[i].predicted;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+#ifdef SMPI_SHARED_MALLOC
+        /* Under SimGrid SMPI a polling loop of MPI_Testany costs minutes of wall time per
+         * exchange at P = 64 (each poll is a simulator call that rarely moves time): the
+         * polling rows are not timed there. */
+        if (tuna_registry_row(reg, out[i].algorithm)->needs & TUNA_NEEDS_POLLING)
+            continue;
+#endif
+        if ((has_vendor && i == 0) || out[i].predicted <= factor * model_best)
+            out[m++] = out[i];
+    }
+    *count = m;
     return MPI_SUCCESS;
 }

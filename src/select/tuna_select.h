@@ -315,4 +315,103 @@ void tuna_select_auto_period(int *first, int *longest);
  */
 int tuna_select_agree(tuna_ctx *ctx);
 
+/* ------------------------------------------------------------ wisdom (wisdom.c) */
+
+/*
+ * What makes a measured choice valid elsewhere: the MPI library, P, ranks per node, nodes,
+ * the collective and a signature. The planner's signature is the pattern's agreed size
+ * statistics (all >= 0); a class auto learned has TUNA_WISDOM_LEARNED first, then its class
+ * (learn.c). Every field is agreed across the communicator.
+ */
+#define TUNA_WISDOM_SIG 6
+#define TUNA_WISDOM_LEARNED (-1)
+typedef struct tuna_wisdom_key {
+    char library[96];   /* first line of MPI_Get_library_version */
+    int P, Q, N;
+    tuna_collective coll;
+    long long sig[TUNA_WISDOM_SIG];
+} tuna_wisdom_key;
+
+void tuna_wisdom_key_init(tuna_wisdom_key *k, tuna_collective coll, const tuna_ctx *ctx,
+                          const long long *sig, int nsig);
+bool tuna_wisdom_find(const tuna_wisdom_key *k, tuna_choice *c, double *seconds);
+void tuna_wisdom_add(const tuna_wisdom_key *k, const tuna_choice *c, double seconds);
+/* Entries added or imported so far in this process (the preload saves wisdom when it grew). */
+long tuna_wisdom_additions(void);
+
+/* ------------------------------------------------------------ learning (learn.c) */
+
+/*
+ * auto that learns (docs/tuning.md, "Learning"). TUNA_AUTO_LEARN=0 turns it off (default 1);
+ * TUNA_AUTO_LEARN_BUDGET=CALLS[:SECONDS] caps one class's exploring calls and their agreed
+ * seconds (default TUNA_LEARN_CALLS_DEFAULT:TUNA_LEARN_SECONDS_DEFAULT). Both are agreed at
+ * a context's creation (src/core/context.c) and checked at load (choose.c).
+ */
+#define TUNA_LEARN_MAX 6             /* candidates of a class: vendor + the model's best rows */
+#define TUNA_LEARN_FIELDS (TUNA_LEARN_MAX + 1) /* samples + the drift check, in an agreement */
+#define TUNA_LEARN_KEY 3             /* a class: three buckets of the agreed statistics */
+#define TUNA_LEARN_MODEL_FACTOR 4.0  /* rows the model prices above this times its best: untried */
+#define TUNA_LEARN_ROUNDS 3          /* samples per surviving candidate */
+#define TUNA_LEARN_DROP_FIRST 4.0    /* dropped after one sample when this much slower */
+#define TUNA_LEARN_DROP 1.5          /* ... after two or more */
+#define TUNA_LEARN_DRIFT 2.0         /* winner this much slower than learned: a strike */
+#define TUNA_LEARN_DRIFT_FLOOR 2e-6  /* ... and at least this many seconds slower */
+#define TUNA_LEARN_STRIKES 3         /* strikes in a row that reopen exploration */
+#define TUNA_LEARN_RELEARNS 2        /* reopenings per class at most */
+#define TUNA_LEARN_CALLS_DEFAULT 40
+#define TUNA_LEARN_SECONDS_DEFAULT 1.0
+enum {
+    TUNA_LEARN_SOURCE_MEASURED = 1, /* every candidate had its samples */
+    TUNA_LEARN_SOURCE_WISDOM,       /* every rank's wisdom held the class */
+    TUNA_LEARN_SOURCE_BUDGET,       /* the budget ran out first */
+    TUNA_LEARN_SOURCE_ONE_LEFT,     /* the others were dropped (or there was one candidate) */
+};
+/* tuna_stats.auto_source of calls that learning decided (docs/tuning.md) */
+enum { TUNA_AUTO_SOURCE_LEARNING = 5, TUNA_AUTO_SOURCE_LEARNED = 6, TUNA_AUTO_SOURCE_WISDOM = 7 };
+
+bool tuna_select_learn_on(void);
+void tuna_select_learn_settings(int *rounds, int *calls, double *seconds);
+
+/* The planner's and learning's candidates: vendor first, then the rows the model prices
+ * within `factor` of its best tuna row (under SimGrid SMPI not the polling rows); at most max. */
+int tuna_select_candidates_within(const tuna_registry *reg, const tuna_select_input *in,
+                                  double factor, tuna_choice *out, int max, int *count);
+
+typedef struct tuna_learn tuna_learn;
+typedef struct tuna_learn_class tuna_learn_class;
+
+/*
+ * The class `key` of collective reg->coll on ctx, created on its first call (collective:
+ * every rank comes here on the same call, from agreed inputs; one allreduce tells whether
+ * every rank's wisdom holds it alike). *out = NULL when learning is off or P = 1: then the
+ * model decides.
+ */
+int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
+                        const long long key[TUNA_LEARN_KEY], tuna_learn_class **out);
+bool tuna_learn_exploring(const tuna_learn_class *cl);
+/* What this call runs (into c, which holds the model's choice): the model's choice on the
+ * class's first call (a warm-up, untimed), the next candidate while exploring, else the
+ * winner. Returns the auto_source (TUNA_AUTO_SOURCE_*). */
+int tuna_learn_pick(tuna_learn_class *cl, tuna_choice *c);
+/* Candidates left in the round (alltoallv: the calls before the next agreement). */
+int tuna_learn_calls_left(const tuna_learn_class *cl);
+/* This rank's seconds of what the last pick gave (rc: the call's outcome; failures are no
+ * sample). */
+void tuna_learn_sample(tuna_learn_class *cl, double seconds, int rc);
+/* alltoallv: the samples the next agreement carries (TUNA_LEARN_FIELDS values, reduced by
+ * maximum) or 0 fields; the reduced values back into their class; which class they are. */
+int tuna_learn_fields(tuna_ctx *ctx, long long *fields);
+void tuna_learn_apply_fields(tuna_ctx *ctx, const long long *agreed);
+void tuna_learn_set_pending(tuna_ctx *ctx, tuna_learn_class *cl);
+/* allgather / allreduce, after every exploring call: at the round's end one allreduce of
+ * its samples (every rank reaches it on the same call). */
+int tuna_learn_round_end(tuna_ctx *ctx, tuna_learn_class *cl);
+void tuna_learn_free(tuna_learn *l);
+/* allgather / allreduce: learning around the model's choice c (replaced by what this call
+ * runs; the statistics record of it); *learning: the class whose candidate c is, to be timed
+ * and handed to tuna_learn_after (which returns rc, or the round's reduction's error). */
+int tuna_learn_collective(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
+                          tuna_choice *c, tuna_learn_class **learning);
+int tuna_learn_after(tuna_ctx *ctx, tuna_learn_class *cl, double seconds, int rc);
+
 #endif /* TUNA_SELECT_H */

@@ -1,11 +1,11 @@
 /*
- * Wisdom: the planner's measured choices, in this process and in a JSON file. An entry is
+ * Wisdom: measured choices (the planner's, and the classes auto learned), in this process and in a JSON file. An entry is
  * valid where its key matches: MPI library, P, ranks per node, nodes, collective and the
  * pattern's agreed statistics. Import is agreed (every rank must read the same bytes and
  * parse them), so a missing or different file fails every rank instead of splitting them
  * between measuring and not. docs/plans.md has the file format.
  */
-#include "plan.h"
+#include "tuna_select.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -14,22 +14,43 @@
 #include <string.h>
 
 typedef struct wisdom_entry {
-    tuna_plan_key key;
+    tuna_wisdom_key key;
     tuna_choice choice;
     double seconds;
 } wisdom_entry;
 
 static wisdom_entry *entries;
 static int nentries, capacity;
+static long additions; /* tuna_wisdom_add() calls that kept their entry */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool same_key(const tuna_plan_key *a, const tuna_plan_key *b)
+void tuna_wisdom_key_init(tuna_wisdom_key *k, tuna_collective coll, const tuna_ctx *ctx,
+                          const long long *sig, int nsig)
+{
+    memset(k, 0, sizeof *k);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(version, &len) == MPI_SUCCESS) {
+        size_t n = strcspn(version, "\n");
+        if (n >= sizeof k->library)
+            n = sizeof k->library - 1;
+        memcpy(k->library, version, n);
+    }
+    k->P = ctx->size;
+    k->Q = ctx->ranks_per_node;
+    k->N = ctx->nnodes;
+    k->coll = coll;
+    for (int i = 0; i < nsig && i < TUNA_WISDOM_SIG; i++)
+        k->sig[i] = sig[i];
+}
+
+static bool same_key(const tuna_wisdom_key *a, const tuna_wisdom_key *b)
 {
     return strcmp(a->library, b->library) == 0 && a->P == b->P && a->Q == b->Q &&
            a->N == b->N && a->coll == b->coll && memcmp(a->sig, b->sig, sizeof a->sig) == 0;
 }
 
-bool tuna_wisdom_find(const tuna_plan_key *k, tuna_choice *c, double *seconds)
+bool tuna_wisdom_find(const tuna_wisdom_key *k, tuna_choice *c, double *seconds)
 {
     bool found = false;
     pthread_mutex_lock(&lock);
@@ -44,7 +65,7 @@ bool tuna_wisdom_find(const tuna_plan_key *k, tuna_choice *c, double *seconds)
 }
 
 /* Replaces an entry with the same key. False only when out of memory. */
-static bool add_locked(const tuna_plan_key *k, const tuna_choice *c, double seconds)
+static bool add_locked(const tuna_wisdom_key *k, const tuna_choice *c, double seconds)
 {
     for (int i = 0; i < nentries; i++)
         if (same_key(&entries[i].key, k)) {
@@ -64,15 +85,21 @@ static bool add_locked(const tuna_plan_key *k, const tuna_choice *c, double seco
     return true;
 }
 
-void tuna_wisdom_add(const tuna_plan_key *k, const tuna_choice *c, double seconds)
+void tuna_wisdom_add(const tuna_wisdom_key *k, const tuna_choice *c, double seconds)
 {
     pthread_mutex_lock(&lock);
-    add_locked(k, c, seconds); /* out of memory: the choice is simply not remembered */
+    if (add_locked(k, c, seconds)) /* out of memory: the choice is simply not remembered */
+        additions++;
     pthread_mutex_unlock(&lock);
 }
 
-static const char *const coll_names[TUNA_COLLECTIVE_COUNT] = {"alltoallv", "allgather",
-                                                              "allreduce"};
+long tuna_wisdom_additions(void)
+{
+    pthread_mutex_lock(&lock);
+    long n = additions;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
 
 static json_t *entry_json(const wisdom_entry *e)
 {
@@ -80,11 +107,11 @@ static json_t *entry_json(const wisdom_entry *e)
     json_t *params = json_object(), *sig = json_array();
     for (int i = 0; i < info->nparams; i++)
         json_object_set_new(params, info->params[i].name, json_integer(e->choice.param[i]));
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < TUNA_WISDOM_SIG; i++)
         json_array_append_new(sig, json_integer(e->key.sig[i]));
     return json_pack("{s:s, s:i, s:i, s:i, s:s, s:o, s:s, s:o, s:f}", "library",
                      e->key.library, "P", e->key.P, "ranks_per_node", e->key.Q, "nodes",
-                     e->key.N, "collective", coll_names[e->key.coll], "signature", sig,
+                     e->key.N, "collective", tuna_collective_name(e->key.coll), "signature", sig,
                      "algorithm", info->name, "params", params, "seconds", e->seconds);
 }
 
@@ -158,7 +185,7 @@ static int parse(const char *text, wisdom_entry **out, int *n, char *why, size_t
                         "P", &w->key.P, "ranks_per_node", &w->key.Q, "nodes", &w->key.N,
                         "collective", &coll, "signature", &sig, "algorithm", &alg, "params",
                         &params, "seconds", &secs) != 0 ||
-            !json_is_array(sig) || json_array_size(sig) != 6 || !json_is_object(params)) {
+            !json_is_array(sig) || json_array_size(sig) != TUNA_WISDOM_SIG || !json_is_object(params)) {
             snprintf(why, len, "entry %zu: missing or mistyped fields", i);
             rc = MPI_ERR_ARG;
             break;
@@ -166,7 +193,7 @@ static int parse(const char *text, wisdom_entry **out, int *n, char *why, size_t
         snprintf(w->key.library, sizeof w->key.library, "%s", lib);
         int c = -1;
         for (int k = 0; k < TUNA_COLLECTIVE_COUNT; k++)
-            if (strcmp(coll, coll_names[k]) == 0)
+            if (strcmp(coll, tuna_collective_name((tuna_collective)k)) == 0)
                 c = k;
         int a = c < 0 ? -1 : find_algorithm((tuna_collective)c, alg);
         if (a < 0) {
@@ -176,7 +203,7 @@ static int parse(const char *text, wisdom_entry **out, int *n, char *why, size_t
             break;
         }
         w->key.coll = (tuna_collective)c;
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < TUNA_WISDOM_SIG; k++)
             w->key.sig[k] = json_integer_value(json_array_get(sig, (size_t)k));
         const tuna_algorithm_info *info = tuna_algorithm_get(w->key.coll, a);
         w->choice.algorithm = a;

@@ -1,0 +1,435 @@
+/*
+ * auto that learns (docs/tuning.md, "Learning"): for each class of calls on a communicator
+ * (a collective and the buckets of its agreed statistics), the first calls run the cost
+ * model's few best candidates, each timed on every rank; the times are reduced to their
+ * maximum over the ranks (alltoallv: inside auto's statistics agreement, which every
+ * exploring round ends with anyway; allgather and allreduce: one small allreduce per round),
+ * and from the same agreed numbers every rank drops the same clearly slower candidates and
+ * adopts the same winner, which goes into the process's wisdom. A class found in wisdom that
+ * every rank holds alike explores nothing.
+ *
+ * Everything here changes only on values every rank holds identically (the agreed samples,
+ * call counts, the model's candidates for agreed inputs), so every rank runs the same
+ * candidate on every call.
+ */
+#include "tuna_select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LEARN_EXPLORING, LEARN_SETTLED };
+
+struct tuna_learn_class {
+    tuna_collective coll;
+    long long key[TUNA_LEARN_KEY];
+    tuna_wisdom_key wkey;
+    int state;
+    int source;                        /* TUNA_LEARN_SOURCE_*: how it settled */
+    int n;                             /* candidates */
+    tuna_choice cand[TUNA_LEARN_MAX];
+    double best[TUNA_LEARN_MAX];       /* agreed: the fastest sample (max over ranks); < 0 none */
+    double worst[TUNA_LEARN_MAX];      /* agreed: the slowest sample */
+    int tries[TUNA_LEARN_MAX];
+    bool alive[TUNA_LEARN_MAX];
+    long long local[TUNA_LEARN_MAX];   /* this rank's ns since the last reduction; -1: none */
+    int sched[TUNA_LEARN_MAX], nsched, pos; /* the candidates of the current round, in order */
+    int running;                       /* the candidate the last tuna_learn_pick gave */
+    bool warmed;                       /* the class's first call ran (untimed: first-call costs) */
+    int calls;                         /* exploring calls so far */
+    double spent;                      /* agreed seconds of the exploring calls */
+    int winner;
+    double learned;                    /* the winner's agreed time when it was chosen */
+    long long check_local;             /* alltoallv: this rank's ns of the winner on the last
+                                          agreement call (the drift check); -1: none */
+    int strikes, relearns;
+};
+
+struct tuna_learn {
+    tuna_learn_class **cls;
+    int n, cap;
+    tuna_learn_class *pending; /* alltoallv: whose samples the next agreement carries */
+};
+
+void tuna_learn_free(tuna_learn *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        free(l->cls[i]);
+    free(l->cls);
+    free(l);
+}
+
+/* "name:k=v,..." of candidate i (logs). */
+static void describe(const tuna_learn_class *cl, int i, char *buf, size_t len)
+{
+    const tuna_algorithm_info *info = tuna_algorithm_get(cl->coll, cl->cand[i].algorithm);
+    int n = snprintf(buf, len, "%s", info->name);
+    for (int k = 0; k < info->nparams && n > 0 && (size_t)n < len; k++)
+        n += snprintf(buf + n, len - (size_t)n, "%c%s=%ld", k ? ',' : ':', info->params[k].name,
+                      cl->cand[i].param[k]);
+}
+
+static void log_settled(const tuna_learn_class *cl, const tuna_ctx *ctx)
+{
+    if (tuna_verbosity() < 1 || ctx->rank != 0)
+        return;
+    static const char *const how[] = {"", "measured", "wisdom", "budget spent", "one left"};
+    char line[1024], opts[160];
+    int n = snprintf(line, sizeof line, "auto learned (%s, class %lld/%lld/%lld, %s, %d calls):",
+                     tuna_collective_name(cl->coll), cl->key[0], cl->key[1], cl->key[2],
+                     how[cl->source], cl->calls);
+    for (int i = 0; i < cl->n && n > 0 && (size_t)n < sizeof line; i++) {
+        describe(cl, i, opts, sizeof opts);
+        if (cl->best[i] >= 0)
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s %.3g us (%d)%s;", opts,
+                          cl->best[i] * 1e6, cl->tries[i], cl->alive[i] ? "" : " dropped");
+        else
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s untimed;", opts);
+    }
+    describe(cl, cl->winner, opts, sizeof opts);
+    tuna_log(1, "%s winner %s", line, opts);
+}
+
+/* The round's schedule: every live candidate that still needs a sample, in model order. */
+static void schedule(tuna_learn_class *cl)
+{
+    int rounds, calls;
+    double seconds;
+    tuna_select_learn_settings(&rounds, &calls, &seconds);
+    cl->nsched = cl->pos = 0;
+    for (int i = 0; i < cl->n; i++)
+        if (cl->alive[i] && cl->tries[i] < rounds)
+            cl->sched[cl->nsched++] = i;
+}
+
+static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
+{
+    int w = -1;
+    for (int i = 0; i < cl->n; i++)
+        if (cl->alive[i] && cl->best[i] >= 0 && (w < 0 || cl->best[i] < cl->best[w]))
+            w = i;
+    if (w < 0) /* nothing timed (every sample failed): the model's choice */
+        w = 0;
+    cl->winner = w;
+    cl->learned = cl->best[w];
+    cl->state = LEARN_SETTLED;
+    cl->source = source;
+    cl->nsched = cl->pos = 0;
+    cl->strikes = 0;
+    cl->check_local = -1;
+    if (source != TUNA_LEARN_SOURCE_WISDOM && cl->learned >= 0)
+        tuna_wisdom_add(&cl->wkey, &cl->cand[w], cl->learned);
+    log_settled(cl, ctx);
+}
+
+/* Agreed samples (ns, max over ranks; -1: not run) into the class: times, drops, settling. */
+static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *agreed)
+{
+    int rounds, calls;
+    double seconds;
+    tuna_select_learn_settings(&rounds, &calls, &seconds);
+    for (int i = 0; i < cl->n; i++) {
+        cl->local[i] = -1;
+        if (agreed[i] < 0)
+            continue;
+        const double t = (double)agreed[i] * 1e-9;
+        cl->spent += t;
+        cl->tries[i]++;
+        if (cl->best[i] < 0 || t < cl->best[i])
+            cl->best[i] = t;
+        if (t > cl->worst[i])
+            cl->worst[i] = t;
+    }
+    if (cl->state != LEARN_EXPLORING)
+        return;
+    /* A candidate clearly slower than the fastest one so far is dropped: after one sample
+     * (which may hold first-call costs) at TUNA_LEARN_DROP_FIRST times, after more at
+     * TUNA_LEARN_DROP times. */
+    double fastest = -1;
+    for (int i = 0; i < cl->n; i++)
+        if (cl->alive[i] && cl->best[i] >= 0 && (fastest < 0 || cl->best[i] < fastest))
+            fastest = cl->best[i];
+    int alive = 0, pending = 0;
+    bool repeat = true; /* every live candidate timed twice, its samples within 1% */
+    for (int i = 0; i < cl->n; i++) {
+        if (cl->alive[i] && cl->best[i] >= 0) {
+            const double f = cl->tries[i] > 1 ? TUNA_LEARN_DROP : TUNA_LEARN_DROP_FIRST;
+            if (cl->best[i] > f * fastest)
+                cl->alive[i] = false;
+        }
+        alive += cl->alive[i];
+        pending += cl->alive[i] && cl->tries[i] < rounds;
+        if (cl->alive[i] && (cl->tries[i] < 2 || cl->worst[i] > 1.01 * cl->best[i]))
+            repeat = false;
+    }
+    if (alive <= 1)
+        settle(cl, ctx, TUNA_LEARN_SOURCE_ONE_LEFT);
+    else if (cl->calls >= calls || cl->spent >= seconds)
+        settle(cl, ctx, TUNA_LEARN_SOURCE_BUDGET);
+    else if (!pending || repeat) /* repeating times (a simulator, a quiet machine): enough */
+        settle(cl, ctx, TUNA_LEARN_SOURCE_MEASURED);
+    else
+        schedule(cl);
+}
+
+/* The drift check (alltoallv): the winner's agreed time on an agreement call against the
+ * time it was learned at; TUNA_LEARN_STRIKES checks in a row above TUNA_LEARN_DRIFT times it
+ * (and TUNA_LEARN_DRIFT_FLOOR seconds above it: a call of a few microseconds varies more than
+ * twofold from one call to the next on a shared machine) reopen exploration, at most TUNA_LEARN_RELEARNS times per class. */
+static void check_drift(tuna_learn_class *cl, const tuna_ctx *ctx, long long agreed_ns)
+{
+    cl->check_local = -1;
+    if (agreed_ns < 0 || cl->state != LEARN_SETTLED || cl->learned <= 0)
+        return;
+    const double t = (double)agreed_ns * 1e-9;
+    cl->strikes = t > TUNA_LEARN_DRIFT * cl->learned && t - cl->learned > TUNA_LEARN_DRIFT_FLOOR
+                      ? cl->strikes + 1
+                      : 0;
+    if (cl->strikes < TUNA_LEARN_STRIKES || cl->relearns >= TUNA_LEARN_RELEARNS)
+        return;
+    if (tuna_verbosity() >= 1 && ctx->rank == 0)
+        tuna_log(1, "auto: %s class %lld/%lld/%lld: the winner now takes %.3g us (learned at "
+                    "%.3g us): learning again",
+                 tuna_collective_name(cl->coll), cl->key[0], cl->key[1], cl->key[2], t * 1e6,
+                 cl->learned * 1e6);
+    cl->relearns++;
+    cl->state = LEARN_EXPLORING;
+    cl->calls = 0;
+    cl->spent = 0;
+    for (int i = 0; i < cl->n; i++) {
+        cl->best[i] = -1;
+        cl->worst[i] = 0;
+        cl->tries[i] = 0;
+        cl->alive[i] = true;
+    }
+    schedule(cl);
+}
+
+/* Candidates of a new class: the model's (vendor first, then the rows it prices within
+ * TUNA_LEARN_MODEL_FACTOR of its best). */
+static int candidates(tuna_learn_class *cl, const tuna_registry *reg, const tuna_select_input *in)
+{
+    int rc = tuna_select_candidates_within(reg, in, TUNA_LEARN_MODEL_FACTOR, cl->cand,
+                                           TUNA_LEARN_MAX, &cl->n);
+    for (int i = 0; i < cl->n; i++) {
+        cl->best[i] = -1;
+        cl->worst[i] = 0;
+        cl->tries[i] = 0;
+        cl->alive[i] = true;
+        cl->local[i] = -1;
+    }
+    return rc;
+}
+
+/* Whether every rank's wisdom holds this class with the same choice: one allreduce. */
+static int agree_wisdom(tuna_learn_class *cl, const tuna_ctx *ctx, bool *use, tuna_choice *c,
+                        double *seconds)
+{
+    const bool found = tuna_wisdom_find(&cl->wkey, c, seconds);
+    unsigned long long h = 1469598103934665603ULL; /* FNV-1a of the choice */
+    const long vals[1 + TUNA_MAX_PARAMS] = {found ? c->algorithm : -1};
+    memcpy((long *)vals + 1, found ? c->param : (long[TUNA_MAX_PARAMS]){0},
+           sizeof(long) * TUNA_MAX_PARAMS);
+    const unsigned char *b = (const unsigned char *)vals;
+    for (size_t i = 0; i < sizeof vals; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    long long v[3] = {!found, (long long)(h >> 2), -(long long)(h >> 2)};
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+    *use = v[0] == 0 && v[1] == -v[2];
+    return MPI_SUCCESS;
+}
+
+static bool same_class(const tuna_learn_class *cl, tuna_collective coll, const long long *key)
+{
+    return cl->coll == coll && memcmp(cl->key, key, sizeof cl->key) == 0;
+}
+
+int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
+                        const long long key[TUNA_LEARN_KEY], tuna_learn_class **out)
+{
+    *out = NULL;
+    if (!tuna_select_learn_on() || ctx->size < 2)
+        return MPI_SUCCESS;
+    if (!ctx->learn) {
+        ctx->learn = tuna_calloc(1, sizeof *ctx->learn);
+        if (!ctx->learn)
+            return MPI_ERR_NO_MEM;
+        ctx->learn_free = tuna_learn_free;
+    }
+    tuna_learn *l = ctx->learn;
+    for (int i = 0; i < l->n; i++)
+        if (same_class(l->cls[i], reg->coll, key)) {
+            *out = l->cls[i];
+            return MPI_SUCCESS;
+        }
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        tuna_learn_class **c = tuna_realloc(l->cls, sizeof *c * (size_t)cap);
+        if (!c)
+            return MPI_ERR_NO_MEM;
+        l->cls = c;
+        l->cap = cap;
+    }
+    tuna_learn_class *cl = tuna_calloc(1, sizeof *cl);
+    if (!cl)
+        return MPI_ERR_NO_MEM;
+    cl->coll = reg->coll;
+    memcpy(cl->key, key, sizeof cl->key);
+    const long long sig[1 + TUNA_LEARN_KEY] = {TUNA_WISDOM_LEARNED, key[0], key[1], key[2]};
+    tuna_wisdom_key_init(&cl->wkey, reg->coll, ctx, sig, 1 + TUNA_LEARN_KEY);
+    cl->check_local = -1;
+    int rc = candidates(cl, reg, in);
+    bool use = false;
+    tuna_choice w;
+    double secs = 0;
+    if (rc == MPI_SUCCESS)
+        rc = agree_wisdom(cl, ctx, &use, &w, &secs);
+    if (rc != MPI_SUCCESS || cl->n == 0) {
+        free(cl);
+        return rc;
+    }
+    l->cls[l->n++] = cl;
+    cl->state = LEARN_EXPLORING;
+    if (use) {
+        /* The learned choice, in the candidates' place (it may not be one of them today). */
+        cl->n = 1;
+        cl->cand[0] = w;
+        cl->best[0] = secs;
+        settle(cl, ctx, TUNA_LEARN_SOURCE_WISDOM);
+    } else if (cl->n == 1) {
+        settle(cl, ctx, TUNA_LEARN_SOURCE_ONE_LEFT);
+    } else {
+        schedule(cl);
+    }
+    *out = cl;
+    return MPI_SUCCESS;
+}
+
+bool tuna_learn_exploring(const tuna_learn_class *cl)
+{
+    return cl && cl->state == LEARN_EXPLORING;
+}
+
+int tuna_learn_pick(tuna_learn_class *cl, tuna_choice *c)
+{
+    if (cl->state == LEARN_SETTLED) {
+        *c = cl->cand[cl->winner];
+        cl->running = cl->winner;
+        return cl->source == TUNA_LEARN_SOURCE_WISDOM ? TUNA_AUTO_SOURCE_WISDOM
+                                                      : TUNA_AUTO_SOURCE_LEARNED;
+    }
+    /* The class's first call runs the model's choice (the caller's c), untimed: the first
+     * exchanges of a job or communicator pay costs (connections, buffers) that are no
+     * property of the candidate that would meet them. */
+    if (!cl->warmed) {
+        cl->warmed = true;
+        cl->running = -1;
+        return TUNA_AUTO_SOURCE_LEARNING;
+    }
+    /* Past the round's end (a round cut short by an early agreement, or more calls than the
+     * schedule between agreements): the fastest so far runs again, untimed. */
+    if (cl->pos >= cl->nsched) {
+        int f = 0;
+        for (int i = 0; i < cl->n; i++)
+            if (cl->alive[i] && cl->best[i] >= 0 && (cl->best[f] < 0 || cl->best[i] < cl->best[f]))
+                f = i;
+        *c = cl->cand[f];
+        cl->running = -1;
+        return TUNA_AUTO_SOURCE_LEARNING;
+    }
+    cl->running = cl->sched[cl->pos++];
+    cl->calls++;
+    *c = cl->cand[cl->running];
+    return TUNA_AUTO_SOURCE_LEARNING;
+}
+
+int tuna_learn_calls_left(const tuna_learn_class *cl)
+{
+    return cl->state == LEARN_EXPLORING ? cl->nsched - cl->pos : 0;
+}
+
+void tuna_learn_sample(tuna_learn_class *cl, double seconds, int rc)
+{
+    if (cl->running < 0 || rc != MPI_SUCCESS)
+        return;
+    const long long ns = (long long)(seconds * 1e9);
+    if (cl->state == LEARN_SETTLED)
+        cl->check_local = ns;
+    else if (cl->local[cl->running] < 0 || ns > cl->local[cl->running])
+        cl->local[cl->running] = ns;
+    cl->running = -1;
+}
+
+/* ------------------------------------------------------------ alltoallv: in the agreement */
+
+int tuna_learn_fields(tuna_ctx *ctx, long long *fields)
+{
+    tuna_learn_class *cl = ctx->learn ? ctx->learn->pending : NULL;
+    if (!cl)
+        return 0;
+    for (int i = 0; i < TUNA_LEARN_MAX; i++)
+        fields[i] = i < cl->n ? cl->local[i] : -1;
+    fields[TUNA_LEARN_MAX] = cl->check_local;
+    return TUNA_LEARN_FIELDS;
+}
+
+void tuna_learn_apply_fields(tuna_ctx *ctx, const long long *agreed)
+{
+    tuna_learn_class *cl = ctx->learn ? ctx->learn->pending : NULL;
+    if (!cl)
+        return;
+    ctx->learn->pending = NULL;
+    check_drift(cl, ctx, agreed[TUNA_LEARN_MAX]);
+    apply(cl, ctx, agreed);
+}
+
+void tuna_learn_set_pending(tuna_ctx *ctx, tuna_learn_class *cl)
+{
+    if (ctx->learn)
+        ctx->learn->pending = cl;
+}
+
+/* ------------------------------------------------------------ allgather / allreduce */
+
+int tuna_learn_round_end(tuna_ctx *ctx, tuna_learn_class *cl)
+{
+    if (cl->state != LEARN_EXPLORING || cl->pos < cl->nsched)
+        return MPI_SUCCESS;
+    long long v[TUNA_LEARN_MAX];
+    memcpy(v, cl->local, sizeof v);
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, cl->n, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+    apply(cl, ctx, v);
+    return MPI_SUCCESS;
+}
+
+int tuna_learn_collective(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
+                          tuna_choice *c, tuna_learn_class **learning)
+{
+    *learning = NULL;
+    int source = c->from_table ? 2 : 1;
+    tuna_learn_class *cl = NULL;
+    if (!c->from_table && tuna_select_learn_on()) {
+        const long long key[TUNA_LEARN_KEY] = {tuna_select_size_bucket(in->bytes),
+                                               in->commute, 0};
+        int rc = tuna_learn_class_of(ctx, reg, in, key, &cl);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (cl) {
+        source = tuna_learn_pick(cl, c);
+        if (source == TUNA_AUTO_SOURCE_LEARNING)
+            *learning = cl; /* also untimed calls: the round's end may come after them */
+    }
+    tuna_select_record(c);
+    tuna_stats_current.auto_source = source;
+    return MPI_SUCCESS;
+}
+
+int tuna_learn_after(tuna_ctx *ctx, tuna_learn_class *cl, double seconds, int rc)
+{
+    tuna_learn_sample(cl, seconds, rc);
+    const int rrc = tuna_learn_round_end(ctx, cl); /* every rank, whatever rc */
+    return rc != MPI_SUCCESS ? rc : rrc;
+}
