@@ -25,6 +25,7 @@
 #include "support/test_expect.h"
 
 #define CALLS_PER_CLASS 70 /* the default budget is 40 exploring calls, +1 warm-up */
+#define CALLS_FROM_WISDOM 6 /* a class from wisdom: its first calls tell */
 #define SENTINEL 0xA5
 
 static uint64_t mix64(uint64_t x)
@@ -139,7 +140,8 @@ static void alltoallv_class(MPI_Comm comm, int cls, bool from_wisdom)
      * when the application says so (else at the next periodic agreement). */
     int prc = tuna_pattern_changed(comm);
     expect(prc == MPI_SUCCESS, "tuna_pattern_changed", "auto", prc);
-    for (int call = 0; call < CALLS_PER_CLASS && !failures; call++) {
+    const int calls = from_wisdom ? CALLS_FROM_WISDOM : CALLS_PER_CLASS;
+    for (int call = 0; call < calls && !failures; call++) {
         size_t stot = 0, rtot = 0;
         for (int j = 0; j < P; j++) {
             sc[j] = count_of(cls, me, j);
@@ -179,7 +181,8 @@ static void allgather_class(MPI_Comm comm, int block, bool from_wisdom)
     unsigned char *sbuf = malloc((size_t)block), *rbuf = malloc((size_t)block * P + 1),
                   *ref = malloc((size_t)block * P + 1);
     sources s = {.settled_at = -1};
-    for (int call = 0; call < CALLS_PER_CLASS && !failures; call++) {
+    const int calls = from_wisdom ? CALLS_FROM_WISDOM : CALLS_PER_CLASS;
+    for (int call = 0; call < calls && !failures; call++) {
         for (int i = 0; i < block; i++)
             sbuf[i] = payload(me, call, i);
         memset(rbuf, SENTINEL, (size_t)block * P + 1);
@@ -206,7 +209,8 @@ static void allreduce_class(MPI_Comm comm, int count, bool from_wisdom)
     long *sbuf = malloc(sizeof(long) * (size_t)count), *rbuf = malloc(sizeof(long) * (count + 1)),
          *ref = malloc(sizeof(long) * (count + 1));
     sources s = {.settled_at = -1};
-    for (int call = 0; call < CALLS_PER_CLASS && !failures; call++) {
+    const int calls = from_wisdom ? CALLS_FROM_WISDOM : CALLS_PER_CLASS;
+    for (int call = 0; call < calls && !failures; call++) {
         for (int i = 0; i < count; i++)
             sbuf[i] = (long)(mix64((uint64_t)(me * 131 + i + call)) % 1000);
         memset(rbuf, SENTINEL, sizeof(long) * (count + 1));
