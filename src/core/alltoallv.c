@@ -535,9 +535,10 @@ static int run_vendor_counts(const void *sendbuf, const tuna_counts *sc, MPI_Dat
  * Past the fast paths: checks, the agreement where needed, auto's decision, normalisation
  * (byte displacements, in-place copy), the algorithm. Counts are int or large (sc, rcv).
  */
-static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
-                          void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
-                          MPI_Comm comm, const tuna_options *opt, tuna_ctx *ctx, double t_start)
+static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
+                               MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
+                               MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                               tuna_ctx *ctx, double t_start)
 {
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
     bool collective = false;
@@ -681,17 +682,27 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     return rc;
 }
 
-static int alltoallv_ctx(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                         const tuna_options *opt, tuna_ctx *ctx, double t_start);
-
 /* An auto call between agreements that runs a candidate of its learning: timed whole (every
  * rank counts the same calls, so all time the same ones). */
 static inline bool exploring(const tuna_a2av_algorithm *alg, const tuna_ctx *ctx)
 {
     return alg->desc.kind == TUNA_ROW_AUTO && ctx->learn_class && ctx->agreed_valid &&
            ctx->auto_countdown > 0 && ctx->argcheck_local;
+}
+
+/* The full path; a call of auto's learning between its agreements is timed whole there. */
+static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                          void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                          MPI_Comm comm, const tuna_options *opt, tuna_ctx *ctx, double t_start)
+{
+    if (!exploring(&tuna_a2av_table[opt->algorithm], ctx))
+        return alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
+                                   t_start);
+    const double t0 = MPI_Wtime();
+    int rc = alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
+                                 t_start);
+    tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
+    return rc;
 }
 
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -715,45 +726,31 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (exploring(alg, ctx)) {
-        const double t0 = MPI_Wtime();
-        rc = alltoallv_ctx(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                           recvtype, comm, opt, ctx, t_start);
-        tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
-        return rc;
-    }
-    return alltoallv_ctx(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                         recvtype, comm, opt, ctx, t_start);
-}
-
-/* tuna_alltoallv past its context: the fast paths, else the full one. */
-static int alltoallv_ctx(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                         MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                         const tuna_options *opt, tuna_ctx *ctx, double t_start)
-{
-    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    int rc;
     /* auto between agreements, reusing the library's own call or a row's two-rank path,
      * with plain arguments: the common case, kept to the countdown and one pass over the
      * counts. Anything else (stats on, a collective check, an agreement due, a suspicious
-     * argument) takes the full path. */
+     * argument) takes the full path. A call of auto's learning is timed (ctx->learn_class). */
     const bool plain = ctx->argcheck_local && !tuna_stats_on;
     if (alg->desc.kind == TUNA_ROW_AUTO && plain && ctx->auto_countdown > 0 &&
         ctx->agreed_valid) {
+        const double t0 = ctx->learn_class ? MPI_Wtime() : 0;
         if (ctx->reuse_vendor &&
             plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, ctx->size)) {
             ctx->auto_countdown--;
-            return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                          recvcounts, rdispls, recvtype, comm, t_start);
+            rc = run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                        recvcounts, rdispls, recvtype, comm, t_start);
+            if (ctx->learn_class)
+                tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
+            return rc;
         }
         const tuna_a2av_algorithm *reused = &tuna_a2av_table[ctx->reuse_algorithm];
         if (reused->desc.pair_tag && ctx->size == 2 &&
             (rc = run_two_rank_exchange(reused, ctx, sendbuf, sendcounts, sdispls, sendtype,
                                         recvbuf, recvcounts, rdispls, recvtype)) >= 0) {
             ctx->auto_countdown--;
+            if (ctx->learn_class)
+                tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
             return rc;
         }
     } else if (alg->desc.pair_tag && ctx->size == 2 && plain &&
@@ -764,6 +761,7 @@ static int alltoallv_ctx(const void *sendbuf, const int sendcounts[], const int 
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);
 }
+
 
 int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
@@ -791,13 +789,6 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (exploring(alg, ctx)) {
-        const double t0 = MPI_Wtime();
-        rc = alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
-                            t_start);
-        tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
-        return rc;
-    }
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);
 }
