@@ -174,8 +174,9 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
         schedule(cl);
 }
 
-/* The drift check (alltoallv): the winner's agreed time on an agreement call against the
- * time it was learned at; TUNA_LEARN_STRIKES checks in a row above TUNA_LEARN_DRIFT times it
+/* The drift check (alltoallv): the winner's agreed time on an agreement call against its
+ * slowest sample while learning; TUNA_LEARN_STRIKES checks in a row above TUNA_LEARN_DRIFT
+ * times it
  * (and TUNA_LEARN_DRIFT_FLOOR seconds above it: a call of a few microseconds varies more than
  * twofold from one call to the next on a shared machine) reopen exploration, at most
  * TUNA_LEARN_RELEARNS times per class. */
@@ -185,7 +186,10 @@ static void check_drift(tuna_learn_class *cl, const tuna_ctx *ctx, long long agr
     if (agreed_ns < 0 || cl->state != LEARN_SETTLED || cl->learned <= 0)
         return;
     const double t = (double)agreed_ns * 1e-9;
-    cl->strikes = t > TUNA_LEARN_DRIFT * cl->learned && t - cl->learned > TUNA_LEARN_DRIFT_FLOOR
+    /* Against the slowest of the winner's samples: its fastest is an optimist's figure, and
+     * on a shared machine the calls after it vary as much as its samples did. */
+    const double ref = cl->worst[cl->winner] > cl->learned ? cl->worst[cl->winner] : cl->learned;
+    cl->strikes = t > TUNA_LEARN_DRIFT * ref && t - ref > TUNA_LEARN_DRIFT_FLOOR
                       ? cl->strikes + 1
                       : 0;
     if (cl->strikes < TUNA_LEARN_STRIKES || cl->relearns >= TUNA_LEARN_RELEARNS)
