@@ -23,7 +23,9 @@
  *   test_auto --expect-window       the model's choice (learning off) at P = 256 never keeps
  *                                   more than TUNA_WINDOW_REQUESTS requests in flight per
  *                                   rank where a candidate within them is priced within
- *                                   TUNA_WINDOW_TOLERANCE; the rows' in-flight counts
+ *                                   TUNA_WINDOW_TOLERANCE; the rows' in-flight counts;
+ *                                   between agreements a candidate costs exactly the
+ *                                   allreduce it adds (the statistics-needing rows) or nothing
  */
 #include "tuna_select.h"
 
@@ -283,6 +285,60 @@ static void rank_candidate(void *arg, int alg, const long *param, double t, long
         r->best_windowed = t;
 }
 
+/* Every candidate's price, in the order the model weighs them. */
+typedef struct priced {
+    int n, alg[4096];
+    double t[4096];
+} priced;
+
+static void keep_price(void *arg, int alg, const long *param, double t, long inflight)
+{
+    (void)param;
+    (void)inflight;
+    priced *p = arg;
+    if (p->n < 4096) {
+        p->alg[p->n] = alg;
+        p->t[p->n++] = t;
+    }
+}
+
+/*
+ * Between agreements the model charges a candidate exactly what the call adds: the
+ * statistics' allreduce for the rows that need it (tuna_select_agreement_time), nothing for
+ * the others, so the reuse choice falls back from a statistics-needing row only where its
+ * allreduce costs more than the gap.
+ */
+static void reuse_price_checks(void)
+{
+    static priced agreed, reused;
+    const int Ps[] = {8, 64, 256};
+    for (size_t i = 0; i < sizeof Ps / sizeof *Ps; i++)
+        for (double S = 16; S <= 16384; S *= 32) {
+            tuna_select_input in = {.P = Ps[i], .Q = Ps[i] / 2 < 32 ? Ps[i] / 2 : 32,
+                                    .max_block = S, .mean_block = S / 2,
+                                    .total_max = S / 2 * Ps[i], .zero_fraction = 0.1};
+            in.N = in.P / in.Q;
+            agreed.n = reused.n = 0;
+            tuna_select_each_alltoallv_candidate(A2AV, &in, keep_price, &agreed);
+            in.agree_pending = true;
+            tuna_select_each_alltoallv_candidate(A2AV, &in, keep_price, &reused);
+            const double allreduce = tuna_select_agreement_time(&in);
+            CHECK(agreed.n == reused.n && agreed.n > 0 && allreduce > 0,
+                  "P=%d S=%g: %d candidates agreed, %d reused, allreduce %g s", in.P, S,
+                  agreed.n, reused.n, allreduce);
+            for (int k = 0; k < agreed.n && k < reused.n; k++) {
+                const bool needs = tuna_registry_row(A2AV, agreed.alg[k])->needs &
+                                   TUNA_NEEDS_GLOBAL_STATS;
+                const double extra = reused.t[k] - agreed.t[k];
+                CHECK(reused.alg[k] == agreed.alg[k] &&
+                          fabs(extra - (needs ? allreduce : 0)) <= 1e-12,
+                      "P=%d S=%g: %s costs %g s more between agreements, want %g", in.P, S,
+                      tuna_registry_row(A2AV, agreed.alg[k])->info.name, extra,
+                      needs ? allreduce : 0);
+            }
+        }
+}
+
 /*
  * --expect-window: every modelled row says how many requests it keeps in flight (checked by
  * hand against its source), and at P = 256 the model's choice (uniform and skewed blocks,
@@ -377,6 +433,7 @@ static void expect_window(void)
            "(nothing within %.0f%%)\n",
            choices, windowed, TUNA_WINDOW_REQUESTS, beyond, 100 * TUNA_WINDOW_TOLERANCE);
     cases += choices;
+    reuse_price_checks();
 }
 
 /* ------------------------------------------------------------ file validation (rank 0) */

@@ -395,10 +395,9 @@ static void row_best(const tuna_registry *reg, const tuna_select_input *in, int 
     row_candidates(reg, in, alg, agree, overhead, best, NULL, NULL);
 }
 
-/* One allreduce of the TUNA_AGREE_N statistics: the profile's measured "agreement", else
- * recursive doubling (what MPI libraries run for small allreduces). */
-static double agreement_time(const tuna_select_input *in)
+double tuna_select_agreement_time(const tuna_select_input *in)
 {
+    load_once();
     const tuna_profile *p = &sel.profile;
     if (p->has_agreement)
         return p->agreement_per_round * ceil(log2((double)(in->P > 1 ? in->P : 1))) +
@@ -425,7 +424,8 @@ void tuna_select_each_alltoallv_candidate(const tuna_registry *reg, const tuna_s
     const int vendor_model = tuna_select_vendor_model(in->P, &vo) == TUNA_VENDOR_MODEL_NONE
                                  ? -1 /* nothing models vendor: not a candidate */
                                  : vo.algorithm;
-    const double agree = in->agree_pending ? agreement_time(in) : 0; /* once, not per candidate */
+    /* once, not per candidate */
+    const double agree = in->agree_pending ? tuna_select_agreement_time(in) : 0;
     for (int alg = 0; alg < reg->n; alg++) {
         if (alg == vendor_model)
             for (int v = 0; v < reg->n; v++)

@@ -258,6 +258,11 @@ typedef struct tuna_choice {
 long tuna_select_inflight(const tuna_registry *reg, const tuna_select_input *in, int alg,
                           const long *param);
 
+/* auto's statistics agreement, one allreduce of TUNA_AGREE_N numbers: the profile's measured
+ * "agreement", else recursive doubling on the levels (what MPI libraries run for small
+ * allreduces). What a row that needs the statistics pays where they are not agreed. */
+double tuna_select_agreement_time(const tuna_select_input *in);
+
 /* One priced candidate: row, resolved parameters, model time (with what the choice adds:
  * the agreement where pending, tuna's call overhead) and requests in flight per rank. */
 typedef void (*tuna_candidate_visit_fn)(void *arg, int alg, const long *param, double predicted,
