@@ -365,10 +365,10 @@ void tuna_candidate(tuna_candidates *c, const long *param)
         t += c->agree;
     if (t >= 0) /* vendor's call has no tuna work on top */
         t += c->overhead;
-    if (t >= 0 && c->visit)
-        c->visit(c->arg, c->alg, param, t, tuna_select_inflight(c->reg, c->in, c->alg, param));
-    else if (!c->visit)
+    if (!c->visit)
         consider_time(c->reg, c->alg, param, t, c->best);
+    else if (t >= 0)
+        c->visit(c->arg, c->alg, param, t, tuna_select_inflight(c->reg, c->in, c->alg, param));
 }
 
 /* Row `alg` (a modelled algorithm) over its grid, into best (kept if strictly better) or to
