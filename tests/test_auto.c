@@ -20,6 +20,12 @@
  *                                   the last agreed statistics (reduced here independently),
  *                                   or this call's on the first call, every
  *                                   TUNA_AUTO_PERIOD-th, and when that choice needs them
+ *   test_auto --expect-window       the model's choice (learning off) at P = 256 never keeps
+ *                                   more than TUNA_WINDOW_REQUESTS requests in flight per
+ *                                   rank where a candidate within them is priced within
+ *                                   TUNA_WINDOW_TOLERANCE; the rows' in-flight counts;
+ *                                   between agreements a candidate costs exactly the
+ *                                   allreduce it adds (the statistics-needing rows) or nothing
  */
 #include "tuna_select.h"
 
@@ -245,6 +251,189 @@ static void expect_reuse(const tuna_options *opt)
         printf("P=%d, TUNA_AUTO_PERIOD=%d:%d: %d choices from the last agreed statistics, %d "
                "agreed, %d doublings\n",
                P, first, longest, reused, agreed, doubled);
+}
+
+/* ------------------------------------------------------------ the window */
+
+/* Requests in flight per rank of option string `opts` at P = 256 on 8 nodes of 32 (Q = 0:
+ * unequal nodes), as each algorithm's file posts them. */
+static void check_inflight(const char *opts, int Q, long want)
+{
+    tuna_options o;
+    CHECK(tuna_options_parse(opts, TUNA_ALLTOALLV, &o) == MPI_SUCCESS, "parse %s", opts);
+    tuna_select_input in = {.P = 256, .Q = Q, .N = 8, .max_block = 1024, .mean_block = 1024,
+                            .total_max = 256 * 1024};
+    long param[TUNA_MAX_PARAMS];
+    tuna_params_resolve(&tuna_registry_row(A2AV, o.algorithm)->info, o.value, in.P, param);
+    long got = tuna_select_inflight(A2AV, &in, o.algorithm, param);
+    CHECK(got == want, "%s (Q = %d): %ld requests in flight, want %ld", opts, Q, got, want);
+}
+
+/* The candidates the model weighed: the cheapest of all and of those within the window. */
+typedef struct ranked {
+    double best, best_windowed;
+} ranked;
+
+static void rank_candidate(void *arg, int alg, const long *param, double t, long inflight)
+{
+    (void)alg;
+    (void)param;
+    ranked *r = arg;
+    if (r->best < 0 || t < r->best)
+        r->best = t;
+    if (inflight <= TUNA_WINDOW_REQUESTS && (r->best_windowed < 0 || t < r->best_windowed))
+        r->best_windowed = t;
+}
+
+/* Every candidate's price, in the order the model weighs them. */
+typedef struct priced {
+    int n, alg[4096];
+    double t[4096];
+} priced;
+
+static void keep_price(void *arg, int alg, const long *param, double t, long inflight)
+{
+    (void)param;
+    (void)inflight;
+    priced *p = arg;
+    if (p->n < 4096) {
+        p->alg[p->n] = alg;
+        p->t[p->n++] = t;
+    }
+}
+
+/*
+ * Between agreements the model charges a candidate exactly what the call adds: the
+ * statistics' allreduce for the rows that need it (tuna_select_agreement_time), nothing for
+ * the others, so the reuse choice falls back from a statistics-needing row only where its
+ * allreduce costs more than the gap.
+ */
+static void reuse_price_checks(void)
+{
+    static priced agreed, reused;
+    const int Ps[] = {8, 64, 256};
+    for (size_t i = 0; i < sizeof Ps / sizeof *Ps; i++)
+        for (double S = 16; S <= 16384; S *= 32) {
+            tuna_select_input in = {.P = Ps[i], .Q = Ps[i] / 2 < 32 ? Ps[i] / 2 : 32,
+                                    .max_block = S, .mean_block = S / 2,
+                                    .total_max = S / 2 * Ps[i], .zero_fraction = 0.1};
+            in.N = in.P / in.Q;
+            agreed.n = reused.n = 0;
+            tuna_select_each_alltoallv_candidate(A2AV, &in, keep_price, &agreed);
+            in.agree_pending = true;
+            tuna_select_each_alltoallv_candidate(A2AV, &in, keep_price, &reused);
+            const double allreduce = tuna_select_agreement_time(&in);
+            CHECK(agreed.n == reused.n && agreed.n > 0 && allreduce > 0,
+                  "P=%d S=%g: %d candidates agreed, %d reused, allreduce %g s", in.P, S,
+                  agreed.n, reused.n, allreduce);
+            for (int k = 0; k < agreed.n && k < reused.n; k++) {
+                const bool needs = tuna_registry_row(A2AV, agreed.alg[k])->needs &
+                                   TUNA_NEEDS_GLOBAL_STATS;
+                const double extra = reused.t[k] - agreed.t[k];
+                CHECK(reused.alg[k] == agreed.alg[k] &&
+                          fabs(extra - (needs ? allreduce : 0)) <= 1e-12,
+                      "P=%d S=%g: %s costs %g s more between agreements, want %g", in.P, S,
+                      tuna_registry_row(A2AV, agreed.alg[k])->info.name, extra,
+                      needs ? allreduce : 0);
+            }
+        }
+}
+
+/*
+ * --expect-window: every modelled row says how many requests it keeps in flight (checked by
+ * hand against its source), and at P = 256 the model's choice (uniform and skewed blocks,
+ * 16 B - 64 KiB, dense and half empty, one node, 8 nodes and unequal nodes, agreed and
+ * pending statistics) keeps at most TUNA_WINDOW_REQUESTS in flight wherever a candidate
+ * that does is priced within TUNA_WINDOW_TOLERANCE of the cheapest, and then is the
+ * cheapest such one.
+ */
+static void expect_window(void)
+{
+    for (int alg = 0; alg < A2AV->n; alg++) {
+        const tuna_algorithm *row = tuna_registry_row(A2AV, alg);
+        CHECK(!row->cost || row->inflight, "%s: a cost model but no in-flight count",
+              row->info.name);
+    }
+    check_inflight("spreadout", 32, 510);
+    check_inflight("linear", 32, 510);
+    check_inflight("scattered:block=32", 32, 64);
+    check_inflight("scattered:block=P", 32, 510);
+    check_inflight("multipair:stride=8", 32, 16);
+    check_inflight("multipair-waitany:stride=255", 32, 510);
+    check_inflight("multipair-testany:stride=64", 32, 128);
+    check_inflight("pairwise", 32, 2);
+    check_inflight("xor", 32, 2);
+    check_inflight("bruck", 32, 2);
+    check_inflight("padded-bruck:datatype=1", 32, 2);
+    check_inflight("twophase-bruck", 32, 2);
+    check_inflight("tuna:radix=16,block=15", 32, 45);      /* 15 sizes each way + 15 data */
+    check_inflight("tuna:radix=16,block=4", 32, 12);
+    check_inflight("tuna:radix=2,block=P", 32, 3);         /* block clamps to r - 1 */
+    check_inflight("coalesced:radix=4,block=7", 32, 14);   /* 7 nodes' sizes each way */
+    check_inflight("coalesced:radix=32,block=1", 32, 93);  /* 31 intra-node rounds */
+    check_inflight("staggered:radix=4,block=64", 32, 128); /* a batch of 64 each way */
+    check_inflight("coalesced:radix=4,block=2", 0, 6);     /* flat tuna:radix=4,block=2 */
+    tuna_options vm; /* vendor: what models it */
+    if (tuna_select_vendor_model(256, &vm) != TUNA_VENDOR_MODEL_NONE) {
+        const long none[TUNA_MAX_PARAMS] = {0}, *vp = vm.value;
+        tuna_select_input in = {.P = 256, .Q = 32, .N = 8};
+        long vparam[TUNA_MAX_PARAMS];
+        tuna_params_resolve(&tuna_registry_row(A2AV, vm.algorithm)->info, vp, 256, vparam);
+        CHECK(tuna_select_inflight(A2AV, &in, tuna_registry_find_kind(A2AV, TUNA_ROW_VENDOR),
+                                   none) ==
+                  tuna_select_inflight(A2AV, &in, vm.algorithm, vparam),
+              "vendor's in-flight count is not its model's");
+    }
+
+    int choices = 0, windowed = 0, beyond = 0;
+    const int Qs[] = {256, 32, 0};
+    for (size_t q = 0; q < sizeof Qs / sizeof *Qs; q++)
+        for (double S = 16; S <= 65536; S *= 4)
+            for (int skew = 0; skew < 2; skew++)
+                for (int half = 0; half < 2; half++)
+                    for (int pending = 0; pending < 2; pending++) {
+                        const int P = 256, Q = Qs[q], N = Q ? P / Q : 8;
+                        const double mean = (skew ? S / 16 : S) * (half ? 0.5 : 1);
+                        tuna_select_input in = {.P = P, .Q = Q, .N = N, .max_block = S,
+                                                .mean_block = mean,
+                                                .total_max = skew ? S * P / 4 : S * P,
+                                                .zero_fraction = half ? 0.5 : 0,
+                                                .agree_pending = pending};
+                        ranked r = {-1, -1};
+                        tuna_select_each_alltoallv_candidate(A2AV, &in, rank_candidate, &r);
+                        tuna_choice c;
+                        CHECK(tuna_select_alltoallv(A2AV, &in, &c) == MPI_SUCCESS, "select");
+                        const long flight = tuna_select_inflight(A2AV, &in, c.algorithm,
+                                                                 c.param);
+                        const bool close = r.best_windowed >= 0 &&
+                                           r.best_windowed <=
+                                               r.best * (1 + TUNA_WINDOW_TOLERANCE);
+                        const char *name = tuna_registry_row(A2AV, c.algorithm)->info.name;
+                        CHECK(flight <= TUNA_WINDOW_REQUESTS || !close,
+                              "Q=%d S=%g skew %d half %d pending %d: %s (%ld, %ld) keeps %ld "
+                              "requests in flight where one within %d is priced %.4g us "
+                              "against %.4g",
+                              Q, S, skew, half, pending, name, c.param[0], c.param[1], flight,
+                              TUNA_WINDOW_REQUESTS, r.best_windowed * 1e6, r.best * 1e6);
+                        const double want = close ? r.best_windowed : r.best;
+                        /* (the model's ties, within 1e-12, keep the earlier candidate) */
+                        CHECK(fabs(c.predicted - want) <= 1e-9 * want &&
+                                  (!c.windowed || close),
+                              "Q=%d S=%g skew %d half %d pending %d: %s predicted %.6g us, "
+                              "cheapest %.6g, cheapest within the window %.6g (windowed %d)",
+                              Q, S, skew, half, pending, name, c.predicted * 1e6, r.best * 1e6,
+                              r.best_windowed * 1e6, c.windowed);
+                        choices++;
+                        windowed += c.windowed;
+                        beyond += flight > TUNA_WINDOW_REQUESTS;
+                    }
+    /* The built-in profile's 1 KiB uniform choice at P = 256 was every pair in flight. */
+    CHECK(windowed > 0, "the window changed none of %d choices: the rule is untested", choices);
+    printf("P=256: %d model choices, %d moved into the window of %d requests, %d beyond it "
+           "(nothing within %.0f%%)\n",
+           choices, windowed, TUNA_WINDOW_REQUESTS, beyond, 100 * TUNA_WINDOW_TOLERANCE);
+    cases += choices;
+    reuse_price_checks();
 }
 
 /* ------------------------------------------------------------ file validation (rank 0) */
@@ -922,6 +1111,9 @@ int main(int argc, char **argv)
                       "%s: auto ran '%s' (source %d): the library's call overhead was ignored",
                       pat_names[pat], info ? info->name : "?", s.auto_source);
             }
+    } else if (argc > 1 && strcmp(argv[1], "--expect-window") == 0) {
+        if (me == 0)
+            expect_window(); /* pure: the model alone */
     } else if (argc > 1 && strcmp(argv[1], "--expect-reuse") == 0) {
         reuse_mode = true;
         expect_reuse(&opt);

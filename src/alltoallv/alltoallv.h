@@ -89,4 +89,20 @@ void tuna_a2av_grid_coalesced(const tuna_select_input *in, const tuna_algorithm_
 void tuna_a2av_grid_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
                               tuna_candidates *out);
 
+/* Requests in flight per rank (model.c; tuna_inflight_fn), read in each algorithm's file. */
+long tuna_a2av_inflight_all_peers(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                  const long *param);
+long tuna_a2av_inflight_one_peer(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                 const long *param);
+long tuna_a2av_inflight_block(const tuna_select_input *in, const tuna_algorithm_info *info,
+                              const long *param);
+long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
+                               const long *param);
+long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
+                             const long *param);
+long tuna_a2av_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                  const long *param);
+long tuna_a2av_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                  const long *param);
+
 #endif /* TUNA_ALLTOALLV_H */

@@ -85,12 +85,16 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
                                                   : tuna_mpi_library_name(tuna_select_library()));
     const tuna_profile *prof = NULL;
     tuna_select_profile(&prof);
+    char window[64] = "";
+    if (c->windowed)
+        snprintf(window, sizeof window, ", within the window of %d requests",
+                 TUNA_WINDOW_REQUESTS);
     tuna_log(1,
              "auto: P=%d Q=%d N=%d, max block %.0f B, mean block %.1f B, %.0f%% empty "
-             "(size bucket %d, sparsity bucket %d%s): %s, model time %.3g us (%s, profile %s)",
+             "(size bucket %d, sparsity bucket %d%s): %s, model time %.3g us (%s%s, profile %s)",
              in->P, in->Q, in->N, in->max_block, in->mean_block, 100.0 * in->zero_fraction, sb,
              zb, reusing ? ", last agreed statistics" : "", opts, c->predicted * 1e6,
-             c->from_table ? "tuning table" : "model", prof ? prof->name : "?");
+             c->from_table ? "tuning table" : "model", window, prof ? prof->name : "?");
 }
 
 static tuna_select_input input_of(const tuna_a2av_args *a, bool reusing)

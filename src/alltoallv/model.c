@@ -488,3 +488,97 @@ void tuna_a2av_grid_staggered(const tuna_select_input *in, const tuna_algorithm_
 {
     grid_hierarchical(in, info, out, (long)(in->N - 1) * in->Q);
 }
+
+/* ---- requests in flight per rank (tuna_inflight_fn): what each algorithm's file posts ---- */
+
+/* Every peer at once: P-1 receives and P-1 sends before one wait (spreadout, linear). */
+long tuna_a2av_inflight_all_peers(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                  const long *param)
+{
+    (void)info;
+    (void)param;
+    return 2L * (in->P - 1);
+}
+
+/* One receive and one send at a time (pairwise, xor; each Bruck round, two-phase Bruck's
+ * sizes and data one after the other). */
+long tuna_a2av_inflight_one_peer(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                 const long *param)
+{
+    (void)info;
+    (void)param;
+    return in->P > 1 ? 2 : 0;
+}
+
+/* `name` peers' receives and sends at once, at most P-1 peers: a batch (scattered's block,
+ * multipair's stride) or a sliding window (multipair-waitany/testany's stride). */
+static long pairs_inflight(const tuna_select_input *in, const tuna_algorithm_info *info,
+                           const long *param, const char *name)
+{
+    const long peers = tuna_param_get(info, param, name), n = in->P - 1L;
+    return 2 * (peers < n ? peers : n);
+}
+
+long tuna_a2av_inflight_block(const tuna_select_input *in, const tuna_algorithm_info *info,
+                              const long *param)
+{
+    return pairs_inflight(in, info, param, "block");
+}
+
+long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
+                               const long *param)
+{
+    return pairs_inflight(in, info, param, "stride");
+}
+
+/*
+ * A TuNA batch of b rounds among n ranks: b size receives, b size sends and b data sends are
+ * pending together (the data sends go out before the sizes are waited for; tuna_engine.c,
+ * run_batch), then the b data receives with the b sends. The engine clamps r to [2, n] and
+ * b to [1, r-1] (tuna_schedule_of).
+ */
+static long tuna_batch_inflight(long n, long radix, long block)
+{
+    if (n < 2)
+        return 0;
+    const long r = radix < 2 ? 2 : radix > n ? n : radix;
+    const long b = block < 1 ? 1 : block > r - 1 ? r - 1 : block;
+    return 3 * b;
+}
+
+long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
+                             const long *param)
+{
+    return tuna_batch_inflight(in->P, tuna_param_get(info, param, "radix"),
+                               tuna_param_get(info, param, "block"));
+}
+
+/*
+ * Hierarchical TuNA (hierarchical_tuna.c), the largest of its phases: the intra-node engine
+ * over Q ranks with every round of a digit in flight, the sizes exchanged with the N-1 other
+ * nodes all at once, and the inter-node batches of `block` messages each way (at most
+ * `messages`: N-1 for coalesced, (N-1)Q for staggered). Unequal nodes run flat tuna.
+ */
+static long hierarchical_inflight(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                  const long *param, long messages)
+{
+    const long r = tuna_param_get(info, param, "radix"), b = tuna_param_get(info, param, "block");
+    if (in->Q <= 0)
+        return tuna_batch_inflight(in->P, r, b);
+    const long intra = tuna_batch_inflight(in->Q, r, in->Q), sizes = 2L * (in->N - 1);
+    const long data = 2 * (b < 1 ? 1 : b < messages ? b : messages);
+    const long most = intra > sizes ? intra : sizes;
+    return messages > 0 && data > most ? data : most;
+}
+
+long tuna_a2av_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                  const long *param)
+{
+    return hierarchical_inflight(in, info, param, in->N - 1L);
+}
+
+long tuna_a2av_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                  const long *param)
+{
+    return hierarchical_inflight(in, info, param, (in->N - 1L) * in->Q);
+}

@@ -32,7 +32,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                                     "from self",
                        0, {{0}}},
               .family = "linear", .cost = tuna_a2av_cost_one_phase,
-              .pair_tag = TUNA_TAG_SPREADOUT},
+              .inflight = tuna_a2av_inflight_all_peers, .pair_tag = TUNA_TAG_SPREADOUT},
      .run = tuna_a2av_spreadout},
     {.desc = {.info = {"scattered", "linear (MPICH): batches of `block` Irecv/Isend pairs, "
                                     "Waitall per batch",
@@ -40,48 +40,50 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                        {{"block", 1, TUNA_PARAM_P, 32,
                          "pairs per batch, in [1, P]; larger values clamp to P"}}},
               .family = "linear", .cost = tuna_a2av_cost_batches_of_block,
-              .grid = tuna_a2av_grid_block},
+              .grid = tuna_a2av_grid_block, .inflight = tuna_a2av_inflight_block},
      .run = tuna_a2av_scattered},
     {.desc = {.info = {"linear", "linear (Open MPI basic): all receives posted first in "
                                  "ascending rank order, then all sends, one Waitall",
                        0, {{0}}},
-              .family = "linear", .cost = tuna_a2av_cost_receives_first},
+              .family = "linear", .cost = tuna_a2av_cost_receives_first,
+              .inflight = tuna_a2av_inflight_all_peers},
      .run = tuna_a2av_linear},
     {.desc = {.info = {"pairwise", "linear (Open MPI): P-1 steps, one Irecv + blocking Send per "
                                    "step",
                        0, {{0}}},
               .family = "linear", .cost = tuna_a2av_cost_stepwise,
-              .pair_tag = TUNA_TAG_PAIRWISE},
+              .inflight = tuna_a2av_inflight_one_peer, .pair_tag = TUNA_TAG_PAIRWISE},
      .run = tuna_a2av_pairwise},
     {.desc = {.info = {"xor", "linear: exclusive-or pairing, peer = rank ^ step over the next "
                               "power of two (any P: missing peers are skipped)",
                        0, {{0}}},
               .family = "linear", .cost = tuna_a2av_cost_stepwise,
-              .pair_tag = TUNA_TAG_XOR},
+              .inflight = tuna_a2av_inflight_one_peer, .pair_tag = TUNA_TAG_XOR},
      .run = tuna_a2av_xor},
     {.desc = {.info = {"multipair", "linear: `stride` pairwise steps posted together, then "
                                     "Waitall",
                        1, {STRIDE_PARAM}},
               .family = "linear", .cost = tuna_a2av_cost_batches_of_stride,
-              .grid = tuna_a2av_grid_stride},
+              .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},
      .run = tuna_a2av_multipair},
     {.desc = {.info = {"multipair-waitany", "linear: keep `stride` sends and receives in "
                                             "flight, refill on MPI_Waitany",
                        1, {STRIDE_PARAM}},
-              .family = "linear", .cost = tuna_a2av_cost_window, .grid = tuna_a2av_grid_stride},
+              .family = "linear", .cost = tuna_a2av_cost_window, .grid = tuna_a2av_grid_stride,
+              .inflight = tuna_a2av_inflight_stride},
      .run = tuna_a2av_multipair_waitany},
     {.desc = {.info = {"multipair-testany", "linear: keep `stride` sends and receives in "
                                             "flight, refill on MPI_Testany polling",
                        1, {STRIDE_PARAM}},
               .needs = TUNA_NEEDS_POLLING, .family = "linear", .cost = tuna_a2av_cost_window,
-              .grid = tuna_a2av_grid_stride},
+              .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},
      .run = tuna_a2av_multipair_testany},
     {.desc = {.info = {"bruck", "logarithmic: classic radix-2 Bruck (rotation, ceil(log2 P) "
                                 "rounds, inverse rotation) on blocks padded to the global "
                                 "maximum block size",
                        0, {{0}}},
               .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
-              .cost = tuna_a2av_cost_bruck},
+              .cost = tuna_a2av_cost_bruck, .inflight = tuna_a2av_inflight_one_peer},
      .run = tuna_a2av_bruck},
     {.desc = {.info = {"padded-bruck", "logarithmic: TuNA paper's padded Bruck, radix 2, "
                                        "rotations folded into the padding and scan-out copies",
@@ -90,13 +92,15 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                          "round data movement: 0 = memcpy packing, 1 = MPI hindexed datatype "
                          "(no packing)"}}},
               .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
-              .cost = tuna_a2av_cost_padded_bruck, .grid = tuna_grid_every_value},
+              .cost = tuna_a2av_cost_padded_bruck, .grid = tuna_grid_every_value,
+              .inflight = tuna_a2av_inflight_one_peer},
      .run = tuna_a2av_padded_bruck},
     {.desc = {.info = {"twophase-bruck", "logarithmic: radix-2 Bruck without padding, each "
                                          "round exchanges the block sizes, then exactly those "
                                          "bytes",
                        0, {{0}}},
-              .family = "bruck", .cost = tuna_a2av_cost_twophase_bruck},
+              .family = "bruck", .cost = tuna_a2av_cost_twophase_bruck,
+              .inflight = tuna_a2av_inflight_one_peer},
      .run = tuna_a2av_twophase_bruck},
     {.desc = {.info = {"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; "
                                "per round the block sizes, then the data; K <= ceil(log_r "
@@ -108,7 +112,8 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                         {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
                          "rounds of one digit in flight together, in [1, P], default all; "
                          "clamps to r-1"}}},
-              .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna},
+              .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna,
+              .inflight = tuna_a2av_inflight_tuna},
      .run = tuna_a2av_tuna},
     {.desc = {.info = {"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated "
                                     "message per remote node to the same local rank",
@@ -120,7 +125,8 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                          "remote nodes per inter-node batch, in [1, P], default 8; clamps to "
                          "N-1"}}},
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
-              .cost = tuna_a2av_cost_coalesced, .grid = tuna_a2av_grid_coalesced},
+              .cost = tuna_a2av_cost_coalesced, .grid = tuna_a2av_grid_coalesced,
+              .inflight = tuna_a2av_inflight_coalesced},
      .run = tuna_a2av_coalesced},
     {.desc = {.info = {"staggered", "hierarchical TuNA: intra-node TuNA, then one message per "
                                     "block to the same local rank of each remote node, nodes "
@@ -133,7 +139,8 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                          "messages per inter-node batch, in [1, P], default 32; clamps to "
                          "(N-1)*Q"}}},
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
-              .cost = tuna_a2av_cost_staggered, .grid = tuna_a2av_grid_staggered},
+              .cost = tuna_a2av_cost_staggered, .grid = tuna_a2av_grid_staggered,
+              .inflight = tuna_a2av_inflight_staggered},
      .run = tuna_a2av_staggered},
     {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "
                                "a TUNA_TUNING table entry, else the cost model (docs/tuning.md)",

@@ -56,6 +56,14 @@ typedef double (*tuna_cost_fn)(const struct tuna_profile *m, const struct tuna_s
  */
 typedef void (*tuna_grid_fn)(const struct tuna_select_input *in, const tuna_algorithm_info *info,
                              struct tuna_candidates *out);
+/*
+ * Requests (receives and sends) the row's algorithm has pending at once on one rank at most,
+ * for the layout of `in` (P, Q, N) and resolved parameters `param`: what auto's window
+ * bounds (src/select/choose.c; docs/tuning.md, "Without learning: the window and the reuse
+ * price"). An upper bound: empty blocks, which some algorithms skip, are not subtracted.
+ */
+typedef long (*tuna_inflight_fn)(const struct tuna_select_input *in,
+                                 const tuna_algorithm_info *info, const long *param);
 
 /* Everything about one algorithm except its run function (the family's row adds that). */
 typedef struct tuna_algorithm {
@@ -66,6 +74,8 @@ typedef struct tuna_algorithm {
                                   "bruck", "tuna", "hierarchical", "ring", "recmul", ... */
     tuna_cost_fn cost;         /* the cost model; NULL: not modelled (vendor, auto) */
     tuna_grid_fn grid;         /* auto's candidates; NULL: the row alone (no parameters) */
+    tuna_inflight_fn inflight; /* alltoallv: requests in flight per rank; NULL: unbounded
+                                  (vendor and auto: the selector asks vendor's model row) */
     /* alltoallv rows, non-zero: at P = 2 the algorithm is the own block's copy and one
      * MPI_Sendrecv with the peer under this tag, which tuna_alltoallv runs straight from
      * plain arguments (src/core/alltoallv.c, run_two_rank_exchange), without tuna's

@@ -7,6 +7,7 @@
  */
 #include "tuna_select.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -310,7 +311,8 @@ void tuna_grid_every_value(const tuna_select_input *in, const tuna_algorithm_inf
 /*
  * One row's candidates, priced: the row's cost, plus the statistics agreement for rows that
  * need it where the statistics are not agreed (`agree`), plus tuna's own work per call where
- * vendor competes (`overhead`: alltoallv; 0 elsewhere). The best so far in *best.
+ * vendor competes (`overhead`: alltoallv; 0 elsewhere). Each goes to `visit` when set (auto's
+ * alltoallv choice, which also weighs requests in flight), else into *best if strictly better.
  */
 struct tuna_candidates {
     const tuna_registry *reg;
@@ -318,14 +320,16 @@ struct tuna_candidates {
     int alg;
     double agree, overhead;
     tuna_choice *best;
+    tuna_candidate_visit_fn visit;
+    void *arg;
 };
 
-/* Candidate `alg` with model time t (negative: not a candidate). */
-static void consider_time(const tuna_registry *reg, int alg, const long *param, double t,
+/* Candidate `alg` with model time t (negative: not a candidate); true if it became best. */
+static bool consider_time(const tuna_registry *reg, int alg, const long *param, double t,
                           tuna_choice *best)
 {
     if (t < 0)
-        return;
+        return false;
     /* Strictly better only: ties keep the earlier table row and smaller parameters. */
     if (best->algorithm < 0 || t < best->predicted * (1 - 1e-12)) {
         best->algorithm = alg;
@@ -333,7 +337,24 @@ static void consider_time(const tuna_registry *reg, int alg, const long *param, 
         for (int i = 0; i < tuna_registry_row(reg, alg)->info.nparams; i++)
             best->param[i] = param[i];
         best->predicted = t;
+        return true;
     }
+    return false;
+}
+
+long tuna_select_inflight(const tuna_registry *reg, const tuna_select_input *in, int alg,
+                          const long *param)
+{
+    const tuna_algorithm *row = tuna_registry_row(reg, alg);
+    if (row->kind == TUNA_ROW_VENDOR) { /* the library runs what models it */
+        tuna_options o;
+        if (tuna_select_vendor_model(in->P, &o) == TUNA_VENDOR_MODEL_NONE)
+            return LONG_MAX;
+        long vparam[TUNA_MAX_PARAMS];
+        tuna_params_resolve(&tuna_registry_row(reg, o.algorithm)->info, o.value, in->P, vparam);
+        return tuna_select_inflight(reg, in, o.algorithm, vparam);
+    }
+    return row->inflight ? row->inflight(in, &row->info, param) : LONG_MAX;
 }
 
 void tuna_candidate(tuna_candidates *c, const long *param)
@@ -344,18 +365,23 @@ void tuna_candidate(tuna_candidates *c, const long *param)
         t += c->agree;
     if (t >= 0) /* vendor's call has no tuna work on top */
         t += c->overhead;
-    consider_time(c->reg, c->alg, param, t, c->best);
+    if (!c->visit)
+        consider_time(c->reg, c->alg, param, t, c->best);
+    else if (t >= 0)
+        c->visit(c->arg, c->alg, param, t, tuna_select_inflight(c->reg, c->in, c->alg, param));
 }
 
-/* Row `alg` (a modelled algorithm) over its grid, into best (kept if strictly better). */
-static void row_best(const tuna_registry *reg, const tuna_select_input *in, int alg,
-                     double agree, double overhead, tuna_choice *best)
+/* Row `alg` (a modelled algorithm) over its grid, into best (kept if strictly better) or to
+ * visit. */
+static void row_candidates(const tuna_registry *reg, const tuna_select_input *in, int alg,
+                           double agree, double overhead, tuna_choice *best,
+                           tuna_candidate_visit_fn visit, void *arg)
 {
     const tuna_algorithm *row = tuna_registry_row(reg, alg);
     if (!row->cost)
         return;
     tuna_candidates c = {.reg = reg, .in = in, .alg = alg, .agree = agree,
-                         .overhead = overhead, .best = best};
+                         .overhead = overhead, .best = best, .visit = visit, .arg = arg};
     const long none[TUNA_MAX_PARAMS] = {0};
     if (row->grid)
         row->grid(in, &row->info, &c);
@@ -363,10 +389,15 @@ static void row_best(const tuna_registry *reg, const tuna_select_input *in, int 
         tuna_candidate(&c, none);
 }
 
-/* One allreduce of the TUNA_AGREE_N statistics: the profile's measured "agreement", else
- * recursive doubling (what MPI libraries run for small allreduces). */
-static double agreement_time(const tuna_select_input *in)
+static void row_best(const tuna_registry *reg, const tuna_select_input *in, int alg,
+                     double agree, double overhead, tuna_choice *best)
 {
+    row_candidates(reg, in, alg, agree, overhead, best, NULL, NULL);
+}
+
+double tuna_select_agreement_time(const tuna_select_input *in)
+{
+    load_once();
     const tuna_profile *p = &sel.profile;
     if (p->has_agreement)
         return p->agreement_per_round * ceil(log2((double)(in->P > 1 ? in->P : 1))) +
@@ -378,12 +409,10 @@ static double agreement_time(const tuna_select_input *in)
     return t > 0 ? t : 0;
 }
 
-static void model_choice(const tuna_registry *reg, const tuna_select_input *in,
-                         tuna_choice *best)
+void tuna_select_each_alltoallv_candidate(const tuna_registry *reg, const tuna_select_input *in,
+                                          tuna_candidate_visit_fn visit, void *arg)
 {
-    best->algorithm = -1;
-    best->predicted = 0;
-    best->from_table = false;
+    load_once();
     /* vendor is considered just before the algorithm that models it, so it wins ties against
      * that algorithm (the library runs it without tuna's per-call work: buffer normalisation,
      * request arrays, stats) but not against an earlier row it merely ties: `spreadout` beats
@@ -395,19 +424,62 @@ static void model_choice(const tuna_registry *reg, const tuna_select_input *in,
     const int vendor_model = tuna_select_vendor_model(in->P, &vo) == TUNA_VENDOR_MODEL_NONE
                                  ? -1 /* nothing models vendor: not a candidate */
                                  : vo.algorithm;
-    const double agree = in->agree_pending ? agreement_time(in) : 0; /* once, not per candidate */
+    /* once, not per candidate */
+    const double agree = in->agree_pending ? tuna_select_agreement_time(in) : 0;
     for (int alg = 0; alg < reg->n; alg++) {
         if (alg == vendor_model)
             for (int v = 0; v < reg->n; v++)
-                if (tuna_registry_row(reg, v)->kind == TUNA_ROW_VENDOR)
-                    consider_time(reg, v, none, vendor_time(reg, in), best);
+                if (tuna_registry_row(reg, v)->kind == TUNA_ROW_VENDOR) {
+                    const double t = vendor_time(reg, in);
+                    if (t >= 0)
+                        visit(arg, v, none, t, tuna_select_inflight(reg, in, v, none));
+                }
         /* At P = 2 a row with a two-rank path pays none of tuna's per-call set-up
          * (docs/benchmarks.md, "Fixed cost per call"). */
         const tuna_algorithm *row = tuna_registry_row(reg, alg);
         if (row->kind != TUNA_ROW_VENDOR)
-            row_best(reg, in, alg, agree,
-                     in->P == 2 && row->pair_tag ? 0 : sel.profile.call_overhead, best);
+            row_candidates(reg, in, alg, agree,
+                           in->P == 2 && row->pair_tag ? 0 : sel.profile.call_overhead, NULL,
+                           visit, arg);
     }
+}
+
+/* The model's best candidate, and the best of those within the window. */
+typedef struct window_fold {
+    const tuna_registry *reg;
+    tuna_choice best, windowed;
+    long best_inflight;
+} window_fold;
+
+static void fold_candidate(void *arg, int alg, const long *param, double t, long inflight)
+{
+    window_fold *f = arg;
+    if (consider_time(f->reg, alg, param, t, &f->best))
+        f->best_inflight = inflight;
+    if (inflight <= TUNA_WINDOW_REQUESTS)
+        consider_time(f->reg, alg, param, t, &f->windowed);
+}
+
+/*
+ * The cheapest candidate, unless it keeps more than TUNA_WINDOW_REQUESTS requests in flight
+ * per rank and a candidate within that window is priced within TUNA_WINDOW_TOLERANCE of it:
+ * then the best such one. Thousands of pending requests per rank are what the model knows
+ * least about (matching queues, incast, the simulator's solver: docs/tuning.md, "Without
+ * learning"), and a few percent is below the model's accuracy.
+ */
+static void model_choice(const tuna_registry *reg, const tuna_select_input *in,
+                         tuna_choice *best)
+{
+    window_fold f = {.reg = reg, .best = {.algorithm = -1}, .windowed = {.algorithm = -1}};
+    tuna_select_each_alltoallv_candidate(reg, in, fold_candidate, &f);
+    *best = f.best;
+    if (f.best.algorithm >= 0 && f.best_inflight > TUNA_WINDOW_REQUESTS &&
+        f.windowed.algorithm >= 0 &&
+        f.windowed.predicted <= f.best.predicted * (1 + TUNA_WINDOW_TOLERANCE)) {
+        *best = f.windowed;
+        best->windowed = true;
+    }
+    best->from_table = false;
 }
 
 /* ------------------------------------------------------------ the choice */

@@ -238,15 +238,48 @@ typedef struct tuna_choice {
     double predicted;              /* model time, seconds (vendor: of the algorithm modelling
                                       it; 0 for a table entry naming an unmodelled vendor) */
     bool from_table;               /* true: a TUNA_TUNING entry decided */
+    bool windowed;                 /* the window replaced a cheaper-priced candidate with more
+                                      requests in flight (TUNA_WINDOW_REQUESTS) */
 } tuna_choice;
+
+/*
+ * auto's window (docs/tuning.md, "Without learning: the window and the reuse price"): where
+ * the model's cheapest alltoallv candidate keeps more than TUNA_WINDOW_REQUESTS requests
+ * pending per rank and one within that many is priced at most TUNA_WINDOW_TOLERANCE above
+ * it, the model chooses the best such one. 128 requests are 64 peers each way: twice MPICH's
+ * default throttle (MPIR_CVAR_ALLTOALL_THROTTLE = 32 pairs), and every linear exchange up to
+ * P = 65, so no choice at the P = 64 of the measured results changes.
+ */
+#define TUNA_WINDOW_REQUESTS 128
+#define TUNA_WINDOW_TOLERANCE 0.03
+
+/* Requests row `alg` keeps in flight per rank at most with resolved parameters `param` (its
+ * tuna_inflight_fn; vendor: that of the row modelling it); LONG_MAX when unknown. */
+long tuna_select_inflight(const tuna_registry *reg, const tuna_select_input *in, int alg,
+                          const long *param);
+
+/* auto's statistics agreement, one allreduce of TUNA_AGREE_N numbers: the profile's measured
+ * "agreement", else recursive doubling on the levels (what MPI libraries run for small
+ * allreduces). What a row that needs the statistics pays where they are not agreed. */
+double tuna_select_agreement_time(const tuna_select_input *in);
+
+/* One priced candidate: row, resolved parameters, model time (with what the choice adds:
+ * the agreement where pending, tuna's call overhead) and requests in flight per rank. */
+typedef void (*tuna_candidate_visit_fn)(void *arg, int alg, const long *param, double predicted,
+                                        long inflight);
+/* Every candidate of auto's alltoallv model choice for `in`, in tie-breaking order (vendor,
+ * when something models it, just before its model row; each row's grid in order). */
+void tuna_select_each_alltoallv_candidate(const tuna_registry *reg, const tuna_select_input *in,
+                                          tuna_candidate_visit_fn visit, void *arg);
 
 /*
  * The configuration `auto` runs for these inputs: the first tuning table entry whose ranges
  * hold (P, Q, size bucket, sparsity bucket) if TUNA_TUNING has one, otherwise the
  * candidate with the smallest model time (ties: vendor first — the library runs it
- * without tuna's per-call work —, then lower table index, then lower parameters). vendor
- * is a candidate when tuna_select_vendor_model() has a model for it. A pure function of
- * the inputs, the profile (incl. the MPI library's identity) and the table.
+ * without tuna's per-call work —, then lower table index, then lower parameters), within the
+ * window where one is priced close to it (TUNA_WINDOW_REQUESTS). vendor is a candidate when
+ * tuna_select_vendor_model() has a model for it. A pure function of the inputs, the profile
+ * (incl. the MPI library's identity) and the table.
  */
 int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
                           tuna_choice *out);

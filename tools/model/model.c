@@ -3,9 +3,11 @@
  *
  *   TUNA_PROFILE=profile.json tuna-model < inputs
  *
- * Each input line: P Q N MAX_BLOCK MEAN_BLOCK MAX_RANK_BYTES ZERO_FRACTION OPTIONS
+ * Each input line: P Q N MAX_BLOCK MEAN_BLOCK MAX_RANK_BYTES ZERO_FRACTION OPTIONS [reuse]
  * (the global statistics every rank agrees on, bytes; Q = 0 for unequal nodes; OPTIONS an
- * alltoallv option string). Each output line: the predicted seconds of OPTIONS with those
+ * alltoallv option string; `reuse`: priced as for auto's calls between agreements, where an
+ * algorithm that needs the call's own statistics pays their allreduce). Each output line:
+ * the predicted seconds of OPTIONS with those
  * statistics, then OPTIONS resolved ("auto": what auto would run, from the model or the
  * TUNA_TUNING table). vendor is predicted as the algorithm that models it (the profile's
  * vendor_alltoallv, else the guess for the MPI library tuna-model runs on). A line that
@@ -39,11 +41,12 @@ static int evaluate(const tuna_profile *prof, const char *line)
 {
     int P, Q, N;
     double B, mean, tmax, z;
-    char opts[256];
-    if (sscanf(line, "%d %d %d %lf %lf %lf %lf %255s", &P, &Q, &N, &B, &mean, &tmax, &z,
-               opts) != 8) {
+    char opts[256], mode[16] = "";
+    int fields = sscanf(line, "%d %d %d %lf %lf %lf %lf %255s %15s", &P, &Q, &N, &B, &mean,
+                        &tmax, &z, opts, mode);
+    if (fields < 8 || (fields == 9 && strcmp(mode, "reuse") != 0)) {
         printf("error: expected P Q N MAX_BLOCK MEAN_BLOCK MAX_RANK_BYTES ZERO_FRACTION "
-               "OPTIONS\n");
+               "OPTIONS [reuse]\n");
         return 1;
     }
     if (P < 1 || N < 1 || Q < 0 || (Q > 0 && (long)Q * N != P) || B < 0 || mean < 0 ||
@@ -53,7 +56,7 @@ static int evaluate(const tuna_profile *prof, const char *line)
         return 1;
     }
     tuna_select_input in = {.P = P, .Q = Q, .N = N, .max_block = B, .mean_block = mean,
-                            .total_max = tmax, .zero_fraction = z};
+                            .total_max = tmax, .zero_fraction = z, .agree_pending = fields == 9};
     tuna_options o;
     if (tuna_options_parse(opts, TUNA_ALLTOALLV, &o) != MPI_SUCCESS) {
         printf("error: %s\n", tuna_error_string(MPI_ERR_ARG));
@@ -82,6 +85,9 @@ static int evaluate(const tuna_profile *prof, const char *line)
     long param[TUNA_MAX_PARAMS];
     tuna_params_resolve(tuna_algorithm_get(TUNA_ALLTOALLV, o.algorithm), o.value, P, param);
     double t = tuna_model_cost(reg, prof, &in, o.algorithm, param);
+    if (t >= 0 && in.agree_pending &&
+        (tuna_registry_row(reg, o.algorithm)->needs & TUNA_NEEDS_GLOBAL_STATS))
+        t += tuna_select_agreement_time(&in); /* the allreduce it pays between agreements */
     format_options(o.algorithm, param, text, sizeof text);
     printf("%.9g %s%s\n", t, alg != o.algorithm ? "vendor=" : "", text);
     return 0;
