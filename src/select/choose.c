@@ -608,6 +608,20 @@ static int by_prediction(const void *x, const void *y)
     return a->algorithm - b->algorithm; /* ties: table order, as the model's choice */
 }
 
+/* Per alltoallv row: its model-best parameters, and its best within auto's window. */
+typedef struct row_bests {
+    const tuna_registry *reg;
+    tuna_choice *any, *windowed; /* by row */
+} row_bests;
+
+static void keep_row_bests(void *arg, int alg, const long *param, double t, long inflight)
+{
+    row_bests *b = arg;
+    consider_time(b->reg, alg, param, t, &b->any[alg]);
+    if (inflight <= TUNA_WINDOW_REQUESTS)
+        consider_time(b->reg, alg, param, t, &b->windowed[alg]);
+}
+
 int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in,
                            tuna_choice *out, int max, int *count)
 {
@@ -619,9 +633,17 @@ int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in
      * per-call work charged against it, as in tuna_select_alltoallv() */
     const bool a2av = reg->coll == TUNA_ALLTOALLV;
     const int n = reg->n;
-    tuna_choice *all = tuna_calloc((size_t)n, sizeof *all);
+    tuna_choice *all = tuna_calloc((size_t)n * 3, sizeof *all);
     if (!all)
         return tuna_error_set(MPI_ERR_NO_MEM, "planner: no memory");
+    /* alltoallv: a row is timed with its best parameters within auto's window where it has
+     * any (multipair-waitany:stride=255 at P = 256, every exchange in flight at once, is
+     * what SimGrid 3.32 crashes on), else with its best. */
+    row_bests rb = {reg, all + n, all + 2 * (size_t)n};
+    for (int alg = 0; alg < n; alg++)
+        rb.any[alg].algorithm = rb.windowed[alg].algorithm = -1;
+    if (a2av)
+        tuna_select_each_alltoallv_candidate(reg, in, keep_row_bests, &rb);
     int m = 0;
     tuna_choice vendor = {.algorithm = -1};
     for (int alg = 0; alg < n; alg++) {
@@ -637,7 +659,10 @@ int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in
             vendor = (tuna_choice){.algorithm = alg, .predicted = t > 0 ? t : 0};
             continue;
         }
-        row_best(reg, in, alg, 0, a2av ? sel.profile.call_overhead : 0, &best);
+        if (a2av)
+            best = rb.windowed[alg].algorithm >= 0 ? rb.windowed[alg] : rb.any[alg];
+        else
+            row_best(reg, in, alg, 0, 0, &best);
         if (best.algorithm >= 0)
             all[m++] = best;
     }

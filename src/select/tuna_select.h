@@ -295,8 +295,9 @@ int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in
 /* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
 int tuna_select_profile(const tuna_profile **out);
 
-/* The planner's candidates (src/plan/): vendor first (predicted 0 when unmodelled), then
- * every other non-auto row with its model-best parameters, by predicted time; at most max,
+/* The planner's and learning's candidates: vendor first (predicted 0 when unmodelled), then
+ * every other non-auto row with its model-best parameters (alltoallv: its best within
+ * TUNA_WINDOW_REQUESTS requests in flight where it has such), by predicted time; at most max,
  * their number in *count. */
 int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in,
                            tuna_choice *out, int max, int *count);
