@@ -260,7 +260,7 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
     if (!ctx->learn) {
         ctx->learn = tuna_calloc(1, sizeof *ctx->learn);
         if (!ctx->learn)
-            return MPI_ERR_NO_MEM;
+            return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for learning");
         ctx->learn_free = tuna_learn_free;
     }
     tuna_learn *l = ctx->learn;
@@ -273,13 +273,13 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
         int cap = l->cap ? 2 * l->cap : 8;
         tuna_learn_class **c = tuna_realloc(l->cls, sizeof *c * (size_t)cap);
         if (!c)
-            return MPI_ERR_NO_MEM;
+            return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for learning");
         l->cls = c;
         l->cap = cap;
     }
     tuna_learn_class *cl = tuna_calloc(1, sizeof *cl);
     if (!cl)
-        return MPI_ERR_NO_MEM;
+        return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for learning");
     cl->coll = reg->coll;
     memcpy(cl->key, key, sizeof cl->key);
     const long long sig[1 + TUNA_LEARN_KEY] = {TUNA_WISDOM_LEARNED, key[0], key[1], key[2]};
