@@ -147,7 +147,8 @@ def test_json_lines_hold_every_configuration(sweep):
 
 def test_auto_records_say_what_ran(sweep):
     """auto's records name the configuration its last call ran (a row of the table, with the
-    table's parameters), the model's time and the source; other records have none."""
+    table's parameters), the model's time and the source (1-4: the model or a table, 5-7: its
+    learning, docs/tuning.md); other records have none."""
     if "auto" not in sweep["algorithms"]:
         pytest.skip("no auto in this build")
     recs = [json.loads(line) for line in sweep["jsonl"].read_text().splitlines()]
@@ -159,7 +160,7 @@ def test_auto_records_say_what_ran(sweep):
         assert name in sweep["table"] and name != "auto", ch
         want = {p[0] for p in sweep["table"][name]}
         assert {kv.split("=")[0] for kv in params.split(",") if kv} == want, ch
-        assert ch["source"] in (1, 2, 3, 4) and ch["predicted"] >= 0, ch
+        assert ch["source"] in (1, 2, 3, 4, 5, 6, 7) and ch["predicted"] >= 0, ch
 
 
 def test_phases_recorded_apart_from_timed_calls(tmp_path):
