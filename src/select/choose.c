@@ -680,30 +680,64 @@ int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in
 int tuna_select_candidates_within(const tuna_registry *reg, const tuna_select_input *in,
                                   double factor, tuna_choice *out, int max, int *count)
 {
-    int n = 0;
-    int rc = tuna_select_candidates(reg, in, out, max, &n);
     *count = 0;
-    if (rc != MPI_SUCCESS)
+    tuna_choice *all = tuna_calloc((size_t)reg->n, sizeof *all);
+    if (!all)
+        return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for the candidates");
+    int n = 0;
+    int rc = tuna_select_candidates(reg, in, all, reg->n, &n);
+    if (rc != MPI_SUCCESS) {
+        free(all);
         return rc;
+    }
     /* vendor (first when it is a candidate) always stays: it is what the caller would run */
-    const bool has_vendor = n > 0 && tuna_registry_row(reg, out[0].algorithm)->kind ==
+    const bool has_vendor = n > 0 && tuna_registry_row(reg, all[0].algorithm)->kind ==
                                          TUNA_ROW_VENDOR;
     double model_best = -1;
     for (int i = has_vendor ? 1 : 0; i < n; i++)
-        if (model_best < 0 || out[i].predicted < model_best)
-            model_best = out[i].predicted;
+        if (model_best < 0 || all[i].predicted < model_best)
+            model_best = all[i].predicted;
     int m = 0;
     for (int i = 0; i < n; i++) {
 #ifdef SMPI_SHARED_MALLOC
         /* Under SimGrid SMPI a polling loop of MPI_Testany costs minutes of wall time per
          * exchange at P = 64 (each poll is a simulator call that rarely moves time): the
          * polling rows are not timed there. */
-        if (tuna_registry_row(reg, out[i].algorithm)->needs & TUNA_NEEDS_POLLING)
+        if (tuna_registry_row(reg, all[i].algorithm)->needs & TUNA_NEEDS_POLLING)
             continue;
 #endif
-        if ((has_vendor && i == 0) || out[i].predicted <= factor * model_best)
-            out[m++] = out[i];
+        if ((has_vendor && i == 0) || all[i].predicted <= factor * model_best)
+            all[m++] = all[i];
     }
-    *count = m;
+    /* Which make the cut of max: vendor, then each family's best (where the model misjudges a
+     * machine it misjudges a family: the logarithmic and hierarchical rows' latencies, the
+     * linear ones' incast), then the rest by model time; kept in model order. */
+    bool *take = tuna_calloc((size_t)(m ? m : 1), sizeof *take);
+    if (!take) {
+        free(all);
+        return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for the candidates");
+    }
+    int k = 0;
+    for (int i = 0; i < m && k < max; i++) {
+        bool first_of_family = true;
+        for (int j = 0; j < i; j++)
+            if (strcmp(tuna_registry_row(reg, all[j].algorithm)->family,
+                       tuna_registry_row(reg, all[i].algorithm)->family) == 0)
+                first_of_family = false;
+        if (first_of_family) {
+            take[i] = true;
+            k++;
+        }
+    }
+    for (int i = 0; i < m && k < max; i++)
+        if (!take[i]) {
+            take[i] = true;
+            k++;
+        }
+    for (int i = 0; i < m; i++)
+        if (take[i])
+            out[(*count)++] = all[i];
+    free(take);
+    free(all);
     return MPI_SUCCESS;
 }
