@@ -189,9 +189,11 @@ static void class_key(const tuna_select_input *in, long long key[TUNA_LEARN_KEY]
 
 /*
  * Learning on an agreement call (c: the model's choice, replaced by what learning runs).
- * The class's candidate runs now; while it explores, the next calls up to the next
- * agreement run the round's other candidates (picked one by one in tuna_a2av_learn_end,
- * after each one's sample), and that agreement carries the samples.
+ * While the class explores, this call runs the fastest candidate so far untimed (the
+ * agreement's allreduce left the ranks in step, which a candidate's time must not gain
+ * from), the next calls up to the next agreement run the round's candidates (picked one by
+ * one in tuna_a2av_learn_end, after each one's sample), and that agreement carries the
+ * samples.
  */
 static int learn_decide(tuna_a2av_args *a, const tuna_select_input *in, tuna_choice *c,
                         int *source)
@@ -206,6 +208,8 @@ static int learn_decide(tuna_a2av_args *a, const tuna_select_input *in, tuna_cho
     int rc = tuna_learn_class_of(ctx, &tuna_a2av_registry, in, key, &cl);
     if (rc != MPI_SUCCESS || !cl)
         return rc;
+    if (tuna_learn_exploring(cl))
+        tuna_learn_synced(cl); /* the agreement just left the ranks in step: untimed */
     *source = tuna_learn_pick(cl, c);
     ctx->learn_class = cl;
     if (tuna_learn_exploring(cl)) {

@@ -135,7 +135,7 @@ void tuna_log(int level, const char *fmt, ...)
     MPI_Finalized(&fin);
     if (init && !fin)
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    char msg[512];
+    char msg[1536]; /* auto's learning lines name six candidates */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

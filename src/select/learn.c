@@ -35,7 +35,10 @@ struct tuna_learn_class {
     long long local[TUNA_LEARN_MAX];   /* this rank's ns since the last reduction; -1: none */
     int sched[TUNA_LEARN_MAX], nsched, pos; /* the candidates of the current round, in order */
     int running;                       /* the candidate the last tuna_learn_pick gave */
-    bool warmed;                       /* the class's first call ran (untimed: first-call costs) */
+    bool filler_next;                  /* the next call runs untimed: the class's first call
+                                          (first-call costs), and the call after a reduction
+                                          of samples (the ranks leave it together: a candidate
+                                          timed there would not pay their usual skew) */
     int calls;                         /* exploring calls so far */
     double spent;                      /* agreed seconds of the exploring calls */
     int winner;
@@ -144,6 +147,7 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
     }
     if (cl->state != LEARN_EXPLORING)
         return;
+    cl->filler_next = true; /* the reduction just made left the ranks in step */
     /* A candidate clearly slower than the fastest one so far is dropped: after one sample
      * (which may hold first-call costs) at TUNA_LEARN_DROP_FIRST times, after more at
      * TUNA_LEARN_DROP times. */
@@ -297,6 +301,7 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
     }
     l->cls[l->n++] = cl;
     cl->state = LEARN_EXPLORING;
+    cl->filler_next = true;
     if (use) {
         /* The learned choice, in the candidates' place (it may not be one of them today). */
         cl->n = 1;
@@ -325,22 +330,17 @@ int tuna_learn_pick(tuna_learn_class *cl, tuna_choice *c)
         return cl->source == TUNA_LEARN_SOURCE_WISDOM ? TUNA_AUTO_SOURCE_WISDOM
                                                       : TUNA_AUTO_SOURCE_LEARNED;
     }
-    /* The class's first call runs the model's choice (the caller's c), untimed: the first
-     * exchanges of a job or communicator pay costs (connections, buffers) that are no
-     * property of the candidate that would meet them. */
-    if (!cl->warmed) {
-        cl->warmed = true;
-        cl->running = -1;
-        return TUNA_AUTO_SOURCE_LEARNING;
-    }
-    /* Past the round's end (a round cut short by an early agreement, or more calls than the
-     * schedule between agreements): the fastest so far runs again, untimed. */
-    if (cl->pos >= cl->nsched) {
-        int f = 0;
+    /* Untimed (the filler): the fastest so far, or on the class's first call the model's
+     * choice (the caller's c); also past the round's end (a round cut short by an early
+     * agreement, or more calls than the schedule between agreements). */
+    if (cl->filler_next || cl->pos >= cl->nsched) {
+        cl->filler_next = false;
+        int f = -1;
         for (int i = 0; i < cl->n; i++)
-            if (cl->alive[i] && cl->best[i] >= 0 && (cl->best[f] < 0 || cl->best[i] < cl->best[f]))
+            if (cl->alive[i] && cl->best[i] >= 0 && (f < 0 || cl->best[i] < cl->best[f]))
                 f = i;
-        *c = cl->cand[f];
+        if (f >= 0)
+            *c = cl->cand[f];
         cl->running = -1;
         return TUNA_AUTO_SOURCE_LEARNING;
     }
@@ -348,6 +348,11 @@ int tuna_learn_pick(tuna_learn_class *cl, tuna_choice *c)
     cl->calls++;
     *c = cl->cand[cl->running];
     return TUNA_AUTO_SOURCE_LEARNING;
+}
+
+void tuna_learn_synced(tuna_learn_class *cl)
+{
+    cl->filler_next = true;
 }
 
 int tuna_learn_calls_left(const tuna_learn_class *cl)

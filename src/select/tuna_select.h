@@ -421,10 +421,13 @@ typedef struct tuna_learn_class tuna_learn_class;
 int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
                         const long long key[TUNA_LEARN_KEY], tuna_learn_class **out);
 bool tuna_learn_exploring(const tuna_learn_class *cl);
-/* What this call runs (into c, which holds the model's choice): the model's choice on the
- * class's first call (a warm-up, untimed), the next candidate while exploring, else the
- * winner. Returns the auto_source (TUNA_AUTO_SOURCE_*). */
+/* What this call runs (into c, which holds the model's choice): untimed, the fastest so far
+ * (the model's choice at first) on the class's first call and after the ranks were in step
+ * (tuna_learn_synced, a round's reduction); else the next candidate while exploring; the
+ * winner once settled. Returns the auto_source (TUNA_AUTO_SOURCE_*). */
 int tuna_learn_pick(tuna_learn_class *cl, tuna_choice *c);
+/* The ranks have just been in step (an allreduce): the next pick is untimed. */
+void tuna_learn_synced(tuna_learn_class *cl);
 /* Candidates left in the round (alltoallv: the calls before the next agreement). */
 int tuna_learn_calls_left(const tuna_learn_class *cl);
 /* This rank's seconds of what the last pick gave (rc: the call's outcome; failures are no
