@@ -211,11 +211,19 @@ typedef struct tuna_stats {
     int auto_source;                 /* 0: not auto; 1: auto chose by the model; 2: by a
                                         TUNA_TUNING table entry (docs/tuning.md); 3, 4: the
                                         same from statistics agreed on an earlier call
-                                        (TUNA_ARGCHECK=local) */
+                                        (TUNA_ARGCHECK=local); 5, 6, 7: auto's learning
+                                        (TUNA_AUTO_SOURCE_* below) */
     const char *fallback;            /* why `algorithm` is not the one asked for (coalesced
                                         and staggered run flat TuNA when the nodes hold
                                         different numbers of ranks); NULL otherwise */
 } tuna_stats;
+
+/* tuna_stats.auto_source of the calls auto's learning decides (docs/tuning.md, "Learning"):
+ * a call that explores (a candidate, or the class's untimed first call), the class's learned
+ * winner, a winner found in wisdom. */
+#define TUNA_AUTO_SOURCE_LEARNING 5
+#define TUNA_AUTO_SOURCE_LEARNED 6
+#define TUNA_AUTO_SOURCE_WISDOM 7
 
 void tuna_stats_enable(int on);
 const tuna_stats *tuna_stats_last(void);

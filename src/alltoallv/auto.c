@@ -107,14 +107,16 @@ static tuna_select_input input_of(const tuna_a2av_args *a, bool reusing)
     };
 }
 
+/* What ran and why, recorded on every call (the preload labels its statistics with them);
+ * the rest only with statistics on. */
 static void stats_of_choice(int algorithm, const long *param, double predicted, int source)
 {
+    tuna_stats_current.algorithm = algorithm;
+    tuna_stats_current.auto_source = source;
     if (!tuna_stats_on)
         return;
-    tuna_stats_current.algorithm = algorithm;
     memcpy(tuna_stats_current.params, param, sizeof tuna_stats_current.params);
     tuna_stats_current.predicted = predicted;
-    tuna_stats_current.auto_source = source;
 }
 
 int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse, long *param)

@@ -288,6 +288,7 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
                               "tuna_%s: options are not %s options (use tuna_options_parse)",
                               tuna_collective_name(coll), tuna_collective_name(coll));
     tuna_stats_current.algorithm = (*opt)->algorithm;
+    tuna_stats_current.auto_source = 0;
     tuna_stats_current.fallback = NULL;
     return MPI_SUCCESS;
 }

@@ -639,8 +639,8 @@ static int tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, dou
 
 /*
  * The statistics label of a call of tuna's that succeeded: the algorithm asked for, and what
- * ran when that differs (auto's choice; flat TuNA for coalesced or staggered on nodes of
- * unequal size, with the reason). tuna records both on every call, statistics on or off.
+ * ran when that differs (auto's choice, ", learning" on the calls that explored; flat TuNA
+ * for coalesced or staggered on nodes of unequal size, with the reason). tuna records both on every call, statistics on or off.
  */
 static const char *ran_label(const char *asked, enum coll coll, int asked_alg, char *buf,
                              size_t len)
@@ -654,6 +654,8 @@ static const char *ran_label(const char *asked, enum coll coll, int asked_alg, c
     int n = tuna_stats_current.fallback
                 ? snprintf(buf, len, "%s (ran %s: %s)", asked, a ? a->name : "?",
                            tuna_stats_current.fallback)
+            : tuna_stats_current.auto_source == TUNA_AUTO_SOURCE_LEARNING
+                ? snprintf(buf, len, "%s (ran %s, learning)", asked, a ? a->name : "?")
                 : snprintf(buf, len, "%s (ran %s)", asked, a ? a->name : "?");
     return n < 0 ? asked : buf;
 }
@@ -1391,11 +1393,16 @@ static void wisdom_import(MPI_Comm comm)
         say("TUNA_WISDOM=%s: imported", path);
 }
 
-/* Only measure adds wisdom: under estimate there is nothing new to save. */
+/* Wisdom grows by measure plans and by auto's learning: saved when it grew on some rank
+ * (one allreduce: the save is collective, and what rank 0 learned is what it writes). */
 static void wisdom_export(void)
 {
     const char *path = getenv("TUNA_WISDOM");
-    if (!path || !*path || plan_flags != TUNA_PLAN_MEASURE)
+    if (!path || !*path)
+        return;
+    int grew = tuna_wisdom_additions() > 0;
+    PMPI_Allreduce(MPI_IN_PLACE, &grew, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!grew)
         return;
     int rc = tuna_wisdom_export(path, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)

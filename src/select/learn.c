@@ -177,7 +177,8 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
 /* The drift check (alltoallv): the winner's agreed time on an agreement call against the
  * time it was learned at; TUNA_LEARN_STRIKES checks in a row above TUNA_LEARN_DRIFT times it
  * (and TUNA_LEARN_DRIFT_FLOOR seconds above it: a call of a few microseconds varies more than
- * twofold from one call to the next on a shared machine) reopen exploration, at most TUNA_LEARN_RELEARNS times per class. */
+ * twofold from one call to the next on a shared machine) reopen exploration, at most
+ * TUNA_LEARN_RELEARNS times per class. */
 static void check_drift(tuna_learn_class *cl, const tuna_ctx *ctx, long long agreed_ns)
 {
     cl->check_local = -1;

@@ -366,8 +366,6 @@ enum {
     TUNA_LEARN_SOURCE_BUDGET,       /* the budget ran out first */
     TUNA_LEARN_SOURCE_ONE_LEFT,     /* the others were dropped (or there was one candidate) */
 };
-/* tuna_stats.auto_source of calls that learning decided (docs/tuning.md) */
-enum { TUNA_AUTO_SOURCE_LEARNING = 5, TUNA_AUTO_SOURCE_LEARNED = 6, TUNA_AUTO_SOURCE_WISDOM = 7 };
 
 bool tuna_select_learn_on(void);
 void tuna_select_learn_settings(int *rounds, int *calls, double *seconds);

@@ -10,6 +10,9 @@
  * --no-vendor and --no-verify drop either (large simulated runs, docs/simulation.md).
  * Output: a table on rank 0's stdout, progress on stderr, JSON lines (--json).
  */
+/* Warm-up calls an auto configuration gets at least (when -w > 0): one class's learning with
+ * the default budget (1 untimed + 40 exploring calls, the last round's agreement) and some. */
+#define BENCH_LEARN_WARMUP 48
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "distributions.h"
@@ -1072,6 +1075,8 @@ typedef struct result {
     double predicted;
     int auto_source;
     double plan_seconds; /* --plan: the init's time, max over ranks */
+    int learn_calls;     /* auto: warm-up calls given to its learning (0: none) */
+    double learn_seconds; /* their time, max over ranks of each rank's sum */
     int ntried;          /* --plan measure: the candidates it timed (options, seconds) */
     char tried[TUNA_PLAN_MAX_TRIED][96];
     double tried_seconds[TUNA_PLAN_MAX_TRIED];
@@ -1176,7 +1181,16 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
     int tsize;
     MPI_Type_size(a->type, &tsize);
     const int nph = a->phase_iters;
-    const int timed_end = a->warmup + a->iters, total = timed_end + nph;
+    /* auto learns on its first calls (docs/tuning.md, "Learning"): with warm-up asked for,
+     * it gets at least the calls one class's learning takes with the default budget, so
+     * the timed calls measure what a long-running application's calls cost; the warm-up's
+     * time is reported apart. -w 0 times every call from the first. */
+    const tuna_algorithm_info *self = tuna_algorithm_get(a->coll, c->opt.algorithm);
+    bool is_auto = self && strcmp(self->name, "auto") == 0;
+    const int warmup = is_auto && !a->plan && a->warmup > 0 && a->warmup < BENCH_LEARN_WARMUP
+                           ? BENCH_LEARN_WARMUP
+                           : a->warmup;
+    const int timed_end = warmup + a->iters, total = timed_end + nph;
     double *ta = calloc((size_t)a->iters, sizeof *ta);
     double *tv = calloc((size_t)a->iters, sizeof *tv);
     double *tr = calloc((size_t)(nph > 0 ? nph : 1), sizeof *tr);
@@ -1195,9 +1209,8 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
     /* auto: tuna_stats says what it chose, so recording is on for its last warm-up call
      * (untimed; earlier warm-up calls run as the timed ones do) or, with -w 0, for the
      * agreeing call below (alltoallv) or the first phase iteration. */
-    const tuna_algorithm_info *self = tuna_algorithm_get(a->coll, c->opt.algorithm);
-    bool is_auto = self && strcmp(self->name, "auto") == 0;
     tuna_plan plan = NULL;
+    double warm_seconds = 0;
     if (a->plan) {
         /* The plan's init, once per configuration, timed apart (max over ranks). */
         MPI_Barrier(comm);
@@ -1233,15 +1246,15 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
      * auto runs between agreements (docs/benchmarks.md). */
     if (is_auto && a->coll == TUNA_ALLTOALLV) {
         tuna_pattern_changed(comm);
-        tuna_stats_enable(a->warmup == 0);
+        tuna_stats_enable(warmup == 0);
         int prc = call_tuna(a, d, c, comm);
-        if (prc == MPI_SUCCESS && a->warmup == 0)
+        if (prc == MPI_SUCCESS && warmup == 0)
             record_choice(a, r);
         tuna_stats_enable(0);
     }
     for (int it = 0; it < total; it++) {
         const bool phase_it = it >= timed_end; /* recording on, untimed, no vendor call */
-        const bool record = phase_it || (is_auto && it == a->warmup - 1);
+        const bool record = phase_it || (is_auto && it == warmup - 1);
         tuna_stats_enable(record);
         double t_alg = 0, t_vendor = 0;
         int rc = MPI_SUCCESS;
@@ -1296,11 +1309,17 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
                 temp = st->temp_bytes;
             if (st->rounds > rounds)
                 rounds = st->rounds;
-        } else if (it >= a->warmup) {
-            int k = it - a->warmup;
+        } else if (it >= warmup) {
+            int k = it - warmup;
             ta[k] = t_alg;
             tv[k] = t_vendor;
+        } else {
+            warm_seconds += t_alg;
         }
+    }
+    if (is_auto && warmup > a->warmup) {
+        r->learn_calls = warmup;
+        MPI_Allreduce(&warm_seconds, &r->learn_seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
     }
     if (plan)
         tuna_plan_free(&plan);
@@ -1426,6 +1445,9 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
         json_object_set_new(ch, "source", json_integer(r->auto_source));
         json_object_set_new(rec, "auto_choice", ch);
     }
+    if (r->learn_calls) /* auto: the warm-up calls its learning had, and their time */
+        json_object_set_new(rec, "learning", json_pack("{s:i, s:f}", "calls", r->learn_calls,
+                                                       "seconds", r->learn_seconds));
     if (a->plan) { /* the plan's init, max over ranks; auto_choice.source is 10 + its source */
         json_object_set_new(rec, "plan_seconds", json_real(r->plan_seconds));
         json_t *tried = json_array();
@@ -1496,6 +1518,10 @@ static void print_row(const config *c, const result *r, int best, int vendor)
     printf("%-36s %10.1f %10.1f %10.1f %6.0f%% %10s %8s %10.1f%s\n", c->name,
            1e6 * r->alg.median, 1e6 * r->alg.min, 1e6 * r->alg.p90, 100 * r->alg.spread, vt,
            sp, (double)r->temp_bytes / 1024.0, best ? "  *" : "");
+    if (r->learn_calls)
+        printf("%-36s learning: %d warm-up calls, %.1f us in all (%.1f median calls' worth)\n",
+               "", r->learn_calls, 1e6 * r->learn_seconds,
+               r->alg.median > 0 ? r->learn_seconds / r->alg.median : 0);
     if (r->auto_source >= 10) { /* --plan: what the planner chose and what init cost */
         static const char *const how[] = {"forced", "estimate", "measure", "wisdom"};
         int src = r->auto_source - 10;
