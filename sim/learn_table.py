@@ -161,6 +161,12 @@ def main():
         ax.axhline(1.05, color="k", ls="--", lw=0.8, label="1.05 (steady-state target)")
         ax.axhline(1.10, color="k", ls=":", lw=0.8, label="1.10 (200-call target)")
         ax.set_yscale("log")
+        from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+        top = np.nanmax([[r[k] or np.nan for k in ("ls", "lw", "ms", "mw")] for r in rows])
+        ticks = [t for t in (0.9, 1, 1.05, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20) if t <= top * 1.2]
+        ax.yaxis.set_major_locator(FixedLocator(ticks))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_major_formatter(ScalarFormatter())
         ax.set_ylabel("time / best row's time")
         ax.set_xticks(x)
         ax.set_xticklabels([f"{r['cell'][0].replace('generic-', '')} os{r['cell'][1]:g}\n"
