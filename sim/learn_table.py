@@ -123,6 +123,8 @@ def main():
         ll = learned_line(os.path.join(args.dir, "err", f"{name}.learn.err"))
         mc = model_choice(os.path.join(args.dir, "err", f"{name}.model.err"))
         row = {"cell": c, "best": best, "learned": ll, "model_choice": mc}
+        if best and not os.path.exists(os.path.join(args.dir, "done", f"{name}.sweep")):
+            skipped.setdefault(c, []).append("sweep not finished (stopped)")
         fmt = lambda x: "-" if x is None else f"{x:.3f}"
         ls = lw = ms = mw = None
         if best and c in learn:
