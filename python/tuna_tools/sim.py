@@ -418,6 +418,12 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
         out.flush()
         return records, wall, rss, mem.rise_mib()
     finally:
+        keep = getattr(args, "stderr", None)
+        errfile = os.path.join(tmp, "stderr")
+        if keep and os.path.exists(errfile):  # --stderr: the run's stderr (e.g. TUNA_VERBOSE)
+            with open(errfile, encoding="utf-8", errors="replace") as fin, \
+                    open(keep, "a", encoding="utf-8") as fout:
+                fout.write(fin.read())
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -753,6 +759,8 @@ def register(subparsers):
                         "'timeout' and exits non-zero)")
     r.add_argument("-o", "--output", default="-", help="JSON lines file (default stdout)")
     r.add_argument("--append", action="store_true")
+    r.add_argument("--stderr", metavar="FILE", default=None,
+                   help="append each smpirun's stderr to FILE (e.g. TUNA_VERBOSE=1 lines)")
     r.add_argument("-v", "--verbose", action="store_true")
     r.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar and no per-run summary on stderr (the bar is shown "
