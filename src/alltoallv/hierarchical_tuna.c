@@ -194,7 +194,7 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
         }
     }
     tuna_engine e = {.comm = c->comm,
-                     .ctx = c,
+                     .scr = a->scr,
                      .n = Q,
                      .me = g,
                      .members = m.members,
@@ -218,7 +218,7 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
     size_t temp = 0;
     rc = tuna_engine_run(&e, &tm, &temp);
     tuna_stats_temp(temp); /* the landing area included */
-    const char *land = c->kept[TUNA_KEEP_HIER_STAGE];
+    const char *land = a->scr->kept[TUNA_KEEP_HIER_STAGE];
     int rc_trunc = MPI_SUCCESS;
     if (rc == MPI_ERR_TRUNCATE) { /* finish the exchange, report at the end */
         rc_trunc = rc;
@@ -248,7 +248,7 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
     }
     if (rc == MPI_SUCCESS && N > 1) {
         rc = inter_metadata(&h, &v, &m, name);
-        tuna_stats_temp(c->kept_len[TUNA_KEEP_HIER_STAGE] + m.discard_len);
+        tuna_stats_temp(a->scr->kept_len[TUNA_KEEP_HIER_STAGE] + m.discard_len);
         if (rc == MPI_ERR_TRUNCATE) {
             rc_trunc = rc;
             rc = MPI_SUCCESS;

@@ -43,7 +43,7 @@ static int refill(const tuna_a2av_args *a, int *s, bool send, int tag, MPI_Reque
 int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
 {
     int stride = (int)tuna_a2av_param(a, "stride");
-    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)stride);
+    MPI_Request *reqs = tuna_scratch_requests(a->scr, 2 * (size_t)stride);
     if (!reqs)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < 2 * stride; i++)

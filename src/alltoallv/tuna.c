@@ -36,7 +36,7 @@ int tuna_a2av_tuna(const tuna_a2av_args *a)
         rp[j] = v.rbytes[j] ? v.rbase + v.roff[j] : NULL;
     }
     tuna_engine e = {.comm = a->ctx->comm,
-                     .ctx = a->ctx,
+                     .scr = a->scr,
                      .n = P,
                      .me = me,
                      .members = NULL,

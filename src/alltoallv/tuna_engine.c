@@ -207,7 +207,7 @@ static int slot_of(int i, int r)
  * `keep` frees the old buffer before allocating the new one, so both never
  * coexist. A shrink that fails keeps the larger buffer (no error).
  */
-static int kept_resize(tuna_ctx *c, int slot, size_t bytes, bool keep)
+static int kept_resize(tuna_scratch *c, int slot, size_t bytes, bool keep)
 {
     if (bytes == c->kept_len[slot])
         return MPI_SUCCESS;
@@ -263,7 +263,7 @@ static int kept_resize(tuna_ctx *c, int slot, size_t bytes, bool keep)
  */
 typedef struct engine_state {
     const tuna_engine *e;
-    tuna_ctx *c;
+    tuna_scratch *c;             /* owner of the kept buffers */
     tuna_schedule s;
     char *temp;                  /* the arena: kept[TUNA_KEEP_ENGINE_TEMP] */
     size_t stride;               /* bytes per slot */
@@ -344,7 +344,7 @@ static int state_alloc(engine_state *st)
     st->wire_recv = st->wire_send + 8 * per + (size_t)b;
     st->rreg = st->sreg + b;
     /* The arena and staging of the previous call are reused: slot t at t*stride. */
-    tuna_ctx *c = st->c;
+    tuna_scratch *c = st->c;
     st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
     st->stride = st->s.slots ? c->kept_len[TUNA_KEEP_ENGINE_TEMP] / (size_t)st->s.slots : 0;
     note_peak(st);
@@ -357,7 +357,7 @@ static int state_alloc(engine_state *st)
  */
 static int arena_grow(engine_state *st, size_t need, bool pending)
 {
-    tuna_ctx *c = st->c;
+    tuna_scratch *c = st->c;
     const size_t slots = (size_t)st->s.slots;
     if (need > SIZE_MAX / slots)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna: %zu temporary slots of %zu bytes overflow",
@@ -482,7 +482,7 @@ static void batch_settle(engine_state *st, int nb, int z0, long long px, bool me
 static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna_timer *tm)
 {
     const tuna_engine *e = st->e;
-    tuna_ctx *c = st->c;
+    tuna_scratch *c = st->c;
     const int n = e->n, me = e->me, nsub = e->nsub, r = st->s.r;
     const long long pnext = px * r;
     MPI_Request *mreq = st->req, *dreq = st->req + 2 * nb;
@@ -694,7 +694,7 @@ settle:
  * End of a call: the kept buffers shrink to what this call used (the arena to
  * slots*held), so a communicator keeps at most one call's temporary memory.
  */
-static int trim_kept(const tuna_engine *e, tuna_ctx *c, size_t arena, size_t staging,
+static int trim_kept(const tuna_engine *e, tuna_scratch *c, size_t arena, size_t staging,
                      size_t landed)
 {
     int rc = kept_resize(c, TUNA_KEEP_ENGINE_TEMP, arena, false);
@@ -713,10 +713,10 @@ int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes)
         memset(e->land_off, 0, sizeof(size_t) * (size_t)e->n * (size_t)e->nsub);
     /* n and nsub are the same on every member: returning here leaves no peer waiting. */
     if (e->n <= 1 || e->nsub == 0)
-        return trim_kept(e, e->ctx, 0, 0, 0);
+        return trim_kept(e, e->scr, 0, 0, 0);
     engine_state st = {0};
     st.e = e;
-    st.c = e->ctx;
+    st.c = e->scr;
     tuna_schedule_of(e->n, e->radix, e->batch, &st.s);
     /* Buffers this schedule never uses are released before the peak is counted. */
     int rc = trim_kept(e, st.c, st.s.slots ? st.c->kept_len[TUNA_KEEP_ENGINE_TEMP] : 0,

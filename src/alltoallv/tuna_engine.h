@@ -67,7 +67,7 @@ int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes);
  * the caller's business.
  *
  * A sub-block whose recv_cap is TUNA_RECV_LAND (any size) is appended, in
- * arrival order, to the landing area ctx->kept[land_keep] (grown as the
+ * arrival order, to the landing area scr->kept[land_keep] (grown as the
  * metadata announces such sub-blocks, trimmed to the bytes landed at the end);
  * its offset there goes to land_off[j*nsub+k] and its size to recv_got (both
  * required then). land_keep = -1: no landing area.
@@ -77,7 +77,7 @@ int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes);
  */
 typedef struct tuna_engine {
     MPI_Comm comm;
-    tuna_ctx *ctx;       /* owner of the kept buffers (TUNA_KEEP_ENGINE_*) */
+    tuna_scratch *scr;   /* owner of the kept buffers (TUNA_KEEP_ENGINE_*) */
     int n, me;
     const int *members;
     int nsub;

@@ -86,13 +86,47 @@ int tuna_start(tuna_plan p)
     /* Always: the preload's statistics read what ran (and any fallback) from here. */
     tuna_stats_current.algorithm = p->info.algorithm;
     tuna_stats_current.fallback = NULL;
-    int rc = p->start(p);
-    /* tuna's plans complete the exchange here: the plan is active until tuna_wait. An error
-     * leaves it inactive (nothing to wait for). */
+    /* A local start where the choice has a step form (the exchange then completes in
+     * tuna_wait / tuna_test); else the exchange completes here and the plan is active until
+     * tuna_wait. An error leaves it inactive (nothing to wait for). */
+    p->inflight = NULL;
+    int rc = p->begin ? p->begin(p) : 1;
+    if (rc == 1)
+        rc = p->start(p);
     p->active = rc == MPI_SUCCESS;
-    if (tuna_stats_on)
+    if (tuna_stats_on && !p->inflight)
         tuna_stats_publish(t_start);
     return rc;
+}
+
+/* The outcome of the plan's exchange in flight (its statistics record published). */
+static int plan_complete(tuna_plan p)
+{
+    int rc = p->inflight->rc;
+    if (p->inflight->publish_stats && tuna_stats_on) {
+        p->inflight->stats.total = MPI_Wtime() - p->inflight->t_start;
+        tuna_stats_publish_record(&p->inflight->stats);
+    }
+    p->inflight = NULL;
+    p->active = false;
+    return rc;
+}
+
+int tuna_test(tuna_plan p, int *flag)
+{
+    if (!p || !flag)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_test: NULL argument");
+    if (!p->active || !p->inflight) {
+        *flag = 1;
+        p->active = false;
+        return MPI_SUCCESS;
+    }
+    bool done;
+    tuna_op_advance(p->inflight, &done);
+    if (!done)
+        tuna_op_progress_all();
+    *flag = done;
+    return done ? plan_complete(p) : MPI_SUCCESS;
 }
 
 int tuna_wait(tuna_plan p)
@@ -102,8 +136,17 @@ int tuna_wait(tuna_plan p)
     if (!p->active)
         return tuna_error_set(MPI_ERR_REQUEST, "tuna_wait: the plan is not active (no "
                                                "tuna_start since the last tuna_wait)");
-    p->active = false;
-    return MPI_SUCCESS;
+    if (!p->inflight) {
+        p->active = false;
+        return MPI_SUCCESS;
+    }
+    for (;;) {
+        bool done;
+        tuna_op_advance(p->inflight, &done);
+        if (done)
+            return plan_complete(p);
+        tuna_op_progress_all();
+    }
 }
 
 int tuna_plan_free(tuna_plan *pp)
@@ -114,6 +157,7 @@ int tuna_plan_free(tuna_plan *pp)
     if (p->active)
         return tuna_error_set(MPI_ERR_REQUEST,
                               "tuna_plan_free: the plan is active (tuna_wait it first)");
+    tuna_scratch_free(&p->scr);
     free(p->arrays);
     free(p->disp);
     free(p->inplace_copy);
