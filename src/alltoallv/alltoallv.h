@@ -92,8 +92,10 @@ tuna_a2av_step_fn tuna_a2av_linear_step;
  */
 int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse, long *param);
 int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm, bool due);
-/* The nonblocking form's choice from agreed statistics (a's set): the model's cheapest row
- * with a step form, or the library's own; no tuning table, no learning (docs/nonblocking.md). */
+/* The nonblocking form's choice from statistics its own agreement gave (a's set): the
+ * model's cheapest row with a step form (not the library's: its MPI_Ialltoallv must start at
+ * the operation's start, in the order of the starts on every rank, not from a later step);
+ * no tuning table, no learning (docs/nonblocking.md). */
 int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm);
 /* After a call that ran a candidate of auto's learning (ctx->learn_class): this rank's
  * seconds of it (rc: its outcome), and the next candidate into the reuse fields. */

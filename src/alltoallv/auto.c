@@ -272,7 +272,7 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm, bool due)
     return MPI_SUCCESS;
 }
 
-/* The cheapest priced candidate with a step form, or the library's own (vendor). */
+/* The cheapest priced candidate with a step form. */
 typedef struct step_pick {
     bool found;
     int algorithm;
@@ -286,7 +286,7 @@ static void pick_step_form(void *arg, int alg, const long *param, double predict
     (void)inflight;
     step_pick *p = arg;
     const tuna_a2av_algorithm *row = &tuna_a2av_table[alg];
-    if (predicted < 0 || (!row->step && row->desc.kind != TUNA_ROW_VENDOR))
+    if (predicted < 0 || !row->step)
         return;
     if (p->found && predicted >= p->predicted) /* ties: the earlier (the selector's order) */
         return;
@@ -301,7 +301,7 @@ int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)
     tuna_select_input in = input_of(a, false);
     step_pick p = {.algorithm = tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR)};
     tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, &in, pick_step_form, &p);
-    if (!p.found) /* nothing priced (no vendor model, no step row modelled): the library */
+    if (!p.found) /* nothing priced: the library's own */
         memset(p.param, 0, sizeof p.param);
     memcpy(a->param, p.param, sizeof a->param);
     stats_of_choice(p.algorithm, p.param, p.predicted, 1); /* 1: the model */

@@ -106,8 +106,8 @@ int tuna_bruck_exchange_bytes(void *rbuf, size_t rbytes, int src, const void *sb
         rc = tuna_isend_bytes(sbuf, sbytes, dst, tag, comm, &req[1]);
     if (rc != MPI_SUCCESS) {
         if (req[0] != MPI_REQUEST_NULL) {
-            MPI_Cancel(&req[0]);
-            MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+            PMPI_Cancel(&req[0]);
+            PMPI_Wait(&req[0], MPI_STATUS_IGNORE);
         }
         return rc;
     }

@@ -48,8 +48,8 @@ static int coalesced_inter(const tuna_hier *h, int block, int *rounds)
              * the others are cancelled, so nothing stays pending or in flight. */
             for (int q = sent; q < nb; q++)
                 if (req[2 * q] != MPI_REQUEST_NULL)
-                    MPI_Cancel(&req[2 * q]);
-            MPI_Waitall(2 * nb, req, MPI_STATUSES_IGNORE);
+                    PMPI_Cancel(&req[2 * q]);
+            PMPI_Waitall(2 * nb, req, MPI_STATUSES_IGNORE);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(2 * nb, req)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "coalesced: inter-node exchange failed");

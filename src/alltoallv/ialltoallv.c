@@ -254,6 +254,22 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
             tuna_params_resolve(&alg->desc.info, opt->value, ctx->size, x->args.param);
         x->args.tag_shift = tuna_op_tag_shift(ctx, false);
     }
+    /* auto reuses the communicator's last agreed choice where it has a step form: no
+     * agreement. Not the library's own: an MPI_Ialltoallv that auto started this way hung in
+     * Open MPI 4.1.4 (test_nonblocking at P = 3; docs/nonblocking.md, "Not yet"), so auto
+     * then agrees and takes the best step row. */
+    if (!library && x->is_auto && ctx->agreed_valid && !collective &&
+        tuna_a2av_table[ctx->reuse_algorithm].step) {
+        const tuna_a2av_algorithm *r = &tuna_a2av_table[ctx->reuse_algorithm];
+        x->is_auto = false;
+        x->o.row = r;
+        memcpy(x->args.param, ctx->reuse_param, sizeof x->args.param);
+        tuna_stats_current.algorithm = ctx->reuse_algorithm;
+        tuna_stats_current.auto_source = ctx->reuse_source;
+        if (tuna_stats_on)
+            memcpy(tuna_stats_current.params, ctx->reuse_param, sizeof ctx->reuse_param);
+        x->agree = (r->desc.needs & TUNA_NEEDS_GLOBAL_STATS) != 0;
+    }
     x->library = library;
     x->phase = PHASE_START;
     /* The first step posts (or finishes with an error, which the completion returns). */

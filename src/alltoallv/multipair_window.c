@@ -61,16 +61,16 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
     while (rc == MPI_SUCCESS && active > 0) {
         int idx = MPI_UNDEFINED, flag = 1, wrc;
         if (poll) {
-            wrc = MPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE);
+            wrc = PMPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE);
             /* "None active" while requests are pending (SimGrid SMPI 3.32-3.35 answers so for
              * some pending eager sends, and polling would then never let the simulation move):
              * wait for one instead. */
             if (wrc == MPI_SUCCESS && flag && idx == MPI_UNDEFINED)
-                wrc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE);
+                wrc = PMPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE);
             if (wrc == MPI_SUCCESS && !flag)
                 continue;
         } else {
-            wrc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE);
+            wrc = PMPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE);
         }
         if (wrc != MPI_SUCCESS) {
             /* A failed message is complete: recorded, and the window goes on (docs/testing.md).
@@ -79,7 +79,7 @@ int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
             if (idx < 0 || idx >= 2 * stride)
                 break;
             if (reqs[idx] != MPI_REQUEST_NULL) /* Open MPI keeps a failed request allocated */
-                MPI_Request_free(&reqs[idx]);
+                PMPI_Request_free(&reqs[idx]);
         }
         if (idx == MPI_UNDEFINED)
             break;

@@ -59,12 +59,12 @@ static int rounds_datatype(const tuna_a2av_args *a, char *w, size_t B, unsigned 
             (rc = MPI_Isend(w, 1, st, tuna_bruck_rank(me, d, P), TUNA_TAG_PADDED_BRUCK,
                             a->ctx->comm, &req[1])) != MPI_SUCCESS) {
             rc = tuna_error_set(rc, "padded-bruck: MPI_Isend of round %d failed", k);
-            MPI_Cancel(&req[0]);
+            PMPI_Cancel(&req[0]);
         }
         if (rc == MPI_SUCCESS && (rc = tuna_waitall(2, req)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "padded-bruck: MPI_Waitall of round %d failed", k);
         else if (rc != MPI_SUCCESS && req[0] != MPI_REQUEST_NULL)
-            MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+            PMPI_Wait(&req[0], MPI_STATUS_IGNORE);
         tuna_timer_stop(tm, TUNA_PHASE_DATA);
         if (st != MPI_DATATYPE_NULL)
             MPI_Type_free(&st);

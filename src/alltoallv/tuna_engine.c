@@ -451,8 +451,8 @@ static void batch_settle(engine_state *st, int nb, int z0, long long px, bool me
     if (!meta_posted) /* an MPI error while posting: no peer is sure to match the receives */
         for (int q = 0; q < nb; q++)
             if (mreq[2 * q] != MPI_REQUEST_NULL)
-                MPI_Cancel(&mreq[2 * q]);
-    bool meta_ok = MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) == MPI_SUCCESS && meta_posted &&
+                PMPI_Cancel(&mreq[2 * q]);
+    bool meta_ok = PMPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) == MPI_SUCCESS && meta_posted &&
                    meta_unpack(st, nb) == MPI_SUCCESS;
     size_t drain_len = 0;
     for (int q = 0; q < sends_posted && meta_ok; q++) {
@@ -472,9 +472,9 @@ static void batch_settle(engine_state *st, int nb, int z0, long long px, bool me
         if (dreq[2 * q + 1] == MPI_REQUEST_NULL && tot &&
             tuna_irecv_bytes(drain, tot, member(e, from), e->tag_data, e->comm, &r) ==
                 MPI_SUCCESS)
-            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            PMPI_Wait(&r, MPI_STATUS_IGNORE);
     }
-    MPI_Waitall(2 * nb, dreq, MPI_STATUSES_IGNORE);
+    PMPI_Waitall(2 * nb, dreq, MPI_STATUSES_IGNORE);
     free(drain);
 }
 

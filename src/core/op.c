@@ -33,7 +33,7 @@ static int testall(int n, MPI_Request *req, int *flag)
     MPI_Status st[TUNA_WAIT_CHUNK];
     for (int i = 0; i < n; i += TUNA_WAIT_CHUNK) {
         int m = n - i < TUNA_WAIT_CHUNK ? n - i : TUNA_WAIT_CHUNK, f = 0;
-        int rc = MPI_Testall(m, req + i, &f, st);
+        int rc = PMPI_Testall(m, req + i, &f, st);
         if (rc != MPI_SUCCESS) {
             if (rc == MPI_ERR_IN_STATUS)
                 for (int j = 0; j < m; j++)
