@@ -138,7 +138,8 @@ int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn 
         /* Statistics name what ran, and why. */
         tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "tuna");
         tuna_stats_current.fallback = "the nodes hold different numbers of ranks";
-        return tuna_a2av_tuna(a);
+        return tuna_a2av_run_steps(&tuna_a2av_table[tuna_algorithm_find(TUNA_ALLTOALLV, "tuna")],
+                                   (tuna_a2av_args *)a);
     }
     tuna_timer tm;
     tuna_timer_start(&tm);

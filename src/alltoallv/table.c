@@ -116,7 +116,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                          "clamps to r-1"}}},
               .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna,
               .inflight = tuna_a2av_inflight_tuna},
-     .run = tuna_a2av_tuna},
+     .step = tuna_a2av_tuna_step},
     {.desc = {.info = {"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated "
                                     "message per remote node to the same local rank",
                        2,
