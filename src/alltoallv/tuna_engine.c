@@ -869,16 +869,3 @@ int tuna_engine_start(engine_state *st, const tuna_engine *e, tuna_timer *tm, MP
     st->phase = rc == MPI_SUCCESS && batch_next(st, true) ? ENG_BATCH : ENG_END;
     return tuna_engine_step(st, MPI_SUCCESS, req, nreq);
 }
-
-int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes)
-{
-    engine_state st = {0};
-    MPI_Request *req;
-    int n;
-    int r = tuna_engine_start(&st, e, tm, &req, &n);
-    while (r == TUNA_STEP_WAIT)
-        r = tuna_engine_step(&st, tuna_waitall(n, req), &req, &n);
-    if (temp_bytes)
-        *temp_bytes = st.temp_bytes;
-    return st.rc;
-}

@@ -163,8 +163,6 @@ int tuna_engine_start(tuna_engine_state *st, const tuna_engine *e, tuna_timer *t
                       MPI_Request **req, int *nreq);
 int tuna_engine_step(tuna_engine_state *st, int wait_rc, MPI_Request **req, int *nreq);
 void tuna_engine_state_free(tuna_engine_state *st);
-/* The exchange, blocking (its steps and waits). */
-int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes);
 
 /* ------------------------------------------------------------ hierarchical TuNA */
 
@@ -185,15 +183,28 @@ typedef struct tuna_hier {
     size_t *out_bytes;
     char **in_ptr;
     size_t *in_bytes;
+    /* The inter-node exchange's own, between its steps. */
+    int block;                  /* parameter "block" (the inter function clamps it) */
+    int pos;                    /* batches posted (0: its first step) */
+    int rounds;                 /* inter-node rounds so far (statistics) */
+    int rc;                     /* its outcome, once done */
+    MPI_Request *req;           /* from a->scr */
+    void *pool;                 /* its own allocation, if any (freed with the call) */
 } tuna_hier;
 
-typedef int (*tuna_hier_inter_fn)(const tuna_hier *h, int block, int *rounds);
+/*
+ * One step of the inter-node exchange (coalesced.c, staggered.c), called first with
+ * h->pos = 0, then each time the requests it posted (tuna_a2av_step_wait on o) completed,
+ * with that wait's outcome. Returns TUNA_STEP_WAIT, or TUNA_STEP_DONE with its outcome in
+ * h->rc and its rounds in h->rounds.
+ */
+typedef int tuna_hier_inter_fn(tuna_a2av_op *o, tuna_hier *h, int wait_rc);
 
 /*
- * Hierarchical TuNA: radix = parameter "radix" (clamped to [2, Q]), inter-node
- * batch = parameter "block" (clamped to [1, inter_max] by the inter function).
- * Unequal nodes fall back to flat TuNA with a logged reason.
+ * Hierarchical TuNA as steps: radix = parameter "radix" (clamped to [2, Q]), inter-node
+ * batch = parameter "block" (clamped to [1, inter_max] by the inter function). Unequal
+ * nodes fall back to flat TuNA with a logged reason.
  */
-int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn inter);
+int tuna_hier_step(tuna_a2av_op *o, int wait_rc, const char *name, tuna_hier_inter_fn *inter);
 
 #endif /* TUNA_ENGINE_H */
