@@ -5,7 +5,8 @@
  *      and a strided derived type; packed, gapped and overlapping-read layouts; uniform,
  *      sparse and power-law counts; in place), completed by tuna_request_wait or by polling
  *      tuna_request_test; tuna_ialltoallv_c likewise;
- *   2. three operations outstanding on one communicator (different rows, different data),
+ *   2. three operations outstanding on one communicator (different rows, different data;
+ *      the linear family, then TuNA and hierarchical TuNA),
  *      a blocking tuna_alltoallv while they are, completion in reverse order;
  *   3. local starts: rank 0 starts (tuna_ialltoallv; tuna_start of a plan), then hands rank 1
  *      a token with MPI_Ssend, which rank 1 receives before it starts: a start that waited
@@ -187,9 +188,8 @@ static void test_rows(void)
 }
 
 /* 2. Outstanding together, a blocking call in between, completed in reverse order. */
-static void test_outstanding(void)
+static void test_outstanding(const char *const rows[3])
 {
-    const char *rows[3] = {"pairwise", "spreadout", "auto"};
     exch x[3], b;
     tuna_request req[3];
     current = "outstanding";
@@ -330,7 +330,9 @@ int main(int argc, char **argv)
         exch_free(&x);
     }
     test_rows();
-    test_outstanding();
+    test_outstanding((const char *const[3]){"pairwise", "spreadout", "auto"});
+    /* Rows with metadata rounds and several phases (their tags must keep them apart). */
+    test_outstanding((const char *const[3]){"tuna", "coalesced", "staggered:block=1"});
     test_local_start();
     test_refusals();
     alarm(0);

@@ -79,8 +79,7 @@ static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
 
 /* Algorithms another one falls back to: hierarchical TuNA on unequal nodes runs flat TuNA
  * (same parameter names), vendor without the library's MPI_Alltoallv_c runs linear. */
-int tuna_a2av_tuna(const tuna_a2av_args *a);
-tuna_a2av_step_fn tuna_a2av_linear_step;
+tuna_a2av_step_fn tuna_a2av_tuna_step, tuna_a2av_linear_step;
 
 /*
  * auto's steps around the core's checks (src/alltoallv/auto.c). Before them:

@@ -15,11 +15,11 @@
 /* The run functions, one file each (tuna.c and linear.c: alltoallv.h, others fall back to
  * them). */
 tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_multipair_waitany, tuna_a2av_multipair_testany,
-    tuna_a2av_bruck, tuna_a2av_padded_bruck, tuna_a2av_twophase_bruck, tuna_a2av_coalesced,
-    tuna_a2av_staggered, tuna_a2av_auto;
+    tuna_a2av_bruck, tuna_a2av_padded_bruck, tuna_a2av_twophase_bruck, tuna_a2av_auto;
 /* The step forms (every form of the call: blocking, nonblocking, persistent). */
 tuna_a2av_step_fn tuna_a2av_spreadout_step, tuna_a2av_scattered_step, tuna_a2av_pairwise_step,
-    tuna_a2av_xor_step, tuna_a2av_multipair_step;
+    tuna_a2av_xor_step, tuna_a2av_multipair_step, tuna_a2av_coalesced_step,
+    tuna_a2av_staggered_step;
 
 #define STRIDE_PARAM                                                                           \
     {"stride", 1, TUNA_PARAM_P, 8, "pairs in flight, in [1, P]; larger values clamp to P"}
@@ -116,7 +116,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                          "clamps to r-1"}}},
               .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna,
               .inflight = tuna_a2av_inflight_tuna},
-     .run = tuna_a2av_tuna},
+     .step = tuna_a2av_tuna_step},
     {.desc = {.info = {"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated "
                                     "message per remote node to the same local rank",
                        2,
@@ -129,7 +129,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
               .cost = tuna_a2av_cost_coalesced, .grid = tuna_a2av_grid_coalesced,
               .inflight = tuna_a2av_inflight_coalesced},
-     .run = tuna_a2av_coalesced},
+     .step = tuna_a2av_coalesced_step},
     {.desc = {.info = {"staggered", "hierarchical TuNA: intra-node TuNA, then one message per "
                                     "block to the same local rank of each remote node, nodes "
                                     "interleaved",
@@ -143,7 +143,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
               .cost = tuna_a2av_cost_staggered, .grid = tuna_a2av_grid_staggered,
               .inflight = tuna_a2av_inflight_staggered},
-     .run = tuna_a2av_staggered},
+     .step = tuna_a2av_staggered_step},
     {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "
                                "a TUNA_TUNING table entry, else the cost model (docs/tuning.md)",
                        0, {{0}}},

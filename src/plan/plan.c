@@ -103,6 +103,9 @@ int tuna_start(tuna_plan p)
 static int plan_complete(tuna_plan p)
 {
     int rc = p->inflight->rc;
+    /* A row's state lives as long as one exchange (tuna.c, hierarchical_tuna.c). */
+    if (p->inflight == &p->a2av_op.op && p->a2av_op.state_free)
+        p->a2av_op.state_free(&p->a2av_op);
     if (p->inflight->publish_stats && tuna_stats_on) {
         p->inflight->stats.total = MPI_Wtime() - p->inflight->t_start;
         tuna_stats_publish_record(&p->inflight->stats);
