@@ -22,6 +22,9 @@ enum { LEARN_EXPLORING, LEARN_SETTLED };
 
 struct tuna_learn_class {
     tuna_collective coll;
+    const tuna_registry *reg;
+    tuna_select_input in;              /* the agreed inputs the class was created with */
+    bool refined;                      /* the winner's parameters were explored (phase 2) */
     long long key[TUNA_LEARN_KEY];
     tuna_wisdom_key wkey;
     int state;
@@ -127,6 +130,80 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
     log_settled(cl, ctx);
 }
 
+/*
+ * Phase 2: the winning row's neighbouring parameters (each parameter at v/2, v-1, v+1, 2v,
+ * one at a time, clamped to its range), those the model prices within
+ * TUNA_LEARN_MODEL_FACTOR of the class's model best, the winner first with its samples; at
+ * most TUNA_LEARN_MAX in all, the budget anew. The model's best parameters of a row are its
+ * guess: where it misjudges the machine it misjudges them too (SMPI: coalesced timed at
+ * radix 5, 1.12x the best row at radix 4). False when there is nothing to refine.
+ */
+static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
+{
+    cl->refined = true;
+    const int w = cl->winner;
+    const tuna_choice win = cl->cand[w];
+    const tuna_algorithm *row = tuna_registry_row(cl->reg, win.algorithm);
+    if (row->kind != TUNA_ROW_ALGORITHM || row->info.nparams == 0 || !row->cost)
+        return false;
+    const tuna_profile *prof = NULL;
+    if (tuna_select_profile(&prof) != MPI_SUCCESS || !prof)
+        return false;
+    double bound = -1; /* the model's best tuna candidate of the class, times the factor */
+    for (int i = 0; i < cl->n; i++)
+        if (tuna_registry_row(cl->reg, cl->cand[i].algorithm)->kind == TUNA_ROW_ALGORITHM &&
+            (bound < 0 || cl->cand[i].predicted < bound))
+            bound = cl->cand[i].predicted;
+    bound *= TUNA_LEARN_MODEL_FACTOR;
+    tuna_choice next[TUNA_LEARN_MAX];
+    int m = 0;
+    next[m++] = win;
+    for (int k = 0; k < row->info.nparams && m < TUNA_LEARN_MAX; k++) {
+        const long v = win.param[k];
+        const long tries[4] = {v / 2, v - 1, v + 1, 2 * v};
+        for (int j = 0; j < 4 && m < TUNA_LEARN_MAX; j++) {
+            tuna_choice c = win;
+            c.param[k] = tuna_param_resolve(&row->info.params[k], tries[j], cl->in.P);
+            bool seen = false;
+            for (int i = 0; i < m; i++)
+                seen = seen || memcmp(next[i].param, c.param, sizeof c.param) == 0;
+            if (seen)
+                continue;
+            c.predicted = tuna_model_cost(cl->reg, prof, &cl->in, c.algorithm, c.param);
+            if (c.predicted < 0 || (bound > 0 && c.predicted > bound))
+                continue;
+            next[m++] = c;
+        }
+    }
+    if (m == 1)
+        return false;
+    const double wbest = cl->best[w], wworst = cl->worst[w];
+    const int wtries = cl->tries[w];
+    cl->n = m;
+    for (int i = 0; i < m; i++) {
+        cl->cand[i] = next[i];
+        cl->best[i] = i ? -1 : wbest;
+        cl->worst[i] = i ? 0 : wworst;
+        cl->tries[i] = i ? 0 : wtries;
+        cl->alive[i] = true;
+        cl->local[i] = -1;
+    }
+    cl->calls = 0;
+    cl->spent = 0;
+    cl->state = LEARN_EXPLORING;
+    cl->filler_next = true;
+    schedule(cl);
+    if (tuna_verbosity() >= 1 && ctx->rank == 0) {
+        char opts[160];
+        describe(cl, 0, opts, sizeof opts);
+        tuna_log(1, "auto (%s, class %lld/%lld/%lld): %s won; timing %d neighbouring "
+                    "parameter sets",
+                 tuna_collective_name(cl->coll), cl->key[0], cl->key[1], cl->key[2], opts,
+                 m - 1);
+    }
+    return true;
+}
+
 /* Agreed samples (ns, max over ranks; -1: not run) into the class: times, drops, settling. */
 static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *agreed)
 {
@@ -168,14 +245,20 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
         if (cl->alive[i] && (cl->tries[i] < 2 || cl->worst[i] > 1.01 * cl->best[i]))
             repeat = false;
     }
+    int source = 0;
     if (alive <= 1)
-        settle(cl, ctx, TUNA_LEARN_SOURCE_ONE_LEFT);
+        source = TUNA_LEARN_SOURCE_ONE_LEFT;
     else if (cl->calls >= calls || cl->spent >= seconds)
-        settle(cl, ctx, TUNA_LEARN_SOURCE_BUDGET);
+        source = TUNA_LEARN_SOURCE_BUDGET;
     else if (!pending || repeat) /* repeating times (a simulator, a quiet machine): enough */
-        settle(cl, ctx, TUNA_LEARN_SOURCE_MEASURED);
-    else
+        source = TUNA_LEARN_SOURCE_MEASURED;
+    if (!source) {
         schedule(cl);
+        return;
+    }
+    settle(cl, ctx, source);
+    if (!cl->refined && refine(cl, ctx))
+        return; /* phase 2: settles again when its rounds end */
 }
 
 /* The drift check (alltoallv): the winner's agreed time on an agreement call against its
@@ -285,6 +368,8 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
     if (!cl)
         return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for learning");
     cl->coll = reg->coll;
+    cl->reg = reg;
+    cl->in = *in;
     memcpy(cl->key, key, sizeof cl->key);
     const long long sig[1 + TUNA_LEARN_KEY] = {TUNA_WISDOM_LEARNED, key[0], key[1], key[2]};
     tuna_wisdom_key_init(&cl->wkey, reg->coll, ctx, sig, 1 + TUNA_LEARN_KEY);
