@@ -22,20 +22,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "support/test_data.h"
 #include "support/test_expect.h"
 
 #define CALLS_PER_CLASS 70 /* the default budget is 40 exploring calls, +1 warm-up */
 #define CALLS_FROM_WISDOM 6 /* a class from wisdom: its first calls tell */
 #define SENTINEL 0xA5
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb93fe53a87cdULL;
-    return x ^ (x >> 33);
-}
 
 /* Classes: small uniform blocks, large uniform blocks, a power law of mid-size blocks. */
 enum { CLS_SMALL, CLS_LARGE, CLS_POWER, CLS_N };
@@ -44,9 +36,9 @@ static const char *const cls_names[CLS_N] = {"16 B uniform", "4 KiB uniform", "p
 /* The same counts on every call of a class (its agreed statistics stay in one class; counts
  * near a bucket's edge would make two classes, each learning apart: a property of classes,
  * not what this test checks). */
-static int count_of(int cls, int src, int dst)
+static int class_count(int cls, int src, int dst)
 {
-    uint64_t h = mix64(((uint64_t)src << 40) ^ ((uint64_t)dst << 20) ^ (uint64_t)cls);
+    uint64_t h = mix(((uint64_t)src << 40) ^ ((uint64_t)dst << 20) ^ (uint64_t)cls);
     switch (cls) {
     case CLS_SMALL: return (int)(h % 17);
     case CLS_LARGE: return 2048 + (int)(h % 2049);
@@ -56,7 +48,7 @@ static int count_of(int cls, int src, int dst)
 
 static unsigned char payload(int src, int dst, int i)
 {
-    return (unsigned char)(mix64(((uint64_t)src << 32) ^ ((uint64_t)dst << 16) ^ (uint64_t)i));
+    return (unsigned char)(mix(((uint64_t)src << 32) ^ ((uint64_t)dst << 16) ^ (uint64_t)i));
 }
 
 /* A rank that is slow on some calls: its peers' timings include waiting for it. */
@@ -64,7 +56,7 @@ static void maybe_sleep(int call)
 {
     if (me != P - 1 || call % 3 != 1)
         return;
-    struct timespec ts = {0, (long)(50000 + mix64((uint64_t)call) % 250000)};
+    struct timespec ts = {0, (long)(50000 + mix((uint64_t)call) % 250000)};
     nanosleep(&ts, NULL);
 }
 
@@ -144,8 +136,8 @@ static void alltoallv_class(MPI_Comm comm, int cls, bool from_wisdom)
     for (int call = 0; call < calls && !failures; call++) {
         size_t stot = 0, rtot = 0;
         for (int j = 0; j < P; j++) {
-            sc[j] = count_of(cls, me, j);
-            rc_[j] = count_of(cls, j, me);
+            sc[j] = class_count(cls, me, j);
+            rc_[j] = class_count(cls, j, me);
             sd[j] = (int)stot;
             rd[j] = (int)rtot;
             stot += (size_t)sc[j];
@@ -212,7 +204,7 @@ static void allreduce_class(MPI_Comm comm, int count, bool from_wisdom)
     const int calls = from_wisdom ? CALLS_FROM_WISDOM : CALLS_PER_CLASS;
     for (int call = 0; call < calls && !failures; call++) {
         for (int i = 0; i < count; i++)
-            sbuf[i] = (long)(mix64((uint64_t)(me * 131 + i + call)) % 1000);
+            sbuf[i] = (long)(mix((uint64_t)(me * 131 + i + call)) % 1000);
         memset(rbuf, SENTINEL, sizeof(long) * (count + 1));
         memset(ref, SENTINEL, sizeof(long) * (count + 1));
         PMPI_Allreduce(sbuf, ref, count, MPI_LONG, MPI_SUM, comm);

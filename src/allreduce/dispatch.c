@@ -82,13 +82,8 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
                                  : tuna_ar_vendor(sendbuf, recvbuf, count, datatype, op, comm);
     }
     tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* After the context: its creation agrees on TUNA_ARGCHECK, so a rank with a bad value
-     * does not leave the others waiting there. */
     bool collective;
-    rc = tuna_argcheck_collective(&collective);
+    rc = tuna_coll_context(comm, alg->desc.info.name, &ctx, &collective);
     if (rc != MPI_SUCCESS)
         return rc;
     const int P = ctx->size, me = ctx->rank;

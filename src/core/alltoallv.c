@@ -604,7 +604,7 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
     const int nlearn = due ? tuna_learn_fields(ctx, agreed + TUNA_AGREE_N) : 0;
     double t_agree = 0;
     if (agree_now) {
-        t_agree = nlearn || (due && tuna_select_learn_on()) ? MPI_Wtime() : 0;
+        t_agree = due && tuna_select_learn_on() ? MPI_Wtime() : 0; /* nlearn: due */
         rc = tuna_agree_n(ctx, agreed, TUNA_AGREE_N + nlearn);
         if (rc != MPI_SUCCESS)
             return rc;

@@ -1,10 +1,18 @@
 /*
- * Helpers of the allgather and allreduce front ends: raw-byte datatypes and the
- * TUNA_ARGCHECK=collective agreement on their arguments.
+ * Helpers of the allgather and allreduce front ends: their context, raw-byte datatypes and
+ * the TUNA_ARGCHECK=collective agreement on their arguments.
  */
 #include "tuna_internal.h"
 
 #include <limits.h>
+
+int tuna_coll_context(MPI_Comm comm, const char *algorithm, tuna_ctx **ctx, bool *collective)
+{
+    int rc = tuna_ctx_get(comm, algorithm, ctx);
+    /* After the context: its creation agrees on TUNA_ARGCHECK, so a rank with a bad value
+     * does not leave the others waiting there. */
+    return rc != MPI_SUCCESS ? rc : tuna_argcheck_collective(collective);
+}
 
 int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out)
 {

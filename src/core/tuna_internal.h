@@ -361,6 +361,9 @@ const char *tuna_smpi_shared_globals(void);
 /* Committed datatype of `bytes` raw bytes (any size, also above INT_MAX). */
 int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out);
 
+/* allgather / allreduce: the context of comm (created on first use) and whether
+ * TUNA_ARGCHECK=collective asks for an agreement on the arguments. */
+int tuna_coll_context(MPI_Comm comm, const char *algorithm, tuna_ctx **ctx, bool *collective);
 /*
  * TUNA_ARGCHECK=collective for allgather / allreduce: one allreduce of this rank's check
  * outcome (local_rc) and of n <= 4 values every rank must hold alike (same[i], named
