@@ -24,7 +24,8 @@ struct tuna_learn_class {
     tuna_collective coll;
     const tuna_registry *reg;
     tuna_select_input in;              /* the agreed inputs the class was created with */
-    bool refined;                      /* the winner's parameters were explored (phase 2) */
+    bool refined;                      /* phase 2 ran (or had nothing to time): once only */
+    bool refining;                     /* in phase 2: candidate 0 is phase 1's winner */
     long long key[TUNA_LEARN_KEY];
     tuna_wisdom_key wkey;
     int state;
@@ -121,6 +122,7 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
     cl->winner = w;
     cl->learned = cl->best[w];
     cl->state = LEARN_SETTLED;
+    cl->refining = false;
     cl->source = source;
     cl->nsched = cl->pos = 0;
     cl->strikes = 0;
@@ -136,7 +138,9 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
  * TUNA_LEARN_MODEL_FACTOR of the class's model best, the winner first with its samples; at
  * most TUNA_LEARN_MAX in all, the budget anew. The model's best parameters of a row are its
  * guess: where it misjudges the machine it misjudges them too (SMPI: coalesced timed at
- * radix 5, 1.12x the best row at radix 4). False when there is nothing to refine.
+ * radix 5, 1.12x the best row at radix 4). A neighbour whose first sample does not beat the
+ * winner's best is dropped at once (apply): where none does, phase 2 costs one round.
+ * False when there is nothing to refine.
  */
 static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
 {
@@ -191,6 +195,7 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
     cl->calls = 0;
     cl->spent = 0;
     cl->state = LEARN_EXPLORING;
+    cl->refining = true;
     cl->filler_next = true;
     schedule(cl);
     if (tuna_verbosity() >= 1 && ctx->rank == 0) {
@@ -238,6 +243,11 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
         if (cl->alive[i] && cl->best[i] >= 0) {
             const double f = cl->tries[i] > 1 ? TUNA_LEARN_DROP : TUNA_LEARN_DROP_FIRST;
             if (cl->best[i] > f * fastest)
+                cl->alive[i] = false;
+            /* Phase 2: a neighbour stays only while it beats phase 1's winner (candidate 0,
+             * its best of two or three samples) on its first sample. */
+            if (cl->refining && i > 0 && cl->tries[i] == 1 && cl->best[0] >= 0 &&
+                cl->best[i] >= cl->best[0])
                 cl->alive[i] = false;
         }
         alive += cl->alive[i];
