@@ -199,12 +199,19 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
     cl->filler_next = true;
     schedule(cl);
     if (tuna_verbosity() >= 1 && ctx->rank == 0) {
-        char opts[160];
+        char line[1024], opts[160];
         describe(cl, 0, opts, sizeof opts);
-        tuna_log(1, "auto (%s, class %lld/%lld/%lld): %s won; timing %d neighbouring "
-                    "parameter sets",
-                 tuna_collective_name(cl->coll), cl->key[0], cl->key[1], cl->key[2], opts,
-                 m - 1);
+        int n = snprintf(line, sizeof line,
+                         "auto (%s, class %lld/%lld/%lld): %s won (%.3g us, model %.3g us); "
+                         "timing %d neighbouring parameter sets:",
+                         tuna_collective_name(cl->coll), cl->key[0], cl->key[1], cl->key[2],
+                         opts, wbest * 1e6, win.predicted * 1e6, m - 1);
+        for (int i = 1; i < m && n > 0 && (size_t)n < sizeof line; i++) {
+            describe(cl, i, opts, sizeof opts);
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s (model %.3g us)%s", opts,
+                          cl->cand[i].predicted * 1e6, i + 1 < m ? ";" : "");
+        }
+        tuna_log(1, "%s", line);
     }
     return true;
 }
