@@ -9,7 +9,9 @@ Per cell (platform, per-message overhead, P, S, distribution):
   the same two for TUNA_AUTO_LEARN=0 (auto-model.jsonl: the cost model's choice alone)
   learned      the winner of the "auto learned" line (err/CELL.learn.err, TUNA_VERBOSE=1), and
                the candidates' measured times on that line
-  skipped      sweep families that hit the timeout (status "timeout" records)
+  skipped      sweep chunks that hit the timeout (status "timeout" records) or were not run
+               (sim/learn_study.sh's SKIP: status "skipped"), with their first and last
+               configurations
 Targets (issue 34): steady <= 1.05, whole <= 1.10.
 
 Usage: sim/learn_table.py [DIR (default sim/results/learn)] [--reference DIR] [--figure PNG]
@@ -110,11 +112,17 @@ def main():
     ref = args.reference or args.dir
     sweep, skipped = {}, {}
     for r in load(os.path.join(ref, "sweep.jsonl")):
-        if r.get("status") == "timeout":
-            c = (r["sim"]["platform"], overhead_us(r), r["machine"]["P"],
+        if r.get("status") in ("timeout", "skipped"):
+            ov = r["sim"]["os_us"] if "os_us" in r["sim"] else overhead_us(r)
+            c = (r["sim"]["platform"], ov, r["machine"]["P"],
                  int(r["dist"]["sizes"]), r["dist"]["spec"].split(":")[0])
-            fam = r["algorithm"].split(":")[0].split(",")[0]
-            skipped.setdefault(c, []).append(f"{fam} ({r['sim']['timeout_s']:g} s)")
+            fam = r.get("family") or r["algorithm"].split(":")[0].split(",")[0]
+            cfgs = re.split(r",(?=[a-z][a-z-]*(?::|,|$))", r["algorithm"])
+            first, last = cfgs[0], cfgs[-1]
+            what = f"{first} .. {last}" if first != last else first
+            skipped.setdefault(c, []).append(
+                f"{fam} ({r['sim']['timeout_s']:g} s timeout: {what})"
+                if r["status"] == "timeout" else f"{fam} (not run: {what})")
             continue
         if r.get("status") != "ok" or not r.get("time"):
             continue
