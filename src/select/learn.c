@@ -132,14 +132,39 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
     log_settled(cl, ctx);
 }
 
+/* The neighbouring parameter sets of candidate i (each parameter at v/2, v-1, v+1, 2v, one at
+ * a time, clamped to its range; the model's time filled in), into out; how many. None for a
+ * row without parameters or without a model. */
+static int neighbours(const tuna_learn_class *cl, const tuna_profile *prof, int i,
+                      tuna_choice *out, int max)
+{
+    const tuna_choice base = cl->cand[i];
+    const tuna_algorithm *row = tuna_registry_row(cl->reg, base.algorithm);
+    if (row->kind != TUNA_ROW_ALGORITHM || !row->cost)
+        return 0;
+    int m = 0;
+    for (int k = 0; k < row->info.nparams; k++) {
+        const long v = base.param[k];
+        const long tries[4] = {v / 2, v - 1, v + 1, 2 * v};
+        for (int j = 0; j < 4 && m < max; j++) {
+            tuna_choice c = base;
+            c.param[k] = tuna_param_resolve(&row->info.params[k], tries[j], cl->in.P);
+            c.predicted = tuna_model_cost(cl->reg, prof, &cl->in, c.algorithm, c.param);
+            out[m++] = c;
+        }
+    }
+    return m;
+}
+
 /*
- * Phase 2: the winning row's neighbouring parameters (each parameter at v/2, v-1, v+1, 2v,
- * one at a time, clamped to its range), those the model prices within
- * TUNA_LEARN_MODEL_FACTOR of the class's model best, the winner first with its samples; at
+ * Phase 2: the neighbouring parameter sets of the winning row, and of every other timed row
+ * within TUNA_LEARN_NEAR of the winner's time (two rows that close may swap places once each
+ * has its own best parameters), taken from the rows in turn; those the model prices within
+ * TUNA_LEARN_MODEL_FACTOR of the class's model best; the winner first with its samples; at
  * most TUNA_LEARN_MAX in all, the budget anew. The model's best parameters of a row are its
- * guess: where it misjudges the machine it misjudges them too (SMPI: coalesced timed at
- * radix 5, 1.12x the best row at radix 4). A neighbour whose first sample does not beat the
- * winner's best is dropped at once (apply): where none does, phase 2 costs one round.
+ * guess: where it misjudges the machine it misjudges them too (SMPI, P = 64: coalesced timed
+ * at radix 5, 1.12x the best row at radix 4). A neighbour whose first sample does not beat
+ * the winner's best is dropped at once (apply): where none does, phase 2 costs one round.
  * False when there is nothing to refine.
  */
 static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
@@ -147,11 +172,8 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
     cl->refined = true;
     const int w = cl->winner;
     const tuna_choice win = cl->cand[w];
-    const tuna_algorithm *row = tuna_registry_row(cl->reg, win.algorithm);
-    if (row->kind != TUNA_ROW_ALGORITHM || row->info.nparams == 0 || !row->cost)
-        return false;
     const tuna_profile *prof = NULL;
-    if (tuna_select_profile(&prof) != MPI_SUCCESS || !prof)
+    if (cl->best[w] < 0 || tuna_select_profile(&prof) != MPI_SUCCESS || !prof)
         return false;
     double bound = -1; /* the model's best tuna candidate of the class, times the factor */
     for (int i = 0; i < cl->n; i++)
@@ -159,24 +181,42 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
             (bound < 0 || cl->cand[i].predicted < bound))
             bound = cl->cand[i].predicted;
     bound *= TUNA_LEARN_MODEL_FACTOR;
+    /* The rows refined, the winner first, and each one's neighbours. */
+    enum { PER_ROW = 4 * TUNA_MAX_PARAMS };
+    tuna_choice nb[TUNA_LEARN_MAX][PER_ROW];
+    int nnb[TUNA_LEARN_MAX], pos[TUNA_LEARN_MAX], nrows = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < cl->n; i++) {
+            const bool near = i != w && cl->alive[i] && cl->best[i] >= 0 &&
+                              cl->best[i] <= TUNA_LEARN_NEAR * cl->best[w];
+            if (pass == 0 ? i != w : !near)
+                continue;
+            nnb[nrows] = neighbours(cl, prof, i, nb[nrows], PER_ROW);
+            pos[nrows] = 0;
+            nrows++;
+        }
     tuna_choice next[TUNA_LEARN_MAX];
     int m = 0;
     next[m++] = win;
-    for (int k = 0; k < row->info.nparams && m < TUNA_LEARN_MAX; k++) {
-        const long v = win.param[k];
-        const long tries[4] = {v / 2, v - 1, v + 1, 2 * v};
-        for (int j = 0; j < 4 && m < TUNA_LEARN_MAX; j++) {
-            tuna_choice c = win;
-            c.param[k] = tuna_param_resolve(&row->info.params[k], tries[j], cl->in.P);
-            bool seen = false;
-            for (int i = 0; i < m; i++)
-                seen = seen || memcmp(next[i].param, c.param, sizeof c.param) == 0;
-            if (seen)
-                continue;
-            c.predicted = tuna_model_cost(cl->reg, prof, &cl->in, c.algorithm, c.param);
-            if (c.predicted < 0 || (bound > 0 && c.predicted > bound))
-                continue;
-            next[m++] = c;
+    for (bool more = true; more && m < TUNA_LEARN_MAX;) {
+        more = false;
+        for (int r = 0; r < nrows && m < TUNA_LEARN_MAX; r++) {
+            /* the row's next neighbour that is new and priced within the bound */
+            while (pos[r] < nnb[r]) {
+                const tuna_choice c = nb[r][pos[r]++];
+                bool seen = false;
+                for (int i = 0; i < m; i++)
+                    seen = seen || (next[i].algorithm == c.algorithm &&
+                                    memcmp(next[i].param, c.param, sizeof c.param) == 0);
+                for (int i = 0; i < cl->n; i++) /* timed in phase 1 already */
+                    seen = seen || (cl->cand[i].algorithm == c.algorithm &&
+                                    memcmp(cl->cand[i].param, c.param, sizeof c.param) == 0);
+                if (seen || c.predicted < 0 || (bound > 0 && c.predicted > bound))
+                    continue;
+                next[m++] = c;
+                break;
+            }
+            more = more || pos[r] < nnb[r];
         }
     }
     if (m == 1)
