@@ -16,6 +16,8 @@ Usage: sim/learn_configs.py P RPN            # prints "FAMILY<TAB>-a list" per l
 import math
 import sys
 
+CHUNK = 40  # configurations per smpirun at most
+
 
 def grid_radix(U):
     v = [r for r in range(2, min(U, 8) + 1)]
@@ -62,10 +64,13 @@ def families(P, Q):
 def main():
     P, Q = int(sys.argv[1]), int(sys.argv[2])
     for name, cfgs in families(P, Q).items():
-        # tuna-bench's -a holds 4096 characters: split long families.
+        # tuna-bench's -a holds 4096 characters, and a smpirun that hits sim/learn_study.sh's
+        # timeout records nothing of what it finished: split long families (at most
+        # CHUNK configurations per smpirun; at P = 256 the 268 tuna configurations took
+        # more than 10 minutes in one smpirun).
         chunk, out = [], []
         for c in cfgs:
-            if len(",".join(chunk + [c])) > 4000:
+            if len(",".join(chunk + [c])) > 4000 or len(chunk) >= CHUNK:
                 out.append(chunk)
                 chunk = []
             chunk.append(c)

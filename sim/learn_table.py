@@ -9,10 +9,13 @@ Per cell (platform, per-message overhead, P, S, distribution):
   the same two for TUNA_AUTO_LEARN=0 (auto-model.jsonl: the cost model's choice alone)
   learned      the winner of the "auto learned" line (err/CELL.learn.err, TUNA_VERBOSE=1), and
                the candidates' measured times on that line
-  skipped      sweep families that hit the timeout (status "timeout" records)
+  skipped      sweep chunks that hit the timeout (status "timeout" records) or were not run
+               (sim/learn_study.sh's SKIP: status "skipped"), with their first and last
+               configurations
 Targets (issue 34): steady <= 1.05, whole <= 1.10.
 
-Usage: sim/learn_table.py [DIR (default sim/results/learn)] [--figure PNG] [--candidates]
+Usage: sim/learn_table.py [DIR (default sim/results/learn)] [--reference DIR] [--figure PNG]
+                          [--candidates]
 """
 import argparse
 import glob
@@ -51,9 +54,12 @@ def load(path):
 
 
 def learned_line(path):
-    """(winner, candidates text, calls) from the first "auto learned" line, or None."""
+    """(winner, candidates text, calls) of a cell's "auto learned" lines, or None. Phase 2 (the
+    winner's neighbouring parameters, docs/tuning.md "Learning") settles a second time: the
+    winner is the last line's, the calls the sum, the candidates each line's ("; then")."""
     if not os.path.exists(path):
         return None
+    found = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             m = re.search(r"auto learned \((.*?)\):(.*)", line)
@@ -62,11 +68,17 @@ def learned_line(path):
                 calls = re.search(r"(\d+) calls", head)
                 w = re.search(r"winner (\S+)\s*$", rest)
                 cands = rest[:w.start()].strip() if w else rest.strip()
-                return {"winner": w.group(1) if w else "(line cut)",
-                        "candidates": cands, "how": head.split(",")[-2].strip()
-                        if head.count(",") >= 2 else "",
-                        "calls": int(calls.group(1)) if calls else None}
-    return None
+                found.append({"winner": w.group(1) if w else "(line cut)",
+                              "candidates": cands, "how": head.split(",")[-2].strip()
+                              if head.count(",") >= 2 else "",
+                              "calls": int(calls.group(1)) if calls else None})
+    if not found:
+        return None
+    calls = [x["calls"] for x in found]
+    return {"winner": found[-1]["winner"],
+            "candidates": " then ".join(x["candidates"] for x in found),
+            "how": ", then ".join(x["how"] for x in found),
+            "calls": None if None in calls else sum(calls)}
 
 
 def model_choice(path):
@@ -93,21 +105,31 @@ def main():
     ap.add_argument("--figure", help="PNG path (matplotlib)")
     ap.add_argument("--candidates", action="store_true",
                     help="also list each cell's learned line (candidates' measured times)")
+    ap.add_argument("--reference", metavar="DIR",
+                    help="read sweep.jsonl and auto-model.jsonl (and done/) from DIR "
+                         "(a re-run of the learning part only; default: DIR itself)")
     args = ap.parse_args()
+    ref = args.reference or args.dir
     sweep, skipped = {}, {}
-    for r in load(os.path.join(args.dir, "sweep.jsonl")):
-        if r.get("status") == "timeout":
-            c = (r["sim"]["platform"], overhead_us(r), r["machine"]["P"],
+    for r in load(os.path.join(ref, "sweep.jsonl")):
+        if r.get("status") in ("timeout", "skipped"):
+            ov = r["sim"]["os_us"] if "os_us" in r["sim"] else overhead_us(r)
+            c = (r["sim"]["platform"], ov, r["machine"]["P"],
                  int(r["dist"]["sizes"]), r["dist"]["spec"].split(":")[0])
-            fam = r["algorithm"].split(":")[0].split(",")[0]
-            skipped.setdefault(c, []).append(f"{fam} ({r['sim']['timeout_s']:g} s)")
+            fam = r.get("family") or r["algorithm"].split(":")[0].split(",")[0]
+            cfgs = re.split(r",(?=[a-z][a-z-]*(?::|,|$))", r["algorithm"])
+            first, last = cfgs[0], cfgs[-1]
+            what = f"{first} .. {last}" if first != last else first
+            skipped.setdefault(c, []).append(
+                f"{fam} ({r['sim']['timeout_s']:g} s timeout: {what})"
+                if r["status"] == "timeout" else f"{fam} (not run: {what})")
             continue
         if r.get("status") != "ok" or not r.get("time"):
             continue
         sweep.setdefault(cell_of(r), []).append((r["time"]["median"], r["options"]))
     learn = {cell_of(r): r for r in load(os.path.join(args.dir, "auto-learn.jsonl"))
              if r.get("samples")}
-    model = {cell_of(r): r for r in load(os.path.join(args.dir, "auto-model.jsonl"))
+    model = {cell_of(r): r for r in load(os.path.join(ref, "auto-model.jsonl"))
              if r.get("samples")}
     cells = sorted(set(sweep) | set(learn) | set(model),
                    key=lambda c: (c[2], c[0], c[1], c[3], c[4]))
@@ -121,9 +143,9 @@ def main():
         name = cell_name(c)
         best = min(sweep[c]) if c in sweep else None
         ll = learned_line(os.path.join(args.dir, "err", f"{name}.learn.err"))
-        mc = model_choice(os.path.join(args.dir, "err", f"{name}.model.err"))
+        mc = model_choice(os.path.join(ref, "err", f"{name}.model.err"))
         row = {"cell": c, "best": best, "learned": ll, "model_choice": mc}
-        if best and not os.path.exists(os.path.join(args.dir, "done", f"{name}.sweep")):
+        if best and not os.path.exists(os.path.join(ref, "done", f"{name}.sweep")):
             skipped.setdefault(c, []).append("sweep not finished (stopped)")
         fmt = lambda x: "-" if x is None else f"{x:.3f}"
         ls = lw = ms = mw = None
@@ -174,7 +196,9 @@ def main():
         ax.set_xticklabels([f"{r['cell'][0].replace('generic-', '')} os{r['cell'][1]:g}\n"
                             f"P{r['cell'][2]} {r['cell'][3]}B {r['cell'][4][:4]}"
                             for r in rows], rotation=90, fontsize=7)
-        ax.set_title("auto vs the exhaustive best row, SMPI 3.32, built-in profile")
+        versions = sorted({(r.get("sim") or {}).get("simgrid") or "?" for r in learn.values()})
+        ax.set_title("auto vs the exhaustive best row, SMPI (SimGrid "
+                     f"{', '.join(versions)}), built-in profile")
         ax.legend(fontsize=7, ncol=3)
         fig.tight_layout()
         os.makedirs(os.path.dirname(args.figure) or ".", exist_ok=True)

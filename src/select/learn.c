@@ -22,6 +22,10 @@ enum { LEARN_EXPLORING, LEARN_SETTLED };
 
 struct tuna_learn_class {
     tuna_collective coll;
+    const tuna_registry *reg;
+    tuna_select_input in;              /* the agreed inputs the class was created with */
+    bool refined;                      /* phase 2 ran (or had nothing to time): once only */
+    bool refining;                     /* in phase 2: candidate 0 is phase 1's winner */
     long long key[TUNA_LEARN_KEY];
     tuna_wisdom_key wkey;
     int state;
@@ -118,6 +122,7 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
     cl->winner = w;
     cl->learned = cl->best[w];
     cl->state = LEARN_SETTLED;
+    cl->refining = false;
     cl->source = source;
     cl->nsched = cl->pos = 0;
     cl->strikes = 0;
@@ -125,6 +130,130 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
     if (source != TUNA_LEARN_SOURCE_WISDOM && cl->learned >= 0)
         tuna_wisdom_add(&cl->wkey, &cl->cand[w], cl->learned);
     log_settled(cl, ctx);
+}
+
+/* The neighbouring parameter sets of candidate i (each parameter at v/2, v-1, v+1, 2v, one at
+ * a time, clamped to its range; the model's time filled in), into out; how many. None for a
+ * row without parameters or without a model. */
+static int neighbours(const tuna_learn_class *cl, const tuna_profile *prof, int i,
+                      tuna_choice *out, int max)
+{
+    const tuna_choice base = cl->cand[i];
+    const tuna_algorithm *row = tuna_registry_row(cl->reg, base.algorithm);
+    if (row->kind != TUNA_ROW_ALGORITHM || !row->cost)
+        return 0;
+    int m = 0;
+    for (int k = 0; k < row->info.nparams; k++) {
+        const long v = base.param[k];
+        const long tries[4] = {v / 2, v - 1, v + 1, 2 * v};
+        for (int j = 0; j < 4 && m < max; j++) {
+            tuna_choice c = base;
+            c.param[k] = tuna_param_resolve(&row->info.params[k], tries[j], cl->in.P);
+            c.predicted = tuna_model_cost(cl->reg, prof, &cl->in, c.algorithm, c.param);
+            out[m++] = c;
+        }
+    }
+    return m;
+}
+
+/*
+ * Phase 2: the neighbouring parameter sets of the winning row, and of every other timed row
+ * within TUNA_LEARN_NEAR of the winner's time (two rows that close may swap places once each
+ * has its own best parameters), taken from the rows in turn; those the model prices within
+ * TUNA_LEARN_MODEL_FACTOR of the class's model best; the winner first with its samples; at
+ * most TUNA_LEARN_MAX in all, the budget anew. The model's best parameters of a row are its
+ * guess: where it misjudges the machine it misjudges them too (SMPI, P = 64: coalesced timed
+ * at radix 5, 1.12x the best row at radix 4). A neighbour whose first sample does not beat
+ * the winner's best is dropped at once (apply): where none does, phase 2 costs one round.
+ * False when there is nothing to refine.
+ */
+static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
+{
+    cl->refined = true;
+    const int w = cl->winner;
+    const tuna_choice win = cl->cand[w];
+    const tuna_profile *prof = NULL;
+    if (cl->best[w] < 0 || tuna_select_profile(&prof) != MPI_SUCCESS || !prof)
+        return false;
+    double bound = -1; /* the model's best tuna candidate of the class, times the factor */
+    for (int i = 0; i < cl->n; i++)
+        if (tuna_registry_row(cl->reg, cl->cand[i].algorithm)->kind == TUNA_ROW_ALGORITHM &&
+            (bound < 0 || cl->cand[i].predicted < bound))
+            bound = cl->cand[i].predicted;
+    bound *= TUNA_LEARN_MODEL_FACTOR;
+    /* The rows refined, the winner first, and each one's neighbours. */
+    enum { PER_ROW = 4 * TUNA_MAX_PARAMS };
+    tuna_choice nb[TUNA_LEARN_MAX][PER_ROW];
+    int nnb[TUNA_LEARN_MAX], pos[TUNA_LEARN_MAX], nrows = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < cl->n; i++) {
+            const bool near = i != w && cl->alive[i] && cl->best[i] >= 0 &&
+                              cl->best[i] <= TUNA_LEARN_NEAR * cl->best[w];
+            if (pass == 0 ? i != w : !near)
+                continue;
+            nnb[nrows] = neighbours(cl, prof, i, nb[nrows], PER_ROW);
+            pos[nrows] = 0;
+            nrows++;
+        }
+    tuna_choice next[TUNA_LEARN_MAX];
+    int m = 0;
+    next[m++] = win;
+    for (bool more = true; more && m < TUNA_LEARN_MAX;) {
+        more = false;
+        for (int r = 0; r < nrows && m < TUNA_LEARN_MAX; r++) {
+            /* the row's next neighbour that is new and priced within the bound */
+            while (pos[r] < nnb[r]) {
+                const tuna_choice c = nb[r][pos[r]++];
+                bool seen = false;
+                for (int i = 0; i < m; i++)
+                    seen = seen || (next[i].algorithm == c.algorithm &&
+                                    memcmp(next[i].param, c.param, sizeof c.param) == 0);
+                for (int i = 0; i < cl->n; i++) /* timed in phase 1 already */
+                    seen = seen || (cl->cand[i].algorithm == c.algorithm &&
+                                    memcmp(cl->cand[i].param, c.param, sizeof c.param) == 0);
+                if (seen || c.predicted < 0 || (bound > 0 && c.predicted > bound))
+                    continue;
+                next[m++] = c;
+                break;
+            }
+            more = more || pos[r] < nnb[r];
+        }
+    }
+    if (m == 1)
+        return false;
+    const double wbest = cl->best[w], wworst = cl->worst[w];
+    const int wtries = cl->tries[w];
+    cl->n = m;
+    for (int i = 0; i < m; i++) {
+        cl->cand[i] = next[i];
+        cl->best[i] = i ? -1 : wbest;
+        cl->worst[i] = i ? 0 : wworst;
+        cl->tries[i] = i ? 0 : wtries;
+        cl->alive[i] = true;
+        cl->local[i] = -1;
+    }
+    cl->calls = 0;
+    cl->spent = 0;
+    cl->state = LEARN_EXPLORING;
+    cl->refining = true;
+    cl->filler_next = true;
+    schedule(cl);
+    if (tuna_verbosity() >= 1 && ctx->rank == 0) {
+        char line[1024], opts[160];
+        describe(cl, 0, opts, sizeof opts);
+        int n = snprintf(line, sizeof line,
+                         "auto (%s, class %lld/%lld/%lld): %s won (%.3g us, model %.3g us); "
+                         "timing %d neighbouring parameter sets:",
+                         tuna_collective_name(cl->coll), cl->key[0], cl->key[1], cl->key[2],
+                         opts, wbest * 1e6, win.predicted * 1e6, m - 1);
+        for (int i = 1; i < m && n > 0 && (size_t)n < sizeof line; i++) {
+            describe(cl, i, opts, sizeof opts);
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s (model %.3g us)%s", opts,
+                          cl->cand[i].predicted * 1e6, i + 1 < m ? ";" : "");
+        }
+        tuna_log(1, "%s", line);
+    }
+    return true;
 }
 
 /* Agreed samples (ns, max over ranks; -1: not run) into the class: times, drops, settling. */
@@ -162,20 +291,31 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
             const double f = cl->tries[i] > 1 ? TUNA_LEARN_DROP : TUNA_LEARN_DROP_FIRST;
             if (cl->best[i] > f * fastest)
                 cl->alive[i] = false;
+            /* Phase 2: a neighbour stays only while it beats phase 1's winner (candidate 0,
+             * its best of two or three samples) on its first sample. */
+            if (cl->refining && i > 0 && cl->tries[i] == 1 && cl->best[0] >= 0 &&
+                cl->best[i] >= cl->best[0])
+                cl->alive[i] = false;
         }
         alive += cl->alive[i];
         pending += cl->alive[i] && cl->tries[i] < rounds;
         if (cl->alive[i] && (cl->tries[i] < 2 || cl->worst[i] > 1.01 * cl->best[i]))
             repeat = false;
     }
+    int source = 0;
     if (alive <= 1)
-        settle(cl, ctx, TUNA_LEARN_SOURCE_ONE_LEFT);
+        source = TUNA_LEARN_SOURCE_ONE_LEFT;
     else if (cl->calls >= calls || cl->spent >= seconds)
-        settle(cl, ctx, TUNA_LEARN_SOURCE_BUDGET);
+        source = TUNA_LEARN_SOURCE_BUDGET;
     else if (!pending || repeat) /* repeating times (a simulator, a quiet machine): enough */
-        settle(cl, ctx, TUNA_LEARN_SOURCE_MEASURED);
-    else
+        source = TUNA_LEARN_SOURCE_MEASURED;
+    if (!source) {
         schedule(cl);
+        return;
+    }
+    settle(cl, ctx, source);
+    if (!cl->refined && refine(cl, ctx))
+        return; /* phase 2: settles again when its rounds end */
 }
 
 /* The drift check (alltoallv): the winner's agreed time on an agreement call against its
@@ -285,6 +425,8 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
     if (!cl)
         return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for learning");
     cl->coll = reg->coll;
+    cl->reg = reg;
+    cl->in = *in;
     memcpy(cl->key, key, sizeof cl->key);
     const long long sig[1 + TUNA_LEARN_KEY] = {TUNA_WISDOM_LEARNED, key[0], key[1], key[2]};
     tuna_wisdom_key_init(&cl->wkey, reg->coll, ctx, sig, 1 + TUNA_LEARN_KEY);

@@ -388,6 +388,7 @@ long tuna_wisdom_additions(void);
 #define TUNA_LEARN_ROUNDS 3          /* samples per surviving candidate */
 #define TUNA_LEARN_DROP_FIRST 4.0    /* dropped after one sample when this much slower */
 #define TUNA_LEARN_DROP 1.5          /* ... after two or more */
+#define TUNA_LEARN_NEAR 1.05         /* phase 2 also refines rows within this of the winner */
 #define TUNA_LEARN_DRIFT 2.0         /* winner this much slower than learned: a strike */
 #define TUNA_LEARN_DRIFT_FLOOR 2e-6  /* ... and at least this many seconds slower */
 #define TUNA_LEARN_STRIKES 3         /* strikes in a row that reopen exploration */
