@@ -296,16 +296,24 @@ static void pick_step_form(void *arg, int alg, const long *param, double predict
     p->predicted = predicted;
 }
 
+bool tuna_a2av_select_steps(const tuna_select_input *in, tuna_choice *c)
+{
+    step_pick p = {.algorithm = tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR)};
+    tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, in, pick_step_form, &p);
+    *c = (tuna_choice){.algorithm = p.algorithm, .predicted = p.found ? p.predicted : 0};
+    if (p.found)
+        memcpy(c->param, p.param, sizeof c->param);
+    return p.found;
+}
+
 int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)
 {
     tuna_select_input in = input_of(a, false);
-    step_pick p = {.algorithm = tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR)};
-    tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, &in, pick_step_form, &p);
-    if (!p.found) /* nothing priced: the library's own */
-        memset(p.param, 0, sizeof p.param);
-    memcpy(a->param, p.param, sizeof a->param);
-    stats_of_choice(p.algorithm, p.param, p.predicted, 1); /* 1: the model */
-    *algorithm = p.algorithm;
+    tuna_choice c;
+    tuna_a2av_select_steps(&in, &c); /* nothing priced: the library's own */
+    memcpy(a->param, c.param, sizeof a->param);
+    stats_of_choice(c.algorithm, c.param, c.predicted, 1); /* 1: the model */
+    *algorithm = c.algorithm;
     return MPI_SUCCESS;
 }
 

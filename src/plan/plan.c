@@ -373,6 +373,13 @@ static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, dou
                  c->predicted * 1e6);
 }
 
+/* Whether a plan that runs c starts locally (alltoallv rows with a step form; the other
+ * collectives' plans complete in the start whatever they run). */
+static bool local_start(const struct tuna_plan_s *p, const tuna_choice *c)
+{
+    return p->coll != TUNA_ALLTOALLV || tuna_a2av_table[c->algorithm].step != NULL;
+}
+
 static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double budget,
                    tuna_choice *best, double *best_time)
 {
@@ -383,6 +390,15 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double bu
     int rc = tuna_select_candidates_within(reg, in, 4.0, cand, TUNA_PLAN_MAX_CANDIDATES, &n);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* alltoallv: only rows whose starts are local (docs/nonblocking.md); the model's best
+     * of them when none is within the factor. */
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (local_start(p, &cand[i]))
+            cand[kept++] = cand[i];
+    n = kept;
+    if (n == 0 && tuna_a2av_select_steps(in, &cand[0]))
+        n = 1;
     /* Time against a private receive buffer: the user's is not written during init. */
     p->private_recv = tuna_calloc(1, p->private_bytes ? p->private_bytes : 1);
     if (!p->private_recv)
@@ -428,6 +444,9 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigne
                                        : tuna_select_collective(reg, in, &c);
         if (rc != MPI_SUCCESS)
             return rc;
+        /* alltoallv: the model's best among the rows whose starts are local. */
+        if (!local_start(p, &c))
+            (void)tuna_a2av_select_steps(in, &c);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
         p->choose(p, &c);
         return MPI_SUCCESS;
@@ -454,7 +473,7 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigne
     }
     long long hh[2] = {h, -h};
     TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, hh, 2, MPI_LONG_LONG, MPI_MAX, p->ctx->comm));
-    if (found && hh[0] == h && -hh[1] == h) {
+    if (found && hh[0] == h && -hh[1] == h && local_start(p, &c)) {
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_WISDOM);
         p->info.measured = found_time;
         p->choose(p, &c);
