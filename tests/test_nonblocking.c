@@ -273,12 +273,25 @@ static void test_refusals(void)
     current = "refusals";
     exch x;
     exch_make(&x, D_UNIFORM, L_PACKED, 0, 0, 55);
-    tuna_options opt;
-    tuna_options_parse("bruck", TUNA_ALLTOALLV, &opt);
-    tuna_request req = (tuna_request)&x; /* overwritten with TUNA_REQUEST_NULL */
-    int rc = exch_start(&x, MPI_COMM_WORLD, &opt, &req);
-    expect(rc == MPI_ERR_UNSUPPORTED_OPERATION && req == TUNA_REQUEST_NULL,
-           "a row without a step form is refused", "bruck", rc);
+    /* The first row without a step form, if any is left (the others run to completion). */
+    tuna_request req;
+    int rc;
+    for (int alg = 0; alg < tuna_algorithm_count(TUNA_ALLTOALLV); alg++) {
+        const char *name = tuna_algorithm_get(TUNA_ALLTOALLV, alg)->name;
+        tuna_options opt;
+        if (tuna_options_parse(name, TUNA_ALLTOALLV, &opt) != MPI_SUCCESS)
+            continue;
+        req = (tuna_request)&x; /* overwritten with TUNA_REQUEST_NULL */
+        rc = exch_start(&x, MPI_COMM_WORLD, &opt, &req);
+        if (rc == MPI_SUCCESS) {
+            rc = tuna_request_wait(&req);
+            expect(rc == MPI_SUCCESS, "a row with a step form", name, rc);
+            continue;
+        }
+        expect(rc == MPI_ERR_UNSUPPORTED_OPERATION && req == TUNA_REQUEST_NULL,
+               "a row without a step form is refused", name, rc);
+        break;
+    }
     rc = exch_start(&x, MPI_COMM_WORLD, NULL, NULL);
     expect(rc == MPI_ERR_REQUEST, "a NULL request pointer", "auto", rc);
     int flag = 0;
