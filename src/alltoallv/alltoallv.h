@@ -104,7 +104,8 @@ bool tuna_a2av_select_steps(const tuna_select_input *in, tuna_choice *c);
 void tuna_a2av_learn_end(tuna_ctx *ctx, double seconds, int rc);
 
 /* Shared engines of several algorithms. */
-int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag);
+/* The sliding window of multipair-waitany / -testany (poll) as steps (multipair_window.c). */
+int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag);
 /* The pairwise schedules as steps (pairwise.c): before step s (1 <= s < count) the pair
  * (src, dst) is posted under tag, one step at a time; `name` names failures. */
 typedef void tuna_a2av_pair_of_fn(const tuna_a2av_args *a, int s, int *src, int *dst);

@@ -14,12 +14,13 @@
 
 /* The run functions, one file each (tuna.c and linear.c: alltoallv.h, others fall back to
  * them). */
-tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_multipair_waitany, tuna_a2av_multipair_testany,
-    tuna_a2av_bruck, tuna_a2av_padded_bruck, tuna_a2av_twophase_bruck, tuna_a2av_auto;
+tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_auto;
 /* The step forms (every form of the call: blocking, nonblocking, persistent). */
 tuna_a2av_step_fn tuna_a2av_spreadout_step, tuna_a2av_scattered_step, tuna_a2av_pairwise_step,
     tuna_a2av_xor_step, tuna_a2av_multipair_step, tuna_a2av_coalesced_step,
     tuna_a2av_staggered_step;
+tuna_a2av_step_fn tuna_a2av_multipair_waitany_step, tuna_a2av_multipair_testany_step,
+    tuna_a2av_bruck_step, tuna_a2av_padded_bruck_step, tuna_a2av_twophase_bruck_step;
 
 #define STRIDE_PARAM                                                                           \
     {"stride", 1, TUNA_PARAM_P, 8, "pairs in flight, in [1, P]; larger values clamp to P"}
@@ -73,20 +74,20 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                        1, {STRIDE_PARAM}},
               .family = "linear", .cost = tuna_a2av_cost_window, .grid = tuna_a2av_grid_stride,
               .inflight = tuna_a2av_inflight_stride},
-     .run = tuna_a2av_multipair_waitany},
+     .step = tuna_a2av_multipair_waitany_step},
     {.desc = {.info = {"multipair-testany", "linear: keep `stride` sends and receives in "
                                             "flight, refill on MPI_Testany polling",
                        1, {STRIDE_PARAM}},
               .needs = TUNA_NEEDS_POLLING, .family = "linear", .cost = tuna_a2av_cost_window,
               .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},
-     .run = tuna_a2av_multipair_testany},
+     .step = tuna_a2av_multipair_testany_step},
     {.desc = {.info = {"bruck", "logarithmic: classic radix-2 Bruck (rotation, ceil(log2 P) "
                                 "rounds, inverse rotation) on blocks padded to the global "
                                 "maximum block size",
                        0, {{0}}},
               .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
               .cost = tuna_a2av_cost_bruck, .inflight = tuna_a2av_inflight_one_peer},
-     .run = tuna_a2av_bruck},
+     .step = tuna_a2av_bruck_step},
     {.desc = {.info = {"padded-bruck", "logarithmic: TuNA paper's padded Bruck, radix 2, "
                                        "rotations folded into the padding and scan-out copies",
                        1,
@@ -96,14 +97,14 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
               .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
               .cost = tuna_a2av_cost_padded_bruck, .grid = tuna_grid_every_value,
               .inflight = tuna_a2av_inflight_one_peer},
-     .run = tuna_a2av_padded_bruck},
+     .step = tuna_a2av_padded_bruck_step},
     {.desc = {.info = {"twophase-bruck", "logarithmic: radix-2 Bruck without padding, each "
                                          "round exchanges the block sizes, then exactly those "
                                          "bytes",
                        0, {{0}}},
               .family = "bruck", .cost = tuna_a2av_cost_twophase_bruck,
               .inflight = tuna_a2av_inflight_one_peer},
-     .run = tuna_a2av_twophase_bruck},
+     .step = tuna_a2av_twophase_bruck_step},
     {.desc = {.info = {"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; "
                                "per round the block sizes, then the data; K <= ceil(log_r "
                                "P)(r-1) rounds",

@@ -25,15 +25,17 @@ bool tuna_op_any_active(void)
     return atomic_load_explicit(&list_count, memory_order_relaxed) > 0;
 }
 
-/* MPI_Testall over the set, TUNA_WAIT_CHUNK requests at a time and in order (as tuna_waitall
- * completes them): *flag once every request completed. A failure completes the rest of the
- * set (requests.c's rule) and reports the failed request's own code, *flag set. */
-static int testall(int n, MPI_Request *req, int *flag)
+/* MPI_Testall (block: MPI_Waitall) over the set, TUNA_WAIT_CHUNK requests at a time and in
+ * order (as tuna_waitall completes them): *flag once every request completed, the statuses
+ * in status[] if not NULL. A failure completes the rest of the set (requests.c's rule) and
+ * reports the failed request's own code, *flag set. */
+static int complete_all(int n, MPI_Request *req, MPI_Status *status, bool block, int *flag)
 {
-    MPI_Status st[TUNA_WAIT_CHUNK];
+    MPI_Status chunk[TUNA_WAIT_CHUNK];
     for (int i = 0; i < n; i += TUNA_WAIT_CHUNK) {
-        int m = n - i < TUNA_WAIT_CHUNK ? n - i : TUNA_WAIT_CHUNK, f = 0;
-        int rc = PMPI_Testall(m, req + i, &f, st);
+        int m = n - i < TUNA_WAIT_CHUNK ? n - i : TUNA_WAIT_CHUNK, f = 1;
+        MPI_Status *st = status ? status + i : chunk;
+        int rc = block ? PMPI_Waitall(m, req + i, st) : PMPI_Testall(m, req + i, &f, st);
         if (rc != MPI_SUCCESS) {
             if (rc == MPI_ERR_IN_STATUS)
                 for (int j = 0; j < m; j++)
@@ -54,11 +56,48 @@ static int testall(int n, MPI_Request *req, int *flag)
     return MPI_SUCCESS;
 }
 
+/* Whether op's wait is over (never blocks): *flag, and the wait's outcome. */
+static int test_wait(tuna_op *op, int *flag)
+{
+    if (op->wait_mode == TUNA_WAIT_ALL)
+        return complete_all(op->nreq, op->req, op->status, false, flag);
+    int rc = PMPI_Testany(op->nreq, op->req, &op->any, flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        *flag = 1; /* the step settles the failed request (op->any) and the others */
+        return rc;
+    }
+    if (*flag && op->any == MPI_UNDEFINED)
+        *flag = 0; /* the step has one active: "none active" is SMPI's, see op.h */
+    return MPI_SUCCESS;
+}
+
+/* op's wait, here (nothing else to progress): the blocking calls of today's algorithms. */
+static int wait_here(tuna_op *op)
+{
+    if (op->wait_mode == TUNA_WAIT_ANY)
+        return PMPI_Waitany(op->nreq, op->req, &op->any, MPI_STATUS_IGNORE);
+    if (op->wait_mode == TUNA_WAIT_ANY_POLL) {
+        for (int flag = 0;;) {
+            int rc = PMPI_Testany(op->nreq, op->req, &op->any, &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS || (flag && op->any != MPI_UNDEFINED))
+                return rc;
+            if (flag) /* "none active" while one is pending (SMPI): polling would not move */
+                return PMPI_Waitany(op->nreq, op->req, &op->any, MPI_STATUS_IGNORE);
+        }
+    }
+    if (!op->status)
+        return tuna_waitall(op->nreq, op->req);
+    int flag;
+    return complete_all(op->nreq, op->req, op->status, true, &flag);
+}
+
 /* One call of the step with this operation's statistics record current. */
 static int run_step(tuna_op *op, int wait_rc)
 {
     tuna_stats *saved = tuna_stats_cur;
     tuna_stats_cur = &op->stats;
+    op->wait_mode = TUNA_WAIT_ALL;
+    op->status = NULL;
     int r = op->step(op, wait_rc);
     tuna_stats_cur = saved;
     if (r == TUNA_STEP_DONE) {
@@ -72,13 +111,17 @@ int tuna_op_run(tuna_op *op)
 {
     /* A blocking call's record is the thread's own: no redirection, no copy. */
     int wait_rc = MPI_SUCCESS;
-    while (op->step(op, wait_rc) == TUNA_STEP_WAIT) {
+    for (;;) {
+        op->wait_mode = TUNA_WAIT_ALL;
+        op->status = NULL;
+        if (op->step(op, wait_rc) != TUNA_STEP_WAIT)
+            break;
         if (!tuna_op_any_active()) {
-            wait_rc = tuna_waitall(op->nreq, op->req);
+            wait_rc = wait_here(op);
             continue;
         }
         for (int flag = 0;;) {
-            wait_rc = testall(op->nreq, op->req, &flag);
+            wait_rc = test_wait(op, &flag);
             if (flag)
                 break;
             tuna_op_progress_all();
@@ -124,7 +167,7 @@ static void advance_claimed(tuna_op *op)
     while (!op->done) {
         int flag = 1, wait_rc = MPI_SUCCESS;
         if (op->nreq > 0) {
-            wait_rc = testall(op->nreq, op->req, &flag);
+            wait_rc = test_wait(op, &flag);
             if (!flag)
                 return;
         }

@@ -24,6 +24,25 @@ enum {
     TUNA_STEP_WAIT = 1, /* op->req[0 .. op->nreq) posted: call again when all completed */
 };
 
+/*
+ * What a step that answered TUNA_STEP_WAIT waits for (op->wait_mode; the engine sets
+ * TUNA_WAIT_ALL before each call of the step, which may change it):
+ *   TUNA_WAIT_ALL: every request of op->req[0 .. op->nreq), TUNA_WAIT_CHUNK at a time in
+ *     order (tuna_waitall), the statuses stored in op->status if the step set it (for at
+ *     most TUNA_WAIT_CHUNK requests: when progressed, a chunk completed by an earlier test
+ *     would be tested again as null requests, its statuses emptied);
+ *   TUNA_WAIT_ANY: one request (MPI_Waitany; MPI_Testany when progressed): the step is
+ *     called again with its index in op->any and its outcome, the others still pending (the
+ *     step keeps them and waits for them again). op->req may hold MPI_REQUEST_NULL, but at
+ *     least one request must be active: MPI_Testany's "none active" counts as "not yet"
+ *     (SimGrid SMPI 3.32-3.35 answers so for some pending eager sends);
+ *   TUNA_WAIT_ANY_POLL: the same, the blocking run polling MPI_Testany instead of blocking in
+ *     MPI_Waitany (and falling back to MPI_Waitany on that "none active").
+ * The windowed rows (multipair-waitany, multipair-testany) refill a slot as soon as its
+ * request completes: a wait for all would be the group barrier they avoid.
+ */
+enum { TUNA_WAIT_ALL = 0, TUNA_WAIT_ANY = 1, TUNA_WAIT_ANY_POLL = 2 };
+
 typedef struct tuna_request_s tuna_op;
 
 /*
@@ -41,6 +60,10 @@ struct tuna_request_s {
                                      the owner (a stack frame, a plan) keeps it */
     MPI_Request *req;             /* the current step's requests (the family's storage) */
     int nreq;
+    int wait_mode;                /* TUNA_WAIT_ALL (default), TUNA_WAIT_ANY, _ANY_POLL */
+    int any;                      /* TUNA_WAIT_ANY*: the index of the completed request */
+    MPI_Status *status;           /* TUNA_WAIT_ALL: room for nreq (<= TUNA_WAIT_CHUNK)
+                                     statuses, or NULL */
     int rc;                       /* outcome, once done */
     bool done;
     bool active;                  /* in the progress list (nonblocking and persistent) */

@@ -357,11 +357,7 @@ void tuna_bruck_pad(const tuna_bytes_view *v, int P, int shift, size_t B, char *
 void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative, size_t B,
                          const char *w, const unsigned char *upper);
 void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool inverse);
-int tuna_bruck_padded_rounds_packed(const tuna_a2av_args *a, char *w, size_t B, int tag,
-                                    tuna_timer *tm, size_t *temp_bytes);
 int tuna_bruck_block_type(size_t bytes, MPI_Datatype *type);
-int tuna_bruck_exchange_bytes(void *rbuf, size_t rbytes, int src, const void *sbuf,
-                              size_t sbytes, int dst, int tag, MPI_Comm comm);
 
 /* Send / receive `bytes` raw bytes (any size, including > INT_MAX). */
 int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,

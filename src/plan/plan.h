@@ -46,7 +46,6 @@ struct tuna_plan_s {
     tuna_scratch scr;           /* the plan's own buffers (a.scr) */
     int tag_shift;              /* the plan's tags (tuna_op_tag_shift), for its local starts */
     tuna_a2av_op a2av_op;       /* the exchange in flight (a local start) */
-    MPI_Request lib;            /* vendor: the library's MPI_Ialltoallv */
     MPI_Aint *disp;
     char *inplace_copy;
     int *inplace_counts;

@@ -10,26 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* vendor's local start: the library's MPI_Ialltoallv, completed by the engine's wait. */
-static int vendor_step(tuna_op *op, int wait_rc)
-{
-    tuna_a2av_op *o = (tuna_a2av_op *)op;
-    struct tuna_plan_s *p = (struct tuna_plan_s *)o->state;
-    if (o->i == 1)
-        return tuna_a2av_step_done(o, wait_rc == MPI_SUCCESS
-                                          ? MPI_SUCCESS
-                                          : tuna_error_set(wait_rc, "the library's "
-                                                                    "MPI_Ialltoallv failed"));
-    const int P = p->a.size;
-    const int *c = p->arrays;
-    int rc = PMPI_Ialltoallv(p->sendbuf, c, c + P, p->sendtype, p->recvbuf, c + 2 * P, c + 3 * P,
-                             p->recvtype, p->comm, &p->lib);
-    if (rc != MPI_SUCCESS)
-        return tuna_a2av_step_done(o, tuna_error_set(rc, "PMPI_Ialltoallv failed"));
-    o->i = 1;
-    return tuna_a2av_step_wait(o, &p->lib, 1, MPI_SUCCESS);
-}
-
 static int row_step(tuna_op *op, int wait_rc)
 {
     tuna_a2av_op *o = (tuna_a2av_op *)op;
@@ -38,23 +18,21 @@ static int row_step(tuna_op *op, int wait_rc)
 
 static int a2av_begin(struct tuna_plan_s *p)
 {
-    /* vendor completes in the start for now: Open MPI 4.1.4's MPI_Ialltoallv, started here
-     * and completed in tuna_wait, did not complete in test_plans at P >= 11
+    /* vendor completes in the start: Open MPI 4.1.4's MPI_Ialltoallv, started here and
+     * completed in tuna_wait, did not complete in test_plans at P >= 11
      * (docs/nonblocking.md, "Not yet"). */
     if (p->vendor || !p->run->step)
         return 1;
-    p->a2av_op = (tuna_a2av_op){.a = &p->a, .row = p->run, .state = p};
-    p->a2av_op.op.step = p->vendor ? vendor_step : row_step;
-    p->a2av_op.op.publish_stats = !p->vendor;
-    if (!p->vendor) {
-        if (p->inplace_copy) {
-            int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
-            if (rc != MPI_SUCCESS)
-                return rc;
-        }
-        p->a.info = &p->run->desc.info;
-        p->a.tag_shift = p->tag_shift;
+    p->a2av_op = (tuna_a2av_op){.a = &p->a, .row = p->run};
+    p->a2av_op.op.step = row_step;
+    p->a2av_op.op.publish_stats = true;
+    if (p->inplace_copy) {
+        int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
+        if (rc != MPI_SUCCESS)
+            return rc;
     }
+    p->a.info = &p->run->desc.info;
+    p->a.tag_shift = p->tag_shift;
     p->inflight = &p->a2av_op.op;
     tuna_op_start(p->inflight);
     return MPI_SUCCESS;
