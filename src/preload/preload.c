@@ -942,7 +942,8 @@ typedef struct proxy_req {
     int tag;                        /* the proxy's own tag on proxy_comm */
     bool persistent;                /* a plan (else one nonblocking call) */
     bool in_flight;                 /* started, tuna's operation not finished yet */
-    bool freed;                     /* MPI_Request_free'd in flight: dropped when finished */
+    bool freed;                     /* MPI_Request_free'd in flight: the proxy is completed and
+                                       the entry dropped when the operation finishes */
     int rc;                         /* the finished operation's outcome, for the completion */
     tuna_plan plan;                 /* persistent */
     tuna_request op;                /* nonblocking */
@@ -1089,8 +1090,11 @@ static void proxies_progress(void)
             if (flag || rc != MPI_SUCCESS)
                 proxy_finished(e, rc);
         }
-        /* A freed request is the library's to complete once its message is sent. */
+        /* A request the application freed in flight: its proxy is still ours (freeing an
+         * active receive trips an assertion in MPICH 4.0.2 when its message arrives), so
+         * it is completed here, after its message. */
         if (e->freed && !e->in_flight) {
+            (void)PMPI_Wait(&e->req, MPI_STATUS_IGNORE);
             proxy_unlink(e);
             free(e);
         }
@@ -1588,12 +1592,11 @@ int MPI_Request_free(MPI_Request *request)
     if (!e)
         return PMPI_Request_free(request);
     if (!e->persistent && e->in_flight) {
-        /* MPI lets an active request be freed: the operation runs on, and its proxy, which
-         * the library frees when it completes, gets its message when it finishes. */
-        int rc = PMPI_Request_free(request);
-        if (rc == MPI_SUCCESS)
-            e->freed = true;
-        return rc;
+        /* MPI lets an active request be freed: the operation runs on; its proxy stays the
+         * preload's, completed once the operation has finished (proxies_progress). */
+        e->freed = true;
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
     }
     /* A persistent request in flight finishes first (its peers are in the exchange). */
     while (e->in_flight)

@@ -32,6 +32,13 @@
 #define SENTINEL (-7777)
 static int failures, me, P;
 
+/* NB_TRACE=1: each rank says which case it enters (to locate a crash). */
+static void trace(const char *what, int it)
+{
+    if (getenv("NB_TRACE"))
+        fprintf(stderr, "rank %d: %s %d\n", me, what, it);
+}
+
 static void expect(int cond, const char *what, int it)
 {
     if (!cond) {
@@ -118,6 +125,7 @@ static int ex_start(ex *x, MPI_Request *req)
 static void completion_calls(void)
 {
     for (int mode = 0; mode < 9; mode++) {
+        trace("completion mode", mode);
         ex x;
         ex_make(&x, mode + 1);
         MPI_Request r[3];
@@ -181,6 +189,7 @@ static void completion_calls(void)
 /* 2. Two outstanding, completed in reverse order. */
 static void two_outstanding(void)
 {
+    trace("two outstanding", 0);
     ex a, b;
     ex_make(&a, 21);
     ex_make(&b, 22);
@@ -197,6 +206,7 @@ static void two_outstanding(void)
 /* 3. Starts are local. */
 static void local_starts(void)
 {
+    trace("local starts", 0);
     if (P < 2)
         return;
     ex x;
@@ -235,6 +245,7 @@ static void local_starts(void)
 /* 4. Freed in flight; 5. cancel refused. */
 static void free_and_cancel(void)
 {
+    trace("free and cancel", 0);
     ex x;
     ex_make(&x, 41);
     MPI_Request r;
