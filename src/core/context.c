@@ -6,6 +6,7 @@
  * callback on MPI_COMM_SELF, which MPI runs first thing in MPI_Finalize.
  */
 #include "tuna_internal.h"
+#include "op.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -70,9 +71,14 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)keyval;
     (void)attr;
     (void)extra;
-    /* MPI_Finalize has started: free every live context here (its private communicator
-     * included) rather than detaching it from its user communicator, which some MPI
-     * libraries (SimGrid SMPI) no longer allow at this point. */
+    /* MPI_Finalize has started. Operations still in flight (a request the application
+     * freed, or never completed) finish first: their messages travel on the contexts'
+     * communicators, and their peers, in MPI_Finalize too, progress them likewise. Then
+     * free every live context here (its private communicator included) rather than
+     * detaching it from its user communicator, which some MPI libraries (SimGrid SMPI) no
+     * longer allow at this point. */
+    while (tuna_op_any_active())
+        tuna_op_progress_all();
     while (live_head)
         ctx_free(live_head);
     MPI_Comm_free_keyval(&ctx_keyval);
