@@ -277,13 +277,58 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Op op, MPI_Comm comm, const tuna_options *opt, unsigned flags,
                         tuna_plan *plan);
 
-/* Begin one exchange of the plan (collective; tuna's plans complete it here), and complete
- * it. A plan must be inactive to start and active to wait; starting an active plan or
- * waiting on an inactive one is MPI_ERR_REQUEST. */
+/* Begin one exchange of the plan, and complete it. The start is local (it posts the first
+ * messages, as MPI 4's MPI_Start) for alltoallv plans whose algorithm has a step form
+ * (docs/nonblocking.md); the others complete the exchange inside the start. A plan must be
+ * inactive to start and active to wait; starting an active plan or waiting on an inactive
+ * one is MPI_ERR_REQUEST. */
 int tuna_start(tuna_plan plan);
 int tuna_wait(tuna_plan plan);
 /* Free an inactive plan (local) and set *plan to NULL; an active one is MPI_ERR_REQUEST. */
 int tuna_plan_free(tuna_plan *plan);
+/* Whether the plan's exchange has completed (*flag), progressing it and every other active
+ * tuna operation; after *flag = 1 the plan is inactive (as after tuna_wait). An inactive plan
+ * gives *flag = 1. */
+int tuna_test(tuna_plan plan, int *flag);
+
+/*
+ * Nonblocking collectives (MPI_Ialltoallv's semantics; docs/nonblocking.md). The call only
+ * starts the operation: it is local (it posts messages, it never waits for a peer) and
+ * returns a request that tuna_request_test / tuna_request_wait complete. The buffers and the
+ * count, displacement and type arguments belong to the operation until it completes.
+ * Several operations may be outstanding on one communicator (started in the same order on
+ * every rank, as MPI requires) and on different ones, from different threads under
+ * MPI_THREAD_MULTIPLE. tuna progresses its operations inside its own calls: every tuna
+ * completion call and blocking collective advances every active operation of the process, as
+ * does tuna_progress(); a rank that waits in MPI calls of its own for a peer that waits for a
+ * tuna operation must call tuna_progress (or complete the request) meanwhile.
+ *
+ * opt as for tuna_alltoallv, limited to the rows with a step form (docs/nonblocking.md lists
+ * them; another row is MPI_ERR_UNSUPPORTED_OPERATION). "auto" agrees on the statistics with
+ * one MPI_Iallreduce, the operation's first step, and chooses among those rows and the
+ * library's own MPI_Ialltoallv by the cost model. A communicator tuna has not set up yet
+ * (no blocking tuna call, plan or tuna_pattern_changed on it) runs the library's
+ * MPI_Ialltoallv: setting it up is collective, which a nonblocking start may not be.
+ */
+typedef struct tuna_request_s *tuna_request;
+#define TUNA_REQUEST_NULL ((tuna_request)0)
+int tuna_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    const tuna_options *opt, tuna_request *req);
+int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                      const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                      tuna_request *req);
+/* Progress the operation and every other active one; when it is complete, *flag = 1, its
+ * outcome is returned and *req becomes TUNA_REQUEST_NULL (tuna_stats_last() is its record).
+ * TUNA_REQUEST_NULL gives *flag = 1. */
+int tuna_request_test(tuna_request *req, int *flag);
+/* Progress until the operation is complete; its outcome; *req = TUNA_REQUEST_NULL. */
+int tuna_request_wait(tuna_request *req);
+/* Advance every active tuna operation of the process as far as it can go without waiting. */
+int tuna_progress(void);
 
 /* What the planner chose and what it cost. */
 #define TUNA_PLAN_MAX_TRIED 16

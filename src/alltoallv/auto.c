@@ -272,6 +272,51 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm, bool due)
     return MPI_SUCCESS;
 }
 
+/* The cheapest priced candidate with a step form. */
+typedef struct step_pick {
+    bool found;
+    int algorithm;
+    long param[TUNA_MAX_PARAMS];
+    double predicted;
+} step_pick;
+
+static void pick_step_form(void *arg, int alg, const long *param, double predicted,
+                           long inflight)
+{
+    (void)inflight;
+    step_pick *p = arg;
+    const tuna_a2av_algorithm *row = &tuna_a2av_table[alg];
+    if (predicted < 0 || !row->step)
+        return;
+    if (p->found && predicted >= p->predicted) /* ties: the earlier (the selector's order) */
+        return;
+    p->found = true;
+    p->algorithm = alg;
+    memcpy(p->param, param, sizeof p->param);
+    p->predicted = predicted;
+}
+
+bool tuna_a2av_select_steps(const tuna_select_input *in, tuna_choice *c)
+{
+    step_pick p = {.algorithm = tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR)};
+    tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, in, pick_step_form, &p);
+    *c = (tuna_choice){.algorithm = p.algorithm, .predicted = p.found ? p.predicted : 0};
+    if (p.found)
+        memcpy(c->param, p.param, sizeof c->param);
+    return p.found;
+}
+
+int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)
+{
+    tuna_select_input in = input_of(a, false);
+    tuna_choice c;
+    tuna_a2av_select_steps(&in, &c); /* nothing priced: the library's own */
+    memcpy(a->param, c.param, sizeof a->param);
+    stats_of_choice(c.algorithm, c.param, c.predicted, 1); /* 1: the model */
+    *algorithm = c.algorithm;
+    return MPI_SUCCESS;
+}
+
 int tuna_a2av_auto(const tuna_a2av_args *a)
 {
     /* Callers holding normalised arguments: the core decides before normalising (so that a

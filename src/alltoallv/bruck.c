@@ -9,47 +9,45 @@
  * then the real bytes of each block are scanned out to the receive buffer.
  * padded-bruck is the same exchange with the rotations folded into the
  * padding and scan-out copies; this one keeps them to show what they cost.
+ * Steps: the rounds (bruck_common.c), phase 1 before the first, phase 3 after the last.
  * Rounds: ceil(log2 P). Temporary memory: 2*P*B (padded and rotated sets)
  * + 2*floor(P/2)*B (round pack buffers).
  */
-#include "alltoallv.h"
+#include "bruck_common.h"
 
 #include <stdlib.h>
 
-int tuna_a2av_bruck(const tuna_a2av_args *a)
+int tuna_a2av_bruck_step(tuna_a2av_op *o, int wait_rc)
 {
-    int P = a->size, me = a->rank;
-    size_t B = a->max_block_bytes, wbytes;
-    tuna_timer tm;
-    tuna_timer_start(&tm);
-    tuna_bytes_view v;
-    int rc = tuna_bytes_view_open(a, &v);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (B == 0) /* every block of every rank is empty (a global fact) */
-        return tuna_bytes_view_close(a, &v, MPI_SUCCESS);
-    rc = tuna_bruck_padded_size((size_t)P, B, &wbytes);
-    char *w = rc == MPI_SUCCESS ? tuna_malloc(wbytes) : NULL;
-    char *rot = w ? tuna_malloc(wbytes) : NULL;
-    if (!rot) {
-        free(w);
-        return tuna_bytes_view_close(a, &v, rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM);
+    const tuna_a2av_args *a = o->a;
+    int P = a->size, me = a->rank, rc;
+    tuna_bruck_op *s = o->state;
+    if (o->i == 0) {
+        o->i = 1;
+        if (a->max_block_bytes == 0) /* every block of every rank is empty (a global fact) */
+            return tuna_bruck_empty(o);
+        if ((rc = tuna_bruck_op_open(o, &s)) != MPI_SUCCESS)
+            return tuna_a2av_step_done(o, rc);
+        rc = tuna_bruck_padded_size((size_t)P, s->B, &s->wbytes);
+        s->w = rc == MPI_SUCCESS ? tuna_malloc(s->wbytes) : NULL;
+        s->rot = s->w ? tuna_malloc(s->wbytes) : NULL;
+        if (!s->rot)
+            return tuna_bruck_op_close(o, rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM);
+        tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
+        tuna_bruck_pad(&s->v, P, 0, s->B, s->w);            /* pad, user order */
+        tuna_bruck_rotate(s->w, s->rot, P, me, s->B, false); /* phase 1: rotation */
+        tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+        s->set = s->rot;
+        s->tag = TUNA_TAG_BRUCK;
     }
-    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
-
-    tuna_bruck_pad(&v, P, 0, B, w);               /* pad, user order */
-    tuna_bruck_rotate(w, rot, P, me, B, false);   /* phase 1: rotation */
-    tuna_timer_stop(&tm, TUNA_PHASE_COPY);
-    size_t round_temp = 0;
-    rc = tuna_bruck_padded_rounds_packed(a, rot, B, TUNA_TAG_BRUCK, &tm, &round_temp); /* phase 2 */
+    if (tuna_bruck_packed_rounds(o, wait_rc, &rc) == TUNA_STEP_WAIT) /* phase 2 */
+        return TUNA_STEP_WAIT;
     if (rc == MPI_SUCCESS) {
-        tuna_bruck_rotate(rot, w, P, me, B, true); /* phase 3: inverse rotation */
-        tuna_bruck_scan_out(&v, P, me, false, B, w, NULL);
+        tuna_bruck_rotate(s->rot, s->w, P, me, s->B, true); /* phase 3: inverse rotation */
+        tuna_bruck_scan_out(&s->v, P, me, false, s->B, s->w, NULL);
     }
-    tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
-    tuna_stats_temp(2 * wbytes + round_temp);
-    tuna_stats_rounds(tuna_bruck_rounds(P));
-    free(w);
-    free(rot);
-    return tuna_bytes_view_close(a, &v, rc);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_REARRANGE);
+    tuna_stats_temp(2 * s->wbytes + s->round_temp);
+    tuna_stats_rounds(s->K);
+    return tuna_bruck_op_close(o, rc);
 }

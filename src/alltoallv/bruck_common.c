@@ -2,7 +2,8 @@
  * Helpers shared by the radix-2 Bruck family (bruck.c, padded_bruck.c,
  * twophase_bruck.c): round geometry, padding blocks to the global maximum
  * block size B and scanning the real bytes back out, the explicit rotations
- * of the classic algorithm, and the memcpy-packed exchange of padded slots.
+ * of the classic algorithm, and the memcpy-packed rounds of padded slots as
+ * steps with the operation state they keep (bruck_common.h).
  *
  * Slot i of a rank's working set holds the block that travels distance i:
  * before the rounds it is the block for rank me+i, after them the block from
@@ -10,7 +11,7 @@
  * receives the same slots from me-2^k, so after ceil(log2 P) rounds each block
  * has moved exactly i ranks (the binary digits of i).
  */
-#include "alltoallv.h"
+#include "bruck_common.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -96,71 +97,113 @@ void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool 
     }
 }
 
-/* One round: receive rbytes from src while sending sbytes to dst (either may be 0). */
-int tuna_bruck_exchange_bytes(void *rbuf, size_t rbytes, int src, const void *sbuf,
-                              size_t sbytes, int dst, int tag, MPI_Comm comm)
+static void state_free(tuna_a2av_op *o)
 {
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    int rc = rbytes ? tuna_irecv_bytes(rbuf, rbytes, src, tag, comm, &req[0]) : MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && sbytes)
-        rc = tuna_isend_bytes(sbuf, sbytes, dst, tag, comm, &req[1]);
+    tuna_bruck_op *s = o->state;
+    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
+    MPI_Datatype *types[3] = {&s->blk, &s->st, &s->rt};
+    for (int t = 0; t < 3; t++)
+        if (*types[t] != MPI_DATATYPE_NULL)
+            MPI_Type_free(types[t]);
+    free(s->w);
+    free(s->rot);
+    free(s->upper);
+    free(s->sbuf);
+    free(s->rbuf);
+    free(s->disp);
+    free(s);
+    o->state = NULL;
+    o->state_free = NULL;
+}
+
+int tuna_bruck_op_open(tuna_a2av_op *o, tuna_bruck_op **out)
+{
+    const tuna_a2av_args *a = o->a;
+    /* The round's slot indices live in the state: one allocation for both. */
+    tuna_bruck_op *s = tuna_calloc(1, sizeof *s + sizeof(int) * (size_t)(a->size / 2));
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    s->blk = s->st = s->rt = MPI_DATATYPE_NULL;
+    s->B = a->max_block_bytes;
+    s->K = tuna_bruck_rounds(a->size);
+    s->k = -1;
+    tuna_timer_start(&s->tm);
+    int rc = tuna_bytes_view_open(a, &s->v);
     if (rc != MPI_SUCCESS) {
-        if (req[0] != MPI_REQUEST_NULL) {
-            MPI_Cancel(&req[0]);
-            MPI_Wait(&req[0], MPI_STATUS_IGNORE);
-        }
+        free(s);
         return rc;
     }
-    int wrc = tuna_waitall(2, req);
-    if (wrc != MPI_SUCCESS)
-        return tuna_error_set(wrc, "Bruck: MPI_Waitall of a round failed");
+    o->state = s;
+    o->state_free = state_free;
+    *out = s;
     return MPI_SUCCESS;
 }
 
-/*
- * The ceil(log2 P) rounds over P padded slots in w: each round packs its
- * slots into one contiguous message (memcpy), exchanges it, and copies the
- * received slots back in place. Temporary memory: two buffers of P/2 slots.
- */
-int tuna_bruck_padded_rounds_packed(const tuna_a2av_args *a, char *w, size_t B, int tag,
-                                    tuna_timer *tm, size_t *temp_bytes)
+int tuna_bruck_op_close(tuna_a2av_op *o, int rc)
 {
-    int P = a->size, me = a->rank, K = tuna_bruck_rounds(P), half = P / 2;
-    *temp_bytes = 0;
-    if (K == 0 || B == 0)
-        return MPI_SUCCESS;
-    size_t pack_bytes = 0; /* set unless an error returns first */
-    int rc = tuna_bruck_padded_size((size_t)half, B, &pack_bytes);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    int *idx = tuna_malloc(sizeof(int) * (size_t)half);
-    char *sbuf = idx ? tuna_malloc(pack_bytes) : NULL;
-    char *rbuf = sbuf ? tuna_malloc(pack_bytes) : NULL;
-    if (!rbuf) {
-        free(idx);
-        free(sbuf);
-        return MPI_ERR_NO_MEM;
+    tuna_bruck_op *s = o->state;
+    rc = tuna_bytes_view_close(o->a, &s->v, rc);
+    state_free(o);
+    return tuna_a2av_step_done(o, rc);
+}
+
+int tuna_bruck_empty(tuna_a2av_op *o)
+{
+    tuna_bytes_view v;
+    int rc = tuna_bytes_view_open(o->a, &v);
+    return tuna_a2av_step_done(o, rc != MPI_SUCCESS ? rc
+                                                    : tuna_bytes_view_close(o->a, &v, rc));
+}
+
+int tuna_bruck_packed_rounds(tuna_a2av_op *o, int wait_rc, int *rc)
+{
+    const tuna_a2av_args *a = o->a;
+    tuna_bruck_op *s = o->state;
+    int P = a->size, me = a->rank;
+    size_t B = s->B;
+    if (s->k < 0) {
+        *rc = MPI_SUCCESS;
+        if (s->K == 0 || B == 0)
+            return TUNA_STEP_DONE;
+        size_t pack_bytes = 0;
+        if ((*rc = tuna_bruck_padded_size((size_t)(P / 2), B, &pack_bytes)) != MPI_SUCCESS)
+            return TUNA_STEP_DONE;
+        s->sbuf = tuna_malloc(pack_bytes);
+        s->rbuf = s->sbuf ? tuna_malloc(pack_bytes) : NULL;
+        if (!s->rbuf) {
+            *rc = MPI_ERR_NO_MEM;
+            return TUNA_STEP_DONE;
+        }
+        s->round_temp = 2 * pack_bytes;
+        s->k = 0;
+    } else {
+        /* Round k is over: its slots back in place. */
+        *rc = tuna_a2av_step_outcome(o, wait_rc, "Bruck: MPI_Waitall of a round failed");
+        tuna_timer_stop(&s->tm, TUNA_PHASE_DATA);
+        if (*rc != MPI_SUCCESS)
+            return TUNA_STEP_DONE;
+        for (int j = 0; j < s->n; j++)
+            memcpy(s->set + (size_t)s->idx[j] * B, s->rbuf + (size_t)j * B, B);
+        tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+        if (++s->k == s->K)
+            return TUNA_STEP_DONE;
     }
-    *temp_bytes = 2 * pack_bytes;
-    for (int k = 0; k < K && rc == MPI_SUCCESS; k++) {
-        long long d = 1LL << k;
-        int n = tuna_bruck_round_slots(P, k, idx);
-        for (int j = 0; j < n; j++)
-            memcpy(sbuf + (size_t)j * B, w + (size_t)idx[j] * B, B);
-        tuna_timer_stop(tm, TUNA_PHASE_COPY);
-        rc = tuna_bruck_exchange_bytes(rbuf, (size_t)n * B, tuna_bruck_rank(me, -d, P), sbuf, (size_t)n * B,
-                            tuna_bruck_rank(me, d, P), tag, a->ctx->comm);
-        tuna_timer_stop(tm, TUNA_PHASE_DATA);
-        if (rc != MPI_SUCCESS)
-            break;
-        for (int j = 0; j < n; j++)
-            memcpy(w + (size_t)idx[j] * B, rbuf + (size_t)j * B, B);
-        tuna_timer_stop(tm, TUNA_PHASE_COPY);
-    }
-    free(idx);
-    free(sbuf);
-    free(rbuf);
-    return rc;
+    long long d = 1LL << s->k;
+    s->n = tuna_bruck_round_slots(P, s->k, s->idx);
+    for (int j = 0; j < s->n; j++)
+        memcpy(s->sbuf + (size_t)j * B, s->set + (size_t)s->idx[j] * B, B);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+    /* Receive from me-2^k while sending to me+2^k (MPI_Sendrecv's pair, as posts). */
+    size_t bytes = (size_t)s->n * B;
+    int tag = s->tag + a->tag_shift, n = 0;
+    int prc = tuna_posted(tuna_irecv_bytes(s->rbuf, bytes, tuna_bruck_rank(me, -d, P), tag,
+                                           a->ctx->comm, &o->pair[0]),
+                          &n);
+    if (prc == MPI_SUCCESS)
+        prc = tuna_posted(tuna_isend_bytes(s->sbuf, bytes, tuna_bruck_rank(me, d, P), tag,
+                                           a->ctx->comm, &o->pair[1]),
+                          &n);
+    return tuna_a2av_step_wait(o, o->pair, n, prc);
 }
 
 /* A datatype of exactly `bytes` contiguous bytes (extent `bytes`), also beyond INT_MAX. */

@@ -32,7 +32,7 @@
 #include <string.h>
 
 typedef struct hier_mem {
-    const char **sp;
+    const char **sp;     /* after the call's state (hier_state), in its allocation */
     char **rp;
     size_t *sb, *cap, *got, *off;
     int *members, *peers;
@@ -45,9 +45,25 @@ typedef struct hier_mem {
     size_t discard_len;
 } hier_mem;
 
+/* Between its steps a call keeps this (o->state), with sp after it: one allocation where a
+ * blocking call once had its sp array. o->i: where the call is (enum below). */
+typedef struct hier_state {
+    tuna_timer tm;
+    tuna_bytes_view v;
+    hier_mem m;
+    tuna_engine e;
+    tuna_engine_state st;
+    tuna_hier h;
+    const char *name;
+    tuna_hier_inter_fn *inter;
+    int rc_trunc;        /* a truncation, reported once the exchange is over */
+} hier_state;
+
+enum { HIER_START, HIER_ENGINE, HIER_META, HIER_INTER };
+
+/* Free the index arrays (again is harmless). */
 static void hier_mem_free(hier_mem *m)
 {
-    free(m->sp);
     free(m->rp);
     free(m->sb);
     free(m->members);
@@ -57,15 +73,30 @@ static void hier_mem_free(hier_mem *m)
     free(m->wire);
     free(m->req);
     free(m->discard);
+    const char **sp = m->sp;
+    *m = (hier_mem){.sp = sp};
 }
 
-/* Inter-node metadata: send the out sizes, learn the in sizes, place the in blocks. */
-static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, const char *name)
+static void hier_state_free(tuna_a2av_op *o)
 {
-    const int Q = h->Q, nd = h->N - 1;
+    hier_state *s = o->state;
+    tuna_engine_state_free(&s->st);
+    hier_mem_free(&s->m);
+    free(s->h.pool);
+    tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
+    free(s);
+    o->state = NULL;
+    o->state_free = NULL;
+}
+
+/* Inter-node metadata, its posts: send the out sizes, receive the in sizes. */
+static int inter_meta_post(tuna_a2av_op *o, hier_state *s)
+{
+    tuna_hier *h = &s->h;
+    hier_mem *m = &s->m;
+    const int Q = h->Q, nd = h->N - 1, tag = TUNA_TAG_INTER_META + h->a->tag_shift;
     MPI_Comm comm = h->a->ctx->comm;
-    const int *v2r = h->a->ctx->vrank_to_rank;
-    uint64_t *out = m->meta, *in = m->meta + (size_t)nd * Q;
+    uint64_t *out = m->meta;
     const size_t wb = TUNA_META_BYTES(Q);
     unsigned char *wout = m->wire, *win = m->wire + (size_t)nd * wb;
     int rc = MPI_SUCCESS;
@@ -73,7 +104,7 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
         m->req[i] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
         if ((rc = MPI_Irecv(win + (size_t)(d - 1) * wb, (int)wb, MPI_BYTE, h->from_rank[d - 1],
-                            TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1)])) != MPI_SUCCESS)
+                            tag, comm, &m->req[2 * (d - 1)])) != MPI_SUCCESS)
             m->req[2 * (d - 1)] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
         for (int l = 0; l < Q; l++)
@@ -81,12 +112,25 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
         size_t len = tuna_meta_encode(out + (size_t)(d - 1) * Q, (size_t)Q,
                                       wout + (size_t)(d - 1) * wb);
         if ((rc = MPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
-                            TUNA_TAG_INTER_META, comm, &m->req[2 * (d - 1) + 1])) != MPI_SUCCESS)
+                            tag, comm, &m->req[2 * (d - 1) + 1])) != MPI_SUCCESS)
             m->req[2 * (d - 1) + 1] = MPI_REQUEST_NULL;
     }
-    /* Complete what was posted, failed or not: m->wire goes back to the pool afterwards. */
-    if ((rc = tuna_requests_finish(2 * nd, m->req, rc)) != MPI_SUCCESS)
-        return tuna_error_set(rc, "%s: inter-node metadata exchange failed", name);
+    /* A failed post still completes what was posted: m->wire is freed afterwards. */
+    return tuna_a2av_step_wait(o, m->req, 2 * nd, rc);
+}
+
+/* Inter-node metadata arrived: learn the in sizes, place the in blocks. */
+static int inter_meta_place(hier_state *s)
+{
+    tuna_hier *h = &s->h;
+    hier_mem *m = &s->m;
+    const tuna_bytes_view *v = &s->v;
+    const int Q = h->Q, nd = h->N - 1;
+    const int *v2r = h->a->ctx->vrank_to_rank;
+    uint64_t *in = m->meta + (size_t)nd * Q;
+    const size_t wb = TUNA_META_BYTES(Q);
+    unsigned char *win = m->wire + (size_t)nd * wb;
+    int rc = MPI_SUCCESS;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
         rc = tuna_meta_decode(win + (size_t)(d - 1) * wb, (size_t)Q, in + (size_t)(d - 1) * Q);
     if (rc != MPI_SUCCESS)
@@ -114,7 +158,7 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
                 rc_trunc = tuna_error_set(MPI_ERR_TRUNCATE,
                                           "%s: rank %d receives %zu bytes from rank %d but its "
                                           "recvcounts allow %zu",
-                                          name, h->a->rank, bytes, src, v->rbytes[src]);
+                                          s->name, h->a->rank, bytes, src, v->rbytes[src]);
                 h->in_ptr[idx] = m->discard + used;
                 used += bytes;
             } else if (bytes) {
@@ -124,143 +168,215 @@ static int inter_metadata(tuna_hier *h, const tuna_bytes_view *v, hier_mem *m, c
     return rc_trunc;
 }
 
-int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn inter)
+/* The call's end: the index arrays go now, the view unpacks. */
+static int hier_finish(tuna_a2av_op *o, hier_state *s, int rc)
 {
-    tuna_ctx *c = a->ctx;
-    const int P = a->size, me = a->rank;
-    const long radix = tuna_a2av_param(a, "radix");
-    if (c->ranks_per_node == 0) {
-        if (me == 0)
-            tuna_log(1,
-                     "%s: the %d nodes do not all have the same number of ranks (P = %d); "
-                     "falling back to flat tuna:radix=%ld",
-                     name, c->nnodes, P, radix);
-        /* Statistics name what ran, and why. */
-        tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "tuna");
-        tuna_stats_current.fallback = "the nodes hold different numbers of ranks";
-        return tuna_a2av_tuna(a);
-    }
-    tuna_timer tm;
-    tuna_timer_start(&tm);
-    const int Q = c->ranks_per_node, N = c->nnodes;
-    const int *v2r = c->vrank_to_rank;
-    const int vme = c->rank_to_vrank[me], node = vme / Q, g = vme % Q;
-    tuna_bytes_view v;
-    int rc = tuna_bytes_view_open(a, &v);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    hier_mem_free(&s->m);
+    rc = tuna_bytes_view_close(o->a, &s->v, rc != MPI_SUCCESS ? rc : s->rc_trunc);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_REARRANGE);
+    return tuna_a2av_step_done(o, rc);
+}
 
-    hier_mem m = {0};
-    size_t nio = (size_t)(N - 1) * (size_t)Q;
-    m.sp = tuna_malloc(sizeof(char *) * (size_t)P);
-    m.rp = tuna_malloc(sizeof(char *) * (size_t)P);
-    m.sb = tuna_malloc(sizeof(size_t) * 4 * (size_t)P);
-    m.members = tuna_malloc(sizeof(int) * ((size_t)Q + 2 * (size_t)N));
-    m.ptrs = tuna_malloc(sizeof(char *) * (2 * nio + 1));
-    m.bytes = tuna_malloc(sizeof(size_t) * (2 * nio + 1));
-    m.meta = tuna_malloc(sizeof(uint64_t) * (2 * nio + 1));
-    m.wire = tuna_malloc(2 * (size_t)(N - 1) * TUNA_META_BYTES(Q) + 1);
-    m.req = tuna_malloc(sizeof(MPI_Request) * (2 * (size_t)N + 1));
-    if (!m.sp || !m.rp || !m.sb || !m.members || !m.ptrs || !m.bytes || !m.meta || !m.wire ||
-        !m.req)
-        rc = tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory for the index arrays", name);
-    if (rc != MPI_SUCCESS) {
-        hier_mem_free(&m);
-        return tuna_bytes_view_close(a, &v, rc);
-    }
-    m.cap = m.sb + P;
-    m.got = m.sb + 2 * (size_t)P;
-    m.off = m.sb + 3 * (size_t)P;
-    m.peers = m.members + Q;
+/* The inter-node exchange's steps, then the end. */
+static int hier_inter(tuna_a2av_op *o, hier_state *s, int wait_rc)
+{
+    if (s->inter(o, &s->h, wait_rc) == TUNA_STEP_WAIT)
+        return TUNA_STEP_WAIT;
+    tuna_stats_rounds(s->h.rounds);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_INTER);
+    return hier_finish(o, s, s->h.rc);
+}
 
-    /* Intra-node blocks: sub-block (j, k) goes from here to local rank j of node k. */
-    for (int j = 0; j < Q; j++) {
-        m.members[j] = v2r[node * Q + j];
-        for (int k = 0; k < N; k++) {
-            size_t idx = (size_t)j * N + k;
-            int dst = v2r[k * Q + j], src = v2r[node * Q + j];
-            m.sb[idx] = v.sbytes[dst];
-            m.sp[idx] = m.sb[idx] ? v.sbase + v.soff[dst] : NULL;
-            if (j == g) { /* the own block does not travel in this phase */
-                m.rp[idx] = NULL;
-                m.cap[idx] = 0;
-            } else if (k == node) { /* for this rank: the receive buffer */
-                m.cap[idx] = v.rbytes[src];
-                m.rp[idx] = m.cap[idx] ? v.rbase + v.roff[src] : NULL;
-            } else { /* for local rank g of node k: landing area, forwarded later */
-                m.cap[idx] = TUNA_RECV_LAND;
-                m.rp[idx] = NULL;
-            }
-        }
-    }
-    tuna_engine e = {.comm = c->comm,
-                     .ctx = c,
-                     .n = Q,
-                     .me = g,
-                     .members = m.members,
-                     .nsub = N,
-                     .radix = (int)(radix < Q ? radix : Q),
-                     .batch = Q, /* all rounds of a digit in flight (clamped to r-1) */
-                     .tag_meta = TUNA_TAG_HIER_META,
-                     .tag_data = TUNA_TAG_HIER_DATA,
-                     .send_ptr = m.sp,
-                     .send_bytes = m.sb,
-                     .recv_ptr = m.rp,
-                     .recv_cap = m.cap,
-                     .recv_got = m.got,
-                     .land_keep = TUNA_KEEP_HIER_STAGE,
-                     .land_off = m.off};
-    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
-    /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
-    if (v.sbytes[me])
-        memcpy(v.rbase + v.roff[me], v.sbase + v.soff[me], v.sbytes[me]);
-    tuna_timer_stop(&tm, TUNA_PHASE_COPY);
-    size_t temp = 0;
-    rc = tuna_engine_run(&e, &tm, &temp);
-    tuna_stats_temp(temp); /* the landing area included */
-    const char *land = c->kept[TUNA_KEEP_HIER_STAGE];
-    int rc_trunc = MPI_SUCCESS;
-    if (rc == MPI_ERR_TRUNCATE) { /* finish the exchange, report at the end */
-        rc_trunc = rc;
+/* The inter-node metadata completed. */
+static int hier_meta_done(tuna_a2av_op *o, hier_state *s, int wait_rc)
+{
+    int rc = o->post_rc != MPI_SUCCESS ? o->post_rc : wait_rc;
+    rc = rc != MPI_SUCCESS
+             ? tuna_error_set(rc, "%s: inter-node metadata exchange failed", s->name)
+             : inter_meta_place(s);
+    tuna_stats_temp(o->a->scr->kept_len[TUNA_KEEP_HIER_STAGE] + s->m.discard_len);
+    if (rc == MPI_ERR_TRUNCATE) {
+        s->rc_trunc = rc;
         rc = MPI_SUCCESS;
     }
+    if (rc == MPI_SUCCESS) {
+        o->i = HIER_INTER;
+        s->h.block = (int)tuna_a2av_param(o->a, "block");
+        return hier_inter(o, s, MPI_SUCCESS);
+    }
+    tuna_stats_rounds(0);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_INTER);
+    return hier_finish(o, s, rc);
+}
 
-    /* Inter-node phase: with the same local rank g on every other node. */
-    tuna_hier h = {.a = a, .Q = Q, .N = N, .node = node, .local = g};
-    h.to_rank = m.peers;
-    h.from_rank = m.peers + N;
-    h.out_ptr = m.ptrs;
-    h.in_ptr = m.ptrs + nio;
-    h.out_bytes = m.bytes;
-    h.in_bytes = m.bytes + nio;
+/* The intra-node engine is over: the inter-node phase, with the same local rank g on every
+ * other node. */
+static int hier_engine_done(tuna_a2av_op *o, hier_state *s)
+{
+    const tuna_a2av_args *a = o->a;
+    tuna_hier *h = &s->h;
+    hier_mem *m = &s->m;
+    const int Q = h->Q, N = h->N, node = h->node, g = h->local;
+    const int *v2r = a->ctx->vrank_to_rank;
+    tuna_stats_temp(s->st.temp_bytes); /* the landing area included */
+    int rc = s->st.rc;
+    const char *land = a->scr->kept[TUNA_KEEP_HIER_STAGE];
+    if (rc == MPI_ERR_TRUNCATE) { /* finish the exchange, report at the end */
+        s->rc_trunc = rc;
+        rc = MPI_SUCCESS;
+    }
     for (int d = 1; d < N; d++) {
         int k = (node + d) % N;
-        h.to_rank[d - 1] = v2r[k * Q + g];
-        h.from_rank[d - 1] = v2r[((node - d + N) % N) * Q + g];
+        h->to_rank[d - 1] = v2r[k * Q + g];
+        h->from_rank[d - 1] = v2r[((node - d + N) % N) * Q + g];
         for (int l = 0; l < Q; l++) {
             size_t idx = (size_t)(d - 1) * Q + l, sub = (size_t)l * N + k;
             /* Own blocks go from the send buffer; the others landed above. */
-            h.out_bytes[idx] = l == g ? m.sb[sub] : m.got[sub];
-            h.out_ptr[idx] = l == g              ? (char *)m.sp[sub]
-                             : h.out_bytes[idx] ? (char *)land + m.off[sub]
-                                                : NULL;
+            h->out_bytes[idx] = l == g ? m->sb[sub] : m->got[sub];
+            h->out_ptr[idx] = l == g              ? (char *)m->sp[sub]
+                              : h->out_bytes[idx] ? (char *)land + m->off[sub]
+                                                  : NULL;
         }
     }
     if (rc == MPI_SUCCESS && N > 1) {
-        rc = inter_metadata(&h, &v, &m, name);
-        tuna_stats_temp(c->kept_len[TUNA_KEEP_HIER_STAGE] + m.discard_len);
-        if (rc == MPI_ERR_TRUNCATE) {
-            rc_trunc = rc;
-            rc = MPI_SUCCESS;
-        }
-        int rounds = 0;
-        if (rc == MPI_SUCCESS)
-            rc = inter(&h, (int)tuna_a2av_param(a, "block"), &rounds);
-        tuna_stats_rounds(rounds);
-        tuna_timer_stop(&tm, TUNA_PHASE_INTER);
+        o->i = HIER_META;
+        return inter_meta_post(o, s);
     }
-    hier_mem_free(&m);
-    rc = tuna_bytes_view_close(a, &v, rc != MPI_SUCCESS ? rc : rc_trunc);
-    tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
-    return rc;
+    return hier_finish(o, s, rc);
+}
+
+/* The first step: the view, the index arrays, the own block, the engine's first posts. */
+static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *inter)
+{
+    const tuna_a2av_args *a = o->a;
+    tuna_ctx *c = a->ctx;
+    const int P = a->size, me = a->rank;
+    const long radix = tuna_a2av_param(a, "radix");
+    const int Q = c->ranks_per_node, N = c->nnodes;
+    const int *v2r = c->vrank_to_rank;
+    const int vme = c->rank_to_vrank[me], node = vme / Q, g = vme % Q;
+    hier_state *s = tuna_calloc(1, sizeof *s + sizeof(char *) * (size_t)P);
+    if (!s)
+        return tuna_a2av_step_done(
+            o, tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory for the index arrays", name));
+    o->state = s;
+    o->state_free = hier_state_free;
+    s->name = name;
+    s->inter = inter;
+    tuna_timer_start(&s->tm);
+    tuna_bytes_view *v = &s->v;
+    int rc = tuna_bytes_view_open(a, v);
+    if (rc != MPI_SUCCESS) {
+        memset(v, 0, sizeof *v); /* a failed open freed what it had: nothing to close */
+        return tuna_a2av_step_done(o, rc);
+    }
+
+    hier_mem *m = &s->m;
+    size_t nio = (size_t)(N - 1) * (size_t)Q;
+    m->sp = (const char **)(s + 1);
+    m->rp = tuna_malloc(sizeof(char *) * (size_t)P);
+    m->sb = tuna_malloc(sizeof(size_t) * 4 * (size_t)P);
+    m->members = tuna_malloc(sizeof(int) * ((size_t)Q + 2 * (size_t)N));
+    m->ptrs = tuna_malloc(sizeof(char *) * (2 * nio + 1));
+    m->bytes = tuna_malloc(sizeof(size_t) * (2 * nio + 1));
+    m->meta = tuna_malloc(sizeof(uint64_t) * (2 * nio + 1));
+    m->wire = tuna_malloc(2 * (size_t)(N - 1) * TUNA_META_BYTES(Q) + 1);
+    m->req = tuna_malloc(sizeof(MPI_Request) * (2 * (size_t)N + 1));
+    if (!m->rp || !m->sb || !m->members || !m->ptrs || !m->bytes || !m->meta || !m->wire ||
+        !m->req)
+        return hier_finish(
+            o, s, tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory for the index arrays", name));
+    m->cap = m->sb + P;
+    m->got = m->sb + 2 * (size_t)P;
+    m->off = m->sb + 3 * (size_t)P;
+    m->peers = m->members + Q;
+
+    /* Intra-node blocks: sub-block (j, k) goes from here to local rank j of node k. */
+    for (int j = 0; j < Q; j++) {
+        m->members[j] = v2r[node * Q + j];
+        for (int k = 0; k < N; k++) {
+            size_t idx = (size_t)j * N + k;
+            int dst = v2r[k * Q + j], src = v2r[node * Q + j];
+            m->sb[idx] = v->sbytes[dst];
+            m->sp[idx] = m->sb[idx] ? v->sbase + v->soff[dst] : NULL;
+            if (j == g) { /* the own block does not travel in this phase */
+                m->rp[idx] = NULL;
+                m->cap[idx] = 0;
+            } else if (k == node) { /* for this rank: the receive buffer */
+                m->cap[idx] = v->rbytes[src];
+                m->rp[idx] = m->cap[idx] ? v->rbase + v->roff[src] : NULL;
+            } else { /* for local rank g of node k: landing area, forwarded later */
+                m->cap[idx] = TUNA_RECV_LAND;
+                m->rp[idx] = NULL;
+            }
+        }
+    }
+    s->e = (tuna_engine){.comm = c->comm,
+                         .scr = a->scr,
+                         .n = Q,
+                         .me = g,
+                         .members = m->members,
+                         .nsub = N,
+                         .radix = (int)(radix < Q ? radix : Q),
+                         .batch = Q, /* all rounds of a digit in flight (clamped to r-1) */
+                         .tag_meta = TUNA_TAG_HIER_META + a->tag_shift,
+                         .tag_data = TUNA_TAG_HIER_DATA + a->tag_shift,
+                         .send_ptr = m->sp,
+                         .send_bytes = m->sb,
+                         .recv_ptr = m->rp,
+                         .recv_cap = m->cap,
+                         .recv_got = m->got,
+                         .land_keep = TUNA_KEEP_HIER_STAGE,
+                         .land_off = m->off};
+    s->h = (tuna_hier){.a = a, .Q = Q, .N = N, .node = node, .local = g};
+    s->h.to_rank = m->peers;
+    s->h.from_rank = m->peers + N;
+    s->h.out_ptr = m->ptrs;
+    s->h.in_ptr = m->ptrs + nio;
+    s->h.out_bytes = m->bytes;
+    s->h.in_bytes = m->bytes + nio;
+    tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
+    /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
+    if (v->sbytes[me])
+        memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], v->sbytes[me]);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+    MPI_Request *req;
+    int n;
+    o->i = HIER_ENGINE;
+    if (tuna_engine_start(&s->st, &s->e, &s->tm, &req, &n) == TUNA_STEP_WAIT)
+        return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
+    return hier_engine_done(o, s);
+}
+
+int tuna_hier_step(tuna_a2av_op *o, int wait_rc, const char *name, tuna_hier_inter_fn *inter)
+{
+    const tuna_a2av_args *a = o->a;
+    if (a->ctx->ranks_per_node == 0) { /* every step of the call: flat TuNA's */
+        if (o->i == 0) {
+            if (a->rank == 0)
+                tuna_log(1,
+                         "%s: the %d nodes do not all have the same number of ranks (P = %d); "
+                         "falling back to flat tuna:radix=%ld",
+                         name, a->ctx->nnodes, a->size, tuna_a2av_param(a, "radix"));
+            /* Statistics name what ran, and why. */
+            tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "tuna");
+            tuna_stats_current.fallback = "the nodes hold different numbers of ranks";
+        }
+        return tuna_a2av_tuna_step(o, wait_rc);
+    }
+    hier_state *s = o->state;
+    MPI_Request *req;
+    int n;
+    switch (o->i) {
+    case HIER_START:
+        return hier_begin(o, name, inter);
+    case HIER_ENGINE:
+        if (tuna_engine_step(&s->st, wait_rc, &req, &n) == TUNA_STEP_WAIT)
+            return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
+        return hier_engine_done(o, s);
+    case HIER_META:
+        return hier_meta_done(o, s, wait_rc);
+    default:
+        return hier_inter(o, s, wait_rc);
+    }
 }

@@ -7,14 +7,18 @@
  */
 #include "alltoallv.h"
 
-#include <stdlib.h>
-
-int tuna_a2av_linear(const tuna_a2av_args *a)
+int tuna_a2av_linear_step(tuna_a2av_op *o, int wait_rc)
 {
+    const tuna_a2av_args *a = o->a;
     int P = a->size, me = a->rank;
-    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)P);
+    if (o->i == 1) { /* the one wait is over */
+        tuna_stats_rounds(1);
+        return tuna_a2av_step_done(o, tuna_a2av_step_outcome(o, wait_rc,
+                                                             "linear: MPI_Waitall failed"));
+    }
+    MPI_Request *reqs = tuna_scratch_requests(a->scr, 2 * (size_t)P);
     if (!reqs)
-        return MPI_ERR_NO_MEM;
+        return tuna_a2av_step_done(o, MPI_ERR_NO_MEM);
     int n = 0, rc = tuna_a2av_copy_self(a);
     for (int i = 0; i < P && rc == MPI_SUCCESS; i++)
         if (i != me && tuna_a2av_recvs(a, i) &&
@@ -24,10 +28,7 @@ int tuna_a2av_linear(const tuna_a2av_args *a)
         if (i != me && tuna_a2av_sends(a, i) &&
             (rc = tuna_a2av_isend_block(a, i, TUNA_TAG_LINEAR, &reqs[n])) == MPI_SUCCESS)
             n++;
-    /* A failed post completes the posted messages (their peers post theirs). */
-    int wrc = tuna_requests_finish(n, reqs, rc);
-    if (rc == MPI_SUCCESS && wrc != MPI_SUCCESS)
-        rc = tuna_error_set(wrc, "linear: MPI_Waitall failed");
-    tuna_stats_rounds(1);
-    return rc;
+    /* A failed post still completes the posted messages (their peers post theirs). */
+    o->i = 1;
+    return tuna_a2av_step_wait(o, reqs, n, rc);
 }

@@ -5,7 +5,7 @@
  */
 #include "alltoallv.h"
 
-int tuna_a2av_multipair_testany(const tuna_a2av_args *a)
+int tuna_a2av_multipair_testany_step(tuna_a2av_op *o, int wait_rc)
 {
-    return tuna_a2av_multipair_window(a, true, TUNA_TAG_MULTIPAIR_TESTANY);
+    return tuna_a2av_window_step(o, wait_rc, true, TUNA_TAG_MULTIPAIR_TESTANY);
 }

@@ -5,7 +5,7 @@
  */
 #include "alltoallv.h"
 
-int tuna_a2av_multipair_waitany(const tuna_a2av_args *a)
+int tuna_a2av_multipair_waitany_step(tuna_a2av_op *o, int wait_rc)
 {
-    return tuna_a2av_multipair_window(a, false, TUNA_TAG_MULTIPAIR_WAITANY);
+    return tuna_a2av_window_step(o, wait_rc, false, TUNA_TAG_MULTIPAIR_WAITANY);
 }

@@ -4,11 +4,14 @@
  * rank+s) are in flight; whenever one completes, its slot is refilled with the
  * next step of the same kind, so the window stays full without the group
  * barrier of multipair. Completion is found with MPI_Waitany (blocking) or by
- * polling MPI_Testany.
+ * polling MPI_Testany: the engine's wait for any one request (src/core/op.h),
+ * which a nonblocking operation tests with MPI_Testany.
+ *
+ * Between steps: o->i is the next receive step (0: not started; -1: the window ends and
+ * what is left of it completes), o->n the next send step, o->post_rc a failed post (which
+ * ends the window), o->comm_rc the first failed message (which does not).
  */
 #include "alltoallv.h"
-
-#include <stdlib.h>
 
 /* Next non-empty step >= *s for receives (send = false) or sends; P if none. */
 static int next_step(const tuna_a2av_args *a, int s, bool send)
@@ -21,9 +24,8 @@ static int next_step(const tuna_a2av_args *a, int s, bool send)
     return s;
 }
 
-/* Post the step `*s` of the given kind into reqs[slot] and advance *s. */
-static int refill(const tuna_a2av_args *a, int *s, bool send, int tag, MPI_Request *req,
-                  int *active)
+/* Post the step `*s` of the given kind into *req and advance *s. */
+static int refill(const tuna_a2av_args *a, int *s, bool send, int tag, MPI_Request *req)
 {
     int P = a->size, me = a->rank;
     *s = next_step(a, *s, send);
@@ -31,68 +33,85 @@ static int refill(const tuna_a2av_args *a, int *s, bool send, int tag, MPI_Reque
         return MPI_SUCCESS;
     int rc = send ? tuna_a2av_isend_block(a, (me + *s) % P, tag, req)
                   : tuna_a2av_irecv_block(a, (me - *s + P) % P, tag, req);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS)
         (*s)++;
-        (*active)++;
-    } else {
+    else
         *req = MPI_REQUEST_NULL; /* nothing was posted */
-    }
     return rc;
 }
 
-int tuna_a2av_multipair_window(const tuna_a2av_args *a, bool poll, int tag)
+static int finish(tuna_a2av_op *o)
 {
+    int stride = (int)tuna_a2av_param(o->a, "stride");
+    tuna_stats_rounds((o->a->size - 1 + stride - 1) / stride);
+    return tuna_a2av_step_done(o, tuna_first_error(o->post_rc, o->comm_rc));
+}
+
+int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
+{
+    const tuna_a2av_args *a = o->a;
     int stride = (int)tuna_a2av_param(a, "stride");
-    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)stride);
-    if (!reqs)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; i < 2 * stride; i++)
-        reqs[i] = MPI_REQUEST_NULL;
-    /* The own block first: its copy may allocate, and a failure once the window is posted
-     * would leave requests pending. */
-    int rstep = 1, sstep = 1, active = 0, rc = tuna_a2av_copy_self(a);
-    for (int i = 0; i < stride && rc == MPI_SUCCESS; i++) {
-        rc = refill(a, &rstep, false, tag, &reqs[i], &active);
-        if (rc == MPI_SUCCESS)
-            rc = refill(a, &sstep, true, tag, &reqs[stride + i], &active);
-    }
     const char *name = poll ? "multipair-testany" : "multipair-waitany";
-    int comm_rc = MPI_SUCCESS;
-    while (rc == MPI_SUCCESS && active > 0) {
-        int idx = MPI_UNDEFINED, flag = 1, wrc;
-        if (poll) {
-            wrc = MPI_Testany(2 * stride, reqs, &idx, &flag, MPI_STATUS_IGNORE);
-            /* "None active" while requests are pending (SimGrid SMPI 3.32-3.35 answers so for
-             * some pending eager sends, and polling would then never let the simulation move):
-             * wait for one instead. */
-            if (wrc == MPI_SUCCESS && flag && idx == MPI_UNDEFINED)
-                wrc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE);
-            if (wrc == MPI_SUCCESS && !flag)
-                continue;
-        } else {
-            wrc = MPI_Waitany(2 * stride, reqs, &idx, MPI_STATUS_IGNORE);
+    MPI_Request *reqs;
+    int rstep = o->i, sstep = o->n;
+    if (o->i < 0) /* what was left of the window has completed */
+        return finish(o);
+    if (o->i == 0) {
+        reqs = tuna_scratch_requests(a->scr, 2 * (size_t)stride);
+        if (!reqs)
+            return tuna_a2av_step_done(o, MPI_ERR_NO_MEM);
+        for (int i = 0; i < 2 * stride; i++)
+            reqs[i] = MPI_REQUEST_NULL;
+        /* The own block first: its copy may allocate, and a failure once the window is
+         * posted would leave requests pending. */
+        int rc = tuna_a2av_copy_self(a);
+        if (rc != MPI_SUCCESS) {
+            o->post_rc = rc;
+            return finish(o);
         }
-        if (wrc != MPI_SUCCESS) {
-            /* A failed message is complete: recorded, and the window goes on (docs/testing.md).
-             * Without its index, the rest of the window completes below. */
-            comm_rc = tuna_first_error(comm_rc, tuna_error_set(wrc, "%s: a message failed", name));
+        rstep = sstep = 1;
+        for (int i = 0; i < stride && rc == MPI_SUCCESS; i++) {
+            rc = refill(a, &rstep, false, tag, &reqs[i]);
+            if (rc == MPI_SUCCESS)
+                rc = refill(a, &sstep, true, tag, &reqs[stride + i]);
+        }
+        o->post_rc = rc;
+    } else {
+        reqs = o->op.req; /* the window, as the last step left it */
+        int idx = o->op.any;
+        bool settled = true;
+        if (wait_rc != MPI_SUCCESS) {
+            /* A failed message is complete: recorded, and the window goes on
+             * (docs/testing.md). Without its index, the rest of the window completes. */
+            o->comm_rc = tuna_first_error(o->comm_rc,
+                                          tuna_error_set(wait_rc, "%s: a message failed", name));
             if (idx < 0 || idx >= 2 * stride)
-                break;
-            if (reqs[idx] != MPI_REQUEST_NULL) /* Open MPI keeps a failed request allocated */
-                MPI_Request_free(&reqs[idx]);
+                settled = false;
+            else if (reqs[idx] != MPI_REQUEST_NULL) /* Open MPI keeps a failed request */
+                PMPI_Request_free(&reqs[idx]);
         }
-        if (idx == MPI_UNDEFINED)
-            break;
-        active--;
-        if (idx < stride)
-            rc = refill(a, &rstep, false, tag, &reqs[idx], &active);
+        if (settled && idx != MPI_UNDEFINED)
+            o->post_rc = idx < stride ? refill(a, &rstep, false, tag, &reqs[idx])
+                                      : refill(a, &sstep, true, tag, &reqs[idx]);
         else
-            rc = refill(a, &sstep, true, tag, &reqs[idx], &active);
+            o->i = -1;
     }
-    /* A failure that ends the window leaves the rest of it in flight: their peers post their
-     * sides, so they complete before the buffers go back to the caller. */
-    if (rc != MPI_SUCCESS || comm_rc != MPI_SUCCESS)
-        tuna_requests_complete(2 * stride, reqs);
-    tuna_stats_rounds((a->size - 1 + stride - 1) / stride);
-    return tuna_first_error(rc, comm_rc);
+    int active = 0;
+    for (int i = 0; i < 2 * stride; i++)
+        active += reqs[i] != MPI_REQUEST_NULL;
+    if (o->post_rc != MPI_SUCCESS || o->i < 0) {
+        /* A failure that ends the window leaves the rest of it in flight: their peers post
+         * their sides, so they complete before the buffers go back to the caller. */
+        o->i = -1;
+        if (active == 0)
+            return finish(o);
+        return tuna_a2av_step_wait(o, reqs, 2 * stride, o->post_rc);
+    }
+    if (active == 0)
+        return finish(o);
+    o->i = rstep;
+    o->n = sstep;
+    tuna_a2av_step_wait(o, reqs, 2 * stride, MPI_SUCCESS);
+    o->op.wait_mode = poll ? TUNA_WAIT_ANY_POLL : TUNA_WAIT_ANY;
+    return TUNA_STEP_WAIT;
 }

@@ -14,109 +14,114 @@
  *      and send/receive in place: the set has two halves, a round sends from
  *      each slot's current half and receives into the other, so nothing is
  *      packed and no buffer is read and written at once.
+ * Steps: one per round, the padding before the first, the scan-out after the last.
  * Rounds: ceil(log2 P). Temporary memory: P*B + 2*floor(P/2)*B (datatype=0)
  * or 2*P*B (datatype=1).
  */
-#include "alltoallv.h"
+#include "bruck_common.h"
 
 #include <stdlib.h>
 
-/* The rounds with derived datatypes; upper[i] tracks which half holds slot i. */
-static int rounds_datatype(const tuna_a2av_args *a, char *w, size_t B, unsigned char *upper,
-                           tuna_timer *tm)
+/* The rounds with derived datatypes (as tuna_bruck_packed_rounds: called first with s->k =
+ * -1, then with each round's wait outcome); upper[i] tracks which half holds slot i. */
+static int rounds_datatype(tuna_a2av_op *o, int wait_rc, int *rc)
 {
-    int P = a->size, me = a->rank, K = tuna_bruck_rounds(P), half = P / 2;
-    int *idx = tuna_malloc(sizeof(int) * (size_t)half);
-    MPI_Aint *disp = idx ? tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)half) : NULL;
-    if (!disp) {
-        free(idx);
-        return MPI_ERR_NO_MEM;
-    }
-    MPI_Datatype blk = MPI_DATATYPE_NULL;
-    int rc = tuna_bruck_block_type(B, &blk);
-    for (int k = 0; k < K && rc == MPI_SUCCESS; k++) {
-        long long d = 1LL << k;
-        int n = tuna_bruck_round_slots(P, k, idx);
-        for (int j = 0; j < n; j++) {
-            size_t i = (size_t)idx[j];
-            disp[j] = (MPI_Aint)(((upper[i] ? (size_t)P : 0) + i) * B);
-            disp[half + j] = (MPI_Aint)(((upper[i] ? 0 : (size_t)P) + i) * B);
+    const tuna_a2av_args *a = o->a;
+    tuna_bruck_op *s = o->state;
+    int P = a->size, me = a->rank, half = P / 2;
+    if (s->k < 0) {
+        s->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)half);
+        if (!s->disp) {
+            *rc = MPI_ERR_NO_MEM;
+            return TUNA_STEP_DONE;
         }
-        MPI_Datatype st = MPI_DATATYPE_NULL, rt = MPI_DATATYPE_NULL;
-        MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-        if (MPI_Type_create_hindexed_block(n, 1, disp, blk, &st) != MPI_SUCCESS ||
-            MPI_Type_commit(&st) != MPI_SUCCESS ||
-            MPI_Type_create_hindexed_block(n, 1, disp + half, blk, &rt) != MPI_SUCCESS ||
-            MPI_Type_commit(&rt) != MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_TYPE, "padded-bruck: building the round-%d datatype "
-                                              "failed", k);
-        tuna_timer_stop(tm, TUNA_PHASE_PREPARE);
-        if (rc == MPI_SUCCESS &&
-            (rc = MPI_Irecv(w, 1, rt, tuna_bruck_rank(me, -d, P), TUNA_TAG_PADDED_BRUCK,
-                            a->ctx->comm, &req[0])) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "padded-bruck: MPI_Irecv of round %d failed", k);
-        if (rc == MPI_SUCCESS &&
-            (rc = MPI_Isend(w, 1, st, tuna_bruck_rank(me, d, P), TUNA_TAG_PADDED_BRUCK,
-                            a->ctx->comm, &req[1])) != MPI_SUCCESS) {
-            rc = tuna_error_set(rc, "padded-bruck: MPI_Isend of round %d failed", k);
-            MPI_Cancel(&req[0]);
-        }
-        if (rc == MPI_SUCCESS && (rc = tuna_waitall(2, req)) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "padded-bruck: MPI_Waitall of round %d failed", k);
-        else if (rc != MPI_SUCCESS && req[0] != MPI_REQUEST_NULL)
-            MPI_Wait(&req[0], MPI_STATUS_IGNORE);
-        tuna_timer_stop(tm, TUNA_PHASE_DATA);
-        if (st != MPI_DATATYPE_NULL)
-            MPI_Type_free(&st);
-        if (rt != MPI_DATATYPE_NULL)
-            MPI_Type_free(&rt);
-        for (int j = 0; j < n && rc == MPI_SUCCESS; j++)
-            upper[idx[j]] ^= 1;
+        if ((*rc = tuna_bruck_block_type(s->B, &s->blk)) != MPI_SUCCESS || s->K == 0)
+            return TUNA_STEP_DONE;
+        s->k = 0;
+    } else {
+        *rc = o->post_rc;
+        if (*rc == MPI_SUCCESS && wait_rc != MPI_SUCCESS)
+            *rc = tuna_error_set(wait_rc, "padded-bruck: MPI_Waitall of round %d failed", s->k);
+        tuna_timer_stop(&s->tm, TUNA_PHASE_DATA);
+        MPI_Type_free(&s->st);
+        MPI_Type_free(&s->rt);
+        if (*rc != MPI_SUCCESS)
+            return TUNA_STEP_DONE;
+        for (int j = 0; j < s->n; j++)
+            s->upper[s->idx[j]] ^= 1;
+        if (++s->k == s->K)
+            return TUNA_STEP_DONE;
     }
-    if (blk != MPI_DATATYPE_NULL)
-        MPI_Type_free(&blk);
-    free(idx);
-    free(disp);
-    return rc;
+    int k = s->k;
+    long long d = 1LL << k;
+    size_t B = s->B;
+    s->n = tuna_bruck_round_slots(P, k, s->idx);
+    for (int j = 0; j < s->n; j++) {
+        size_t i = (size_t)s->idx[j];
+        s->disp[j] = (MPI_Aint)(((s->upper[i] ? (size_t)P : 0) + i) * B);
+        s->disp[half + j] = (MPI_Aint)(((s->upper[i] ? 0 : (size_t)P) + i) * B);
+    }
+    if (MPI_Type_create_hindexed_block(s->n, 1, s->disp, s->blk, &s->st) != MPI_SUCCESS ||
+        MPI_Type_commit(&s->st) != MPI_SUCCESS ||
+        MPI_Type_create_hindexed_block(s->n, 1, s->disp + half, s->blk, &s->rt) != MPI_SUCCESS ||
+        MPI_Type_commit(&s->rt) != MPI_SUCCESS) {
+        tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
+        *rc = tuna_error_set(MPI_ERR_TYPE, "padded-bruck: building the round-%d datatype "
+                                           "failed", k);
+        return TUNA_STEP_DONE;
+    }
+    tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
+    /* Received into the other half, sent from the current one: in place, no packing. */
+    int tag = TUNA_TAG_PADDED_BRUCK + a->tag_shift, n = 0;
+    int prc = tuna_posted(MPI_Irecv(s->w, 1, s->rt, tuna_bruck_rank(me, -d, P), tag,
+                                    a->ctx->comm, &o->pair[0]),
+                          &n);
+    if (prc != MPI_SUCCESS) {
+        prc = tuna_error_set(prc, "padded-bruck: MPI_Irecv of round %d failed", k);
+    } else {
+        prc = tuna_posted(MPI_Isend(s->w, 1, s->st, tuna_bruck_rank(me, d, P), tag,
+                                    a->ctx->comm, &o->pair[1]),
+                          &n);
+        if (prc != MPI_SUCCESS)
+            prc = tuna_error_set(prc, "padded-bruck: MPI_Isend of round %d failed", k);
+    }
+    return tuna_a2av_step_wait(o, o->pair, n, prc);
 }
 
-int tuna_a2av_padded_bruck(const tuna_a2av_args *a)
+int tuna_a2av_padded_bruck_step(tuna_a2av_op *o, int wait_rc)
 {
-    int P = a->size, me = a->rank;
-    bool use_datatype = tuna_a2av_param(a, "datatype") == 1;
-    size_t B = a->max_block_bytes, wbytes;
-    tuna_timer tm;
-    tuna_timer_start(&tm);
-    tuna_bytes_view v;
-    int rc = tuna_bytes_view_open(a, &v);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (B == 0) /* every block of every rank is empty (a global fact) */
-        return tuna_bytes_view_close(a, &v, MPI_SUCCESS);
-    rc = tuna_bruck_padded_size((size_t)P * (use_datatype ? 2 : 1), B, &wbytes);
-    char *w = rc == MPI_SUCCESS ? tuna_malloc(wbytes) : NULL;
-    unsigned char *upper = w && use_datatype ? tuna_calloc((size_t)P, 1) : NULL;
-    if (!w || (use_datatype && !upper)) {
-        free(w);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_error_set(MPI_ERR_NO_MEM, "padded-bruck: out of memory");
-        return tuna_bytes_view_close(a, &v, rc);
+    const tuna_a2av_args *a = o->a;
+    int P = a->size, me = a->rank, rc;
+    tuna_bruck_op *s = o->state;
+    if (o->i == 0) {
+        o->i = 1;
+        if (a->max_block_bytes == 0) /* every block of every rank is empty (a global fact) */
+            return tuna_bruck_empty(o);
+        if ((rc = tuna_bruck_op_open(o, &s)) != MPI_SUCCESS)
+            return tuna_a2av_step_done(o, rc);
+        bool use_datatype = tuna_a2av_param(a, "datatype") == 1;
+        rc = tuna_bruck_padded_size((size_t)P * (use_datatype ? 2 : 1), s->B, &s->wbytes);
+        s->w = rc == MPI_SUCCESS ? tuna_malloc(s->wbytes) : NULL;
+        s->upper = s->w && use_datatype ? tuna_calloc((size_t)P, 1) : NULL;
+        if (!s->w || (use_datatype && !s->upper)) {
+            if (rc == MPI_SUCCESS)
+                rc = tuna_error_set(MPI_ERR_NO_MEM, "padded-bruck: out of memory");
+            return tuna_bruck_op_close(o, rc);
+        }
+        tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
+        /* slot i <- block for me+i: the rotation is free */
+        tuna_bruck_pad(&s->v, P, me, s->B, s->w);
+        tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+        s->set = s->w;
+        s->tag = TUNA_TAG_PADDED_BRUCK;
     }
-    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
-
-    tuna_bruck_pad(&v, P, me, B, w); /* slot i <- block for me+i: the rotation is free */
-    tuna_timer_stop(&tm, TUNA_PHASE_COPY);
-    size_t round_temp = 0;
-    if (use_datatype)
-        rc = rounds_datatype(a, w, B, upper, &tm);
-    else
-        rc = tuna_bruck_padded_rounds_packed(a, w, B, TUNA_TAG_PADDED_BRUCK, &tm, &round_temp);
+    if ((s->upper ? rounds_datatype(o, wait_rc, &rc)
+                  : tuna_bruck_packed_rounds(o, wait_rc, &rc)) == TUNA_STEP_WAIT)
+        return TUNA_STEP_WAIT;
     if (rc == MPI_SUCCESS)
-        tuna_bruck_scan_out(&v, P, me, true, B, w, upper); /* block from s <- slot me-s */
-    tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
-    tuna_stats_temp(wbytes + round_temp);
-    tuna_stats_rounds(tuna_bruck_rounds(P));
-    free(w);
-    free(upper);
-    return tuna_bytes_view_close(a, &v, rc);
+        tuna_bruck_scan_out(&s->v, P, me, true, s->B, s->w, s->upper); /* from s: slot me-s */
+    tuna_timer_stop(&s->tm, TUNA_PHASE_REARRANGE);
+    tuna_stats_temp(s->wbytes + s->round_temp);
+    tuna_stats_rounds(s->K);
+    return tuna_bruck_op_close(o, rc);
 }

@@ -1,53 +1,53 @@
 /*
  * pairwise (Open MPI's pairwise alltoallv): P-1 steps; in step s a rank
- * receives from rank-s and sends to rank+s (one MPI_Sendrecv; with large
- * counts an Irecv and a blocking Send), so exactly one exchange is in flight
- * per rank.
+ * receives from rank-s and sends to rank+s, so exactly one exchange is in
+ * flight per rank. Each step posts its receive and send and waits for both
+ * (the blocking MPI_Sendrecv of the classic form, as steps).
  * Rounds: P-1. Messages: 2(P-1) per rank.
  */
 #include "alltoallv.h"
 
-/* One step of a pairwise schedule: receive from src while sending to dst. */
-int tuna_a2av_exchange_step(const tuna_a2av_args *a, int src, int dst, int tag)
+int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair_of_fn *pair_of,
+                         int tag, const char *name)
 {
-    const bool recv = tuna_a2av_recvs(a, src), send = tuna_a2av_sends(a, dst);
-    if (a->scounts && a->rcounts) {
-        /* One MPI call instead of three: the library's own sendrecv path (no request handle
-         * for the user side, one argument check); an empty side is MPI_PROC_NULL, as the
-         * peer posts nothing for it. */
-        TUNA_MPI_CHECK(MPI_Sendrecv(tuna_sblock(a, dst), send ? a->scounts[dst] : 0, a->stype,
-                                    send ? dst : MPI_PROC_NULL, tag, tuna_rblock(a, src),
-                                    recv ? a->rcounts[src] : 0, a->rtype,
-                                    recv ? src : MPI_PROC_NULL, tag, a->ctx->comm,
-                                    MPI_STATUS_IGNORE));
-        return MPI_SUCCESS;
+    const tuna_a2av_args *a = o->a;
+    if (o->i == 0) {
+        int rc = tuna_a2av_copy_self(a);
+        if (rc != MPI_SUCCESS) {
+            tuna_stats_rounds(count - 1);
+            return tuna_a2av_step_done(o, rc);
+        }
+    } else {
+        /* A failed step is complete when recorded, and the steps go on (docs/testing.md). */
+        if (o->post_rc != MPI_SUCCESS || wait_rc != MPI_SUCCESS)
+            o->comm_rc = tuna_first_error(
+                o->comm_rc, o->post_rc != MPI_SUCCESS
+                                ? o->post_rc
+                                : tuna_error_set(wait_rc, "%s: step %d failed", name, o->i));
     }
-    MPI_Request req = MPI_REQUEST_NULL;
-    int rc = MPI_SUCCESS;
-    if (recv && (rc = tuna_a2av_irecv_block(a, src, tag, &req)) != MPI_SUCCESS)
-        return rc;
-    if (send && a->scounts &&
-        (rc = MPI_Send(tuna_sblock(a, dst), a->scounts[dst], a->stype, dst, tag,
-                       a->ctx->comm)) != MPI_SUCCESS)
-        rc = tuna_error_set(rc, "pairwise: sending block %d failed", dst);
-    else if (send && !a->scounts)
-        rc = tuna_a2av_send_large(a, dst, tag, NULL);
-    /* The receive completes even when the send failed: its peer sends all the same. */
-    int wrc = tuna_requests_finish(1, &req, rc);
-    if (rc == MPI_SUCCESS && wrc != MPI_SUCCESS)
-        rc = tuna_error_set(wrc, "pairwise: receiving block %d failed", src);
-    return rc;
+    /* The next step with a peer (xor skips the ones beyond P). */
+    for (int s = o->i + 1; s < count; s++) {
+        int src, dst;
+        pair_of(a, s, &src, &dst);
+        if (src < 0)
+            continue;
+        int n = 0;
+        int rc = tuna_a2av_post_pair(a, src, dst, tag, o->pair, &n);
+        o->i = s;
+        return tuna_a2av_step_wait(o, o->pair, n, rc);
+    }
+    tuna_stats_rounds(count - 1);
+    return tuna_a2av_step_done(o, o->comm_rc);
 }
 
-int tuna_a2av_pairwise(const tuna_a2av_args *a)
+static void pairwise_pair(const tuna_a2av_args *a, int s, int *src, int *dst)
 {
-    int P = a->size, me = a->rank;
-    int rc = tuna_a2av_copy_self(a), comm_rc = MPI_SUCCESS;
-    /* A failed step is complete when recorded, and the steps go on (docs/testing.md). */
-    for (int s = 1; s < P && rc == MPI_SUCCESS; s++)
-        comm_rc = tuna_first_error(comm_rc, tuna_a2av_exchange_step(a, (me - s + P) % P,
-                                                                    (me + s) % P,
-                                                                    TUNA_TAG_PAIRWISE));
-    tuna_stats_rounds(P - 1);
-    return tuna_first_error(rc, comm_rc);
+    *src = (a->rank - s + a->size) % a->size;
+    *dst = (a->rank + s) % a->size;
+}
+
+int tuna_a2av_pairwise_step(tuna_a2av_op *o, int wait_rc)
+{
+    return tuna_a2av_pairs_step(o, wait_rc, o->a->size, pairwise_pair, TUNA_TAG_PAIRWISE,
+                                "pairwise");
 }

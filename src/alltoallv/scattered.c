@@ -7,32 +7,39 @@
  */
 #include "alltoallv.h"
 
-#include <stdlib.h>
-
-int tuna_a2av_scattered(const tuna_a2av_args *a)
+/* o->i: the first offset of the next batch; o->n: batches done. */
+int tuna_a2av_scattered_step(tuna_a2av_op *o, int wait_rc)
 {
+    const tuna_a2av_args *a = o->a;
     int P = a->size, me = a->rank;
     int block = (int)tuna_a2av_param(a, "block");
-    MPI_Request *reqs = tuna_ctx_requests(a->ctx, 2 * (size_t)block);
-    if (!reqs)
-        return MPI_ERR_NO_MEM;
-    int rc = tuna_a2av_copy_self(a), rounds = 0, comm_rc = MPI_SUCCESS;
-    /* A failed batch is complete when recorded, and the batches go on (docs/testing.md). */
-    for (int ii = 0; ii < P && rc == MPI_SUCCESS; ii += block) {
-        int n = 0, prc = MPI_SUCCESS, ss = P - ii < block ? P - ii : block;
-        for (int i = 0; i < ss && prc == MPI_SUCCESS; i++) {
-            int off = ii + i;
-            if (off == 0)
-                continue; /* self: copied above */
-            prc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TUNA_TAG_SCATTERED,
-                                      reqs, &n);
-        }
-        int wrc = tuna_requests_finish(n, reqs, prc);
-        if (wrc != MPI_SUCCESS)
-            comm_rc = tuna_first_error(comm_rc, prc != MPI_SUCCESS ? wrc
-                                       : tuna_error_set(wrc, "scattered: MPI_Waitall failed"));
-        rounds++;
+    if (o->n == 0 && o->i == 0) {
+        int rc = tuna_a2av_copy_self(a);
+        if (rc != MPI_SUCCESS)
+            return tuna_a2av_step_done(o, rc);
+    } else {
+        /* A failed batch is complete when recorded, and the batches go on (docs/testing.md). */
+        int rc = tuna_a2av_step_outcome(o, wait_rc, "scattered: MPI_Waitall failed");
+        o->comm_rc = tuna_first_error(o->comm_rc, rc);
+        o->n++;
     }
-    tuna_stats_rounds(rounds);
-    return tuna_first_error(rc, comm_rc);
+    if (o->i >= P) {
+        tuna_stats_rounds(o->n);
+        return tuna_a2av_step_done(o, o->comm_rc);
+    }
+    MPI_Request *reqs = tuna_scratch_requests(a->scr, 2 * (size_t)block);
+    if (!reqs) {
+        tuna_stats_rounds(o->n);
+        return tuna_a2av_step_done(o, tuna_first_error(o->comm_rc, MPI_ERR_NO_MEM));
+    }
+    int n = 0, prc = MPI_SUCCESS, ii = o->i, ss = P - ii < block ? P - ii : block;
+    for (int i = 0; i < ss && prc == MPI_SUCCESS; i++) {
+        int off = ii + i;
+        if (off == 0)
+            continue; /* self: copied above */
+        prc = tuna_a2av_post_pair(a, (me + off) % P, (me - off + P) % P, TUNA_TAG_SCATTERED,
+                                  reqs, &n);
+    }
+    o->i = ii + block;
+    return tuna_a2av_step_wait(o, reqs, n, prc);
 }

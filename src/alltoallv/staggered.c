@@ -13,41 +13,48 @@
 
 #include <stdlib.h>
 
-static int staggered_inter(const tuna_hier *h, int block, int *rounds)
+/* h->pos: batches posted; batch p covers messages p*b .. min(total, (p+1)*b) - 1. */
+static int staggered_inter(tuna_a2av_op *o, tuna_hier *h, int wait_rc)
 {
     const int Q = h->Q, nd = h->N - 1, total = nd * Q;
-    const int b = block < 1 ? 1 : block > total ? total : block;
+    const int b = h->block < 1 ? 1 : h->block > total ? total : h->block;
+    const int tag = TUNA_TAG_INTER_DATA + h->a->tag_shift;
     MPI_Comm comm = h->a->ctx->comm;
-    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)b);
-    int rc = req ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    for (int t0 = 0; t0 < total && rc == MPI_SUCCESS; t0 += b) {
-        int nb = t0 + b <= total ? b : total - t0, n = 0;
-        /* Receives first, in the same (t) order as the peers' sends. */
-        for (int pass = 0; pass < 2 && rc == MPI_SUCCESS; pass++)
-            for (int t = t0; t < t0 + nb && rc == MPI_SUCCESS; t++) {
-                int d = 1 + t % nd, l = (h->local + t / nd) % Q;
-                size_t idx = (size_t)(d - 1) * Q + l;
-                if (pass == 0 && h->in_bytes[idx])
-                    rc = tuna_posted(tuna_irecv_bytes(h->in_ptr[idx], h->in_bytes[idx],
-                                                      h->from_rank[d - 1], TUNA_TAG_INTER_DATA,
-                                                      comm, &req[n]),
-                                     &n);
-                else if (pass == 1 && h->out_bytes[idx])
-                    rc = tuna_posted(tuna_isend_bytes(h->out_ptr[idx], h->out_bytes[idx],
-                                                      h->to_rank[d - 1], TUNA_TAG_INTER_DATA,
-                                                      comm, &req[n]),
-                                     &n);
-            }
-        int wrc = tuna_requests_finish(n, req, rc); /* complete, even if a post failed */
-        if (rc == MPI_SUCCESS && wrc != MPI_SUCCESS)
-            rc = tuna_error_set(wrc, "staggered: inter-node exchange failed");
-        *rounds += nb;
+    if (h->pos == 0) {
+        if (!(h->req = tuna_scratch_requests(h->a->scr, 2 * (size_t)b))) {
+            h->rc = MPI_ERR_NO_MEM;
+            return TUNA_STEP_DONE;
+        }
+    } else {
+        /* A failed batch ends the exchange (complete: its requests all finished). */
+        h->rc = tuna_a2av_step_outcome(o, wait_rc, "staggered: inter-node exchange failed");
+        if (h->rc != MPI_SUCCESS || h->pos * b >= total)
+            return TUNA_STEP_DONE;
     }
-    free(req);
-    return rc;
+    MPI_Request *req = h->req;
+    const int t0 = h->pos * b, nb = t0 + b <= total ? b : total - t0;
+    int n = 0, rc = MPI_SUCCESS;
+    /* Receives first, in the same (t) order as the peers' sends. */
+    for (int pass = 0; pass < 2 && rc == MPI_SUCCESS; pass++)
+        for (int t = t0; t < t0 + nb && rc == MPI_SUCCESS; t++) {
+            int d = 1 + t % nd, l = (h->local + t / nd) % Q;
+            size_t idx = (size_t)(d - 1) * Q + l;
+            if (pass == 0 && h->in_bytes[idx])
+                rc = tuna_posted(tuna_irecv_bytes(h->in_ptr[idx], h->in_bytes[idx],
+                                                  h->from_rank[d - 1], tag, comm, &req[n]),
+                                 &n);
+            else if (pass == 1 && h->out_bytes[idx])
+                rc = tuna_posted(tuna_isend_bytes(h->out_ptr[idx], h->out_bytes[idx],
+                                                  h->to_rank[d - 1], tag, comm, &req[n]),
+                                 &n);
+        }
+    /* A failed post still completes the posted ones. */
+    h->pos++;
+    h->rounds += nb;
+    return tuna_a2av_step_wait(o, req, n, rc);
 }
 
-int tuna_a2av_staggered(const tuna_a2av_args *a)
+int tuna_a2av_staggered_step(tuna_a2av_op *o, int wait_rc)
 {
-    return tuna_hier_run(a, "staggered", staggered_inter);
+    return tuna_hier_step(o, wait_rc, "staggered", staggered_inter);
 }

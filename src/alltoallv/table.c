@@ -14,10 +14,13 @@
 
 /* The run functions, one file each (tuna.c and linear.c: alltoallv.h, others fall back to
  * them). */
-tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_spreadout, tuna_a2av_scattered, tuna_a2av_pairwise,
-    tuna_a2av_xor, tuna_a2av_multipair, tuna_a2av_multipair_waitany,
-    tuna_a2av_multipair_testany, tuna_a2av_bruck, tuna_a2av_padded_bruck,
-    tuna_a2av_twophase_bruck, tuna_a2av_coalesced, tuna_a2av_staggered, tuna_a2av_auto;
+tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_auto;
+/* The step forms (every form of the call: blocking, nonblocking, persistent). */
+tuna_a2av_step_fn tuna_a2av_spreadout_step, tuna_a2av_scattered_step, tuna_a2av_pairwise_step,
+    tuna_a2av_xor_step, tuna_a2av_multipair_step, tuna_a2av_coalesced_step,
+    tuna_a2av_staggered_step;
+tuna_a2av_step_fn tuna_a2av_multipair_waitany_step, tuna_a2av_multipair_testany_step,
+    tuna_a2av_bruck_step, tuna_a2av_padded_bruck_step, tuna_a2av_twophase_bruck_step;
 
 #define STRIDE_PARAM                                                                           \
     {"stride", 1, TUNA_PARAM_P, 8, "pairs in flight, in [1, P]; larger values clamp to P"}
@@ -33,7 +36,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                        0, {{0}}},
               .family = "linear", .cost = tuna_a2av_cost_one_phase,
               .inflight = tuna_a2av_inflight_all_peers, .pair_tag = TUNA_TAG_SPREADOUT},
-     .run = tuna_a2av_spreadout},
+     .step = tuna_a2av_spreadout_step},
     {.desc = {.info = {"scattered", "linear (MPICH): batches of `block` Irecv/Isend pairs, "
                                     "Waitall per batch",
                        1,
@@ -41,50 +44,50 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                          "pairs per batch, in [1, P]; larger values clamp to P"}}},
               .family = "linear", .cost = tuna_a2av_cost_batches_of_block,
               .grid = tuna_a2av_grid_block, .inflight = tuna_a2av_inflight_block},
-     .run = tuna_a2av_scattered},
+     .step = tuna_a2av_scattered_step},
     {.desc = {.info = {"linear", "linear (Open MPI basic): all receives posted first in "
                                  "ascending rank order, then all sends, one Waitall",
                        0, {{0}}},
               .family = "linear", .cost = tuna_a2av_cost_receives_first,
               .inflight = tuna_a2av_inflight_all_peers},
-     .run = tuna_a2av_linear},
-    {.desc = {.info = {"pairwise", "linear (Open MPI): P-1 steps, one Irecv + blocking Send per "
-                                   "step",
+     .step = tuna_a2av_linear_step},
+    {.desc = {.info = {"pairwise", "linear (Open MPI): P-1 steps, one Irecv + Isend pair "
+                                   "per step, waited before the next",
                        0, {{0}}},
               .family = "linear", .cost = tuna_a2av_cost_stepwise,
               .inflight = tuna_a2av_inflight_one_peer, .pair_tag = TUNA_TAG_PAIRWISE},
-     .run = tuna_a2av_pairwise},
+     .step = tuna_a2av_pairwise_step},
     {.desc = {.info = {"xor", "linear: exclusive-or pairing, peer = rank ^ step over the next "
                               "power of two (any P: missing peers are skipped)",
                        0, {{0}}},
               .family = "linear", .cost = tuna_a2av_cost_stepwise,
               .inflight = tuna_a2av_inflight_one_peer, .pair_tag = TUNA_TAG_XOR},
-     .run = tuna_a2av_xor},
+     .step = tuna_a2av_xor_step},
     {.desc = {.info = {"multipair", "linear: `stride` pairwise steps posted together, then "
                                     "Waitall",
                        1, {STRIDE_PARAM}},
               .family = "linear", .cost = tuna_a2av_cost_batches_of_stride,
               .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},
-     .run = tuna_a2av_multipair},
+     .step = tuna_a2av_multipair_step},
     {.desc = {.info = {"multipair-waitany", "linear: keep `stride` sends and receives in "
                                             "flight, refill on MPI_Waitany",
                        1, {STRIDE_PARAM}},
               .family = "linear", .cost = tuna_a2av_cost_window, .grid = tuna_a2av_grid_stride,
               .inflight = tuna_a2av_inflight_stride},
-     .run = tuna_a2av_multipair_waitany},
+     .step = tuna_a2av_multipair_waitany_step},
     {.desc = {.info = {"multipair-testany", "linear: keep `stride` sends and receives in "
                                             "flight, refill on MPI_Testany polling",
                        1, {STRIDE_PARAM}},
               .needs = TUNA_NEEDS_POLLING, .family = "linear", .cost = tuna_a2av_cost_window,
               .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},
-     .run = tuna_a2av_multipair_testany},
+     .step = tuna_a2av_multipair_testany_step},
     {.desc = {.info = {"bruck", "logarithmic: classic radix-2 Bruck (rotation, ceil(log2 P) "
                                 "rounds, inverse rotation) on blocks padded to the global "
                                 "maximum block size",
                        0, {{0}}},
               .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
               .cost = tuna_a2av_cost_bruck, .inflight = tuna_a2av_inflight_one_peer},
-     .run = tuna_a2av_bruck},
+     .step = tuna_a2av_bruck_step},
     {.desc = {.info = {"padded-bruck", "logarithmic: TuNA paper's padded Bruck, radix 2, "
                                        "rotations folded into the padding and scan-out copies",
                        1,
@@ -94,14 +97,14 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
               .needs = TUNA_NEEDS_GLOBAL_STATS, .family = "bruck",
               .cost = tuna_a2av_cost_padded_bruck, .grid = tuna_grid_every_value,
               .inflight = tuna_a2av_inflight_one_peer},
-     .run = tuna_a2av_padded_bruck},
+     .step = tuna_a2av_padded_bruck_step},
     {.desc = {.info = {"twophase-bruck", "logarithmic: radix-2 Bruck without padding, each "
                                          "round exchanges the block sizes, then exactly those "
                                          "bytes",
                        0, {{0}}},
               .family = "bruck", .cost = tuna_a2av_cost_twophase_bruck,
               .inflight = tuna_a2av_inflight_one_peer},
-     .run = tuna_a2av_twophase_bruck},
+     .step = tuna_a2av_twophase_bruck_step},
     {.desc = {.info = {"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; "
                                "per round the block sizes, then the data; K <= ceil(log_r "
                                "P)(r-1) rounds",
@@ -114,7 +117,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                          "clamps to r-1"}}},
               .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna,
               .inflight = tuna_a2av_inflight_tuna},
-     .run = tuna_a2av_tuna},
+     .step = tuna_a2av_tuna_step},
     {.desc = {.info = {"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated "
                                     "message per remote node to the same local rank",
                        2,
@@ -127,7 +130,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
               .cost = tuna_a2av_cost_coalesced, .grid = tuna_a2av_grid_coalesced,
               .inflight = tuna_a2av_inflight_coalesced},
-     .run = tuna_a2av_coalesced},
+     .step = tuna_a2av_coalesced_step},
     {.desc = {.info = {"staggered", "hierarchical TuNA: intra-node TuNA, then one message per "
                                     "block to the same local rank of each remote node, nodes "
                                     "interleaved",
@@ -141,7 +144,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
               .cost = tuna_a2av_cost_staggered, .grid = tuna_a2av_grid_staggered,
               .inflight = tuna_a2av_inflight_staggered},
-     .run = tuna_a2av_staggered},
+     .step = tuna_a2av_staggered_step},
     {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "
                                "a TUNA_TUNING table entry, else the cost model (docs/tuning.md)",
                        0, {{0}}},

@@ -15,54 +15,99 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tuna_a2av_tuna(const tuna_a2av_args *a)
-{
+/* Between its steps a call keeps this, with the block pointers after it: one allocation per
+ * call (where a blocking call once had its two pointer arrays). */
+typedef struct tuna_state {
     tuna_timer tm;
-    tuna_timer_start(&tm);
-    const int P = a->size, me = a->rank;
     tuna_bytes_view v;
-    int rc = tuna_bytes_view_open(a, &v);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const char **sp = tuna_malloc(sizeof(char *) * (size_t)P);
-    char **rp = tuna_malloc(sizeof(char *) * (size_t)P);
-    if (!sp || !rp) {
-        free(sp);
-        free(rp);
-        return tuna_bytes_view_close(a, &v, MPI_ERR_NO_MEM);
+    tuna_engine e;
+    tuna_engine_state st;
+    const char **sp;
+    char **rp;
+} tuna_state;
+
+static void tuna_state_free(tuna_a2av_op *o)
+{
+    tuna_state *s = o->state;
+    tuna_engine_state_free(&s->st);
+    tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
+    free(s);
+    o->state = NULL;
+    o->state_free = NULL;
+}
+
+/* The call's end: the view's unpacking, the statistics; the state goes with the operation. */
+static int tuna_finish(tuna_a2av_op *o, int rc)
+{
+    tuna_state *s = o->state;
+    tuna_stats_temp(s->st.temp_bytes);
+    rc = tuna_bytes_view_close(o->a, &s->v, rc);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_REARRANGE);
+    return tuna_a2av_step_done(o, rc);
+}
+
+/* The first step: the view, the engine's set-up, the own block, the engine's first posts. */
+static int tuna_begin(tuna_a2av_op *o)
+{
+    const tuna_a2av_args *a = o->a;
+    const int P = a->size, me = a->rank;
+    tuna_state *s = tuna_calloc(1, sizeof *s + 2 * sizeof(char *) * (size_t)P);
+    if (!s)
+        return tuna_a2av_step_done(o, MPI_ERR_NO_MEM);
+    o->state = s;
+    o->state_free = tuna_state_free;
+    tuna_timer_start(&s->tm);
+    tuna_bytes_view *v = &s->v;
+    int rc = tuna_bytes_view_open(a, v);
+    if (rc != MPI_SUCCESS) {
+        memset(v, 0, sizeof *v); /* a failed open freed what it had: nothing to close */
+        return tuna_a2av_step_done(o, rc);
     }
+    s->sp = (const char **)(s + 1);
+    s->rp = (char **)(s->sp + P);
     for (int j = 0; j < P; j++) {
-        sp[j] = v.sbytes[j] ? v.sbase + v.soff[j] : NULL;
-        rp[j] = v.rbytes[j] ? v.rbase + v.roff[j] : NULL;
+        s->sp[j] = v->sbytes[j] ? v->sbase + v->soff[j] : NULL;
+        s->rp[j] = v->rbytes[j] ? v->rbase + v->roff[j] : NULL;
     }
-    tuna_engine e = {.comm = a->ctx->comm,
-                     .ctx = a->ctx,
-                     .n = P,
-                     .me = me,
-                     .members = NULL,
-                     .nsub = 1,
-                     .radix = (int)tuna_a2av_param(a, "radix"),
-                     .batch = (int)tuna_a2av_param(a, "block"),
-                     .tag_meta = TUNA_TAG_TUNA_META,
-                     .tag_data = TUNA_TAG_TUNA_DATA,
-                     .send_ptr = sp,
-                     .send_bytes = v.sbytes,
-                     .recv_ptr = rp,
-                     .recv_cap = v.rbytes,
-                     .recv_got = NULL,
-                     .land_keep = -1,
-                     .land_off = NULL};
-    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+    s->e = (tuna_engine){.comm = a->ctx->comm,
+                         .scr = a->scr,
+                         .n = P,
+                         .me = me,
+                         .members = NULL,
+                         .nsub = 1,
+                         .radix = (int)tuna_a2av_param(a, "radix"),
+                         .batch = (int)tuna_a2av_param(a, "block"),
+                         .tag_meta = TUNA_TAG_TUNA_META + a->tag_shift,
+                         .tag_data = TUNA_TAG_TUNA_DATA + a->tag_shift,
+                         .send_ptr = s->sp,
+                         .send_bytes = v->sbytes,
+                         .recv_ptr = s->rp,
+                         .recv_cap = v->rbytes,
+                         .recv_got = NULL,
+                         .land_keep = -1,
+                         .land_off = NULL};
+    tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
     /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
-    if (v.sbytes[me])
-        memcpy(rp[me], sp[me], v.sbytes[me]);
-    tuna_timer_stop(&tm, TUNA_PHASE_COPY);
-    size_t temp = 0;
-    rc = tuna_engine_run(&e, &tm, &temp);
-    tuna_stats_temp(temp);
-    free(sp);
-    free(rp);
-    rc = tuna_bytes_view_close(a, &v, rc);
-    tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
-    return rc;
+    if (v->sbytes[me])
+        memcpy(s->rp[me], s->sp[me], v->sbytes[me]);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+    MPI_Request *req;
+    int n;
+    o->i = 1;
+    if (tuna_engine_start(&s->st, &s->e, &s->tm, &req, &n) == TUNA_STEP_WAIT)
+        return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
+    return tuna_finish(o, s->st.rc);
+}
+
+/* o->i: 0 before the first step, then 1 (the engine's steps; its state at o->state). */
+int tuna_a2av_tuna_step(tuna_a2av_op *o, int wait_rc)
+{
+    if (o->i == 0)
+        return tuna_begin(o);
+    tuna_state *s = o->state;
+    MPI_Request *req;
+    int n;
+    if (tuna_engine_step(&s->st, wait_rc, &req, &n) == TUNA_STEP_WAIT)
+        return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
+    return tuna_finish(o, s->st.rc);
 }

@@ -207,7 +207,7 @@ static int slot_of(int i, int r)
  * `keep` frees the old buffer before allocating the new one, so both never
  * coexist. A shrink that fails keeps the larger buffer (no error).
  */
-static int kept_resize(tuna_ctx *c, int slot, size_t bytes, bool keep)
+static int kept_resize(tuna_scratch *c, int slot, size_t bytes, bool keep)
 {
     if (bytes == c->kept_len[slot])
         return MPI_SUCCESS;
@@ -261,30 +261,7 @@ static int kept_resize(tuna_ctx *c, int slot, size_t bytes, bool keep)
  * used when it ends, so a call that follows one with larger blocks starts with
  * (and counts) that call's buffers.
  */
-typedef struct engine_state {
-    const tuna_engine *e;
-    tuna_ctx *c;
-    tuna_schedule s;
-    char *temp;                  /* the arena: kept[TUNA_KEEP_ENGINE_TEMP] */
-    size_t stride;               /* bytes per slot */
-    char *old_temp;              /* previous arena, while this batch's sends read it */
-    size_t old_len;
-    size_t held;                 /* largest block held in a slot during this call */
-    size_t staged_max;           /* largest staging need of a batch */
-    size_t land_used;            /* bytes landed so far */
-    size_t peak;                 /* largest sum of the buffers above held at once */
-    size_t *slot_sizes;          /* [slot*nsub + k]; 0 once the block has left */
-    int *blk;                    /* block indices of the current batch, by round */
-    int *start;                  /* [q]: first entry of round q in blk; [nb]: end */
-    uint64_t *meta_send, *meta_recv;
-    unsigned char *wire_send, *wire_recv; /* the same sizes encoded (tuna_meta_encode) */
-    char **rptr;                 /* region pools: per round, blocks*nsub entries */
-    size_t *rlen;
-    tuna_regions *sreg, *rreg;
-    MPI_Request *req;
-    char *discard;               /* truncated blocks land here (error path only) */
-    size_t discard_len;
-} engine_state;
+typedef tuna_engine_state engine_state; /* tuna_engine.h: it lives in the caller's operation */
 
 static int member(const tuna_engine *e, int j)
 {
@@ -309,7 +286,8 @@ static void note_peak(engine_state *st)
         st->peak = cur;
 }
 
-static void state_free(engine_state *st)
+/* Everything st allocated (the kept buffers stay with their owner); again is harmless. */
+void tuna_engine_state_free(engine_state *st)
 {
     free(st->old_temp);
     free(st->slot_sizes);
@@ -321,6 +299,17 @@ static void state_free(engine_state *st)
     free(st->sreg);
     free(st->req);
     free(st->discard);
+    free(st->drain);
+    st->old_temp = st->discard = st->drain = NULL;
+    st->old_len = st->discard_len = 0;
+    st->slot_sizes = NULL;
+    st->blk = st->start = NULL;
+    st->meta_send = st->meta_recv = NULL;
+    st->wire_send = st->wire_recv = NULL;
+    st->rptr = NULL;
+    st->rlen = NULL;
+    st->sreg = st->rreg = NULL;
+    st->req = NULL;
 }
 
 static int state_alloc(engine_state *st)
@@ -344,7 +333,7 @@ static int state_alloc(engine_state *st)
     st->wire_recv = st->wire_send + 8 * per + (size_t)b;
     st->rreg = st->sreg + b;
     /* The arena and staging of the previous call are reused: slot t at t*stride. */
-    tuna_ctx *c = st->c;
+    tuna_scratch *c = st->c;
     st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
     st->stride = st->s.slots ? c->kept_len[TUNA_KEEP_ENGINE_TEMP] / (size_t)st->s.slots : 0;
     note_peak(st);
@@ -357,7 +346,7 @@ static int state_alloc(engine_state *st)
  */
 static int arena_grow(engine_state *st, size_t need, bool pending)
 {
-    tuna_ctx *c = st->c;
+    tuna_scratch *c = st->c;
     const size_t slots = (size_t)st->s.slots;
     if (need > SIZE_MAX / slots)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna: %zu temporary slots of %zu bytes overflow",
@@ -426,8 +415,70 @@ static void regions_slice(engine_state *st, int q)
     st->rreg[q] = (tuna_regions){0, cap, st->rptr + per + off, st->rlen + per + off, 0};
 }
 
+
+/* ------------------------------------------------------------ the exchange as steps */
+
+/* Where the schedule is between two steps (engine_state.phase). */
+enum {
+    ENG_BATCH,        /* post the next batch: metadata, then the data sends */
+    ENG_META,         /* its metadata arrived: room, then the data receives */
+    ENG_DATA,         /* its data arrived */
+    ENG_SETTLE_META,  /* a failed batch settles: its metadata completed */
+    ENG_SETTLE_DRAIN, /* ... a drained message arrived (or the draining starts) */
+    ENG_SETTLE_DATA,  /* ... its data completed */
+    ENG_END,          /* the schedule is over, or stopped on an error */
+};
+
+/* Wait for r[0..n), then resume at `phase`. */
+static int engine_wait(engine_state *st, int phase, MPI_Request *r, int n, MPI_Request **req,
+                       int *nreq)
+{
+    st->phase = phase;
+    *req = r;
+    *nreq = n;
+    return TUNA_STEP_WAIT;
+}
+
+/* The next batch of rounds (x, z0..z0+nb-1) into st (first: the schedule's first); false
+ * when the schedule is over. Digits in increasing order, `batch` rounds of one at a time. */
+static bool batch_next(engine_state *st, bool first)
+{
+    const int r = st->s.r, b = st->s.batch, n = st->e->n;
+    if (first) {
+        st->x = 0;
+        st->px = 1;
+        st->z0 = 1;
+    } else {
+        st->z0 += b;
+    }
+    while (st->x < st->s.w && !(st->z0 < r && st->z0 * st->px < n)) {
+        st->x++;
+        st->px *= r;
+        st->z0 = 1;
+    }
+    if (st->x >= st->s.w)
+        return false;
+    int nb = 0;
+    while (nb < b && st->z0 + nb < r && (st->z0 + nb) * st->px < n)
+        nb++;
+    st->nb = nb;
+    return true;
+}
+
+/* A batch is over with outcome rc: a truncation is kept for the end (the peers need our
+ * messages, so the schedule goes on), another error stops it. */
+static void batch_end(engine_state *st, int rc)
+{
+    if (rc == MPI_ERR_TRUNCATE) {
+        st->rc_trunc = rc;
+        rc = MPI_SUCCESS;
+    }
+    st->rc = rc;
+    st->phase = rc == MPI_SUCCESS && batch_next(st, false) ? ENG_BATCH : ENG_END;
+}
+
 /*
- * A batch that stops on an error (an allocation failure, say) settles before it returns:
+ * A batch that stops on an error (an allocation failure, say) settles before it ends:
  * no request may stay pending once the state and the arena are freed (sends read them,
  * receives write them), and no message of this call may stay in flight on the private
  * communicator, where a later call would match it. So: the metadata completes (all of it is
@@ -440,54 +491,80 @@ static void regions_slice(engine_state *st, int q)
  * shorter than its message is no way out (Open MPI's rendezvous then leaves the sender
  * pending and writes past the short buffer). If the drain buffer cannot be had either,
  * those messages stay unreceived and their senders wait (a second failure while recovering
- * from the first; docs/testing.md).
+ * from the first; docs/testing.md). Steps: the metadata's wait, one wait per drained
+ * message, the data's wait; then the batch ends with rc.
  */
-static void batch_settle(engine_state *st, int nb, int z0, long long px, bool meta_posted,
-                         int sends_posted)
+static int settle_start(engine_state *st, int rc, MPI_Request **req, int *nreq)
 {
-    const tuna_engine *e = st->e;
-    const int n = e->n, me = e->me, nsub = e->nsub;
-    MPI_Request *mreq = st->req, *dreq = st->req + 2 * nb;
-    if (!meta_posted) /* an MPI error while posting: no peer is sure to match the receives */
+    const int nb = st->nb;
+    MPI_Request *mreq = st->req;
+    st->rc = rc;
+    if (!st->meta_posted) /* an MPI error while posting: no peer is sure to match the receives */
         for (int q = 0; q < nb; q++)
             if (mreq[2 * q] != MPI_REQUEST_NULL)
-                MPI_Cancel(&mreq[2 * q]);
-    bool meta_ok = MPI_Waitall(2 * nb, mreq, MPI_STATUSES_IGNORE) == MPI_SUCCESS && meta_posted &&
-                   meta_unpack(st, nb) == MPI_SUCCESS;
+                PMPI_Cancel(&mreq[2 * q]);
+    return engine_wait(st, ENG_SETTLE_META, mreq, 2 * nb, req, nreq);
+}
+
+/* Bytes round q of the batch brings, from its decoded metadata. */
+static size_t round_bytes(const engine_state *st, int q)
+{
+    const int nsub = st->e->nsub;
+    size_t tot = 0;
+    for (size_t t = (size_t)st->start[q] * nsub; t < (size_t)st->start[q + 1] * nsub; t++)
+        tot += (size_t)st->meta_recv[t];
+    return tot;
+}
+
+static void settle_meta(engine_state *st, int wait_rc)
+{
+    const int nb = st->nb;
+    MPI_Request *dreq = st->req + 2 * nb;
+    bool meta_ok = wait_rc == MPI_SUCCESS && st->meta_posted && meta_unpack(st, nb) == MPI_SUCCESS;
     size_t drain_len = 0;
-    for (int q = 0; q < sends_posted && meta_ok; q++) {
-        size_t tot = 0;
-        for (size_t t = (size_t)st->start[q] * nsub; t < (size_t)st->start[q + 1] * nsub; t++)
-            tot += (size_t)st->meta_recv[t];
+    for (int q = 0; q < st->sends_posted && meta_ok; q++) {
+        size_t tot = round_bytes(st, q);
         if (dreq[2 * q + 1] == MPI_REQUEST_NULL && tot > drain_len)
             drain_len = tot;
     }
-    char *drain = drain_len ? tuna_malloc(drain_len) : NULL;
-    for (int q = 0; q < sends_posted && drain; q++) {
-        size_t tot = 0;
-        for (size_t t = (size_t)st->start[q] * nsub; t < (size_t)st->start[q + 1] * nsub; t++)
-            tot += (size_t)st->meta_recv[t];
-        int from = (me - (int)((z0 + q) * px) + n) % n;
-        MPI_Request r = MPI_REQUEST_NULL;
-        if (dreq[2 * q + 1] == MPI_REQUEST_NULL && tot &&
-            tuna_irecv_bytes(drain, tot, member(e, from), e->tag_data, e->comm, &r) ==
-                MPI_SUCCESS)
-            MPI_Wait(&r, MPI_STATUS_IGNORE);
-    }
-    MPI_Waitall(2 * nb, dreq, MPI_STATUSES_IGNORE);
-    free(drain);
+    st->drain = drain_len ? tuna_malloc(drain_len) : NULL;
+    st->drain_q = 0;
+    st->phase = ENG_SETTLE_DRAIN;
 }
 
-/* One batch: rounds (x, z0..z0+nb-1), all in flight together. */
-static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna_timer *tm)
+static int settle_drain(engine_state *st, MPI_Request **req, int *nreq)
 {
     const tuna_engine *e = st->e;
-    tuna_ctx *c = st->c;
+    const int n = e->n, me = e->me, nb = st->nb;
+    MPI_Request *dreq = st->req + 2 * nb;
+    for (int q = st->drain_q; q < st->sends_posted && st->drain; q++) {
+        size_t tot = round_bytes(st, q);
+        int from = (me - (int)((st->z0 + q) * st->px) + n) % n;
+        st->drain_req = MPI_REQUEST_NULL;
+        if (dreq[2 * q + 1] == MPI_REQUEST_NULL && tot &&
+            tuna_irecv_bytes(st->drain, tot, member(e, from), e->tag_data, e->comm,
+                             &st->drain_req) == MPI_SUCCESS) {
+            st->drain_q = q + 1;
+            return engine_wait(st, ENG_SETTLE_DRAIN, &st->drain_req, 1, req, nreq);
+        }
+    }
+    return engine_wait(st, ENG_SETTLE_DATA, dreq, 2 * nb, req, nreq);
+}
+
+/* A batch's first step: rounds (x, z0..z0+nb-1), all in flight together; their metadata,
+ * then their data sends, while the metadata travels. */
+static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
+{
+    const tuna_engine *e = st->e;
+    tuna_scratch *c = st->c;
     const int n = e->n, me = e->me, nsub = e->nsub, r = st->s.r;
-    const long long pnext = px * r;
+    const int x = st->x, z0 = st->z0, nb = st->nb;
+    const long long px = st->px, pnext = px * r;
     MPI_Request *mreq = st->req, *dreq = st->req + 2 * nb;
-    int rc = MPI_SUCCESS, sends_posted = 0;
-    bool meta_posted = false;
+    int rc = MPI_SUCCESS;
+    st->sends_posted = 0;
+    st->meta_posted = false;
+    st->rc_batch_trunc = MPI_SUCCESS;
     for (int q = 0; q < 4 * nb; q++)
         st->req[q] = MPI_REQUEST_NULL;
 
@@ -506,8 +583,10 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
         st->staged_max = stage_need;
     if (stage_need > c->kept_len[TUNA_KEEP_ENGINE_STAGING]) {
         rc = kept_resize(c, TUNA_KEEP_ENGINE_STAGING, stage_need, false);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        if (rc != MPI_SUCCESS) { /* nothing of the batch is posted */
+            batch_end(st, rc);
+            return TUNA_STEP_DONE;
+        }
         note_peak(st);
     }
     char *staging = c->kept[TUNA_KEEP_ENGINE_STAGING];
@@ -534,16 +613,16 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
         rc = MPI_Isend(st->wire_send + wire_off(st, q), (int)len, MPI_BYTE, member(e, to),
                        e->tag_meta, e->comm, &mreq[2 * q + 1]);
     }
-    if (rc != MPI_SUCCESS) {
-        rc = tuna_error_set(rc, "tuna: posting the metadata of round (%d, %d) failed", x, z0);
-        goto settle;
-    }
-    meta_posted = true;
-    tuna_timer_stop(tm, TUNA_PHASE_METADATA);
+    if (rc != MPI_SUCCESS)
+        return settle_start(
+            st, tuna_error_set(rc, "tuna: posting the metadata of round (%d, %d) failed", x, z0),
+            req, nreq);
+    st->meta_posted = true;
+    tuna_timer_stop(st->tm, TUNA_PHASE_METADATA);
 
     /* Phase 2a: data sends, while the metadata travels. Middle hops go via staging. */
     size_t staged = 0;
-    bool arena_sends = false; /* a send reads the arena until this batch's data Waitall */
+    st->arena_sends = false; /* a send reads the arena until this batch's data wait */
     for (int q = 0; q < nb; q++)
         regions_slice(st, q);
     for (int q = 0; q < nb; q++) {
@@ -563,31 +642,40 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                 src = staging + staged;
                 staged += tot;
             } else if (tot > 0) {
-                arena_sends = true;
+                st->arena_sends = true;
             }
             tuna_regions_add(m, src, tot);
             /* The block has left the slot: a growth need not carry it along. */
             memset(st->slot_sizes + slot * nsub, 0, sizeof(size_t) * (size_t)nsub);
         }
     }
-    tuna_timer_stop(tm, TUNA_PHASE_COPY);
+    tuna_timer_stop(st->tm, TUNA_PHASE_COPY);
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
         int dist = (int)((z0 + q) * px), to = (me + dist) % n;
         rc = tuna_regions_isend(&st->sreg[q], member(e, to), e->tag_data, e->comm, &dreq[2 * q]);
         if (rc == MPI_SUCCESS)
-            sends_posted++;
+            st->sends_posted++;
     }
     if (rc != MPI_SUCCESS)
-        goto settle;
+        return settle_start(st, rc, req, nreq);
+    return engine_wait(st, ENG_META, mreq, 2 * nb, req, nreq);
+}
 
-    int wrc = tuna_waitall(2 * nb, mreq);
-    if (wrc != MPI_SUCCESS) {
-        rc = tuna_error_set(wrc, "tuna: metadata exchange failed");
-        goto settle;
-    }
+/* The batch's metadata arrived: room for what it announced, then the data receives. */
+static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nreq)
+{
+    const tuna_engine *e = st->e;
+    tuna_scratch *c = st->c;
+    const int n = e->n, me = e->me, nsub = e->nsub, r = st->s.r, nb = st->nb;
+    const long long px = st->px, pnext = px * r;
+    MPI_Request *dreq = st->req + 2 * nb;
+    int rc;
+    if (wait_rc != MPI_SUCCESS)
+        return settle_start(st, tuna_error_set(wait_rc, "tuna: metadata exchange failed"), req,
+                            nreq);
     if ((rc = meta_unpack(st, nb)) != MPI_SUCCESS)
-        goto settle;
-    tuna_timer_stop(tm, TUNA_PHASE_METADATA);
+        return settle_start(st, rc, req, nreq);
+    tuna_timer_stop(st->tm, TUNA_PHASE_METADATA);
 
     /* Room for what the metadata announced: slots, discarded and landed sub-blocks. */
     size_t slot_need = 0, trunc_bytes = 0, land_bytes = 0;
@@ -611,28 +699,26 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
     }
     if (slot_need > st->held)
         st->held = slot_need;
-    if (slot_need > st->stride && (rc = arena_grow(st, slot_need, arena_sends)) != MPI_SUCCESS)
-        goto settle;
+    if (slot_need > st->stride &&
+        (rc = arena_grow(st, slot_need, st->arena_sends)) != MPI_SUCCESS)
+        return settle_start(st, rc, req, nreq);
     if (trunc_bytes > st->discard_len) {
         free(st->discard); /* the receives into it completed with the previous batch */
         st->discard_len = 0;
-        if (!(st->discard = tuna_malloc(trunc_bytes))) {
-            rc = MPI_ERR_NO_MEM;
-            goto settle;
-        }
+        if (!(st->discard = tuna_malloc(trunc_bytes)))
+            return settle_start(st, MPI_ERR_NO_MEM, req, nreq);
         st->discard_len = trunc_bytes;
     }
     if (e->land_keep >= 0 && st->land_used + land_bytes > c->kept_len[e->land_keep] &&
         (rc = kept_resize(c, e->land_keep, st->land_used + land_bytes, true)) != MPI_SUCCESS)
-        goto settle;
+        return settle_start(st, rc, req, nreq);
     note_peak(st);
     char *land = e->land_keep >= 0 ? c->kept[e->land_keep] : NULL;
 
     /* Phase 2b: data receives, into the receive buffer (last hop) or a slot. */
     size_t trunc_used = 0;
-    int rc_trunc = MPI_SUCCESS;
     for (int q = 0; q < nb; q++) {
-        int dist = (int)((z0 + q) * px), from = (me - dist + n) % n;
+        int dist = (int)((st->z0 + q) * px), from = (me - dist + n) % n;
         tuna_regions *m = &st->rreg[q];
         for (int t = st->start[q]; t < st->start[q + 1]; t++) {
             int i = st->blk[t];
@@ -650,7 +736,7 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
                             tuna_regions_add(m, land + st->land_used, bytes);
                         st->land_used += bytes;
                     } else if (bytes > e->recv_cap[j + k]) {
-                        rc_trunc = tuna_error_set(
+                        st->rc_batch_trunc = tuna_error_set(
                             MPI_ERR_TRUNCATE,
                             "tuna: rank %d receives %zu bytes from rank %d but its recvcounts "
                             "allow %zu",
@@ -674,27 +760,30 @@ static int run_batch(engine_state *st, int x, long long px, int z0, int nb, tuna
         /* A truncation is reported after the exchange, so peers never wait on us. */
         if ((rc = tuna_regions_irecv(m, member(e, from), e->tag_data, e->comm,
                                      &dreq[2 * q + 1])) != MPI_SUCCESS)
-            goto settle;
+            return settle_start(st, rc, req, nreq);
     }
-    wrc = tuna_waitall(2 * nb, dreq);
-    if (wrc != MPI_SUCCESS)
-        return tuna_error_set(wrc, "tuna: data exchange failed");
+    return engine_wait(st, ENG_DATA, dreq, 2 * nb, req, nreq);
+}
+
+/* The batch's data arrived. */
+static void batch_data(engine_state *st, int wait_rc)
+{
+    if (wait_rc != MPI_SUCCESS) {
+        batch_end(st, tuna_error_set(wait_rc, "tuna: data exchange failed"));
+        return;
+    }
     free(st->old_temp); /* no send reads the previous arena any more */
     st->old_temp = NULL;
     st->old_len = 0;
-    tuna_timer_stop(tm, TUNA_PHASE_DATA);
-    return rc_trunc;
-
-settle:
-    batch_settle(st, nb, z0, px, meta_posted, sends_posted);
-    return rc;
+    tuna_timer_stop(st->tm, TUNA_PHASE_DATA);
+    batch_end(st, st->rc_batch_trunc);
 }
 
 /*
  * End of a call: the kept buffers shrink to what this call used (the arena to
  * slots*held), so a communicator keeps at most one call's temporary memory.
  */
-static int trim_kept(const tuna_engine *e, tuna_ctx *c, size_t arena, size_t staging,
+static int trim_kept(const tuna_engine *e, tuna_scratch *c, size_t arena, size_t staging,
                      size_t landed)
 {
     int rc = kept_resize(c, TUNA_KEEP_ENGINE_TEMP, arena, false);
@@ -703,49 +792,80 @@ static int trim_kept(const tuna_engine *e, tuna_ctx *c, size_t arena, size_t sta
     return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
 }
 
-int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes)
+/* The schedule is over (or stopped): trim, free, the outcome into st->rc. */
+static int engine_end(engine_state *st)
 {
-    if (temp_bytes)
-        *temp_bytes = 0;
+    int rc = st->rc;
+    if (rc == MPI_SUCCESS) {
+        tuna_stats_rounds(st->s.K);
+        st->temp_bytes = st->peak;
+        /* held <= stride, and slots*stride did not overflow. */
+        rc = trim_kept(st->e, st->c, (size_t)st->s.slots * st->held, st->staged_max,
+                       st->land_used);
+    }
+    tuna_engine_state_free(st);
+    st->rc = rc != MPI_SUCCESS ? rc : st->rc_trunc;
+    return TUNA_STEP_DONE;
+}
+
+int tuna_engine_step(engine_state *st, int wait_rc, MPI_Request **req, int *nreq)
+{
+    for (;;) {
+        /* Each case posts and waits, or moves on to the next phase at once. */
+        switch (st->phase) {
+        case ENG_BATCH:
+            if (batch_post(st, req, nreq) == TUNA_STEP_WAIT)
+                return TUNA_STEP_WAIT;
+            break;
+        case ENG_META:
+            return batch_recv(st, wait_rc, req, nreq);
+        case ENG_DATA:
+            batch_data(st, wait_rc);
+            break;
+        case ENG_SETTLE_META:
+            settle_meta(st, wait_rc);
+            break;
+        case ENG_SETTLE_DRAIN:
+            return settle_drain(st, req, nreq);
+        case ENG_SETTLE_DATA:
+            free(st->drain);
+            st->drain = NULL;
+            batch_end(st, st->rc);
+            break;
+        default:
+            return engine_end(st);
+        }
+        wait_rc = MPI_SUCCESS;
+    }
+}
+
+int tuna_engine_start(engine_state *st, const tuna_engine *e, tuna_timer *tm, MPI_Request **req,
+                      int *nreq)
+{
+    st->e = e;
+    st->c = e->scr;
+    st->tm = tm;
+    st->temp_bytes = 0;
+    st->rc = st->rc_trunc = MPI_SUCCESS;
     if (e->recv_got)
         memset(e->recv_got, 0, sizeof(size_t) * (size_t)e->n * (size_t)e->nsub);
     if (e->land_off)
         memset(e->land_off, 0, sizeof(size_t) * (size_t)e->n * (size_t)e->nsub);
-    /* n and nsub are the same on every member: returning here leaves no peer waiting. */
-    if (e->n <= 1 || e->nsub == 0)
-        return trim_kept(e, e->ctx, 0, 0, 0);
-    engine_state st = {0};
-    st.e = e;
-    st.c = e->ctx;
-    tuna_schedule_of(e->n, e->radix, e->batch, &st.s);
-    /* Buffers this schedule never uses are released before the peak is counted. */
-    int rc = trim_kept(e, st.c, st.s.slots ? st.c->kept_len[TUNA_KEEP_ENGINE_TEMP] : 0,
-                       st.s.staged ? st.c->kept_len[TUNA_KEEP_ENGINE_STAGING] : 0,
-                       e->land_keep >= 0 ? st.c->kept_len[e->land_keep] : 0);
-    if (rc == MPI_SUCCESS)
-        rc = state_alloc(&st);
-    tuna_timer_stop(tm, TUNA_PHASE_PREPARE);
-    const int r = st.s.r, b = st.s.batch;
-    int rc_trunc = MPI_SUCCESS;
-    long long px = 1;
-    for (int x = 0; x < st.s.w && rc == MPI_SUCCESS; x++, px *= r)
-        for (int z0 = 1; z0 < r && z0 * px < e->n && rc == MPI_SUCCESS; z0 += b) {
-            int nb = 0;
-            while (nb < b && z0 + nb < r && (z0 + nb) * px < e->n)
-                nb++;
-            rc = run_batch(&st, x, px, z0, nb, tm);
-            if (rc == MPI_ERR_TRUNCATE) { /* keep going: the peers need our messages */
-                rc_trunc = rc;
-                rc = MPI_SUCCESS;
-            }
-        }
-    if (rc == MPI_SUCCESS) {
-        tuna_stats_rounds(st.s.K);
-        if (temp_bytes)
-            *temp_bytes = st.peak;
-        /* held <= stride, and slots*stride did not overflow. */
-        rc = trim_kept(e, st.c, (size_t)st.s.slots * st.held, st.staged_max, st.land_used);
+    /* n and nsub are the same on every member: ending here leaves no peer waiting. */
+    if (e->n <= 1 || e->nsub == 0) {
+        st->rc = trim_kept(e, e->scr, 0, 0, 0);
+        return TUNA_STEP_DONE;
     }
-    state_free(&st);
-    return rc != MPI_SUCCESS ? rc : rc_trunc;
+    tuna_schedule_of(e->n, e->radix, e->batch, &st->s);
+    /* Buffers this schedule never uses are released before the peak is counted. */
+    tuna_scratch *c = st->c;
+    int rc = trim_kept(e, c, st->s.slots ? c->kept_len[TUNA_KEEP_ENGINE_TEMP] : 0,
+                       st->s.staged ? c->kept_len[TUNA_KEEP_ENGINE_STAGING] : 0,
+                       e->land_keep >= 0 ? c->kept_len[e->land_keep] : 0);
+    if (rc == MPI_SUCCESS)
+        rc = state_alloc(st);
+    tuna_timer_stop(tm, TUNA_PHASE_PREPARE);
+    st->rc = rc;
+    st->phase = rc == MPI_SUCCESS && batch_next(st, true) ? ENG_BATCH : ENG_END;
+    return tuna_engine_step(st, MPI_SUCCESS, req, nreq);
 }

@@ -67,7 +67,7 @@ int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes);
  * the caller's business.
  *
  * A sub-block whose recv_cap is TUNA_RECV_LAND (any size) is appended, in
- * arrival order, to the landing area ctx->kept[land_keep] (grown as the
+ * arrival order, to the landing area scr->kept[land_keep] (grown as the
  * metadata announces such sub-blocks, trimmed to the bytes landed at the end);
  * its offset there goes to land_off[j*nsub+k] and its size to recv_got (both
  * required then). land_keep = -1: no landing area.
@@ -77,7 +77,7 @@ int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes);
  */
 typedef struct tuna_engine {
     MPI_Comm comm;
-    tuna_ctx *ctx;       /* owner of the kept buffers (TUNA_KEEP_ENGINE_*) */
+    tuna_scratch *scr;   /* owner of the kept buffers (TUNA_KEEP_ENGINE_*) */
     int n, me;
     const int *members;
     int nsub;
@@ -104,14 +104,65 @@ typedef struct tuna_schedule {
 void tuna_schedule_of(int n, int radix, int batch, tuna_schedule *s);
 
 /*
- * Run the exchange. *temp_bytes (if not NULL) receives the peak of the
- * temporary memory the engine held (see tuna_engine.c for the bound):
- *   slots * m + S (+ the landing area), where m is the largest block (all its
- *   sub-blocks) this member holds in a temporary slot and S the largest total
- *   of the middle-hop blocks it stages in one batch. The buffers are kept on
- *   ctx between calls and trimmed at the end of each call to what it used.
+ * The exchange as steps (src/core/op.h), its state in the caller's operation: the memory
+ * notes in tuna_engine.c; the fields are the engine's own.
  */
-int tuna_engine_run(const tuna_engine *e, tuna_timer *tm, size_t *temp_bytes);
+typedef struct tuna_engine_state {
+    const tuna_engine *e;        /* the caller's, alive until the exchange ends */
+    tuna_scratch *c;             /* owner of the kept buffers */
+    tuna_timer *tm;              /* the caller's phase timer */
+    tuna_schedule s;
+    char *temp;                  /* the arena: kept[TUNA_KEEP_ENGINE_TEMP] */
+    size_t stride;               /* bytes per slot */
+    char *old_temp;              /* previous arena, while this batch's sends read it */
+    size_t old_len;
+    size_t held;                 /* largest block held in a slot during this call */
+    size_t staged_max;           /* largest staging need of a batch */
+    size_t land_used;            /* bytes landed so far */
+    size_t peak;                 /* largest sum of the buffers above held at once */
+    size_t *slot_sizes;          /* [slot*nsub + k]; 0 once the block has left */
+    int *blk;                    /* block indices of the current batch, by round */
+    int *start;                  /* [q]: first entry of round q in blk; [nb]: end */
+    uint64_t *meta_send, *meta_recv;
+    unsigned char *wire_send, *wire_recv; /* the same sizes encoded (tuna_meta_encode) */
+    char **rptr;                 /* region pools: per round, blocks*nsub entries */
+    size_t *rlen;
+    tuna_regions *sreg, *rreg;
+    MPI_Request *req;
+    char *discard;               /* truncated blocks land here (error path only) */
+    size_t discard_len;
+    /* Where the schedule is between steps: the batch of rounds (x, z0..z0+nb-1). */
+    int phase;
+    int x, z0, nb;
+    long long px;
+    int rc;                      /* the current batch's error (then it settles) */
+    int rc_trunc;                /* a truncation, reported once the exchange is over */
+    int rc_batch_trunc;          /* the current batch's truncation */
+    bool meta_posted, arena_sends;
+    int sends_posted;
+    int drain_q;                 /* settling: the next round whose data is drained */
+    char *drain;
+    MPI_Request drain_req;
+    size_t temp_bytes;           /* at the end: the peak of temporary memory (0 on failure) */
+} tuna_engine_state;
+
+/*
+ * Start the exchange in st (zeroed by the caller; e and tm stay alive until it ends): the
+ * first step, which only posts. Returns TUNA_STEP_WAIT with the requests to complete in
+ * *req[0 .. *nreq), or TUNA_STEP_DONE with the outcome in st->rc and st->temp_bytes the
+ * peak of the temporary memory the engine held (see tuna_engine.c for the bound):
+ *   slots * m + S (+ the landing area), where m is the largest block (all its
+ *   sub-blocks) this member holds in a temporary slot and S the largest total of the
+ *   middle-hop blocks it stages in one batch. The buffers are kept on scr between calls
+ *   and trimmed at the end of each call to what it used.
+ * tuna_engine_step continues after those requests completed (wait_rc: the wait's
+ * outcome), with the same answers. tuna_engine_state_free releases what st holds (any
+ * time no request of it is pending; again is harmless).
+ */
+int tuna_engine_start(tuna_engine_state *st, const tuna_engine *e, tuna_timer *tm,
+                      MPI_Request **req, int *nreq);
+int tuna_engine_step(tuna_engine_state *st, int wait_rc, MPI_Request **req, int *nreq);
+void tuna_engine_state_free(tuna_engine_state *st);
 
 /* ------------------------------------------------------------ hierarchical TuNA */
 
@@ -132,15 +183,28 @@ typedef struct tuna_hier {
     size_t *out_bytes;
     char **in_ptr;
     size_t *in_bytes;
+    /* The inter-node exchange's own, between its steps. */
+    int block;                  /* parameter "block" (the inter function clamps it) */
+    int pos;                    /* batches posted (0: its first step) */
+    int rounds;                 /* inter-node rounds so far (statistics) */
+    int rc;                     /* its outcome, once done */
+    MPI_Request *req;           /* from a->scr */
+    void *pool;                 /* its own allocation, if any (freed with the call) */
 } tuna_hier;
 
-typedef int (*tuna_hier_inter_fn)(const tuna_hier *h, int block, int *rounds);
+/*
+ * One step of the inter-node exchange (coalesced.c, staggered.c), called first with
+ * h->pos = 0, then each time the requests it posted (tuna_a2av_step_wait on o) completed,
+ * with that wait's outcome. Returns TUNA_STEP_WAIT, or TUNA_STEP_DONE with its outcome in
+ * h->rc and its rounds in h->rounds.
+ */
+typedef int tuna_hier_inter_fn(tuna_a2av_op *o, tuna_hier *h, int wait_rc);
 
 /*
- * Hierarchical TuNA: radix = parameter "radix" (clamped to [2, Q]), inter-node
- * batch = parameter "block" (clamped to [1, inter_max] by the inter function).
- * Unequal nodes fall back to flat TuNA with a logged reason.
+ * Hierarchical TuNA as steps: radix = parameter "radix" (clamped to [2, Q]), inter-node
+ * batch = parameter "block" (clamped to [1, inter_max] by the inter function). Unequal
+ * nodes fall back to flat TuNA with a logged reason.
  */
-int tuna_hier_run(const tuna_a2av_args *a, const char *name, tuna_hier_inter_fn inter);
+int tuna_hier_step(tuna_a2av_op *o, int wait_rc, const char *name, tuna_hier_inter_fn *inter);
 
 #endif /* TUNA_ENGINE_H */

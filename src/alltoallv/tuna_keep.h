@@ -14,7 +14,7 @@ enum {
     TUNA_KEEP_USED = 3            /* first free index */
 };
 
-_Static_assert(TUNA_KEEP_USED <= (int)(sizeof(((tuna_ctx *)0)->kept) / sizeof(void *)),
-               "more kept buffers than tuna_ctx.kept holds");
+_Static_assert(TUNA_KEEP_USED <= (int)(sizeof(((tuna_scratch *)0)->kept) / sizeof(void *)),
+               "more kept buffers than tuna_scratch.kept holds");
 
 #endif /* TUNA_KEEP_H */

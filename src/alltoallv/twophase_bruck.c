@@ -15,9 +15,13 @@
  *
  * No global maximum block size is needed: the regions have one stride, the
  * largest block this rank has held in one so far, raised when a round's
- * metadata announces a larger one. The data exchange is blocking and sends
- * from the packed send buffer, so no send reads the regions when they grow
- * (realloc, then the live regions move to the new stride).
+ * metadata announces a larger one. A round's data exchange completes before
+ * the next round's sizes arrive, and it sends from the packed send buffer, so
+ * no send reads the regions when they grow (realloc, then the live regions
+ * move to the new stride).
+ *
+ * Steps: two per round, the sizes (an Irecv and an Isend, the receive's length
+ * giving their width) and the data.
  *
  * Temporary memory: (P - K - 1)*m for the passing-through blocks (K =
  * ceil(log2 P); slots 1, 2, 4, ... go straight to the receive buffer; m = the
@@ -76,166 +80,273 @@ static void sizes_unpack(uint64_t *v, int n, int w)
     }
 }
 
-int tuna_a2av_twophase_bruck(const tuna_a2av_args *a)
+/* The operation between its steps (o->state). */
+typedef struct twophase_op {
+    tuna_bytes_view v;
+    tuna_timer tm;
+    const char **ptr;         /* where slot i's data is */
+    size_t *len;              /* and how many bytes */
+    long long *tslot;         /* slot i's region in tmp, or -1 */
+    unsigned char *in_tmp;    /* slot i's data is in its region */
+    uint64_t *meta;           /* the sizes out [0, P/2) and in [P/2, P) */
+    char *tmp, *sbuf, *rbuf;  /* regions; a round's data out and in */
+    size_t ntemp, stride, scap, rcap, out;
+    int k, K, n;              /* the round, the rounds, its slots */
+    int err;                  /* a receive-side error: reported after all rounds, so no peer
+                                 hangs */
+    MPI_Status st[2];         /* the size exchange's: the receive's length gives the width */
+    int idx[];                /* the slots of round k (at most P/2) */
+} twophase_op;
+
+static void state_free(tuna_a2av_op *o)
 {
-    int P = a->size, me = a->rank, K = tuna_bruck_rounds(P), half = P / 2;
-    MPI_Comm comm = a->ctx->comm;
+    twophase_op *s = o->state;
+    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
+    free(s->ptr);
+    free(s->len);
+    free(s->tslot);
+    free(s->meta);
+    free(s->in_tmp);
+    free(s->tmp);
+    free(s->sbuf);
+    free(s->rbuf);
+    free(s);
+    o->state = NULL;
+    o->state_free = NULL;
+}
+
+/* The last step: the view closed (unpacked if rc is MPI_SUCCESS), the state freed. */
+static int close_op(tuna_a2av_op *o, int rc)
+{
+    twophase_op *s = o->state;
+    rc = tuna_bytes_view_close(o->a, &s->v, rc);
+    state_free(o);
+    return tuna_a2av_step_done(o, rc);
+}
+
+/* After the rounds, or a failure that ends them (the receive-side error comes after). */
+static int finish(tuna_a2av_op *o, int rc)
+{
+    twophase_op *s = o->state;
+    if (rc == MPI_SUCCESS)
+        rc = s->err;
+    tuna_stats_temp(s->ntemp * s->stride + s->scap + s->rcap +
+                    sizeof(uint64_t) * 2 * (size_t)(o->a->size / 2));
+    tuna_stats_rounds(s->K);
+    return close_op(o, rc);
+}
+
+/* Round k's first phase: its slots' sizes to me+2^k, theirs from me-2^k (once
+ * MPI_Sendrecv's pair). */
+static int post_sizes(tuna_a2av_op *o)
+{
+    const tuna_a2av_args *a = o->a;
+    twophase_op *s = o->state;
+    int P = a->size, me = a->rank, half = P / 2, k = s->k;
+    long long d = 1LL << k;
+    int n = s->n = tuna_bruck_round_slots(P, k, s->idx);
+    s->out = 0;
+    for (int j = 0; j < n; j++) {
+        s->meta[j] = (uint64_t)s->len[s->idx[j]];
+        s->out += s->len[s->idx[j]];
+    }
+    /* The sizes go in the narrowest of 0, 1, 2, 4, 8 bytes each that holds the largest,
+     * packed in place; the receiver learns the width from the message's length. */
+    int wout = sizes_pack(s->meta, n);
+    int tag = TUNA_TAG_TWOPHASE_META + a->tag_shift, posted = 0;
+    int prc = tuna_posted(MPI_Irecv(s->meta + half, 8 * n, MPI_BYTE, tuna_bruck_rank(me, -d, P),
+                                    tag, a->ctx->comm, &o->pair[0]),
+                          &posted);
+    if (prc == MPI_SUCCESS)
+        prc = tuna_posted(MPI_Isend(s->meta, wout * n, MPI_BYTE, tuna_bruck_rank(me, d, P), tag,
+                                    a->ctx->comm, &o->pair[1]),
+                          &posted);
+    if (prc != MPI_SUCCESS)
+        prc = tuna_error_set(prc, "twophase-bruck: size exchange of round %d failed", k);
+    o->i = 1;
+    tuna_a2av_step_wait(o, o->pair, posted, prc);
+    o->op.status = s->st;
+    return TUNA_STEP_WAIT;
+}
+
+/* Round k's second phase, once its sizes are in: the data, exactly those bytes. */
+static int post_data(tuna_a2av_op *o, int wait_rc)
+{
+    const tuna_a2av_args *a = o->a;
+    twophase_op *s = o->state;
+    int P = a->size, me = a->rank, half = P / 2, k = s->k, n = s->n, got = 0, rc;
+    long long d = 1LL << k;
+    if ((rc = o->post_rc) != MPI_SUCCESS)
+        return finish(o, rc);
+    if (wait_rc != MPI_SUCCESS || (rc = MPI_Get_count(&s->st[0], MPI_BYTE, &got)) != MPI_SUCCESS)
+        return finish(o, tuna_error_set(wait_rc != MPI_SUCCESS ? wait_rc : rc,
+                                        "twophase-bruck: size exchange of round %d failed", k));
+    if (got % n != 0 ||
+        (got / n != 0 && got / n != 1 && got / n != 2 && got / n != 4 && got / n != 8))
+        return finish(o, tuna_error_set(MPI_ERR_INTERN,
+                                        "twophase-bruck: %d bytes of sizes for %d slots", got, n));
+    uint64_t *meta = s->meta;
+    sizes_unpack(meta + half, n, got / n);
+    size_t in = 0;
+    for (int j = 0; j < n; j++)
+        in += (size_t)meta[half + j];
+    tuna_timer_stop(&s->tm, TUNA_PHASE_METADATA);
+
+    if ((rc = reserve(&s->sbuf, &s->scap, s->out)) != MPI_SUCCESS ||
+        (rc = reserve(&s->rbuf, &s->rcap, in)) != MPI_SUCCESS)
+        return finish(o, rc);
+    size_t off = 0, need = 0;
+    for (int j = 0; j < n; j++) {
+        int i = s->idx[j];
+        if (s->len[i])
+            memcpy(s->sbuf + off, s->ptr[i], s->len[i]);
+        off += s->len[i];
+        s->in_tmp[i] = 0; /* packed: its region is free until the slot comes back */
+        if ((i >> (k + 1)) != 0 && (size_t)meta[half + j] > need)
+            need = (size_t)meta[half + j]; /* stays here after this round */
+    }
+    /* Regions too small for a block announced this round: raise the stride now. */
+    if (need > s->stride) {
+        if (need > SIZE_MAX / s->ntemp)
+            return finish(o, tuna_error_set(MPI_ERR_NO_MEM, "twophase-bruck: %zu regions of "
+                                            "%zu bytes overflow", s->ntemp, need));
+        char *grown = tuna_realloc(s->tmp, s->ntemp * need);
+        if (!grown)
+            return finish(o, tuna_error_set(MPI_ERR_NO_MEM, "twophase-bruck: out of memory "
+                                            "for %zu regions of %zu bytes", s->ntemp, need));
+        s->tmp = grown;
+        /* Highest region first, so no region is overwritten before it moved. */
+        for (int i = P - 1; i >= 1; i--)
+            if (s->in_tmp[i]) {
+                if (s->len[i])
+                    memmove(s->tmp + (size_t)s->tslot[i] * need,
+                            s->tmp + (size_t)s->tslot[i] * s->stride, s->len[i]);
+                s->ptr[i] = s->tmp + (size_t)s->tslot[i] * need;
+            }
+        s->stride = need;
+    }
+    tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+    /* Receive from me-2^k while sending to me+2^k (once MPI_Sendrecv's pair). */
+    int tag = TUNA_TAG_TWOPHASE_DATA + a->tag_shift, prc = MPI_SUCCESS;
+    o->pair[0] = o->pair[1] = MPI_REQUEST_NULL;
+    if (in && (prc = tuna_irecv_bytes(s->rbuf, in, tuna_bruck_rank(me, -d, P), tag,
+                                      a->ctx->comm, &o->pair[0])) != MPI_SUCCESS)
+        o->pair[0] = MPI_REQUEST_NULL;
+    if (prc == MPI_SUCCESS && s->out &&
+        (prc = tuna_isend_bytes(s->sbuf, s->out, tuna_bruck_rank(me, d, P), tag, a->ctx->comm,
+                                &o->pair[1])) != MPI_SUCCESS)
+        o->pair[1] = MPI_REQUEST_NULL;
+    o->i = 2;
+    return tuna_a2av_step_wait(o, o->pair, 2, prc);
+}
+
+/* Round k's data is in: the blocks delivered now to the receive buffer, the others to
+ * their regions; then the next round. */
+static int take_data(tuna_a2av_op *o, int wait_rc)
+{
+    const tuna_a2av_args *a = o->a;
+    twophase_op *s = o->state;
+    int P = a->size, me = a->rank, half = P / 2, k = s->k;
+    int rc = tuna_a2av_step_outcome(o, wait_rc, "Bruck: MPI_Waitall of a round failed");
+    tuna_timer_stop(&s->tm, TUNA_PHASE_DATA);
+    if (rc != MPI_SUCCESS)
+        return finish(o, rc);
+    const tuna_bytes_view *v = &s->v;
+    size_t off = 0;
+    for (int j = 0; j < s->n; j++) {
+        int i = s->idx[j];
+        size_t got = (size_t)s->meta[half + j], keep = got;
+        if ((i >> (k + 1)) == 0) {
+            /* Highest bit of i is k: this is the block from me-i, delivered now. */
+            int from = tuna_bruck_rank(me, -(long long)i, P);
+            if (got > v->rbytes[from]) {
+                keep = v->rbytes[from];
+                if (s->err == MPI_SUCCESS)
+                    s->err = tuna_error_set(MPI_ERR_TRUNCATE,
+                                            "twophase-bruck: rank %d receives %zu bytes from "
+                                            "rank %d but recvcounts[%d] holds %zu",
+                                            me, got, from, from, v->rbytes[from]);
+            }
+            if (keep)
+                memcpy(v->rbase + v->roff[from], s->rbuf + off, keep);
+        } else {
+            char *region = keep ? s->tmp + (size_t)s->tslot[i] * s->stride : NULL;
+            if (keep)
+                memcpy(region, s->rbuf + off, keep);
+            s->ptr[i] = region;
+            s->len[i] = keep;
+            s->in_tmp[i] = 1;
+        }
+        off += got;
+    }
+    tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
+    if (++s->k == s->K)
+        return finish(o, MPI_SUCCESS);
+    return post_sizes(o);
+}
+
+/* The first step: the own block, the slots, round 0's sizes. */
+static int begin(tuna_a2av_op *o)
+{
+    const tuna_a2av_args *a = o->a;
+    int P = a->size, me = a->rank, half = P / 2, rc;
     tuna_timer tm;
     tuna_timer_start(&tm);
-    tuna_bytes_view v;
-    int rc = tuna_bytes_view_open(a, &v);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* Own block: never leaves this rank (the core checked it fits). */
-    size_t own = v.sbytes[me] < v.rbytes[me] ? v.sbytes[me] : v.rbytes[me];
-    if (own)
-        memcpy(v.rbase + v.roff[me], v.sbase + v.soff[me], own);
-    if (P == 1) /* nothing else to move; every rank sees the same P */
-        return tuna_bytes_view_close(a, &v, MPI_SUCCESS);
-
-    /* Passing-through slots: slot i's region at tmp + tslot[i]*stride, grown on demand. */
-    size_t ntemp = (size_t)(P - K - 1), stride = 0;
-    char *tmp = NULL;
-    const char **ptr = tuna_malloc(sizeof(char *) * (size_t)P); /* where slot i's data is */
-    size_t *len = tuna_malloc(sizeof(size_t) * (size_t)P);      /* and how many bytes */
-    long long *tslot = tuna_malloc(sizeof(long long) * (size_t)P); /* region in tmp, or -1 */
-    int *idx = tuna_malloc(sizeof(int) * (size_t)half);
-    uint64_t *meta = tuna_malloc(sizeof(uint64_t) * 2 * (size_t)half);
-    unsigned char *in_tmp = tuna_malloc((size_t)P); /* slot i's data is in its region */
-    char *sbuf = NULL, *rbuf = NULL;
-    size_t scap = 0, rcap = 0;
-    if (!ptr || !len || !tslot || !idx || !meta || !in_tmp) {
-        rc = MPI_ERR_NO_MEM;
-        goto done;
+    if (P == 1) { /* only the own block; every rank sees the same P */
+        tuna_bytes_view v;
+        if ((rc = tuna_bytes_view_open(a, &v)) != MPI_SUCCESS)
+            return tuna_a2av_step_done(o, rc);
+        size_t own = v.sbytes[0] < v.rbytes[0] ? v.sbytes[0] : v.rbytes[0];
+        if (own)
+            memcpy(v.rbase + v.roff[0], v.sbase + v.soff[0], own);
+        return tuna_a2av_step_done(o, tuna_bytes_view_close(a, &v, MPI_SUCCESS));
     }
-    memset(in_tmp, 0, (size_t)P);
+    /* The round's slot indices live in the state: one allocation for both. */
+    twophase_op *s = tuna_calloc(1, sizeof *s + sizeof(int) * (size_t)half);
+    if (!s)
+        return tuna_a2av_step_done(o, MPI_ERR_NO_MEM);
+    s->tm = tm;
+    if ((rc = tuna_bytes_view_open(a, &s->v)) != MPI_SUCCESS) {
+        free(s);
+        return tuna_a2av_step_done(o, rc);
+    }
+    o->state = s;
+    o->state_free = state_free;
+    const tuna_bytes_view *v = &s->v;
+    /* Own block: never leaves this rank (the core checked it fits). */
+    size_t own = v->sbytes[me] < v->rbytes[me] ? v->sbytes[me] : v->rbytes[me];
+    if (own)
+        memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], own);
+    /* Passing-through slots: slot i's region at tmp + tslot[i]*stride, grown on demand. */
+    s->K = tuna_bruck_rounds(P);
+    s->ntemp = (size_t)(P - s->K - 1);
+    s->ptr = tuna_malloc(sizeof(char *) * (size_t)P);
+    s->len = tuna_malloc(sizeof(size_t) * (size_t)P);
+    s->tslot = tuna_malloc(sizeof(long long) * (size_t)P);
+    s->meta = tuna_malloc(sizeof(uint64_t) * 2 * (size_t)half);
+    s->in_tmp = tuna_malloc((size_t)P);
+    if (!s->ptr || !s->len || !s->tslot || !s->meta || !s->in_tmp)
+        return close_op(o, MPI_ERR_NO_MEM);
+    memset(s->in_tmp, 0, (size_t)P);
     long long t = 0;
     for (int i = 1; i < P; i++) {
         int j = tuna_bruck_rank(me, i, P);
-        len[i] = v.sbytes[j];
-        ptr[i] = len[i] ? v.sbase + v.soff[j] : NULL;
-        tslot[i] = (i & (i - 1)) ? t++ : -1; /* powers of two are delivered directly */
+        s->len[i] = v->sbytes[j];
+        s->ptr[i] = s->len[i] ? v->sbase + v->soff[j] : NULL;
+        s->tslot[i] = (i & (i - 1)) ? t++ : -1; /* powers of two are delivered directly */
     }
-    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+    tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
+    return post_sizes(o);
+}
 
-    int err = MPI_SUCCESS; /* a receive-side error: reported after all rounds, so no peer hangs */
-    MPI_Status st;
-    for (int k = 0; k < K && rc == MPI_SUCCESS; k++) {
-        long long d = 1LL << k;
-        int dst = tuna_bruck_rank(me, d, P), src = tuna_bruck_rank(me, -d, P);
-        int n = tuna_bruck_round_slots(P, k, idx);
-        size_t out = 0, in = 0;
-        for (int j = 0; j < n; j++) {
-            meta[j] = (uint64_t)len[idx[j]];
-            out += len[idx[j]];
-        }
-        /* The sizes go in the narrowest of 0, 1, 2, 4, 8 bytes each that holds the largest,
-         * packed in place; the receiver learns the width from the message's length. */
-        int wout = sizes_pack(meta, n);
-        int got = 0;
-        if ((rc = MPI_Sendrecv(meta, wout * n, MPI_BYTE, dst, TUNA_TAG_TWOPHASE_META, meta + half,
-                               8 * n, MPI_BYTE, src, TUNA_TAG_TWOPHASE_META, comm, &st)) !=
-                MPI_SUCCESS ||
-            (rc = MPI_Get_count(&st, MPI_BYTE, &got)) != MPI_SUCCESS) {
-            rc = tuna_error_set(rc, "twophase-bruck: size exchange of round %d "
-                                               "failed", k);
-            break;
-        }
-        if (got % n != 0 || (got / n != 0 && got / n != 1 && got / n != 2 && got / n != 4 &&
-                             got / n != 8)) {
-            rc = tuna_error_set(MPI_ERR_INTERN, "twophase-bruck: %d bytes of sizes for %d slots",
-                                got, n);
-            break;
-        }
-        sizes_unpack(meta + half, n, got / n);
-        for (int j = 0; j < n; j++)
-            in += (size_t)meta[half + j];
-        tuna_timer_stop(&tm, TUNA_PHASE_METADATA);
-
-        if ((rc = reserve(&sbuf, &scap, out)) != MPI_SUCCESS ||
-            (rc = reserve(&rbuf, &rcap, in)) != MPI_SUCCESS)
-            break;
-        size_t off = 0, need = 0;
-        for (int j = 0; j < n; j++) {
-            if (len[idx[j]])
-                memcpy(sbuf + off, ptr[idx[j]], len[idx[j]]);
-            off += len[idx[j]];
-            in_tmp[idx[j]] = 0; /* packed: its region is free until the slot comes back */
-            if ((idx[j] >> (k + 1)) != 0 && (size_t)meta[half + j] > need)
-                need = (size_t)meta[half + j]; /* stays here after this round */
-        }
-        /* Regions too small for a block announced this round: raise the stride now. */
-        if (need > stride) {
-            if (need > SIZE_MAX / ntemp) {
-                rc = tuna_error_set(MPI_ERR_NO_MEM, "twophase-bruck: %zu regions of %zu bytes "
-                                    "overflow", ntemp, need);
-                break;
-            }
-            char *grown = tuna_realloc(tmp, ntemp * need);
-            if (!grown) {
-                rc = tuna_error_set(MPI_ERR_NO_MEM, "twophase-bruck: out of memory for %zu "
-                                    "regions of %zu bytes", ntemp, need);
-                break;
-            }
-            tmp = grown;
-            /* Highest region first, so no region is overwritten before it moved. */
-            for (int i = P - 1; i >= 1; i--)
-                if (in_tmp[i]) {
-                    if (len[i])
-                        memmove(tmp + (size_t)tslot[i] * need, tmp + (size_t)tslot[i] * stride,
-                                len[i]);
-                    ptr[i] = tmp + (size_t)tslot[i] * need;
-                }
-            stride = need;
-        }
-        tuna_timer_stop(&tm, TUNA_PHASE_COPY);
-        rc = tuna_bruck_exchange_bytes(rbuf, in, src, sbuf, out, dst, TUNA_TAG_TWOPHASE_DATA, comm);
-        tuna_timer_stop(&tm, TUNA_PHASE_DATA);
-        if (rc != MPI_SUCCESS)
-            break;
-
-        off = 0;
-        for (int j = 0; j < n; j++) {
-            int i = idx[j];
-            size_t got = (size_t)meta[half + j], keep = got;
-            if ((i >> (k + 1)) == 0) {
-                /* Highest bit of i is k: this is the block from me-i, delivered now. */
-                int from = tuna_bruck_rank(me, -(long long)i, P);
-                if (got > v.rbytes[from]) {
-                    keep = v.rbytes[from];
-                    if (err == MPI_SUCCESS)
-                        err = tuna_error_set(MPI_ERR_TRUNCATE,
-                                             "twophase-bruck: rank %d receives %zu bytes from "
-                                             "rank %d but recvcounts[%d] holds %zu",
-                                             me, got, from, from, v.rbytes[from]);
-                }
-                if (keep)
-                    memcpy(v.rbase + v.roff[from], rbuf + off, keep);
-            } else {
-                char *region = keep ? tmp + (size_t)tslot[i] * stride : NULL;
-                if (keep)
-                    memcpy(region, rbuf + off, keep);
-                ptr[i] = region;
-                len[i] = keep;
-                in_tmp[i] = 1;
-            }
-            off += got;
-        }
-        tuna_timer_stop(&tm, TUNA_PHASE_COPY);
+int tuna_a2av_twophase_bruck_step(tuna_a2av_op *o, int wait_rc)
+{
+    switch (o->i) {
+    case 0:
+        return begin(o);
+    case 1: /* round k's sizes are in */
+        return post_data(o, wait_rc);
+    default: /* its data */
+        return take_data(o, wait_rc);
     }
-    if (rc == MPI_SUCCESS)
-        rc = err;
-    tuna_stats_temp(ntemp * stride + scap + rcap + sizeof(uint64_t) * 2 * (size_t)half);
-    tuna_stats_rounds(K);
-done:
-    free(ptr);
-    free(len);
-    free(tslot);
-    free(idx);
-    free(meta);
-    free(in_tmp);
-    free(tmp);
-    free(sbuf);
-    free(rbuf);
-    return tuna_bytes_view_close(a, &v, rc);
 }

@@ -18,9 +18,11 @@ int tuna_a2av_vendor(const tuna_a2av_args *a)
         /* Large counts reach here only when the library has no MPI_Alltoallv_c
          * (tuna_alltoallv_c calls it on the user's arguments otherwise): Open MPI's basic
          * exchange, named in the statistics. */
-        tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "linear");
+        const int linear = tuna_algorithm_find(TUNA_ALLTOALLV, "linear");
+        tuna_stats_current.algorithm = linear;
         tuna_stats_current.fallback = "the MPI library has no MPI_Alltoallv_c";
-        return tuna_a2av_linear(a);
+        tuna_a2av_args b = *a;
+        return tuna_a2av_run_row(&tuna_a2av_table[linear], &b);
     }
     int *sd = tuna_malloc(sizeof(int) * 2 * (size_t)P);
     if (!sd)

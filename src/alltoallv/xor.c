@@ -7,20 +7,16 @@
  */
 #include "alltoallv.h"
 
-int tuna_a2av_xor(const tuna_a2av_args *a)
+static void xor_pair(const tuna_a2av_args *a, int s, int *src, int *dst)
 {
-    int P = a->size, me = a->rank;
+    int peer = a->rank ^ s;
+    *src = *dst = peer < a->size ? peer : -1;
+}
+
+int tuna_a2av_xor_step(tuna_a2av_op *o, int wait_rc)
+{
     int pow2 = 1;
-    while (pow2 < P)
+    while (pow2 < o->a->size)
         pow2 <<= 1;
-    int rc = tuna_a2av_copy_self(a), comm_rc = MPI_SUCCESS;
-    /* A failed step is complete when recorded, and the steps go on (docs/testing.md). */
-    for (int s = 1; s < pow2 && rc == MPI_SUCCESS; s++) {
-        int peer = me ^ s;
-        if (peer < P)
-            comm_rc = tuna_first_error(comm_rc, tuna_a2av_exchange_step(a, peer, peer,
-                                                                        TUNA_TAG_XOR));
-    }
-    tuna_stats_rounds(pow2 - 1);
-    return tuna_first_error(rc, comm_rc);
+    return tuna_a2av_pairs_step(o, wait_rc, pow2, xor_pair, TUNA_TAG_XOR, "xor");
 }

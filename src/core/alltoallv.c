@@ -14,8 +14,9 @@
 #include <string.h>
 
 int tuna_stats_on;
-tuna_stats tuna_stats_current;
-static tuna_stats stats_last;
+_Thread_local tuna_stats tuna_stats_thread;
+_Thread_local tuna_stats *tuna_stats_cur;
+static _Thread_local tuna_stats stats_last;
 
 void tuna_stats_enable(int on)
 {
@@ -33,6 +34,11 @@ void tuna_stats_publish(double t_start)
         return;
     tuna_stats_current.total = MPI_Wtime() - t_start;
     stats_last = tuna_stats_current;
+}
+
+void tuna_stats_publish_record(const tuna_stats *record)
+{
+    stats_last = *record;
 }
 
 const char *tuna_phase_name(tuna_phase phase)
@@ -65,6 +71,14 @@ int tuna_agree_n(tuna_ctx *ctx, long long *v, int n)
     if (agree_op == MPI_OP_NULL)
         TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
     TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, agree_op, ctx->comm));
+    return MPI_SUCCESS;
+}
+
+int tuna_agree_start(tuna_ctx *ctx, long long *v, int n, MPI_Request *req)
+{
+    if (agree_op == MPI_OP_NULL)
+        TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
+    TUNA_MPI_CHECK(PMPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, agree_op, ctx->comm, req));
     return MPI_SUCCESS;
 }
 
@@ -461,6 +475,39 @@ int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy)
     return rc;
 }
 
+int tuna_a2av_prepare(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
+                      MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
+                      MPI_Datatype recvtype, long long v[TUNA_AGREE_N], MPI_Aint *disp,
+                      char **copy, int **copy_counts)
+{
+    tuna_type_info si, ri;
+    *copy = NULL;
+    *copy_counts = NULL;
+    int rc = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, a->size, a->rank, a->ctx,
+                        &si, &ri, v, disp);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (sendbuf == MPI_IN_PLACE) {
+        *copy = tuna_malloc(inplace_bytes(rcv, ri.size, a->size) + 1);
+        if (*copy && !ri.contig)
+            *copy_counts = tuna_malloc(sizeof(int) * (size_t)a->size);
+        if (!*copy || (!ri.contig && !*copy_counts)) {
+            free(*copy);
+            *copy = NULL;
+            return tuna_error_set(MPI_ERR_NO_MEM, "no memory for the in-place copy");
+        }
+    }
+    describe(a, sendbuf, sc, sendtype, &si, recvbuf, rcv, recvtype, &ri, disp, *copy,
+             *copy_counts);
+    if (*copy && (rc = tuna_a2av_pack_inplace(a, *copy)) != MPI_SUCCESS) {
+        free(*copy);
+        free(*copy_counts);
+        *copy = NULL;
+        *copy_counts = NULL;
+    }
+    return rc;
+}
+
 int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
                          MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
                          const int *rdispls, MPI_Datatype recvtype, int P, int me,
@@ -548,7 +595,7 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
     const bool is_auto = alg->desc.kind == TUNA_ROW_AUTO;
-    tuna_a2av_args a = {.ctx = ctx, .rank = me, .size = P};
+    tuna_a2av_args a = {.ctx = ctx, .scr = &ctx->scr, .rank = me, .size = P};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
      * when that is the MPI library's own algorithm, the call is the library's. */

@@ -7,8 +7,8 @@
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
     if (a->scounts) /* int counts: the common case, no conversion */
-        TUNA_MPI_CHECK(MPI_Isend(tuna_sblock(a, peer), a->scounts[peer], a->stype, peer, tag,
-                                 a->ctx->comm, req));
+        TUNA_MPI_CHECK(MPI_Isend(tuna_sblock(a, peer), a->scounts[peer], a->stype, peer,
+                                 tag + a->tag_shift, a->ctx->comm, req));
     else
         return tuna_a2av_send_large(a, peer, tag, req);
     return MPI_SUCCESS;
@@ -17,8 +17,8 @@ int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Reques
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
     if (a->rcounts) {
-        TUNA_MPI_CHECK(MPI_Irecv(tuna_rblock(a, peer), a->rcounts[peer], a->rtype, peer, tag,
-                                 a->ctx->comm, req));
+        TUNA_MPI_CHECK(MPI_Irecv(tuna_rblock(a, peer), a->rcounts[peer], a->rtype, peer,
+                                 tag + a->tag_shift, a->ctx->comm, req));
         return MPI_SUCCESS;
     }
     int n;
@@ -27,7 +27,7 @@ int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Reques
     int rc = tuna_message_type(a->rcounts_l[peer], a->rtype, a->rext, &n, &t, &made);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = MPI_Irecv(tuna_rblock(a, peer), n, t, peer, tag, a->ctx->comm, req);
+    rc = MPI_Irecv(tuna_rblock(a, peer), n, t, peer, tag + a->tag_shift, a->ctx->comm, req);
     if (made)
         MPI_Type_free(&t); /* the pending receive keeps what it needs */
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "MPI_Irecv of block %d failed", peer);
@@ -41,6 +41,7 @@ int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request
     int rc = tuna_message_type(tuna_scount(a, peer), a->stype, a->sext, &n, &t, &made);
     if (rc != MPI_SUCCESS)
         return rc;
+    tag += a->tag_shift;
     rc = req ? MPI_Isend(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm, req)
              : MPI_Send(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm);
     if (made)

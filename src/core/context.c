@@ -39,10 +39,7 @@ static void ctx_free(tuna_ctx *ctx)
         ctx->next->prev = ctx->prev;
     if (ctx->comm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->comm);
-    for (int i = 0; i < 4; i++)
-        free(ctx->scratch[i]);
-    for (int i = 0; i < 8; i++)
-        free(ctx->kept[i]);
+    tuna_scratch_free(&ctx->scr);
     free(ctx->node_of);
     free(ctx->local_of);
     free(ctx->vrank_to_rank);
@@ -432,12 +429,39 @@ int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out)
     return rc;
 }
 
-void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes)
+int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out)
 {
-    if (ctx->scratch_len[slot] >= bytes && ctx->scratch[slot])
-        return ctx->scratch[slot];
-    free(ctx->scratch[slot]);
-    ctx->scratch[slot] = tuna_malloc(bytes);
-    ctx->scratch_len[slot] = ctx->scratch[slot] ? bytes : 0;
-    return ctx->scratch[slot];
+    *out = NULL;
+    unsigned gen = atomic_load_explicit(&ctx_generation, memory_order_acquire);
+    if (last_used.ctx && last_used.comm == comm && last_used.generation == gen) {
+        *out = last_used.ctx;
+        return MPI_SUCCESS;
+    }
+    if (ctx_keyval == MPI_KEYVAL_INVALID)
+        return MPI_SUCCESS;
+    void *val = NULL;
+    int flag = 0;
+    TUNA_MPI_CHECK(MPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
+    if (flag)
+        *out = val;
+    return MPI_SUCCESS;
+}
+
+void *tuna_scratch_get(tuna_scratch *s, int slot, size_t bytes)
+{
+    if (s->len[slot] >= bytes && s->buf[slot])
+        return s->buf[slot];
+    free(s->buf[slot]);
+    s->buf[slot] = tuna_malloc(bytes);
+    s->len[slot] = s->buf[slot] ? bytes : 0;
+    return s->buf[slot];
+}
+
+void tuna_scratch_free(tuna_scratch *s)
+{
+    for (int i = 0; i < 4; i++)
+        free(s->buf[i]);
+    for (int i = 0; i < 8; i++)
+        free(s->kept[i]);
+    *s = (tuna_scratch){0};
 }

@@ -20,6 +20,10 @@
  */
 #include "tuna_internal.h"
 
+/* tuna completes its own requests through PMPI_: the drop-in library intercepts MPI_Wait*,
+ * MPI_Test* and MPI_Request_free for the requests it hands the application (proxies), and
+ * tuna's internal requests are never those (src/preload/preload.c, "requests"). */
+
 /* Statuses are read in chunks from the stack: no allocation on the call path. */
 #define WAIT_CHUNK TUNA_WAIT_CHUNK
 
@@ -28,9 +32,9 @@ void tuna_requests_complete(int n, MPI_Request *req)
     for (int i = 0; i < n; i++) {
         if (req[i] == MPI_REQUEST_NULL)
             continue;
-        (void)MPI_Wait(&req[i], MPI_STATUS_IGNORE); /* its error is not the first one */
+        (void)PMPI_Wait(&req[i], MPI_STATUS_IGNORE); /* its error is not the first one */
         if (req[i] != MPI_REQUEST_NULL)             /* failed: complete, still allocated */
-            MPI_Request_free(&req[i]);
+            PMPI_Request_free(&req[i]);
     }
 }
 
@@ -39,7 +43,7 @@ int tuna_waitall(int n, MPI_Request *req)
     MPI_Status st[WAIT_CHUNK];
     for (int i = 0; i < n; i += WAIT_CHUNK) {
         int m = n - i < WAIT_CHUNK ? n - i : WAIT_CHUNK;
-        int rc = MPI_Waitall(m, req + i, st);
+        int rc = PMPI_Waitall(m, req + i, st);
         if (rc == MPI_SUCCESS)
             continue;
         /* MPI_ERR_IN_STATUS names no cause: the failed request's own code does. */

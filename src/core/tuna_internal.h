@@ -50,6 +50,8 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
 /* End of a call: its total time (from t_start, an MPI_Wtime taken when stats are on)
  * and the current record become tuna_stats_last(). No-op when stats are off. */
 void tuna_stats_publish(double t_start);
+/* A finished operation's record becomes tuna_stats_last() (nonblocking operations). */
+void tuna_stats_publish_record(const tuna_stats *record);
 /* TUNA_ARGCHECK (read once): *collective is true for "collective", false for "local" (the
  * default); an invalid value is an error on every call. */
 int tuna_argcheck_collective(bool *collective);
@@ -59,7 +61,12 @@ int tuna_require_intracomm(MPI_Comm comm, const char *algorithm);
 /* ------------------------------------------------------------------ timing */
 
 extern int tuna_stats_on;
-extern tuna_stats tuna_stats_current;
+/* The statistics record of the call this thread runs; while it steps an operation, that
+ * operation's own (tuna_stats_cur, set by the engine: src/core/op.c). Per thread, so calls
+ * from several threads keep their records apart. */
+extern _Thread_local tuna_stats tuna_stats_thread;
+extern _Thread_local tuna_stats *tuna_stats_cur;
+#define tuna_stats_current (*(tuna_stats_cur ? tuna_stats_cur : &tuna_stats_thread))
 
 /* Phase timer: cheap no-op when stats are off. */
 typedef struct tuna_timer {
@@ -115,6 +122,25 @@ typedef struct tuna_type_info {
     bool named;             /* a predefined type: these facts hold for the handle forever */
 } tuna_type_info;
 
+/*
+ * Buffers reused from call to call, grown on demand: scratch slots (0: the core's byte
+ * displacements; 1: request arrays) and the buffers an algorithm keeps across calls (grown
+ * by the algorithm itself, e.g. TuNA's temporary slots sized from the metadata it received;
+ * slot owners are listed next to the algorithms, TUNA_KEEP_* in src/alltoallv/). A
+ * communicator's blocking calls share its set (tuna_ctx.scr); a nonblocking or persistent
+ * operation owns one, so outstanding operations never share a buffer.
+ */
+typedef struct tuna_scratch {
+    void *buf[4];
+    size_t len[4];
+    void *kept[8];
+    size_t kept_len[8];
+} tuna_scratch;
+/* Slot `slot` of s with at least `bytes` bytes; NULL (MPI_ERR_NO_MEM recorded) on failure. */
+void *tuna_scratch_get(tuna_scratch *s, int slot, size_t bytes);
+/* Free every buffer of s (s itself is the owner's). */
+void tuna_scratch_free(tuna_scratch *s);
+
 typedef struct tuna_ctx {
     MPI_Comm comm;          /* private duplicate: all internal traffic */
     MPI_Comm user;          /* the communicator the context is attached to */
@@ -128,14 +154,15 @@ typedef struct tuna_ctx {
     int *local_of;          /* local_of[r]: rank of r within its node */
     int *vrank_to_rank;     /* node-major virtual rank -> rank (valid if ranks_per_node > 0) */
     int *rank_to_vrank;
-    /* Reusable scratch, grown on demand and kept until the communicator is freed. */
-    void *scratch[4];
-    size_t scratch_len[4];
-    /* Buffers an algorithm keeps across calls (grown by the algorithm itself, e.g. TuNA's
-     * temporary slots sized from the metadata it received); freed with the context. Slot
-     * owners are listed next to the algorithms (TUNA_KEEP_* in src/alltoallv/). */
-    void *kept[8];
-    size_t kept_len[8];
+    /* The blocking calls' buffers, kept until the communicator is freed (one blocking call
+     * runs on a communicator at a time; nonblocking and persistent operations, which may
+     * be outstanding with it, have their own: tuna_scratch). */
+    tuna_scratch scr;
+    /* Operations (nonblocking, persistent) started on this communicator: their tags
+     * (src/core/op.c, tuna_op_tag_shift); every rank starts them in the same order. */
+    unsigned long op_seq;
+    unsigned long plan_seq;
+    long tag_slots;          /* tag spans MPI_TAG_UB holds (0: not asked yet) */
     /* auto (src/alltoallv/auto.c): the choice its last agreement on the statistics gives
      * to the calls that reuse them, and when it agrees next. Every rank counts the same
      * calls, so all agree on the same ones. */
@@ -172,13 +199,18 @@ typedef struct tuna_ctx {
  * rank). Later calls find it through a per-thread cache without any MPI call.
  */
 int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out);
-/* Scratch buffer `slot` of at least `bytes` bytes (slots 0..3); NULL on failure. Slot 0:
- * the core's byte displacements; slot 1: tuna_ctx_requests(). */
-void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes);
-/* Room for n requests, kept with the context (no allocation per call); NULL on failure. */
-static inline MPI_Request *tuna_ctx_requests(tuna_ctx *ctx, size_t n)
+/* The context of comm if it has one, else *out = NULL: local, no MPI communication (what a
+ * nonblocking start may do). */
+int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out);
+/* The blocking calls' scratch buffer `slot` of at least `bytes` bytes (tuna_scratch). */
+static inline void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes)
 {
-    return (MPI_Request *)tuna_ctx_scratch(ctx, 1, sizeof(MPI_Request) * n);
+    return tuna_scratch_get(&ctx->scr, slot, bytes);
+}
+/* Room for n requests in scratch set s (slot 1): no allocation per call; NULL on failure. */
+static inline MPI_Request *tuna_scratch_requests(tuna_scratch *s, size_t n)
+{
+    return (MPI_Request *)tuna_scratch_get(s, 1, sizeof(MPI_Request) * n);
 }
 
 /* ------------------------------------------------------------------ alltoallv */
@@ -207,6 +239,9 @@ typedef struct tuna_a2av_args {
     size_t rsize;
     bool rcontig;
     tuna_ctx *ctx;              /* ctx->comm is the private communicator */
+    tuna_scratch *scr;          /* the call's buffers: &ctx->scr, or the operation's own */
+    int tag_shift;              /* added to every tag of the call (tuna_op_tag_shift): 0 for
+                                 * blocking calls; the block helpers below add it */
     int rank, size;
     const tuna_algorithm_info *info; /* the running row (tuna_a2av_run_row): its parameters */
     long param[TUNA_MAX_PARAMS];/* resolved values in the row's order (defaults applied,
@@ -221,6 +256,9 @@ typedef struct tuna_a2av_args {
 
 /* Reduce v (TUNA_AGREE_N values) over ctx->comm in place. */
 int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N]);
+/* The same for n values, nonblocking (MPI_Iallreduce into *req): a nonblocking operation's
+ * agreement. */
+int tuna_agree_start(tuna_ctx *ctx, long long *v, int n, MPI_Request *req);
 /* Fill a's global statistics fields from agreed values. */
 void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N]);
 /* After an agreement: MPI_ERR_TRUNCATE on every rank when the ranks send more bytes in all
@@ -319,11 +357,7 @@ void tuna_bruck_pad(const tuna_bytes_view *v, int P, int shift, size_t B, char *
 void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative, size_t B,
                          const char *w, const unsigned char *upper);
 void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool inverse);
-int tuna_bruck_padded_rounds_packed(const tuna_a2av_args *a, char *w, size_t B, int tag,
-                                    tuna_timer *tm, size_t *temp_bytes);
 int tuna_bruck_block_type(size_t bytes, MPI_Datatype *type);
-int tuna_bruck_exchange_bytes(void *rbuf, size_t rbytes, int src, const void *sbuf,
-                              size_t sbytes, int dst, int tag, MPI_Comm comm);
 
 /* Send / receive `bytes` raw bytes (any size, including > INT_MAX). */
 int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
@@ -537,6 +571,17 @@ void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendc
                         MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
                         char *copy, int *copy_counts);
 int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy);
+/*
+ * The nonblocking front end's preparation (src/alltoallv/ialltoallv.c), all local: this
+ * rank's checks and its contribution to the agreement (v), the byte displacements into disp
+ * (2P entries), a's buffer fields (a->ctx, size, rank set). In place, *copy (and, for a
+ * non-contiguous receive type, *copy_counts) are allocated here and packed from the receive
+ * blocks; the caller frees them when the operation ends. Nothing is allocated on an error.
+ */
+int tuna_a2av_prepare(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
+                      MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
+                      MPI_Datatype recvtype, long long v[TUNA_AGREE_N], MPI_Aint *disp,
+                      char **copy, int **copy_counts);
 
 /* The running algorithm's parameter `name` (resolved: default applied, clamped). */
 static inline long tuna_a2av_param(const tuna_a2av_args *a, const char *name)

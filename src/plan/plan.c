@@ -86,13 +86,50 @@ int tuna_start(tuna_plan p)
     /* Always: the preload's statistics read what ran (and any fallback) from here. */
     tuna_stats_current.algorithm = p->info.algorithm;
     tuna_stats_current.fallback = NULL;
-    int rc = p->start(p);
-    /* tuna's plans complete the exchange here: the plan is active until tuna_wait. An error
-     * leaves it inactive (nothing to wait for). */
+    /* A local start where the choice has a step form (the exchange then completes in
+     * tuna_wait / tuna_test); else the exchange completes here and the plan is active until
+     * tuna_wait. An error leaves it inactive (nothing to wait for). */
+    p->inflight = NULL;
+    int rc = p->begin ? p->begin(p) : 1;
+    if (rc == 1)
+        rc = p->start(p);
     p->active = rc == MPI_SUCCESS;
-    if (tuna_stats_on)
+    if (tuna_stats_on && !p->inflight)
         tuna_stats_publish(t_start);
     return rc;
+}
+
+/* The outcome of the plan's exchange in flight (its statistics record published). */
+static int plan_complete(tuna_plan p)
+{
+    int rc = p->inflight->rc;
+    /* A row's state lives as long as one exchange (tuna.c, hierarchical_tuna.c). */
+    if (p->inflight == &p->a2av_op.op && p->a2av_op.state_free)
+        p->a2av_op.state_free(&p->a2av_op);
+    if (p->inflight->publish_stats && tuna_stats_on) {
+        p->inflight->stats.total = MPI_Wtime() - p->inflight->t_start;
+        tuna_stats_publish_record(&p->inflight->stats);
+    }
+    p->inflight = NULL;
+    p->active = false;
+    return rc;
+}
+
+int tuna_test(tuna_plan p, int *flag)
+{
+    if (!p || !flag)
+        return tuna_error_set(MPI_ERR_ARG, "tuna_test: NULL argument");
+    if (!p->active || !p->inflight) {
+        *flag = 1;
+        p->active = false;
+        return MPI_SUCCESS;
+    }
+    bool done;
+    tuna_op_advance(p->inflight, &done);
+    if (!done)
+        tuna_op_progress_all();
+    *flag = done;
+    return done ? plan_complete(p) : MPI_SUCCESS;
 }
 
 int tuna_wait(tuna_plan p)
@@ -102,8 +139,17 @@ int tuna_wait(tuna_plan p)
     if (!p->active)
         return tuna_error_set(MPI_ERR_REQUEST, "tuna_wait: the plan is not active (no "
                                                "tuna_start since the last tuna_wait)");
-    p->active = false;
-    return MPI_SUCCESS;
+    if (!p->inflight) {
+        p->active = false;
+        return MPI_SUCCESS;
+    }
+    for (;;) {
+        bool done;
+        tuna_op_advance(p->inflight, &done);
+        if (done)
+            return plan_complete(p);
+        tuna_op_progress_all();
+    }
 }
 
 int tuna_plan_free(tuna_plan *pp)
@@ -114,6 +160,7 @@ int tuna_plan_free(tuna_plan *pp)
     if (p->active)
         return tuna_error_set(MPI_ERR_REQUEST,
                               "tuna_plan_free: the plan is active (tuna_wait it first)");
+    tuna_scratch_free(&p->scr);
     free(p->arrays);
     free(p->disp);
     free(p->inplace_copy);
@@ -326,6 +373,13 @@ static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, dou
                  c->predicted * 1e6);
 }
 
+/* Whether a plan that runs c starts locally (alltoallv rows with a step form; the other
+ * collectives' plans complete in the start whatever they run). */
+static bool local_start(const struct tuna_plan_s *p, const tuna_choice *c)
+{
+    return p->coll != TUNA_ALLTOALLV || tuna_a2av_table[c->algorithm].step != NULL;
+}
+
 static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double budget,
                    tuna_choice *best, double *best_time)
 {
@@ -336,6 +390,15 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double bu
     int rc = tuna_select_candidates_within(reg, in, 4.0, cand, TUNA_PLAN_MAX_CANDIDATES, &n);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* alltoallv: only rows whose starts are local (docs/nonblocking.md); the model's best
+     * of them when none is within the factor. */
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (local_start(p, &cand[i]))
+            cand[kept++] = cand[i];
+    n = kept;
+    if (n == 0 && tuna_a2av_select_steps(in, &cand[0]))
+        n = 1;
     /* Time against a private receive buffer: the user's is not written during init. */
     p->private_recv = tuna_calloc(1, p->private_bytes ? p->private_bytes : 1);
     if (!p->private_recv)
@@ -381,6 +444,9 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigne
                                        : tuna_select_collective(reg, in, &c);
         if (rc != MPI_SUCCESS)
             return rc;
+        /* alltoallv: the model's best among the rows whose starts are local. */
+        if (!local_start(p, &c))
+            (void)tuna_a2av_select_steps(in, &c);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
         p->choose(p, &c);
         return MPI_SUCCESS;
@@ -407,7 +473,7 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigne
     }
     long long hh[2] = {h, -h};
     TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, hh, 2, MPI_LONG_LONG, MPI_MAX, p->ctx->comm));
-    if (found && hh[0] == h && -hh[1] == h) {
+    if (found && hh[0] == h && -hh[1] == h && local_start(p, &c)) {
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_WISDOM);
         p->info.measured = found_time;
         p->choose(p, &c);

@@ -19,8 +19,15 @@ struct tuna_plan_s {
     tuna_ctx *ctx;      /* NULL: vendor on an intercommunicator */
     tuna_plan_info info;
     tuna_wisdom_key key;
-    /* One exchange with the current choice (the start), and setting a choice. */
+    /* One exchange with the current choice, blocking (the planner's measure; the start of
+     * a choice without a step form), and setting a choice. */
     int (*start)(struct tuna_plan_s *p);
+    /* The local start of one exchange (tuna_start) where the choice has a step form:
+     * MPI_SUCCESS with the exchange in flight as `inflight` (tuna_op_start), 1 when the choice
+     * has none (then tuna_start runs start), else an error with nothing in flight. NULL:
+     * never. */
+    int (*begin)(struct tuna_plan_s *p);
+    tuna_op *inflight;          /* the exchange in flight, or NULL (completed in start) */
     void (*choose)(struct tuna_plan_s *p, const tuna_choice *c);
     /* Point the exchange at a private receive buffer (measure), or back (NULL). */
     void (*redirect)(struct tuna_plan_s *p, void *private_recv);
@@ -36,6 +43,9 @@ struct tuna_plan_s {
     bool vendor;                /* the choice is the MPI library's own call */
     tuna_a2av_args a;
     const tuna_a2av_algorithm *run;
+    tuna_scratch scr;           /* the plan's own buffers (a.scr) */
+    int tag_shift;              /* the plan's tags (tuna_op_tag_shift), for its local starts */
+    tuna_a2av_op a2av_op;       /* the exchange in flight (a local start) */
     MPI_Aint *disp;
     char *inplace_copy;
     int *inplace_counts;

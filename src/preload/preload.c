@@ -39,6 +39,7 @@
 #endif
 
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -68,6 +69,13 @@ static const struct {
 };
 
 /* ------------------------------------------------------------------ stats */
+
+/* Statistics rows only: the nonblocking alltoallv (configured as the alltoallv). */
+#define STAT_IALLTOALLV ((enum coll)NCOLL)
+static const char *stat_coll_name(enum coll c)
+{
+    return c == STAT_IALLTOALLV ? "ialltoallv" : colls[c].name;
+}
 
 /* plan: starts of a persistent alltoallv that tuna planned; plan_init: its inits. */
 /* error: calls tuna's code answered with an error (labelled with the algorithm asked for). */
@@ -430,10 +438,11 @@ static int comm_rank0(MPI_Comm comm)
 
 /* ------------------------------------------------------------------ the call */
 
-enum reason { WHY_INTER, WHY_BOTTOM, WHY_INPLACE_BIG, WHY_COUNT };
+enum reason { WHY_INTER, WHY_BOTTOM, WHY_INPLACE_BIG, WHY_NO_STEP_FORM, WHY_COUNT };
 static const char *const reason_name[WHY_COUNT] = {
     "intercommunicator", "MPI_BOTTOM or NULL buffer with data",
-    "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB"};
+    "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB",
+    "the algorithm has no nonblocking form yet"};
 
 static void account_rec(comm_record *rec, enum coll coll, enum path path, const char *label,
                         double secs, unsigned long long sent, unsigned long long recvd)
@@ -908,69 +917,487 @@ static int read_plan_config(char *msg, size_t len)
     return -1;
 }
 
-#ifdef TUNA_PRELOAD_PERSISTENT
+/* ------------------------------------------------------------------ requests */
+
 /*
- * MPI_Alltoallv_init (MPI 4) / MPIX_Alltoallv_init (Open MPI's pcollreq extension) that tuna
- * takes become a tuna plan plus a proxy: a real persistent request of the library that
- * completes as soon as it is started. The application holds the proxy; MPI_Start and
- * MPI_Startall start the proxy and run the plan (tuna's plans complete inside the start, so
- * the start blocks), so every completion call (Wait, Test, Waitany, ...) works on it
- * unchanged. MPI_Request_free frees both.
+ * tuna's operations behind the application's MPI requests: MPI_Ialltoallv that tuna takes
+ * (a tuna_request), and MPI_Alltoallv_init (MPI 4) / MPIX_Alltoallv_init (Open MPI's
+ * pcollreq extension) that tuna takes (a tuna plan). The application holds a proxy: a real
+ * request of the library, a 0-byte receive from this process on a private duplicate of
+ * MPI_COMM_SELF under a tag of its own, which completes when the preload sends it its
+ * message, once tuna's operation has finished. Starts are local (MPI_Ialltoallv; MPI_Start of
+ * a plan whose algorithm has a step form: docs/nonblocking.md). While an operation is in
+ * flight, the completion calls (MPI_Wait*, MPI_Test*, MPI_Request_get_status) progress every
+ * one of them and poll the library; the library completes the proxies like any request
+ * (arrays mixed with point-to-point requests, statuses, MPI_Request_free). Other candidates
+ * for the proxy misbehave in MPICH 4.0.2: a started persistent send to MPI_PROC_NULL looks
+ * inactive to Waitany/Testany/Waitsome/Testsome (MPI_UNDEFINED), and MPICH's own persistent
+ * collectives (e.g. a barrier on MPI_COMM_SELF) make MPI_Testall return MPI_ERR_IN_STATUS.
+ *
+ * Threads: the list is guarded by one mutex; progress holds it (one thread progresses at a
+ * time), error handlers run outside it.
  */
-typedef struct plan_req {
+typedef struct proxy_req {
     MPI_Request req;                /* the application's handle: the proxy */
-    tuna_plan plan;
-    MPI_Comm comm;                  /* whose error handler reports a failed start */
+    int tag;                        /* the proxy's own tag on proxy_comm */
+    bool persistent;                /* a plan (else one nonblocking call) */
+    bool in_flight;                 /* started, tuna's operation not finished yet */
+    bool freed;                     /* MPI_Request_free'd in flight: the proxy is completed and
+                                       the entry dropped when the operation finishes */
+    int rc;                         /* the finished operation's outcome, for the completion */
+    tuna_plan plan;                 /* persistent */
+    tuna_request op;                /* nonblocking */
+    MPI_Comm comm;                  /* whose error handler reports a failure */
     comm_record *rec;               /* statistics (records outlive communicators) */
-    char label[LABEL_MAX];          /* the plan's algorithm and parameters */
-    int algorithm;                  /* and its index */
+    char label[LABEL_MAX];          /* what runs */
+    int algorithm;                  /* and its index (-1: unknown) */
     unsigned long long sent, recvd; /* this rank's bytes in one exchange */
-} plan_req;
+    double t0;                      /* the start */
+    struct proxy_req *next;
+} proxy_req;
 
-static plan_req *plan_reqs;
-static int nplan_reqs, cap_plan_reqs;
+static proxy_req *proxies;
+static int nproxies, nin_flight;
+static pthread_mutex_t proxy_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Comm proxy_comm = MPI_COMM_NULL;
+static int proxy_tag_ub = 32767, next_proxy_tag = 2;
 
-/* Linear: a program holds few persistent alltoallv requests, and other requests pay
- * nothing while there are none. */
-static plan_req *plan_req_find(MPI_Request req)
+/* Linear: a program holds few tuna requests, and other requests pay nothing while there are
+ * none (the callers test nproxies first). */
+static proxy_req *proxy_find(MPI_Request req)
 {
     if (req == MPI_REQUEST_NULL)
         return NULL;
-    for (int i = 0; i < nplan_reqs; i++)
-        if (plan_reqs[i].req == req)
-            return &plan_reqs[i];
-    return NULL;
+    pthread_mutex_lock(&proxy_lock);
+    proxy_req *e = proxies;
+    while (e && e->req != req)
+        e = e->next;
+    pthread_mutex_unlock(&proxy_lock);
+    return e;
 }
 
-/*
- * The proxy is a persistent receive of 0 bytes from this process on a private duplicate of
- * MPI_COMM_SELF; each start of it is matched by a 0-byte send (freed at once), so it
- * completes at once and stays active until the application's completion call, as any
- * request does. Other candidates misbehave in MPICH 4.0.2: a started persistent send to
- * MPI_PROC_NULL looks inactive to Waitany/Testany/Waitsome/Testsome (MPI_UNDEFINED), and
- * MPICH's own persistent collectives (e.g. a barrier on MPI_COMM_SELF) make MPI_Testall
- * return MPI_ERR_IN_STATUS.
- */
-static MPI_Comm proxy_comm = MPI_COMM_NULL;
-
-static int proxy_init(MPI_Request *req)
+static bool proxy_tag_used(int tag)
 {
+    for (proxy_req *e = proxies; e; e = e->next)
+        if (e->tag == tag)
+            return true;
+    return false;
+}
+
+/* A new entry with its proxy (persistent: MPI_Recv_init; else posted now), or NULL with the
+ * error in *rc. */
+static proxy_req *proxy_new(bool persistent, int *rc)
+{
+    proxy_req *e = calloc(1, sizeof *e);
+    if (!e) {
+        *rc = MPI_ERR_NO_MEM;
+        return NULL;
+    }
+    pthread_mutex_lock(&proxy_lock);
+    *rc = MPI_SUCCESS;
     if (proxy_comm == MPI_COMM_NULL) {
-        int rc = PMPI_Comm_dup(MPI_COMM_SELF, &proxy_comm);
-        if (rc != MPI_SUCCESS) {
+        if ((*rc = PMPI_Comm_dup(MPI_COMM_SELF, &proxy_comm)) != MPI_SUCCESS) {
             proxy_comm = MPI_COMM_NULL;
-            return rc;
+        } else {
+            int *ub = NULL, flag = 0;
+            if (PMPI_Comm_get_attr(proxy_comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag &&
+                ub && *ub > 2)
+                proxy_tag_ub = *ub;
         }
     }
-    return PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, TUNA_TAG_PRELOAD_PROXY, proxy_comm, req);
+    if (*rc == MPI_SUCCESS) {
+        /* A tag no live proxy holds: an operation finishing before an earlier one completes
+         * its own proxy, never the earlier one's. */
+        int tag = next_proxy_tag;
+        while (proxy_tag_used(tag))
+            tag = tag >= proxy_tag_ub ? 2 : tag + 1;
+        next_proxy_tag = tag >= proxy_tag_ub ? 2 : tag + 1;
+        e->tag = tag;
+        *rc = persistent ? PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, tag, proxy_comm, &e->req)
+                         : PMPI_Irecv(NULL, 0, MPI_BYTE, 0, tag, proxy_comm, &e->req);
+    }
+    if (*rc != MPI_SUCCESS) {
+        pthread_mutex_unlock(&proxy_lock);
+        free(e);
+        return NULL;
+    }
+    e->persistent = persistent;
+    e->algorithm = -1;
+    e->next = proxies;
+    proxies = e;
+    nproxies++;
+    pthread_mutex_unlock(&proxy_lock);
+    return e;
 }
 
-/* Complete one started proxy (every started proxy gets exactly one such message). */
-static int proxy_complete(void)
+/* Caller holds the lock. */
+static void proxy_unlink(proxy_req *e)
+{
+    for (proxy_req **p = &proxies; *p; p = &(*p)->next)
+        if (*p == e) {
+            *p = e->next;
+            nproxies--;
+            break;
+        }
+}
+
+static void proxy_drop(proxy_req *e)
+{
+    pthread_mutex_lock(&proxy_lock);
+    proxy_unlink(e);
+    pthread_mutex_unlock(&proxy_lock);
+    free(e);
+}
+
+/* Complete e's started proxy (every start gets exactly one such message). */
+static int proxy_complete(const proxy_req *e)
 {
     MPI_Request r;
-    int rc = PMPI_Isend(NULL, 0, MPI_BYTE, 0, TUNA_TAG_PRELOAD_PROXY, proxy_comm, &r);
+    int rc = PMPI_Isend(NULL, 0, MPI_BYTE, 0, e->tag, proxy_comm, &r);
     return rc == MPI_SUCCESS ? PMPI_Request_free(&r) : rc;
+}
+
+/* e's operation finished with rc (caller holds the lock): counted, its proxy completed. */
+static void proxy_finished(proxy_req *e, int rc)
+{
+    e->in_flight = false;
+    nin_flight--;
+    e->rc = rc;
+    if (rc != MPI_SUCCESS) {
+        account_rec(e->rec, COLL_ALLTOALLV, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
+    } else {
+        char buf[LABEL_MAX];
+        account_rec(e->rec, e->persistent ? COLL_ALLTOALLV : STAT_IALLTOALLV,
+                    e->persistent ? PATH_PLAN : PATH_TUNA,
+                    ran_label(e->label, COLL_ALLTOALLV, e->algorithm, buf, sizeof buf),
+                    clock_now() - e->t0, e->sent, e->recvd);
+    }
+    int prc = proxy_complete(e);
+    if (prc != MPI_SUCCESS && e->rc == MPI_SUCCESS)
+        e->rc = prc;
+}
+
+/* Advance every operation in flight once (never blocks). */
+static void proxies_progress(void)
+{
+    pthread_mutex_lock(&proxy_lock);
+    for (proxy_req *e = proxies, *next; e; e = next) {
+        next = e->next;
+        if (e->in_flight) {
+            int flag = 0;
+            int rc = e->persistent ? tuna_test(e->plan, &flag)
+                                   : tuna_request_test(&e->op, &flag);
+            if (flag || rc != MPI_SUCCESS)
+                proxy_finished(e, rc);
+        }
+        /* A request the application freed in flight: its proxy is still ours (freeing an
+         * active receive trips an assertion in MPICH 4.0.2 when its message arrives), so
+         * it is completed here, after its message. */
+        if (e->freed && !e->in_flight) {
+            (void)PMPI_Wait(&e->req, MPI_STATUS_IGNORE);
+            proxy_unlink(e);
+            free(e);
+        }
+    }
+    pthread_mutex_unlock(&proxy_lock);
+}
+
+/* The entries of a request array, before a completion call (NULL where a request is not a
+ * proxy; no allocation when the program holds none). */
+static proxy_req **proxies_of(int count, const MPI_Request *reqs)
+{
+    if (!nproxies || count <= 0 || !reqs)
+        return NULL;
+    proxy_req **e = calloc((size_t)count, sizeof *e);
+    if (e)
+        for (int i = 0; i < count; i++)
+            e[i] = proxy_find(reqs[i]);
+    return e;
+}
+
+/* After a completion call completed the proxy of entry e (its status at st, or NULL): the
+ * operation's outcome (its failure raised on its communicator), the entry dropped unless
+ * persistent. */
+static int proxy_report(proxy_req *e, MPI_Status *st)
+{
+    if (!e)
+        return MPI_SUCCESS;
+    int rc = e->rc;
+    e->rc = MPI_SUCCESS;
+    MPI_Comm comm = e->comm;
+    char msg[700];
+    if (rc != MPI_SUCCESS)
+        snprintf(msg, sizeof msg, "alltoallv (%s): %s", e->label, tuna_error_string(rc));
+    if (!e->persistent)
+        proxy_drop(e);
+    if (rc == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (st && st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = rc;
+    return raise_error(comm, rc, msg);
+}
+
+/* Report the completed entries of an array call: indices idx[0..n) (all when idx is NULL). */
+static int proxies_report(proxy_req **e, int n, const int *idx, MPI_Status *statuses)
+{
+    int first = MPI_SUCCESS;
+    for (int k = 0; e && k < n; k++) {
+        const int i = idx ? idx[k] : k;
+        int rc = proxy_report(e[i], statuses != MPI_STATUSES_IGNORE ? &statuses[i] : NULL);
+        if (first == MPI_SUCCESS)
+            first = rc;
+    }
+    free(e);
+    return first != MPI_SUCCESS && statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : first;
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    if (!nproxies || !request)
+        return PMPI_Wait(request, status);
+    proxy_req *e = proxy_find(*request);
+    int rc = MPI_SUCCESS, flag = 0;
+    while (nin_flight && !flag && rc == MPI_SUCCESS) {
+        proxies_progress();
+        rc = PMPI_Test(request, &flag, status);
+    }
+    if (!flag && rc == MPI_SUCCESS)
+        rc = PMPI_Wait(request, status);
+    return rc == MPI_SUCCESS ? proxy_report(e, status) : rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    if (!nproxies || !request)
+        return PMPI_Test(request, flag, status);
+    proxy_req *e = proxy_find(*request);
+    proxies_progress();
+    int rc = PMPI_Test(request, flag, status);
+    return rc == MPI_SUCCESS && *flag ? proxy_report(e, status) : rc;
+}
+
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    proxy_req **e = proxies_of(count, array_of_requests);
+    if (!e)
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    int rc = MPI_SUCCESS, flag = 0;
+    while (nin_flight && !flag && rc == MPI_SUCCESS) {
+        proxies_progress();
+        rc = PMPI_Testall(count, array_of_requests, &flag, array_of_statuses);
+    }
+    if (!flag && rc == MPI_SUCCESS)
+        rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    if (rc != MPI_SUCCESS) {
+        free(e);
+        return rc;
+    }
+    return proxies_report(e, count, NULL, array_of_statuses);
+}
+
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                MPI_Status array_of_statuses[])
+{
+    proxy_req **e = proxies_of(count, array_of_requests);
+    if (!e)
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    proxies_progress();
+    int rc = PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    if (rc != MPI_SUCCESS || !*flag) {
+        free(e);
+        return rc;
+    }
+    return proxies_report(e, count, NULL, array_of_statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    proxy_req **e = proxies_of(count, array_of_requests);
+    if (!e)
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    int rc = MPI_SUCCESS, flag = 0;
+    while (nin_flight && !flag && rc == MPI_SUCCESS) {
+        proxies_progress();
+        rc = PMPI_Testany(count, array_of_requests, index, &flag, status);
+    }
+    if (!flag && rc == MPI_SUCCESS)
+        rc = PMPI_Waitany(count, array_of_requests, index, status);
+    if (rc == MPI_SUCCESS && index && *index != MPI_UNDEFINED)
+        rc = proxy_report(e[*index], status);
+    free(e);
+    return rc;
+}
+
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                MPI_Status *status)
+{
+    proxy_req **e = proxies_of(count, array_of_requests);
+    if (!e)
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    proxies_progress();
+    int rc = PMPI_Testany(count, array_of_requests, index, flag, status);
+    if (rc == MPI_SUCCESS && *flag && index && *index != MPI_UNDEFINED)
+        rc = proxy_report(e[*index], status);
+    free(e);
+    return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    proxy_req **e = proxies_of(incount, array_of_requests);
+    if (!e)
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    int rc = MPI_SUCCESS;
+    *outcount = 0;
+    while (nin_flight && *outcount == 0 && rc == MPI_SUCCESS) {
+        proxies_progress();
+        rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                           array_of_statuses);
+    }
+    if (*outcount == 0 && rc == MPI_SUCCESS)
+        rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                           array_of_statuses);
+    if (rc != MPI_SUCCESS || *outcount == MPI_UNDEFINED) {
+        free(e);
+        return rc;
+    }
+    /* Statuses of Waitsome are indexed by the position in array_of_indices. */
+    int first = MPI_SUCCESS;
+    for (int k = 0; k < *outcount; k++) {
+        int r = proxy_report(e[array_of_indices[k]], array_of_statuses != MPI_STATUSES_IGNORE
+                                                         ? &array_of_statuses[k]
+                                                         : NULL);
+        if (first == MPI_SUCCESS)
+            first = r;
+    }
+    free(e);
+    return first != MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS
+                                                                             : first;
+}
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    proxy_req **e = proxies_of(incount, array_of_requests);
+    if (!e)
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    proxies_progress();
+    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                           array_of_statuses);
+    int first = MPI_SUCCESS;
+    for (int k = 0; rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && k < *outcount; k++) {
+        int r = proxy_report(e[array_of_indices[k]], array_of_statuses != MPI_STATUSES_IGNORE
+                                                         ? &array_of_statuses[k]
+                                                         : NULL);
+        if (first == MPI_SUCCESS)
+            first = r;
+    }
+    free(e);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return first != MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS
+                                                                             : first;
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    if (nin_flight) /* a program polling any request lets tuna's operations go on */
+        proxies_progress();
+    return PMPI_Request_get_status(request, flag, status);
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    proxy_req *e = nproxies && request ? proxy_find(*request) : NULL;
+    if (!e)
+        return PMPI_Cancel(request);
+    return raise_error(e->comm, MPI_ERR_REQUEST,
+                       "MPI_Cancel: the request is a collective's (MPI_Ialltoallv or a "
+                       "persistent alltoallv), which cannot be cancelled");
+}
+
+/* MPI_Ialltoallv: as MPI_Alltoallv, nonblocking (tuna_ialltoallv behind a proxy). */
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s = NULL;
+    int rc = request ? call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype, comm, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
+    const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+    int why = ch->vendor ? -1 : inter ? WHY_INTER : -2;
+    tuna_request op = TUNA_REQUEST_NULL;
+    if (why == -2) {
+        rc = tuna_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm, &ch->opt, &op);
+        if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the row has no nonblocking form yet */
+            why = WHY_NO_STEP_FORM;
+        else if (rc != MPI_SUCCESS)
+            return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+    }
+    if (why != -2) { /* the library's own */
+        rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm, request);
+        if (rc != MPI_SUCCESS)
+            return rc; /* the library has invoked the error handler */
+        if (why >= 0)
+            log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
+        if (stats_enabled) {
+            unsigned long long sent, recvd;
+            a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
+            account(s, STAT_IALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                    why >= 0 ? reason_name[why] : ch->label, clock_now() - t0, sent, recvd);
+        }
+        return MPI_SUCCESS;
+    }
+    proxy_req *e = proxy_new(false, &rc);
+    if (!e) {
+        /* The operation runs on (its peers take part): complete it here, then report. */
+        tuna_request_wait(&op);
+        return raise_error(comm, rc, "no request for the nonblocking alltoallv");
+    }
+    e->op = op;
+    e->comm = comm;
+    e->rec = state_record(s);
+    e->t0 = t0;
+    e->algorithm = ch->opt.algorithm;
+    snprintf(e->label, sizeof e->label, "%s", ch->label);
+    if (stats_enabled)
+        a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &e->sent, &e->recvd);
+    pthread_mutex_lock(&proxy_lock);
+    e->in_flight = true;
+    nin_flight++;
+    pthread_mutex_unlock(&proxy_lock);
+    *request = e->req;
+    return MPI_SUCCESS;
+}
+
+/* At MPI_Finalize, after the operations still in flight (a freed request's) finished, before
+ * the statistics are written: the plans the application never freed (their proxies are the
+ * library's). */
+static void proxies_release(void)
+{
+    pthread_mutex_lock(&proxy_lock);
+    while (proxies) {
+        proxy_req *e = proxies;
+        proxies = e->next;
+        if (e->persistent)
+            tuna_plan_free(&e->plan);
+        free(e);
+    }
+    nproxies = 0;
+    pthread_mutex_unlock(&proxy_lock);
 }
 
 static const char *const plan_source_name[] = {"forced", "estimate", "measure", "wisdom"};
@@ -997,6 +1424,7 @@ static const char *plan_label(tuna_plan plan, char *buf, size_t len, int *algori
     return info.source >= 0 && info.source <= 3 ? plan_source_name[info.source] : "?";
 }
 
+#ifdef TUNA_PRELOAD_PERSISTENT
 typedef int (*alltoallv_init_fn)(const void *, const int[], const int[], MPI_Datatype, void *,
                                  const int[], const int[], MPI_Datatype, MPI_Comm, MPI_Info,
                                  MPI_Request *);
@@ -1043,42 +1471,24 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
             }
             why = any;
         } else {
-            MPI_Request proxy = MPI_REQUEST_NULL;
-            rc = proxy_init(&proxy);
-            if (rc == MPI_SUCCESS && nplan_reqs == cap_plan_reqs) {
-                int cap = cap_plan_reqs ? 2 * cap_plan_reqs : 8;
-                plan_req *t = realloc(plan_reqs, sizeof *t * (size_t)cap);
-                if (t) {
-                    plan_reqs = t;
-                    cap_plan_reqs = cap;
-                } else {
-                    rc = MPI_ERR_NO_MEM;
-                }
-            }
-            if (rc != MPI_SUCCESS) {
-                if (proxy != MPI_REQUEST_NULL)
-                    PMPI_Request_free(&proxy);
+            proxy_req *e = proxy_new(true, &rc);
+            if (!e) {
                 tuna_plan_free(&plan);
                 return raise_error(comm, rc, "no persistent request for the alltoallv plan");
             }
-            plan_req *e = &plan_reqs[nplan_reqs++];
-            memset(e, 0, sizeof *e);
-            e->req = proxy;
             e->plan = plan;
             e->comm = comm;
-            e->rec = s->rec;
+            e->rec = state_record(s);
             /* Fixed at init, so counted once here for every start. */
             const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
             a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &e->sent, &e->recvd);
             const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
             snprintf(label, sizeof label, "%s (%s)", e->label, source);
             account(s, COLL_ALLTOALLV, PATH_PLAN_INIT, label, clock_now() - t0, 0, 0);
-            if (!e->rec)
-                e->rec = s->rec;
             if (tuna_verbosity() >= 1 && comm_rank0(comm))
                 say("communicator %d '%s': alltoallv_init: plan %s (%s)",
                     s->rec ? s->rec->id : -1, s->rec ? s->rec->name : "-", e->label, source);
-            *request = proxy;
+            *request = e->req;
             return MPI_SUCCESS;
         }
     }
@@ -1117,96 +1527,93 @@ int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                            recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 #endif
+#endif /* TUNA_PRELOAD_PERSISTENT */
 
-/* One exchange of a plan; its proxy is already started and is completed here whatever
- * happens, so that the application's completion call returns. */
-static int run_plan(const plan_req *e)
+/* One start of a plan whose proxy is started: local where the plan's algorithm has a step
+ * form (the exchange then finishes in the completion calls' progress), else the exchange
+ * completes here. A failed start completes the proxy, so the application's completion call
+ * returns. */
+static int start_plan(proxy_req *e)
 {
-    double t0 = clock_now();
-    int proxy_rc = proxy_complete();
-    int rc = tuna_start(e->plan);   /* even so: the other ranks are in this exchange */
-    if (rc == MPI_SUCCESS)
-        rc = tuna_wait(e->plan);
+    e->t0 = clock_now();
+    int rc = tuna_start(e->plan);   /* even on errors: the other ranks are in this exchange */
     if (rc != MPI_SUCCESS) {
-        account_rec(e->rec, COLL_ALLTOALLV, PATH_ERROR, e->label, clock_now() - t0, 0, 0);
+        account_rec(e->rec, COLL_ALLTOALLV, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
+        (void)proxy_complete(e);
         char msg[700];
         snprintf(msg, sizeof msg, "persistent alltoallv (%s): %s", e->label,
                  tuna_error_string(rc));
         return raise_error(e->comm, rc, msg);
     }
-    if (proxy_rc != MPI_SUCCESS)
-        return raise_error(e->comm, proxy_rc, "cannot complete the persistent alltoallv's request");
-    char buf[LABEL_MAX];
-    account_rec(e->rec, COLL_ALLTOALLV, PATH_PLAN,
-                ran_label(e->label, COLL_ALLTOALLV, e->algorithm, buf, sizeof buf),
-                clock_now() - t0, e->sent, e->recvd);
+    pthread_mutex_lock(&proxy_lock);
+    e->in_flight = true;
+    nin_flight++;
+    pthread_mutex_unlock(&proxy_lock);
+    proxies_progress(); /* a start that completed inside completes its proxy now */
     return MPI_SUCCESS;
 }
 
 int MPI_Start(MPI_Request *request)
 {
-    const plan_req *e = nplan_reqs && request ? plan_req_find(*request) : NULL;
-    if (!e)
+    proxy_req *e = nproxies && request ? proxy_find(*request) : NULL;
+    if (!e || !e->persistent)
         return PMPI_Start(request);
     /* The proxy first: the library rejects starting an active request before data moves. */
     int rc = PMPI_Start(request);
-    return rc == MPI_SUCCESS ? run_plan(e) : rc;
+    return rc == MPI_SUCCESS ? start_plan(e) : rc;
 }
 
 /*
  * MPI_Startall acts as MPI_Start on each request in some order: one PMPI_Startall starts
  * the whole array (the library's requests as it always does, and the proxies), then the
- * plans run in array order (every rank must list them in the same order, as for any
- * collectives it starts). The library's requests are thus posted before the plans block.
+ * plans start in array order (every rank must list them in the same order, as for any
+ * collectives it starts).
  */
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-    if (!nplan_reqs || count <= 0 || !array_of_requests)
+    proxy_req **e = proxies_of(count, array_of_requests);
+    if (!e)
         return PMPI_Startall(count, array_of_requests);
     int rc = PMPI_Startall(count, array_of_requests);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* After a failure the remaining plans still run: the other ranks wait in them. */
+    /* After a failure the remaining plans still start: the other ranks are in them. */
     int first = MPI_SUCCESS;
-    for (int i = 0; i < count; i++) {
-        const plan_req *e = plan_req_find(array_of_requests[i]);
-        int r = e ? run_plan(e) : MPI_SUCCESS;
+    for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
+        int r = e[i] && e[i]->persistent ? start_plan(e[i]) : MPI_SUCCESS;
         if (r != MPI_SUCCESS && first == MPI_SUCCESS)
             first = r;
     }
-    return first;
+    free(e);
+    return rc != MPI_SUCCESS ? rc : first;
 }
 
 int MPI_Request_free(MPI_Request *request)
 {
-    plan_req *e = nplan_reqs && request ? plan_req_find(*request) : NULL;
+    proxy_req *e = nproxies && request ? proxy_find(*request) : NULL;
     if (!e)
         return PMPI_Request_free(request);
+    if (!e->persistent && e->in_flight) {
+        /* MPI lets an active request be freed: the operation runs on; its proxy stays the
+         * preload's, completed once the operation has finished (proxies_progress). */
+        e->freed = true;
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
+    /* A persistent request in flight finishes first (its peers are in the exchange). */
+    while (e->in_flight)
+        proxies_progress();
     int rc = PMPI_Request_free(request);
     if (rc != MPI_SUCCESS)
         return rc;
     tuna_plan plan = e->plan;
     MPI_Comm comm = e->comm;
-    *e = plan_reqs[--nplan_reqs];
-    rc = tuna_plan_free(&plan);   /* inactive: its start completed it */
-    if (rc != MPI_SUCCESS) {
+    proxy_drop(e);
+    if (plan && (rc = tuna_plan_free(&plan)) != MPI_SUCCESS) {
         char msg[600];
         snprintf(msg, sizeof msg, "freeing the alltoallv plan: %s", tuna_error_string(rc));
         return raise_error(comm, rc, msg);
     }
     return MPI_SUCCESS;
 }
-
-/* At MPI_Finalize: plans the application never freed (their proxies are the library's). */
-static void plans_release(void)
-{
-    for (int i = 0; i < nplan_reqs; i++)
-        tuna_plan_free(&plan_reqs[i].plan);
-    free(plan_reqs);
-    plan_reqs = NULL;
-    nplan_reqs = cap_plan_reqs = 0;
-}
-#endif /* TUNA_PRELOAD_PERSISTENT */
 
 /* ------------------------------------------------------------------ info key capture */
 
@@ -1513,7 +1920,7 @@ static void write_stats(void)
         for (int i = 0; i < r->nrows && ok; i++) {
             const stat_row *w = &r->rows[i];
             ok = text_add(&t, "%d\t%d\t%s\t%d\t%s\t%s\t%s\t%lld\t%llu\t%llu\t%.9f\n", me,
-                          r->id, r->name, r->size, colls[w->coll].name, path_name[w->path],
+                          r->id, r->name, r->size, stat_coll_name(w->coll), path_name[w->path],
                           w->label, w->calls, w->bytes_sent, w->bytes_recv, w->seconds);
         }
     if (!ok)
@@ -1567,13 +1974,13 @@ static int finalize_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)comm;
     (void)attr;
     (void)extra;
+    while (nin_flight) /* freed requests' operations: their peers are in them */
+        proxies_progress();
 #ifdef TUNA_PRELOAD_PERSISTENT
     wisdom_export();   /* collective over MPI_COMM_WORLD, like the statistics */
 #endif
     write_stats();
-#ifdef TUNA_PRELOAD_PERSISTENT
-    plans_release();
-#endif
+    proxies_release();
     /* Detach states from communicators the application never freed. */
     while (live_states) {
         comm_state *s = live_states;

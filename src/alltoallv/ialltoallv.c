@@ -1,0 +1,301 @@
+/*
+ * tuna_ialltoallv, tuna_ialltoallv_c: the nonblocking alltoallv (docs/nonblocking.md). The
+ * start is local: this rank's checks and normalisation, then the operation's first step,
+ * which only posts. Everything the operation needs until it completes is its own (buffers,
+ * requests, tags, statistics record), so it may be outstanding with other operations and
+ * blocking calls on the same communicator.
+ *
+ * Its steps: the agreement (one MPI_Iallreduce of the error flag and the size statistics)
+ * where auto, a row that needs the statistics or TUNA_ARGCHECK=collective asks for one;
+ * then the chosen row's steps, or the library's MPI_Ialltoallv.
+ */
+#include "alltoallv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum phase {
+    PHASE_START,   /* nothing posted yet */
+    PHASE_AGREE,   /* the agreement's MPI_Iallreduce is in flight */
+    PHASE_ROW,     /* the row's steps */
+    PHASE_LIBRARY, /* the library's MPI_Ialltoallv(_c) is in flight */
+};
+
+typedef struct ia_op {
+    tuna_a2av_op o;      /* first member: the engine's and the row's view */
+    tuna_a2av_args args;
+    tuna_scratch scr;    /* the operation's own buffers */
+    MPI_Aint *disp;
+    char *copy;          /* in place: the packed send side */
+    int *copy_counts;
+    enum phase phase;
+    bool agree;          /* the first step agrees */
+    bool is_auto;
+    bool library;        /* the library's own call, from the start */
+    int local_rc;        /* this rank's check outcome (TUNA_ARGCHECK=collective: agreed) */
+    long long v[TUNA_AGREE_N];
+    MPI_Request lib;     /* the agreement's or the library's request */
+    /* The user's arguments, for the library's call. */
+    const void *sendbuf;
+    void *recvbuf;
+    tuna_counts sc, rcv;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm;
+} ia_op;
+
+static void ia_release(tuna_op *op)
+{
+    ia_op *x = (ia_op *)op;
+    if (x->o.state_free)
+        x->o.state_free(&x->o);
+    tuna_scratch_free(&x->scr);
+    free(x->disp);
+    free(x->copy);
+    free(x->copy_counts);
+    free(x);
+}
+
+/* Post the library's own nonblocking call on the user's arguments. */
+static int post_library(ia_op *x)
+{
+    int rc;
+    if (x->rcv.n) {
+        rc = PMPI_Ialltoallv(x->sendbuf, x->sc.n, x->sc.d, x->stype, x->recvbuf, x->rcv.n,
+                             x->rcv.d, x->rtype, x->comm, &x->lib);
+        if (rc != MPI_SUCCESS)
+            return tuna_error_set(rc, "PMPI_Ialltoallv failed");
+    } else {
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+        rc = PMPI_Ialltoallv_c(x->sendbuf, x->sc.nl, x->sc.dl, x->stype, x->recvbuf, x->rcv.nl,
+                               x->rcv.dl, x->rtype, x->comm, &x->lib);
+        if (rc != MPI_SUCCESS)
+            return tuna_error_set(rc, "PMPI_Ialltoallv_c failed");
+#else
+        return tuna_error_set(MPI_ERR_INTERN, "no MPI_Ialltoallv_c in the MPI library");
+#endif
+    }
+    x->phase = PHASE_LIBRARY;
+    x->o.op.req = &x->lib;
+    x->o.op.nreq = 1;
+    return MPI_SUCCESS;
+}
+
+/* Whether vendor can run as the library's call (large counts need MPI_Ialltoallv_c). */
+static bool library_can(const ia_op *x)
+{
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+    (void)x;
+    return true;
+#else
+    return x->rcv.n != NULL;
+#endif
+}
+
+/* The row that runs (vendor with large counts and no MPI_Ialltoallv_c: linear, as the
+ * blocking vendor row does). */
+static int run_row(ia_op *x, int algorithm)
+{
+    const tuna_a2av_algorithm *row = &tuna_a2av_table[algorithm];
+    if (row->desc.kind == TUNA_ROW_VENDOR) {
+        if (library_can(x)) {
+            int rc = post_library(x);
+            return rc == MPI_SUCCESS ? TUNA_STEP_WAIT : tuna_a2av_step_done(&x->o, rc);
+        }
+        row = &tuna_a2av_table[tuna_algorithm_find(TUNA_ALLTOALLV, "linear")];
+        tuna_stats_current.algorithm = (int)(row - tuna_a2av_table);
+        tuna_stats_current.fallback = "the MPI library has no MPI_Ialltoallv_c";
+    }
+    if (tuna_stats_on && !x->is_auto)
+        memcpy(tuna_stats_current.params, x->args.param, sizeof x->args.param);
+    x->o.row = row;
+    x->args.info = &row->desc.info;
+    x->o.i = 0;
+    x->phase = PHASE_ROW;
+    return row->step(&x->o, MPI_SUCCESS);
+}
+
+static int ia_step(tuna_op *op, int wait_rc)
+{
+    ia_op *x = (ia_op *)op;
+    switch (x->phase) {
+    case PHASE_START:
+        if (x->library) {
+            int rc = post_library(x);
+            return rc == MPI_SUCCESS ? TUNA_STEP_WAIT : tuna_a2av_step_done(&x->o, rc);
+        }
+        if (x->agree) {
+            x->v[TUNA_AGREE_ERROR] = x->local_rc != MPI_SUCCESS;
+            int rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_N, &x->lib);
+            if (rc != MPI_SUCCESS)
+                return tuna_a2av_step_done(&x->o, rc);
+            x->phase = PHASE_AGREE;
+            x->o.op.req = &x->lib;
+            x->o.op.nreq = 1;
+            return TUNA_STEP_WAIT;
+        }
+        return run_row(x, (int)(x->o.row - tuna_a2av_table));
+    case PHASE_AGREE: {
+        if (wait_rc != MPI_SUCCESS)
+            return tuna_a2av_step_done(&x->o, tuna_error_set(wait_rc, "the agreement "
+                                                                      "(MPI_Iallreduce) failed"));
+        if (x->local_rc != MPI_SUCCESS)
+            return tuna_a2av_step_done(&x->o, x->local_rc);
+        if (x->v[TUNA_AGREE_ERROR])
+            return tuna_a2av_step_done(
+                &x->o, tuna_error_set(MPI_ERR_ARG, "tuna_ialltoallv: invalid arguments on "
+                                                   "another rank; no data moved"));
+        int rc = tuna_a2av_check_totals(x->v);
+        if (rc != MPI_SUCCESS)
+            return tuna_a2av_step_done(&x->o, rc);
+        tuna_a2av_set_stats(&x->args, x->v);
+        int algorithm = (int)(x->o.row - tuna_a2av_table);
+        if (x->is_auto && (rc = tuna_a2av_auto_decide_steps(&x->args, &algorithm)) != MPI_SUCCESS)
+            return tuna_a2av_step_done(&x->o, rc);
+        return run_row(x, algorithm);
+    }
+    case PHASE_ROW:
+        return x->o.row->step(&x->o, wait_rc);
+    case PHASE_LIBRARY:
+        return tuna_a2av_step_done(&x->o, wait_rc == MPI_SUCCESS
+                                              ? MPI_SUCCESS
+                                              : tuna_error_set(wait_rc, "the library's "
+                                                                        "MPI_Ialltoallv failed"));
+    }
+    return tuna_a2av_step_done(&x->o, tuna_error_set(MPI_ERR_INTERN, "ialltoallv: bad phase"));
+}
+
+/* Names of the rows with a step form, for the refusal's message. */
+static void step_rows(char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < tuna_a2av_registry.n && n < len; i++)
+        if (tuna_a2av_table[i].step || tuna_a2av_table[i].desc.kind != TUNA_ROW_ALGORITHM)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+                                  tuna_a2av_table[i].desc.info.name);
+}
+
+static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc,
+                      MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
+                      MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                      tuna_request *req)
+{
+    if (!req)
+        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
+    *req = TUNA_REQUEST_NULL;
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    if (alg->desc.kind == TUNA_ROW_ALGORITHM && !alg->step) {
+        char rows[512];
+        step_rows(rows, sizeof rows);
+        return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                              "%s: algorithm '%s' has no nonblocking form yet (those with one: "
+                              "%s; docs/nonblocking.md)",
+                              fn, alg->desc.info.name, rows);
+    }
+    tuna_ctx *ctx = NULL;
+    if (alg->desc.kind != TUNA_ROW_VENDOR && (rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS)
+        return rc;
+    bool collective = false;
+    if (ctx && !ctx->argcheck_local && (rc = tuna_argcheck_collective(&collective)) != MPI_SUCCESS)
+        return rc;
+    ia_op *x = tuna_calloc(1, sizeof *x);
+    if (!x)
+        return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+    x->o.op.step = ia_step;
+    x->o.op.release = ia_release;
+    x->o.op.publish_stats = true;
+    x->o.a = &x->args;
+    x->o.row = alg;
+    x->sendbuf = sendbuf;
+    x->recvbuf = recvbuf;
+    x->sc = *sc;
+    x->rcv = *rcv;
+    x->stype = sendtype;
+    x->rtype = recvtype;
+    x->comm = comm;
+    x->is_auto = alg->desc.kind == TUNA_ROW_AUTO;
+    /* auto's selector is agreed per communicator once, collectively: before that (and
+     * without a context) the library's call runs (a nonblocking start may not agree). */
+    const bool library = !ctx || alg->desc.kind == TUNA_ROW_VENDOR ||
+                         (x->is_auto && ctx->select_status != 1);
+    if (library) {
+        if (alg->desc.kind != TUNA_ROW_VENDOR) {
+            tuna_stats_current.algorithm =
+                tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR);
+            tuna_stats_current.fallback = "tuna has not set this communicator up yet (a "
+                                          "blocking call or a plan does; docs/nonblocking.md)";
+        }
+        if (!library_can(x)) { /* vendor with large counts: linear needs a context */
+            free(x);
+            return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                                  "%s: the MPI library has no MPI_Ialltoallv_c and tuna has not "
+                                  "set this communicator up yet (docs/nonblocking.md)",
+                                  fn);
+        }
+    } else {
+        x->args = (tuna_a2av_args){.ctx = ctx, .scr = &x->scr, .rank = ctx->rank,
+                                   .size = ctx->size};
+        x->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
+        x->local_rc = x->disp ? tuna_a2av_prepare(&x->args, sendbuf, sc, sendtype, recvbuf, rcv,
+                                                  recvtype, x->v, x->disp, &x->copy,
+                                                  &x->copy_counts)
+                              : MPI_ERR_NO_MEM;
+        x->agree = collective || x->is_auto || (alg->desc.needs & TUNA_NEEDS_GLOBAL_STATS);
+        if (x->local_rc != MPI_SUCCESS && !collective) { /* this rank's error, at once */
+            rc = x->local_rc;
+            ia_release(&x->o.op);
+            return rc;
+        }
+        if (!x->is_auto)
+            tuna_params_resolve(&alg->desc.info, opt->value, ctx->size, x->args.param);
+        x->args.tag_shift = tuna_op_tag_shift(ctx, false);
+    }
+    /* auto reuses the communicator's last agreed choice where it has a step form: no
+     * agreement. Not the library's own: an MPI_Ialltoallv that auto started this way hung in
+     * Open MPI 4.1.4 (test_nonblocking at P = 3; docs/nonblocking.md, "Not yet"), so auto
+     * then agrees and takes the best step row. */
+    if (!library && x->is_auto && ctx->agreed_valid && !collective &&
+        tuna_a2av_table[ctx->reuse_algorithm].step) {
+        const tuna_a2av_algorithm *r = &tuna_a2av_table[ctx->reuse_algorithm];
+        x->is_auto = false;
+        x->o.row = r;
+        memcpy(x->args.param, ctx->reuse_param, sizeof x->args.param);
+        tuna_stats_current.algorithm = ctx->reuse_algorithm;
+        tuna_stats_current.auto_source = ctx->reuse_source;
+        if (tuna_stats_on)
+            memcpy(tuna_stats_current.params, ctx->reuse_param, sizeof ctx->reuse_param);
+        x->agree = (r->desc.needs & TUNA_NEEDS_GLOBAL_STATS) != 0;
+    }
+    x->library = library;
+    x->phase = PHASE_START;
+    /* The first step posts (or finishes with an error, which the completion returns). */
+    tuna_op_start(&x->o.op);
+    *req = &x->o.op;
+    return MPI_SUCCESS;
+}
+
+int tuna_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    const tuna_options *opt, tuna_request *req)
+{
+    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
+    return ialltoallv("tuna_ialltoallv", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
+                      opt, req);
+}
+
+int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                      const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                      MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                      tuna_request *req)
+{
+    const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
+                      rcv = {.nl = recvcounts, .dl = rdispls};
+    return ialltoallv("tuna_ialltoallv_c", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
+                      opt, req);
+}

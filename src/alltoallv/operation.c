@@ -1,0 +1,28 @@
+/*
+ * The alltoallv rows' step forms on the operation engine (src/core/op.h): the blocking run
+ * of a step form, and the helpers the steps share.
+ */
+#include "alltoallv.h"
+
+static int a2av_step(tuna_op *op, int wait_rc)
+{
+    tuna_a2av_op *o = (tuna_a2av_op *)op;
+    return o->row->step(o, wait_rc);
+}
+
+int tuna_a2av_run_steps(const tuna_a2av_algorithm *row, tuna_a2av_args *a)
+{
+    tuna_a2av_op o = {.op = {.step = a2av_step}, .a = a, .row = row};
+    a->info = &row->desc.info;
+    int rc = tuna_op_run(&o.op);
+    if (o.state_free)
+        o.state_free(&o);
+    return rc;
+}
+
+int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what)
+{
+    if (o->post_rc != MPI_SUCCESS)
+        return o->post_rc;
+    return wait_rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(wait_rc, "%s", what);
+}

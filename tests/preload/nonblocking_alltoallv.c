@@ -1,0 +1,296 @@
+/*
+ * MPI_Ialltoallv and local persistent starts under the preload library, as an application
+ * uses them (no tuna header): every receive buffer is sentinel-filled and checked element by
+ * element against values computed from the formula, gaps included.
+ *   1. MPI_Ialltoallv completed by each completion call: MPI_Wait, MPI_Test (polled),
+ *      MPI_Waitall / MPI_Testall / MPI_Waitany / MPI_Testany / MPI_Waitsome / MPI_Testsome
+ *      over an array that mixes it with point-to-point requests, MPI_Request_get_status;
+ *   2. two MPI_Ialltoallv outstanding on one communicator, completed in reverse order;
+ *   3. local starts: rank 0 starts (MPI_Ialltoallv; MPI_Start of a persistent alltoallv),
+ *      then hands rank 1 a token with MPI_Ssend, which rank 1 receives before it starts: a
+ *      start that waited for rank 1 would hang (a watchdog alarm fails the run);
+ *   4. MPI_Request_free on an MPI_Ialltoallv in flight, then MPI_Barrier and more calls;
+ *   5. MPI_Cancel on an MPI_Ialltoallv request is an error (the request then completes).
+ * run_client.py checks in the TUNA_STATS file that tuna ran the nonblocking calls.
+ */
+#include <mpi.h>
+#ifdef OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if MPI_VERSION >= 4
+#define ALLTOALLV_INIT MPI_Alltoallv_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define ALLTOALLV_INIT MPIX_Alltoallv_init
+#endif
+
+#define SENTINEL (-7777)
+static int failures, me, P;
+
+/* NB_TRACE=1: each rank says which case it enters (to locate a crash). */
+static void trace(const char *what, int it)
+{
+    if (getenv("NB_TRACE"))
+        fprintf(stderr, "rank %d: %s %d\n", me, what, it);
+}
+
+static void expect(int cond, const char *what, int it)
+{
+    if (!cond) {
+        if (failures < 20)
+            fprintf(stderr, "FAIL rank %d: %s (case %d)\n", me, what, it);
+        failures++;
+    }
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL: HANG (a start that is not local, or no progress)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+/* Counts, displacements (gaps between blocks) and values from formulas. */
+static int cnt(int from, int to, int salt) { return (from * 7 + to * 3 + salt) % 5; }
+static int val(int from, int to, int i, int salt) { return from * 100000 + to * 1000 + i * 10 + salt; }
+
+typedef struct ex {
+    int *sc, *sd, *rc, *rd, *sbuf, *rbuf, rlen, salt;
+} ex;
+static ex freed_in_flight; /* the buffers of an MPI_Ialltoallv whose request was freed */
+
+static void ex_make(ex *x, int salt)
+{
+    x->salt = salt;
+    x->sc = malloc(sizeof(int) * 4 * (size_t)P);
+    x->sd = x->sc + P;
+    x->rc = x->sc + 2 * P;
+    x->rd = x->sc + 3 * P;
+    int s = 0, r = 0;
+    for (int j = 0; j < P; j++) {
+        x->sc[j] = cnt(me, j, salt);
+        x->sd[j] = s;
+        s += x->sc[j] + 1;
+        x->rc[j] = cnt(j, me, salt);
+        x->rd[j] = r;
+        r += x->rc[j] + 2;
+    }
+    x->sbuf = malloc(sizeof(int) * (size_t)(s + 1));
+    x->rlen = r + 1;
+    x->rbuf = malloc(sizeof(int) * (size_t)x->rlen);
+    for (int j = 0; j < P; j++)
+        for (int i = 0; i < x->sc[j]; i++)
+            x->sbuf[x->sd[j] + i] = val(me, j, i, salt);
+    for (int i = 0; i < x->rlen; i++)
+        x->rbuf[i] = SENTINEL;
+}
+
+static int ex_ok(const ex *x)
+{
+    int pos = 0;
+    for (int j = 0; j < P; j++) {
+        for (; pos < x->rd[j]; pos++)
+            if (x->rbuf[pos] != SENTINEL)
+                return 0;
+        for (int i = 0; i < x->rc[j]; i++, pos++)
+            if (x->rbuf[pos] != val(j, me, i, x->salt))
+                return 0;
+    }
+    for (; pos < x->rlen; pos++)
+        if (x->rbuf[pos] != SENTINEL)
+            return 0;
+    return 1;
+}
+
+static void ex_free(ex *x)
+{
+    free(x->sc);
+    free(x->sbuf);
+    free(x->rbuf);
+}
+
+static int ex_start(ex *x, MPI_Request *req)
+{
+    return MPI_Ialltoallv(x->sbuf, x->sc, x->sd, MPI_INT, x->rbuf, x->rc, x->rd, MPI_INT,
+                          MPI_COMM_WORLD, req);
+}
+
+/* 1. Each completion call, with point-to-point requests in the same array. */
+static void completion_calls(void)
+{
+    for (int mode = 0; mode < 9; mode++) {
+        trace("completion mode", mode);
+        ex x;
+        ex_make(&x, mode + 1);
+        MPI_Request r[3];
+        int in = -1, out = me;
+        expect(ex_start(&x, &r[0]) == MPI_SUCCESS, "MPI_Ialltoallv", mode);
+        MPI_Irecv(&in, 1, MPI_INT, (me - 1 + P) % P, 5, MPI_COMM_WORLD, &r[1]);
+        MPI_Isend(&out, 1, MPI_INT, (me + 1) % P, 5, MPI_COMM_WORLD, &r[2]);
+        MPI_Status st[3];
+        int flag = 0, idx, outcount, done = 0, indices[3];
+        switch (mode) {
+        case 0:
+            for (int i = 0; i < 3; i++)
+                MPI_Wait(&r[i], &st[i]);
+            break;
+        case 1:
+            for (int i = 0; i < 3; i++)
+                for (flag = 0; !flag;)
+                    MPI_Test(&r[i], &flag, &st[i]);
+            break;
+        case 2: MPI_Waitall(3, r, st); break;
+        case 3:
+            while (!flag)
+                MPI_Testall(3, r, &flag, st);
+            break;
+        case 4:
+            for (done = 0; done < 3; done++)
+                MPI_Waitany(3, r, &idx, st);
+            break;
+        case 5:
+            while (done < 3) {
+                MPI_Testany(3, r, &idx, &flag, st);
+                done += flag && idx != MPI_UNDEFINED;
+            }
+            break;
+        case 6:
+            while (done < 3) {
+                MPI_Waitsome(3, r, &outcount, indices, st);
+                done += outcount;
+            }
+            break;
+        case 7:
+            while (done < 3) {
+                MPI_Testsome(3, r, &outcount, indices, st);
+                done += outcount;
+            }
+            break;
+        default: /* MPI_Request_get_status until complete, then MPI_Wait frees */
+            while (!flag)
+                MPI_Request_get_status(r[0], &flag, st);
+            MPI_Waitall(3, r, st);
+            break;
+        }
+        for (int i = 0; i < 3; i++)
+            expect(r[i] == MPI_REQUEST_NULL, "requests freed by the completion", mode);
+        expect(in == (me - 1 + P) % P, "point-to-point message", mode);
+        expect(ex_ok(&x), "MPI_Ialltoallv's receive buffer", mode);
+        ex_free(&x);
+    }
+}
+
+/* 2. Two outstanding, completed in reverse order. */
+static void two_outstanding(void)
+{
+    trace("two outstanding", 0);
+    ex a, b;
+    ex_make(&a, 21);
+    ex_make(&b, 22);
+    MPI_Request ra, rb;
+    ex_start(&a, &ra);
+    ex_start(&b, &rb);
+    MPI_Wait(&rb, MPI_STATUS_IGNORE);
+    MPI_Wait(&ra, MPI_STATUS_IGNORE);
+    expect(ex_ok(&a) && ex_ok(&b), "two outstanding MPI_Ialltoallv", 0);
+    ex_free(&a);
+    ex_free(&b);
+}
+
+/* 3. Starts are local. */
+static void local_starts(void)
+{
+    trace("local starts", 0);
+    if (P < 2)
+        return;
+    ex x;
+    ex_make(&x, 31);
+    MPI_Request r;
+    int token = 1;
+    if (me == 1)
+        MPI_Recv(&token, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    ex_start(&x, &r);
+    if (me == 0)
+        MPI_Ssend(&token, 1, MPI_INT, 1, 9, MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    expect(ex_ok(&x), "local MPI_Ialltoallv start", 0);
+#ifdef ALLTOALLV_INIT
+    for (int i = 0; i < x.rlen; i++)
+        x.rbuf[i] = SENTINEL;
+    MPI_Request pr;
+    ALLTOALLV_INIT(x.sbuf, x.sc, x.sd, MPI_INT, x.rbuf, x.rc, x.rd, MPI_INT, MPI_COMM_WORLD,
+                   MPI_INFO_NULL, &pr);
+    for (int it = 0; it < 3; it++) {
+        for (int i = 0; i < x.rlen; i++)
+            x.rbuf[i] = SENTINEL;
+        if (me == 1)
+            MPI_Recv(&token, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Start(&pr);
+        if (me == 0)
+            MPI_Ssend(&token, 1, MPI_INT, 1, 9, MPI_COMM_WORLD);
+        MPI_Wait(&pr, MPI_STATUS_IGNORE);
+        expect(ex_ok(&x), "local MPI_Start of a persistent alltoallv", it);
+    }
+    MPI_Request_free(&pr);
+#endif
+    ex_free(&x);
+}
+
+/* 4. Freed in flight; 5. cancel refused. */
+static void free_and_cancel(void)
+{
+    trace("free and cancel", 0);
+    ex x;
+    ex_make(&x, 41);
+    MPI_Request r;
+    ex_start(&x, &r);
+    expect(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL,
+           "MPI_Request_free of an MPI_Ialltoallv in flight", 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ex y;
+    ex_make(&y, 42);
+    ex_start(&y, &r);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    expect(MPI_Cancel(&r) != MPI_SUCCESS, "MPI_Cancel of an MPI_Ialltoallv is an error", 0);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    expect(ex_ok(&y), "MPI_Ialltoallv after a refused cancel", 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ex_free(&y);
+    /* x's operation finishes at the latest in MPI_Finalize: its buffers are freed after. */
+    freed_in_flight = x;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    signal(SIGALRM, on_alarm);
+    alarm(120);
+    /* A blocking call first: tuna sets MPI_COMM_WORLD up then (a nonblocking start may
+     * not communicate to do it). */
+    ex w;
+    ex_make(&w, 0);
+    MPI_Alltoallv(w.sbuf, w.sc, w.sd, MPI_INT, w.rbuf, w.rc, w.rd, MPI_INT, MPI_COMM_WORLD);
+    expect(ex_ok(&w), "MPI_Alltoallv", 0);
+    ex_free(&w);
+    completion_calls();
+    two_outstanding();
+    local_starts();
+    free_and_cancel();
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    alarm(0);
+    if (me == 0)
+        printf("nonblocking_alltoallv P=%d: %s\n", P, total ? "FAILED" : "passed");
+    MPI_Finalize();
+    ex_free(&freed_in_flight);
+    return total ? 1 : 0;
+}
