@@ -25,42 +25,11 @@ bool tuna_op_any_active(void)
     return atomic_load_explicit(&list_count, memory_order_relaxed) > 0;
 }
 
-/* MPI_Testall (block: MPI_Waitall) over the set, TUNA_WAIT_CHUNK requests at a time and in
- * order (as tuna_waitall completes them): *flag once every request completed, the statuses
- * in status[] if not NULL. A failure completes the rest of the set (requests.c's rule) and
- * reports the failed request's own code, *flag set. */
-static int complete_all(int n, MPI_Request *req, MPI_Status *status, bool block, int *flag)
-{
-    MPI_Status chunk[TUNA_WAIT_CHUNK];
-    for (int i = 0; i < n; i += TUNA_WAIT_CHUNK) {
-        int m = n - i < TUNA_WAIT_CHUNK ? n - i : TUNA_WAIT_CHUNK, f = 1;
-        MPI_Status *st = status ? status + i : chunk;
-        int rc = block ? PMPI_Waitall(m, req + i, st) : PMPI_Testall(m, req + i, &f, st);
-        if (rc != MPI_SUCCESS) {
-            if (rc == MPI_ERR_IN_STATUS)
-                for (int j = 0; j < m; j++)
-                    if (st[j].MPI_ERROR != MPI_SUCCESS && st[j].MPI_ERROR != MPI_ERR_PENDING) {
-                        rc = st[j].MPI_ERROR;
-                        break;
-                    }
-            tuna_requests_complete(n - i, req + i);
-            *flag = 1;
-            return rc;
-        }
-        if (!f) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-    }
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-
 /* Whether op's wait is over (never blocks): *flag, and the wait's outcome. */
 static int test_wait(tuna_op *op, int *flag)
 {
     if (op->wait_mode == TUNA_WAIT_ALL)
-        return complete_all(op->nreq, op->req, op->status, false, flag);
+        return tuna_requests_settle(op->nreq, op->req, op->status, false, flag);
     int rc = PMPI_Testany(op->nreq, op->req, &op->any, flag, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
         *flag = 1; /* the step settles the failed request (op->any) and the others */
@@ -85,10 +54,8 @@ static int wait_here(tuna_op *op)
                 return PMPI_Waitany(op->nreq, op->req, &op->any, MPI_STATUS_IGNORE);
         }
     }
-    if (!op->status)
-        return tuna_waitall(op->nreq, op->req);
     int flag;
-    return complete_all(op->nreq, op->req, op->status, true, &flag);
+    return tuna_requests_settle(op->nreq, op->req, op->status, true, &flag);
 }
 
 /* One call of the step with this operation's statistics record current. */

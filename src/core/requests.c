@@ -38,25 +38,38 @@ void tuna_requests_complete(int n, MPI_Request *req)
     }
 }
 
+int tuna_requests_settle(int n, MPI_Request *req, MPI_Status *status, bool block, int *flag)
+{
+    MPI_Status chunk[WAIT_CHUNK];
+    for (int i = 0; i < n; i += WAIT_CHUNK) {
+        int m = n - i < WAIT_CHUNK ? n - i : WAIT_CHUNK, f = 1;
+        MPI_Status *st = status ? status + i : chunk;
+        int rc = block ? PMPI_Waitall(m, req + i, st) : PMPI_Testall(m, req + i, &f, st);
+        if (rc != MPI_SUCCESS) {
+            /* MPI_ERR_IN_STATUS names no cause: the failed request's own code does. */
+            if (rc == MPI_ERR_IN_STATUS)
+                for (int j = 0; j < m; j++)
+                    if (st[j].MPI_ERROR != MPI_SUCCESS && st[j].MPI_ERROR != MPI_ERR_PENDING) {
+                        rc = st[j].MPI_ERROR;
+                        break;
+                    }
+            tuna_requests_complete(n - i, req + i);
+            *flag = 1;
+            return rc;
+        }
+        if (!f) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
 int tuna_waitall(int n, MPI_Request *req)
 {
-    MPI_Status st[WAIT_CHUNK];
-    for (int i = 0; i < n; i += WAIT_CHUNK) {
-        int m = n - i < WAIT_CHUNK ? n - i : WAIT_CHUNK;
-        int rc = PMPI_Waitall(m, req + i, st);
-        if (rc == MPI_SUCCESS)
-            continue;
-        /* MPI_ERR_IN_STATUS names no cause: the failed request's own code does. */
-        if (rc == MPI_ERR_IN_STATUS)
-            for (int j = 0; j < m; j++)
-                if (st[j].MPI_ERROR != MPI_SUCCESS && st[j].MPI_ERROR != MPI_ERR_PENDING) {
-                    rc = st[j].MPI_ERROR;
-                    break;
-                }
-        tuna_requests_complete(n - i, req + i);
-        return rc;
-    }
-    return MPI_SUCCESS;
+    int flag;
+    return tuna_requests_settle(n, req, NULL, true, &flag);
 }
 
 int tuna_requests_finish(int n, MPI_Request *req, int post_rc)

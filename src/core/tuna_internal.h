@@ -416,6 +416,10 @@ int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const lo
  * every buffer of the step, and no message of it stays in flight. */
 #define TUNA_WAIT_CHUNK 32
 int tuna_waitall(int n, MPI_Request *req);
+/* The same completion, blocking (PMPI_Waitall) or not (PMPI_Testall: *flag = 0 while a
+ * chunk is incomplete, nothing lost), the statuses in status[] if not NULL; *flag once every
+ * request completed or a failure completed the rest (its own code returned). */
+int tuna_requests_settle(int n, MPI_Request *req, MPI_Status *status, bool block, int *flag);
 /* Complete every non-null request of req[0..n), ignoring their errors (all become
  * MPI_REQUEST_NULL): the error path of a step whose peers post their sides. */
 void tuna_requests_complete(int n, MPI_Request *req);
