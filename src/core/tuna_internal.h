@@ -252,6 +252,10 @@ typedef struct tuna_a2av_args {
     double mean_block_bytes;    /* global mean block size in bytes */
     bool stats_agreed;          /* the four fields above are set (else TUNA_ARGCHECK=local
                                  * skipped the agreement: they are 0) */
+    bool uniform;               /* a uniform all-to-all (tuna_alltoall): every block of every
+                                 * rank is tuna_scount(a, 0) * ssize bytes, known to all ranks
+                                 * without a message (MPI's type-signature rule), so rows may
+                                 * skip their size metadata; the statistics are then set */
 } tuna_a2av_args;
 
 /* Reduce v (TUNA_AGREE_N values) over ctx->comm in place. */
