@@ -13,7 +13,8 @@
  * afterwards local rank g holds everything its node sends to local rank g of
  * every other node. Inter-node phase: a metadata exchange with the peer of
  * the same local rank on every other node (Q sizes each), then the data, in
- * the pattern of coalesced.c or staggered.c.
+ * the pattern of coalesced.c or staggered.c. A uniform all-to-all (a->uniform)
+ * sends no metadata in either phase: every sub-block's size is known.
  *
  * Temporary memory, no global maximum needed (all from sizes this rank is
  * told before the data arrives): the intra-node engine's (Q-(K_Q+1))*m + S,
@@ -119,22 +120,14 @@ static int inter_meta_post(tuna_a2av_op *o, hier_state *s)
     return tuna_a2av_step_wait(o, m->req, 2 * nd, rc);
 }
 
-/* Inter-node metadata arrived: learn the in sizes, place the in blocks. */
-static int inter_meta_place(hier_state *s)
+/* The in sizes in[(d-1)*Q + l] are known: place the in blocks. */
+static int inter_place(hier_state *s, const uint64_t *in)
 {
     tuna_hier *h = &s->h;
     hier_mem *m = &s->m;
     const tuna_bytes_view *v = &s->v;
     const int Q = h->Q, nd = h->N - 1;
     const int *v2r = h->a->ctx->vrank_to_rank;
-    uint64_t *in = m->meta + (size_t)nd * Q;
-    const size_t wb = TUNA_META_BYTES(Q);
-    unsigned char *win = m->wire + (size_t)nd * wb;
-    int rc = MPI_SUCCESS;
-    for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
-        rc = tuna_meta_decode(win + (size_t)(d - 1) * wb, (size_t)Q, in + (size_t)(d - 1) * Q);
-    if (rc != MPI_SUCCESS)
-        return rc;
     /* Truncated blocks are received into a discard buffer of exactly their sizes. */
     size_t trunc_bytes = 0;
     for (int d = 1; d <= nd; d++)
@@ -168,6 +161,30 @@ static int inter_meta_place(hier_state *s)
     return rc_trunc;
 }
 
+/* Inter-node metadata arrived: learn the in sizes, place the in blocks. */
+static int inter_meta_place(hier_state *s)
+{
+    hier_mem *m = &s->m;
+    const int Q = s->h.Q, nd = s->h.N - 1;
+    uint64_t *in = m->meta + (size_t)nd * Q;
+    const size_t wb = TUNA_META_BYTES(Q);
+    unsigned char *win = m->wire + (size_t)nd * wb;
+    int rc = MPI_SUCCESS;
+    for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
+        rc = tuna_meta_decode(win + (size_t)(d - 1) * wb, (size_t)Q, in + (size_t)(d - 1) * Q);
+    return rc != MPI_SUCCESS ? rc : inter_place(s, in);
+}
+
+/* A uniform all-to-all: every in block has the known size, no metadata to wait for. */
+static int inter_known_place(hier_state *s)
+{
+    const int Q = s->h.Q, nd = s->h.N - 1;
+    uint64_t *in = s->m.meta + (size_t)nd * Q;
+    for (size_t i = 0; i < (size_t)nd * Q; i++)
+        in[i] = s->e.known_bytes;
+    return inter_place(s, in);
+}
+
 /* The call's end: the index arrays go now, the view unpacks. */
 static int hier_finish(tuna_a2av_op *o, hier_state *s, int rc)
 {
@@ -187,13 +204,9 @@ static int hier_inter(tuna_a2av_op *o, hier_state *s, int wait_rc)
     return hier_finish(o, s, s->h.rc);
 }
 
-/* The inter-node metadata completed. */
-static int hier_meta_done(tuna_a2av_op *o, hier_state *s, int wait_rc)
+/* The in blocks are placed (rc: how that went): the inter-node data exchange. */
+static int hier_inter_begin(tuna_a2av_op *o, hier_state *s, int rc)
 {
-    int rc = o->post_rc != MPI_SUCCESS ? o->post_rc : wait_rc;
-    rc = rc != MPI_SUCCESS
-             ? tuna_error_set(rc, "%s: inter-node metadata exchange failed", s->name)
-             : inter_meta_place(s);
     tuna_stats_temp(o->a->scr->kept_len[TUNA_KEEP_HIER_STAGE] + s->m.discard_len);
     if (rc == MPI_ERR_TRUNCATE) {
         s->rc_trunc = rc;
@@ -207,6 +220,16 @@ static int hier_meta_done(tuna_a2av_op *o, hier_state *s, int wait_rc)
     tuna_stats_rounds(0);
     tuna_timer_stop(&s->tm, TUNA_PHASE_INTER);
     return hier_finish(o, s, rc);
+}
+
+/* The inter-node metadata completed. */
+static int hier_meta_done(tuna_a2av_op *o, hier_state *s, int wait_rc)
+{
+    int rc = o->post_rc != MPI_SUCCESS ? o->post_rc : wait_rc;
+    rc = rc != MPI_SUCCESS
+             ? tuna_error_set(rc, "%s: inter-node metadata exchange failed", s->name)
+             : inter_meta_place(s);
+    return hier_inter_begin(o, s, rc);
 }
 
 /* The intra-node engine is over: the inter-node phase, with the same local rank g on every
@@ -238,6 +261,8 @@ static int hier_engine_done(tuna_a2av_op *o, hier_state *s)
                                                   : NULL;
         }
     }
+    if (rc == MPI_SUCCESS && N > 1 && s->e.sizes_known)
+        return hier_inter_begin(o, s, inter_known_place(s));
     if (rc == MPI_SUCCESS && N > 1) {
         o->i = HIER_META;
         return inter_meta_post(o, s);
@@ -327,7 +352,10 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
                          .recv_cap = m->cap,
                          .recv_got = m->got,
                          .land_keep = TUNA_KEEP_HIER_STAGE,
-                         .land_off = m->off};
+                         .land_off = m->off,
+                         /* A uniform all-to-all: every sub-block's size is known. */
+                         .sizes_known = a->uniform,
+                         .known_bytes = a->uniform ? (size_t)tuna_scount(a, 0) * a->ssize : 0};
     s->h = (tuna_hier){.a = a, .Q = Q, .N = N, .node = node, .local = g};
     s->h.to_rank = m->peers;
     s->h.from_rank = m->peers + N;

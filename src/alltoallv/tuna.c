@@ -85,7 +85,10 @@ static int tuna_begin(tuna_a2av_op *o)
                          .recv_cap = v->rbytes,
                          .recv_got = NULL,
                          .land_keep = -1,
-                         .land_off = NULL};
+                         .land_off = NULL,
+                         /* A uniform all-to-all: every block's size is known, no metadata. */
+                         .sizes_known = a->uniform,
+                         .known_bytes = a->uniform ? (size_t)tuna_scount(a, 0) * a->ssize : 0};
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
     /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
     if (v->sbytes[me])

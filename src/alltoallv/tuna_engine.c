@@ -22,7 +22,9 @@
  *
  * Each round first exchanges the sizes of the blocks it moves (metadata),
  * then their data, as one message gathered from and scattered to the blocks'
- * places with an hindexed datatype (no packing copies).
+ * places with an hindexed datatype (no packing copies). When every size is
+ * known to all members beforehand (sizes_known: a uniform all-to-all), the
+ * metadata is skipped: a batch decodes nothing and posts its data at once.
  */
 #include "tuna_engine.h"
 
@@ -320,17 +322,18 @@ static int state_alloc(engine_state *st)
     st->slot_sizes = tuna_calloc((size_t)st->s.slots * (size_t)nsub + 1, sizeof(size_t));
     st->blk = tuna_malloc(sizeof(int) * ((size_t)n + (size_t)b + 1));
     st->meta_send = tuna_malloc(sizeof(uint64_t) * 2 * per);
-    st->wire_send = tuna_malloc(2 * (8 * per + (size_t)b));
+    /* Known sizes travel nowhere: no wire buffers. */
+    st->wire_send = e->sizes_known ? NULL : tuna_malloc(2 * (8 * per + (size_t)b));
     st->rptr = tuna_malloc(sizeof(char *) * 2 * per);
     st->rlen = tuna_malloc(sizeof(size_t) * 2 * per);
     st->sreg = tuna_malloc(sizeof(tuna_regions) * 2 * (size_t)b);
     st->req = tuna_malloc(sizeof(MPI_Request) * 4 * (size_t)b);
-    if (!st->slot_sizes || !st->blk || !st->meta_send || !st->wire_send || !st->rptr ||
-        !st->rlen || !st->sreg || !st->req)
+    if (!st->slot_sizes || !st->blk || !st->meta_send || (!st->wire_send && !e->sizes_known) ||
+        !st->rptr || !st->rlen || !st->sreg || !st->req)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna: out of memory for the round state");
     st->start = st->blk + n;
     st->meta_recv = st->meta_send + per;
-    st->wire_recv = st->wire_send + 8 * per + (size_t)b;
+    st->wire_recv = st->wire_send ? st->wire_send + 8 * per + (size_t)b : NULL;
     st->rreg = st->sreg + b;
     /* The arena and staging of the previous call are reused: slot t at t*stride. */
     tuna_scratch *c = st->c;
@@ -393,9 +396,15 @@ static size_t wire_off(const engine_state *st, int q)
     return TUNA_META_BYTES((size_t)st->start[q] * (size_t)st->e->nsub) - 1 + (size_t)q;
 }
 
-/* The batch's received sizes, decoded into meta_recv. */
+/* The batch's received sizes, decoded into meta_recv (known sizes: filled in). */
 static int meta_unpack(engine_state *st, int nb)
 {
+    if (st->e->sizes_known) {
+        size_t cnt = (size_t)st->start[nb] * (size_t)st->e->nsub;
+        for (size_t t = 0; t < cnt; t++)
+            st->meta_recv[t] = st->e->known_bytes;
+        return MPI_SUCCESS;
+    }
     int rc = MPI_SUCCESS;
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
         size_t cnt = (size_t)(st->start[q + 1] - st->start[q]) * (size_t)st->e->nsub;
@@ -477,6 +486,10 @@ static void batch_end(engine_state *st, int rc)
     st->phase = rc == MPI_SUCCESS && batch_next(st, false) ? ENG_BATCH : ENG_END;
 }
 
+static void settle_meta(engine_state *st, int wait_rc);
+static int settle_drain(engine_state *st, MPI_Request **req, int *nreq);
+static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nreq);
+
 /*
  * A batch that stops on an error (an allocation failure, say) settles before it ends:
  * no request may stay pending once the state and the arena are freed (sends read them,
@@ -491,14 +504,18 @@ static void batch_end(engine_state *st, int rc)
  * shorter than its message is no way out (Open MPI's rendezvous then leaves the sender
  * pending and writes past the short buffer). If the drain buffer cannot be had either,
  * those messages stay unreceived and their senders wait (a second failure while recovering
- * from the first; docs/testing.md). Steps: the metadata's wait, one wait per drained
- * message, the data's wait; then the batch ends with rc.
+ * from the first; docs/testing.md). Steps: the metadata's wait (none with known sizes), one
+ * wait per drained message, the data's wait; then the batch ends with rc.
  */
 static int settle_start(engine_state *st, int rc, MPI_Request **req, int *nreq)
 {
     const int nb = st->nb;
     MPI_Request *mreq = st->req;
     st->rc = rc;
+    if (st->e->sizes_known) { /* no metadata to complete: straight to the draining */
+        settle_meta(st, MPI_SUCCESS);
+        return settle_drain(st, req, nreq);
+    }
     if (!st->meta_posted) /* an MPI error while posting: no peer is sure to match the receives */
         for (int q = 0; q < nb; q++)
             if (mreq[2 * q] != MPI_REQUEST_NULL)
@@ -591,14 +608,15 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
     }
     char *staging = c->kept[TUNA_KEEP_ENGINE_STAGING];
 
-    /* Phase 1: metadata (sizes of the blocks each round moves). */
-    for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
+    /* Phase 1: metadata (sizes of the blocks each round moves), unless every member knows
+     * them. */
+    for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
         int dist = (int)((z0 + q) * px), from = (me - dist + n) % n;
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
         rc = MPI_Irecv(st->wire_recv + wire_off(st, q), (int)TUNA_META_BYTES(cnt), MPI_BYTE,
                        member(e, from), e->tag_meta, e->comm, &mreq[2 * q]);
     }
-    for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
+    for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
         int dist = (int)((z0 + q) * px), to = (me + dist) % n;
         uint64_t *meta = st->meta_send + (size_t)st->start[q] * nsub;
         for (int t = st->start[q]; t < st->start[q + 1]; t++) {
@@ -618,7 +636,8 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
             st, tuna_error_set(rc, "tuna: posting the metadata of round (%d, %d) failed", x, z0),
             req, nreq);
     st->meta_posted = true;
-    tuna_timer_stop(st->tm, TUNA_PHASE_METADATA);
+    if (!e->sizes_known)
+        tuna_timer_stop(st->tm, TUNA_PHASE_METADATA);
 
     /* Phase 2a: data sends, while the metadata travels. Middle hops go via staging. */
     size_t staged = 0;
@@ -658,6 +677,8 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
     }
     if (rc != MPI_SUCCESS)
         return settle_start(st, rc, req, nreq);
+    if (e->sizes_known) /* nothing to wait for before the receives */
+        return batch_recv(st, MPI_SUCCESS, req, nreq);
     return engine_wait(st, ENG_META, mreq, 2 * nb, req, nreq);
 }
 
@@ -675,7 +696,8 @@ static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nre
                             nreq);
     if ((rc = meta_unpack(st, nb)) != MPI_SUCCESS)
         return settle_start(st, rc, req, nreq);
-    tuna_timer_stop(st->tm, TUNA_PHASE_METADATA);
+    if (!e->sizes_known)
+        tuna_timer_stop(st->tm, TUNA_PHASE_METADATA);
 
     /* Room for what the metadata announced: slots, discarded and landed sub-blocks. */
     size_t slot_need = 0, trunc_bytes = 0, land_bytes = 0;

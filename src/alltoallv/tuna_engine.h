@@ -74,6 +74,12 @@ int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes);
  *
  * Every member must pass the same n, nsub, radix and batch. No global size is
  * needed: each round's metadata tells a rank what it is about to receive.
+ *
+ * sizes_known (a uniform all-to-all): every sub-block of every member is known_bytes
+ * bytes and every member knows it, so no metadata is sent at all: each batch takes its
+ * sizes from known_bytes and goes straight to its data (one wait per batch, not two).
+ * Every member must pass the same sizes_known and known_bytes (zero-initialised: sizes
+ * unknown, the metadata rounds).
  */
 typedef struct tuna_engine {
     MPI_Comm comm;
@@ -91,6 +97,8 @@ typedef struct tuna_engine {
     size_t *recv_got;
     int land_keep;       /* kept[] index of the landing area, or -1 */
     size_t *land_off;
+    bool sizes_known;    /* every sub-block is known_bytes bytes: no metadata messages */
+    size_t known_bytes;
 } tuna_engine;
 
 /* Shape of a TuNA schedule: digits, rounds, temporary slots, staging slots. */
