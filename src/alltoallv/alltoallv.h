@@ -138,6 +138,18 @@ double tuna_a2av_cost_coalesced(const tuna_profile *m, const tuna_select_input *
 double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
                                 const tuna_algorithm_info *info, const long *param);
 
+/* The TuNA models by parameter value, with the engine's size announcements or without them
+ * (sizes_known: a uniform all-to-all, src/alltoall/model.c); hierarchical: coalesced or
+ * staggered. The cost and inflight functions of the rows above and of the uniform rows. */
+double tuna_a2av_model_tuna(const tuna_profile *m, const tuna_select_input *in, long radix,
+                            long block, bool sizes_known);
+double tuna_a2av_model_hierarchical(const tuna_profile *m, const tuna_select_input *in,
+                                    long radix, long block, bool coalesced, bool sizes_known);
+long tuna_a2av_model_inflight_tuna(const tuna_select_input *in, long radix, long block,
+                                   bool sizes_known);
+long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long radix, long block,
+                                           bool coalesced, bool sizes_known);
+
 /* auto's candidate grids (model.c; tuna_grid_fn). */
 void tuna_a2av_grid_block(const tuna_select_input *in, const tuna_algorithm_info *info,
                           tuna_candidates *out);

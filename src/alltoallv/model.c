@@ -175,9 +175,10 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
  * one message per round), plus two derived datatypes per round. Blocks average a bytes, at
  * most B bytes; a block is made of nsub sub-blocks (the hierarchical engine: one per node)
  * whose sizes are announced each, in the width that holds the global maximum block.
+ * sizes_known (a uniform all-to-all): the engine sends no metadata, only the data phases.
  */
 static double tuna_rounds(const model *x, long P, long r, long b, double a, double am, double B,
-                          long nsub, bool intra_only)
+                          long nsub, bool intra_only, bool sizes_known)
 {
     if (r > P)
         r = P;
@@ -215,9 +216,13 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
             const double data_sends =
                 msgs * (phi * m->inter.overhead + (1 - phi) * m->intra.overhead) / 2;
             const double overlap = intra_only ? fmin(m->intra.latency, data_sends) : 0;
-            t += tuna_round_phase(x, msgs, meta, meta, phi, z0 * w, z1 * w, w) +
-                 tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) -
-                 overlap + 2 * bytes / m->copy_bandwidth;
+            if (sizes_known) /* no metadata, nothing for the data sends to overlap */
+                t += tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) +
+                     2 * bytes / m->copy_bandwidth;
+            else
+                t += tuna_round_phase(x, msgs, meta, meta, phi, z0 * w, z1 * w, w) +
+                     tuna_round_phase(x, msgs, bytes, blocks * am, phi, z0 * w, z1 * w, w) -
+                     overlap + 2 * bytes / m->copy_bandwidth;
         }
         if (w > (P - 1) / r)
             break;
@@ -226,22 +231,25 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
     return t;
 }
 
-/* Hierarchical TuNA: intra-node TuNA on blocks of N sub-blocks, then the inter-node phase. */
-static double hierarchical(const model *x, long r, long b, bool coalesced)
+/* Hierarchical TuNA: intra-node TuNA on blocks of N sub-blocks, then the inter-node phase
+ * (sizes_known: neither phase sends sizes). */
+static double hierarchical(const model *x, long r, long b, bool coalesced, bool sizes_known)
 {
     const tuna_profile *m = x->m;
     if (x->l.N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
-        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, 1, true);
+        return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, 1, true, sizes_known);
     const long Q = x->l.Q, N = x->l.N;
     if (r > Q)
         r = Q;
     double a_sub = N * x->a, B_sub = N * x->a + (x->B - x->a);
-    double t =
-        Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, N, true) : 0;
+    double t = Q > 1 ? tuna_rounds(x, Q, r < 2 ? 2 : r, Q, a_sub, N * x->am, B_sub, N, true,
+                                   sizes_known)
+                     : 0;
     /* sizes, one message to the same local rank of every other node: Q blocks of at most B */
     double sizes = (N - 1) * meta_bytes((double)Q, x->B);
-    t += phase_late(x, (double)(N - 1), late_receives(N - 1, TUNA_WAIT_CHUNK), sizes, sizes, 1.0,
-                    Q, (N - 1) * Q, Q);
+    if (!sizes_known)
+        t += phase_late(x, (double)(N - 1), late_receives(N - 1, TUNA_WAIT_CHUNK), sizes, sizes,
+                        1.0, Q, (N - 1) * Q, Q);
     long msgs = coalesced ? N - 1 : (N - 1) * Q;
     double per_msg = coalesced ? Q * x->a : x->a, per_msg_mean = coalesced ? Q * x->am : x->am;
     long blocks_per_msg = coalesced ? Q : 1;
@@ -375,40 +383,46 @@ double tuna_a2av_cost_twophase_bruck(const tuna_profile *m, const tuna_select_in
     return model_of(&x, m, in) ? bruck_rounds(&x, true, &moved) : 0;
 }
 
+double tuna_a2av_model_tuna(const tuna_profile *m, const tuna_select_input *in, long radix,
+                            long block, bool sizes_known)
+{
+    model x;
+    if (!model_of(&x, m, in))
+        return 0;
+    return tuna_rounds(&x, in->P, radix, block, x.a, x.am, x.B, 1, false, sizes_known);
+}
+
 double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
                            const tuna_algorithm_info *info, const long *param)
 {
-    model x;
-    if (!model_of(&x, m, in))
-        return 0;
-    return tuna_rounds(&x, in->P, tuna_param_get(info, param, "radix"),
-                       tuna_param_get(info, param, "block"), x.a, x.am, x.B, 1, false);
+    return tuna_a2av_model_tuna(m, in, tuna_param_get(info, param, "radix"),
+                                tuna_param_get(info, param, "block"), false);
 }
 
 /* Hierarchical TuNA; unequal nodes: the algorithm runs flat tuna with the same radix. */
-static double cost_hierarchical(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param,
-                                bool coalesced)
+double tuna_a2av_model_hierarchical(const tuna_profile *m, const tuna_select_input *in,
+                                    long radix, long block, bool coalesced, bool sizes_known)
 {
     model x;
     if (!model_of(&x, m, in))
         return 0;
-    const long r = tuna_param_get(info, param, "radix"), b = tuna_param_get(info, param, "block");
     if (in->Q <= 0)
-        return tuna_rounds(&x, in->P, r, b, x.a, x.am, x.B, 1, false);
-    return hierarchical(&x, r, b, coalesced);
+        return tuna_rounds(&x, in->P, radix, block, x.a, x.am, x.B, 1, false, sizes_known);
+    return hierarchical(&x, radix, block, coalesced, sizes_known);
 }
 
 double tuna_a2av_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
                                 const tuna_algorithm_info *info, const long *param)
 {
-    return cost_hierarchical(m, in, info, param, true);
+    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
+                                        tuna_param_get(info, param, "block"), true, false);
 }
 
 double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
                                 const tuna_algorithm_info *info, const long *param)
 {
-    return cost_hierarchical(m, in, info, param, false);
+    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
+                                        tuna_param_get(info, param, "block"), false, false);
 }
 
 /* ---- auto's candidate grids (tuna_grid_fn) ---- */
@@ -537,20 +551,26 @@ long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm
  * run_batch), then the b data receives with the b sends. The engine clamps r to [2, n] and
  * b to [1, r-1] (tuna_schedule_of).
  */
-static long tuna_batch_inflight(long n, long radix, long block)
+static long tuna_batch_inflight(long n, long radix, long block, bool sizes_known)
 {
     if (n < 2)
         return 0;
     const long r = radix < 2 ? 2 : radix > n ? n : radix;
     const long b = block < 1 ? 1 : block > r - 1 ? r - 1 : block;
-    return 3 * b;
+    return sizes_known ? 2 * b : 3 * b; /* known sizes: b data receives with the b sends */
+}
+
+long tuna_a2av_model_inflight_tuna(const tuna_select_input *in, long radix, long block,
+                                   bool sizes_known)
+{
+    return tuna_batch_inflight(in->P, radix, block, sizes_known);
 }
 
 long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
                              const long *param)
 {
-    return tuna_batch_inflight(in->P, tuna_param_get(info, param, "radix"),
-                               tuna_param_get(info, param, "block"));
+    return tuna_a2av_model_inflight_tuna(in, tuna_param_get(info, param, "radix"),
+                                         tuna_param_get(info, param, "block"), false);
 }
 
 /*
@@ -558,14 +578,16 @@ long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_i
  * over Q ranks with every round of a digit in flight, the sizes exchanged with the N-1 other
  * nodes all at once, and the inter-node batches of `block` messages each way (at most
  * `messages`: N-1 for coalesced, (N-1)Q for staggered). Unequal nodes run flat tuna.
+ * sizes_known: no size messages in either phase.
  */
-static long hierarchical_inflight(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param, long messages)
+long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long r, long b,
+                                           bool coalesced, bool sizes_known)
 {
-    const long r = tuna_param_get(info, param, "radix"), b = tuna_param_get(info, param, "block");
+    const long messages = coalesced ? in->N - 1L : (in->N - 1L) * in->Q;
     if (in->Q <= 0)
-        return tuna_batch_inflight(in->P, r, b);
-    const long intra = tuna_batch_inflight(in->Q, r, in->Q), sizes = 2L * (in->N - 1);
+        return tuna_batch_inflight(in->P, r, b, sizes_known);
+    const long intra = tuna_batch_inflight(in->Q, r, in->Q, sizes_known);
+    const long sizes = sizes_known ? 0 : 2L * (in->N - 1);
     const long data = 2 * (b < 1 ? 1 : b < messages ? b : messages);
     const long most = intra > sizes ? intra : sizes;
     return messages > 0 && data > most ? data : most;
@@ -574,11 +596,15 @@ static long hierarchical_inflight(const tuna_select_input *in, const tuna_algori
 long tuna_a2av_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
                                   const long *param)
 {
-    return hierarchical_inflight(in, info, param, in->N - 1L);
+    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
+                                                 tuna_param_get(info, param, "block"), true,
+                                                 false);
 }
 
 long tuna_a2av_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
                                   const long *param)
 {
-    return hierarchical_inflight(in, info, param, (in->N - 1L) * in->Q);
+    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
+                                                 tuna_param_get(info, param, "block"), false,
+                                                 false);
 }

@@ -35,6 +35,8 @@ enum tuna_tag {
     TUNA_TAG_PADDED_BRUCK = 121,
     TUNA_TAG_TWOPHASE_META = 122,  /* twophase-bruck: block sizes of a round */
     TUNA_TAG_TWOPHASE_DATA = 123,  /* twophase-bruck: the round's bytes */
+    TUNA_TAG_BRUCK_RADIX = 124,    /* bruck-radix (uniform all-to-all only): a round's packed
+                                    * blocks */
 
     /* alltoallv, TuNA (tuna.c) and hierarchical TuNA (coalesced.c, staggered.c) */
     TUNA_TAG_TUNA_META = 140,      /* a round's block sizes */

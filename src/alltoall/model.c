@@ -1,0 +1,115 @@
+/*
+ * Cost models, candidate grids and in-flight counts of the uniform all-to-all's own rows
+ * (uniform_rows.h): every block is B = max_block bytes (the mean equals the maximum) and no
+ * size travels. The TuNA rows reuse the alltoallv models with the metadata terms left out
+ * (src/alltoallv/model.c, sizes_known); bruck-radix is priced here on the selector's phase
+ * model, in the LogGP style of the alltoallv Bruck rows (docs/tuning.md).
+ */
+#include "uniform_rows.h"
+
+/* The radix an algorithm runs with: clamped to [2, P] as bruck_radix.c does. */
+static long radix_of(long radix, long P)
+{
+    return radix < 2 ? 2 : radix > P ? (P < 2 ? 2 : P) : radix;
+}
+
+/* Number of i in [0, P) whose base-r digit of place w equals d (d >= 1: i = 0 is not one). */
+static double digit_count(long P, long r, long long w, long d)
+{
+    long long cyc = w * r;
+    long long full = (long long)P / cyc * w;
+    long long rest = (long long)P % cyc - (long long)d * w;
+    rest = rest < 0 ? 0 : rest > w ? w : rest;
+    return (double)(full + rest);
+}
+
+/*
+ * bruck-radix: per round (w = r^x, d) one message of n = digit_count blocks of B bytes to
+ * the rank at distance d*w, packed and unpacked (2 n B copied), waited before the next; the
+ * rotation and the inverse rotation copy P B each.
+ */
+double tuna_a2a_cost_bruck_radix(const tuna_profile *m, const tuna_select_input *in,
+                                 const tuna_algorithm_info *info, const long *param)
+{
+    const long P = in->P;
+    const double B = in->max_block;
+    if (P <= 1 || B <= 0)
+        return 0;
+    const long r = radix_of(tuna_param_get(info, param, "radix"), P);
+    const tuna_model_layout l = tuna_model_layout_of(in);
+    double t = 2.0 * (double)P * B / m->copy_bandwidth;
+    for (long long w = 1; w < P; w *= r)
+        for (long d = 1; d < r && d * w < P; d++) {
+            const long dist = (long)(d * w);
+            const double n = digit_count(P, r, w, d), bytes = n * B;
+            t += tuna_model_phase(m, &l, 1, bytes, bytes, tuna_model_cross(&l, dist), dist, dist,
+                                  1) +
+                 2.0 * bytes / m->copy_bandwidth;
+        }
+    return t;
+}
+
+/* TuNA with known sizes: its data rounds alone (tuna_rounds in src/alltoallv/model.c). */
+double tuna_a2a_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
+                          const tuna_algorithm_info *info, const long *param)
+{
+    return tuna_a2av_model_tuna(m, in, tuna_param_get(info, param, "radix"),
+                                tuna_param_get(info, param, "block"), true);
+}
+
+double tuna_a2a_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
+                               const tuna_algorithm_info *info, const long *param)
+{
+    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
+                                        tuna_param_get(info, param, "block"), true, true);
+}
+
+double tuna_a2a_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
+                               const tuna_algorithm_info *info, const long *param)
+{
+    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
+                                        tuna_param_get(info, param, "block"), false, true);
+}
+
+/* radix over [2, P] (tuna_grid_radix: small values, then powers of two, and P). */
+void tuna_a2a_grid_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
+                               tuna_candidates *out)
+{
+    long r[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
+    int nr = tuna_grid_radix(in->P < 2 ? 2 : in->P, r);
+    for (int i = 0; i < nr; i++) {
+        tuna_param_set(info, param, "radix", r[i]);
+        tuna_candidate(out, param);
+    }
+}
+
+long tuna_a2a_inflight_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                   const long *param)
+{
+    (void)info;
+    (void)param;
+    return in->P > 1 ? 2 : 0;
+}
+
+long tuna_a2a_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
+                            const long *param)
+{
+    return tuna_a2av_model_inflight_tuna(in, tuna_param_get(info, param, "radix"),
+                                         tuna_param_get(info, param, "block"), true);
+}
+
+long tuna_a2a_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                 const long *param)
+{
+    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
+                                                 tuna_param_get(info, param, "block"), true,
+                                                 true);
+}
+
+long tuna_a2a_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
+                                 const long *param)
+{
+    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
+                                                 tuna_param_get(info, param, "block"), false,
+                                                 true);
+}
