@@ -77,8 +77,9 @@ static int run_tuna(int form, const tuna_options *opt, const void *sbuf, int sco
     }
     case FORM_PLAN: {
         tuna_plan plan;
+        /* the default (auto) measures: the planner times its candidates */
         rc = tuna_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, MPI_COMM_WORLD, opt,
-                                TUNA_PLAN_ESTIMATE, &plan);
+                                opt ? TUNA_PLAN_ESTIMATE : TUNA_PLAN_MEASURE, &plan);
         /* two starts: the second must give the same result (in place: the first's output is
          * the second's input, so in place starts once) */
         for (int s = 0; s < (sbuf == MPI_IN_PLACE ? 1 : 2) && rc == MPI_SUCCESS; s++)
