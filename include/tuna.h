@@ -38,6 +38,7 @@ typedef enum tuna_collective {
     TUNA_ALLTOALLV = 0,
     TUNA_ALLGATHER,
     TUNA_ALLREDUCE,
+    TUNA_ALLTOALL,
     TUNA_COLLECTIVE_COUNT
 } tuna_collective;
 
@@ -183,6 +184,26 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                    MPI_Op op, MPI_Comm comm, const tuna_options *opt);
 
 /*
+ * Uniform all-to-all with MPI_Alltoall's semantics (MPI_IN_PLACE as sendbuf included: the
+ * blocks are then read from recvbuf). opt == NULL means tuna_options_default(TUNA_ALLTOALL)
+ * (the TUNA_ALLTOALL environment variable). Algorithms: vendor, the linear family (spreadout,
+ * scattered, linear, pairwise, xor, multipair and its windowed forms), the Bruck family,
+ * TuNA and hierarchical TuNA without their size messages, auto
+ * (docs/algorithms-alltoall.md). Every rank must pass the same algorithm and parameters and,
+ * as MPI requires, send and receive the same bytes per block (a rank whose send and receive
+ * block sizes differ gets MPI_ERR_TRUNCATE). Argument errors are returned by the rank that
+ * has them (TUNA_ARGCHECK=collective: agreed, as for the other collectives); auto needs no
+ * agreement on any call. Intracommunicators only, except "vendor".
+ */
+int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
+/* MPI_Alltoall_c's large-count form (vendor: the library's MPI_Alltoall_c where it has one,
+ * else tuna's linear exchange, as tuna_alltoallv_c). */
+int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    const tuna_options *opt);
+
+/*
  * Instrumentation. When enabled with tuna_stats_enable(1), each call records
  * a per-phase time breakdown and the peak temporary memory of the algorithm;
  * tuna_stats_last() returns the record of this process's last tuna_alltoallv,
@@ -276,6 +297,9 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, const tuna_options *opt, unsigned flags,
                         tuna_plan *plan);
+int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       const tuna_options *opt, unsigned flags, tuna_plan *plan);
 
 /* Begin one exchange of the plan, and complete it. The start is local (it posts the first
  * messages, as MPI 4's MPI_Start) for alltoallv plans whose algorithm has a step form
@@ -321,6 +345,16 @@ int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                       const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                       tuna_request *req);
+/* The nonblocking uniform all-to-all (MPI_Ialltoall): local start, every row but vendor runs
+ * as tuna's steps; auto chooses by the model with no agreement (the block size is every
+ * rank's); vendor, and auto on a communicator tuna has not set up, are the library's
+ * MPI_Ialltoall. */
+int tuna_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                   tuna_request *req);
+int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     const tuna_options *opt, tuna_request *req);
 /* Progress the operation and every other active one; when it is complete, *flag = 1, its
  * outcome is returned and *req becomes TUNA_REQUEST_NULL (tuna_stats_last() is its record).
  * TUNA_REQUEST_NULL gives *flag = 1. */

@@ -95,6 +95,33 @@ static void allgather_cases(const char *name, const tuna_options *opt)
     free(buf), free(ref), free(out);
 }
 
+static void alltoall_cases(const char *name, const tuna_options *opt)
+{
+    const size_t n = (size_t)N * (size_t)P;
+    int *buf = malloc(sizeof(int) * n), *ref = malloc(sizeof(int) * n);
+    int *out = malloc(sizeof(int) * n);
+    fill(buf, (int)n, 4);
+    int rc = tuna_alltoall(buf, N, MPI_INT, buf, N, MPI_INT, MPI_COMM_WORLD, opt);
+    expect(rc == MPI_ERR_BUFFER && intact(buf, (int)n, 4), "alltoall aliased", name, rc);
+    tuna_plan plan = NULL;
+    rc = tuna_alltoall_init(buf, N, MPI_INT, buf, N, MPI_INT, MPI_COMM_WORLD, opt,
+                            TUNA_PLAN_ESTIMATE, &plan);
+    expect(rc == MPI_ERR_BUFFER && plan == NULL, "alltoall_init aliased", name, rc);
+    if (plan)
+        tuna_plan_free(&plan);
+    if (strcmp(name, "vendor") != 0 && strcmp(name, "auto") != 0) { /* as for alltoallv */
+        rc = tuna_alltoall(buf, 0, MPI_INT, buf, 0, MPI_INT, MPI_COMM_WORLD, opt);
+        expect(rc == MPI_SUCCESS && intact(buf, (int)n, 4), "alltoall aliased, no data", name,
+               rc);
+    }
+    memset(out, 0x5a, sizeof(int) * n);
+    rc = tuna_alltoall(buf, N, MPI_INT, out, N, MPI_INT, MPI_COMM_WORLD, opt);
+    PMPI_Alltoall(buf, N, MPI_INT, ref, N, MPI_INT, MPI_COMM_WORLD);
+    expect(rc == MPI_SUCCESS && memcmp(out, ref, sizeof(int) * n) == 0,
+           "alltoall after the error", name, rc);
+    free(buf), free(ref), free(out);
+}
+
 static void allreduce_cases(const char *name, const tuna_options *opt)
 {
     int buf[N], ref[N], out[N];
@@ -136,6 +163,8 @@ int main(int argc, char **argv)
                 alltoallv_cases(info->name, &opt);
             else if (coll == TUNA_ALLGATHER)
                 allgather_cases(info->name, &opt);
+            else if (coll == TUNA_ALLTOALL)
+                alltoall_cases(info->name, &opt);
             else
                 allreduce_cases(info->name, &opt);
             rows++;

@@ -184,6 +184,34 @@ static void allgather_cases(const char *name, const tuna_options *opt)
     free(buf), free(ref);
 }
 
+static void alltoall_cases(const char *name, const tuna_options *opt)
+{
+    const size_t n = (size_t)N * (size_t)P;
+    int *buf = malloc(sizeof(int) * (n + N)), *ref = malloc(sizeof(int) * n);
+    int *send = malloc(sizeof(int) * n);
+    for (size_t i = 0; i < n; i++)
+        send[i] = me * 1000 + (int)i;
+    int rc = tuna_alltoall(send, N, MPI_INT, MPI_IN_PLACE, N, MPI_INT, MPI_COMM_WORLD, opt);
+    expect(rc != MPI_SUCCESS && (is_vendor(name) || cls(rc) == MPI_ERR_BUFFER),
+           "alltoall recvbuf = MPI_IN_PLACE", name, rc);
+    if (!is_vendor(name)) {
+        /* sendbuf one element into recvbuf: the blocks overlap */
+        for (size_t i = 0; i < n + N; i++)
+            buf[i] = -7;
+        rc = tuna_alltoall(buf + 1, N, MPI_INT, buf, N, MPI_INT, MPI_COMM_WORLD, opt);
+        expect(cls(rc) == MPI_ERR_BUFFER && filled(buf, n, -7), "alltoall overlapping buffers",
+               name, rc);
+        rc = tuna_alltoall(send, N, MPI_INT, NULL, N, MPI_INT, MPI_COMM_WORLD, opt);
+        expect(cls(rc) == MPI_ERR_BUFFER, "alltoall NULL recvbuf", name, rc);
+    }
+    memset(buf, 0x5a, sizeof(int) * n);
+    rc = tuna_alltoall(send, N, MPI_INT, buf, N, MPI_INT, MPI_COMM_WORLD, opt);
+    PMPI_Alltoall(send, N, MPI_INT, ref, N, MPI_INT, MPI_COMM_WORLD);
+    expect(rc == MPI_SUCCESS && memcmp(buf, ref, sizeof(int) * n) == 0,
+           "alltoall after the errors", name, rc);
+    free(buf), free(ref), free(send);
+}
+
 static void allreduce_cases(const char *name, const tuna_options *opt)
 {
     int buf[2 * N], ref[N], send[N];
@@ -237,6 +265,9 @@ static void one_rank_cases(const char *name, tuna_collective coll, const tuna_op
         else if (coll == TUNA_ALLREDUCE)
             rc = tuna_allreduce(bad && !k ? buf : send, bad && k ? MPI_IN_PLACE : buf, N,
                                 MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt);
+        else if (coll == TUNA_ALLTOALL)
+            rc = tuna_alltoall(bad && !k ? buf + 1 : send, N, MPI_INT,
+                               bad && k ? MPI_IN_PLACE : buf, N, MPI_INT, MPI_COMM_WORLD, opt);
         else
             rc = tuna_alltoallv(bad && !k ? buf + 1 : send, cnt, dsp, MPI_INT,
                                 bad && k ? MPI_IN_PLACE : buf, cnt, dsp, MPI_INT,
@@ -251,6 +282,9 @@ static void one_rank_cases(const char *name, tuna_collective coll, const tuna_op
     } else if (coll == TUNA_ALLREDUCE) {
         rc = tuna_allreduce(send, buf, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, opt);
         PMPI_Allreduce(send, ref, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    } else if (coll == TUNA_ALLTOALL) {
+        rc = tuna_alltoall(send, N, MPI_INT, buf, N, MPI_INT, MPI_COMM_WORLD, opt);
+        PMPI_Alltoall(send, N, MPI_INT, ref, N, MPI_INT, MPI_COMM_WORLD);
     } else {
         rc = tuna_alltoallv(send, cnt, dsp, MPI_INT, buf, cnt, dsp, MPI_INT, MPI_COMM_WORLD, opt);
         PMPI_Alltoallv(send, cnt, dsp, MPI_INT, ref, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
@@ -293,6 +327,8 @@ int main(int argc, char **argv)
                 alltoallv_cases(name, &opt);
             } else if (coll == TUNA_ALLGATHER) {
                 allgather_cases(name, &opt);
+            } else if (coll == TUNA_ALLTOALL) {
+                alltoall_cases(name, &opt);
             } else {
                 allreduce_cases(name, &opt);
             }

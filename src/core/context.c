@@ -242,7 +242,7 @@ static int topology_init(tuna_ctx *c)
  * compared as strings (the same path is expected everywhere). TUNA_PLAN is the preload's.
  */
 static const char *const agreed_vars[] = {
-    "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE",   "TUNA_ARGCHECK", "TUNA_AUTO_PERIOD",
+    "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE", "TUNA_ALLTOALL",   "TUNA_ARGCHECK", "TUNA_AUTO_PERIOD",
     "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET", "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN"};
 #define NVARS ((int)(sizeof agreed_vars / sizeof agreed_vars[0]))
 

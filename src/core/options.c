@@ -45,6 +45,7 @@ const char *tuna_collective_name(tuna_collective coll)
     case TUNA_ALLTOALLV: return "alltoallv";
     case TUNA_ALLGATHER: return "allgather";
     case TUNA_ALLREDUCE: return "allreduce";
+    case TUNA_ALLTOALL: return "alltoall";
     default: return "?";
     }
 }
@@ -204,6 +205,7 @@ static const char *env_name(tuna_collective coll)
     case TUNA_ALLTOALLV: return "TUNA_ALLTOALLV";
     case TUNA_ALLGATHER: return "TUNA_ALLGATHER";
     case TUNA_ALLREDUCE: return "TUNA_ALLREDUCE";
+    case TUNA_ALLTOALL: return "TUNA_ALLTOALL";
     default: return NULL;
     }
 }

@@ -5,6 +5,7 @@
 #include "tuna_internal.h"
 #include "../allgather/allgather.h"
 #include "../allreduce/allreduce.h"
+#include "../alltoall/alltoall.h"
 #include "../alltoallv/alltoallv.h"
 
 #include <math.h>
@@ -18,6 +19,7 @@ const tuna_registry *tuna_registry_of(tuna_collective coll)
     case TUNA_ALLTOALLV: return &tuna_a2av_registry;
     case TUNA_ALLGATHER: return &tuna_ag_registry;
     case TUNA_ALLREDUCE: return &tuna_ar_registry;
+    case TUNA_ALLTOALL: return &tuna_a2a_registry;
     default: return NULL;
     }
 }

@@ -373,11 +373,33 @@ static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, dou
                  c->predicted * 1e6);
 }
 
-/* Whether a plan that runs c starts locally (alltoallv rows with a step form; the other
- * collectives' plans complete in the start whatever they run). */
+/* Whether a plan that runs c starts locally (alltoallv and alltoall rows with a step form:
+ * not the library's own call; the other collectives' plans complete in the start whatever
+ * they run). */
 static bool local_start(const struct tuna_plan_s *p, const tuna_choice *c)
 {
-    return p->coll != TUNA_ALLTOALLV || tuna_a2av_table[c->algorithm].step != NULL;
+    if (p->coll == TUNA_ALLTOALLV)
+        return tuna_a2av_table[c->algorithm].step != NULL;
+    if (p->coll == TUNA_ALLTOALL)
+        return tuna_a2a_table[c->algorithm].step != NULL;
+    return true;
+}
+
+/* The model's best choice whose starts are local, where the model's best is not. */
+static bool best_local(const struct tuna_plan_s *p, const tuna_select_input *in, tuna_choice *c)
+{
+    if (p->coll == TUNA_ALLTOALLV)
+        return tuna_a2av_select_steps(in, c);
+    tuna_choice cand[32];
+    int n = 0;
+    if (tuna_select_candidates(tuna_registry_of(p->coll), in, cand, 32, &n) != MPI_SUCCESS)
+        return false;
+    for (int i = 0; i < n; i++) /* vendor first, then by predicted time */
+        if (local_start(p, &cand[i])) {
+            *c = cand[i];
+            return true;
+        }
+    return false;
 }
 
 static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double budget,
@@ -397,7 +419,7 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double bu
         if (local_start(p, &cand[i]))
             cand[kept++] = cand[i];
     n = kept;
-    if (n == 0 && tuna_a2av_select_steps(in, &cand[0]))
+    if (n == 0 && best_local(p, in, &cand[0]))
         n = 1;
     /* Time against a private receive buffer: the user's is not written during init. */
     p->private_recv = tuna_calloc(1, p->private_bytes ? p->private_bytes : 1);
@@ -444,9 +466,9 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigne
                                        : tuna_select_collective(reg, in, &c);
         if (rc != MPI_SUCCESS)
             return rc;
-        /* alltoallv: the model's best among the rows whose starts are local. */
+        /* alltoallv, alltoall: the model's best among the rows whose starts are local. */
         if (!local_start(p, &c))
-            (void)tuna_a2av_select_steps(in, &c);
+            (void)best_local(p, in, &c);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
         p->choose(p, &c);
         return MPI_SUCCESS;

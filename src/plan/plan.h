@@ -7,6 +7,7 @@
 
 #include "../allgather/allgather.h"
 #include "../allreduce/allreduce.h"
+#include "../alltoall/alltoall.h"
 #include "../alltoallv/alltoallv.h"
 
 /* Candidates the planner times at most (vendor + the model's best rows). */

@@ -21,7 +21,7 @@ static struct {
     int rc;                 /* load result, repeated on every call */
     char msg[512];          /* its message */
     tuna_profile profile;
-    tuna_tuning tuning[TUNA_ALLREDUCE + 1]; /* per collective */
+    tuna_tuning tuning[TUNA_COLLECTIVE_COUNT]; /* per collective */
     tuna_mpi_library library; /* from MPI_Get_library_version: the built-in vendor model */
     int auto_period, auto_period_max; /* TUNA_AUTO_PERIOD */
     bool learn;                       /* TUNA_AUTO_LEARN */
@@ -88,7 +88,7 @@ static void load_files(void)
         rc = tuna_profile_load(pf, &sel.profile);
     if (rc == MPI_SUCCESS && tf && *tf) {
         var = "TUNA_TUNING";
-        for (int c = TUNA_ALLTOALLV; c <= TUNA_ALLREDUCE && rc == MPI_SUCCESS; c++)
+        for (int c = 0; c < TUNA_COLLECTIVE_COUNT && rc == MPI_SUCCESS; c++)
             rc = tuna_tuning_load(tf, (tuna_collective)c, &sel.tuning[c]);
     }
     if (rc != MPI_SUCCESS) {
@@ -150,7 +150,7 @@ static void load_files(void)
     for (int i = 0; p->has_vendor_alltoallv && i < TUNA_MAX_PARAMS; i++)
         vm[2 + i] = (int)p->vendor_alltoallv.value[i];
     mix(&h, vm, sizeof vm);
-    for (int c = TUNA_ALLTOALLV; c <= TUNA_ALLREDUCE; c++)
+    for (int c = 0; c < TUNA_COLLECTIVE_COUNT; c++)
         mix(&h, &sel.tuning[c].digest, sizeof sel.tuning[c].digest);
     mix(&h, &sel.auto_period, sizeof sel.auto_period);
     mix(&h, &sel.auto_period_max, sizeof sel.auto_period_max);

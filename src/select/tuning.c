@@ -14,13 +14,12 @@
 
 static const char *coll_name(tuna_collective coll)
 {
-    return coll == TUNA_ALLTOALLV ? "alltoallv" : coll == TUNA_ALLGATHER ? "allgather"
-                                                                          : "allreduce";
+    return tuna_collective_name(coll);
 }
 
 static int coll_of(const char *name, tuna_collective *out)
 {
-    for (int c = TUNA_ALLTOALLV; c <= TUNA_ALLREDUCE; c++)
+    for (int c = 0; c < TUNA_COLLECTIVE_COUNT; c++)
         if (strcmp(name, coll_name((tuna_collective)c)) == 0) {
             *out = (tuna_collective)c;
             return 0;
@@ -183,7 +182,7 @@ int tuna_tuning_load(const char *path, tuna_collective coll, tuna_tuning *out)
         if (ec && (version == 1 || !json_is_string(ec) ||
                    coll_of(json_string_value(ec), &ecoll) != 0)) {
             rc = tuna_error_set(MPI_ERR_ARG, "tuning table %s: entries[%d].collective must be "
-                                             "alltoallv, allgather or allreduce (version 2)",
+                                             "alltoallv, allgather, allreduce or alltoall (version 2)",
                                 path, idx);
             break;
         }

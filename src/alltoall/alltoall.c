@@ -1,0 +1,269 @@
+/*
+ * tuna_alltoall, tuna_alltoall_c: the uniform all-to-all, blocking. Checks (local, as MPI
+ * libraries do; agreed under TUNA_ARGCHECK=collective), auto's choice from the block size
+ * (the same on every rank, so no agreement), then the row: the library's own MPI_Alltoall,
+ * or a step form on the P blocks described as alltoallv's arguments with a->uniform set
+ * (tuna_a2a_prepare), which the nonblocking calls (ialltoall.c) and plans
+ * (src/plan/plan_alltoall.c) share. docs/algorithms-alltoall.md.
+ */
+#include "alltoall.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tuna_a2a_check_args(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, const void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int P, int me, size_t *block)
+{
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    int rc;
+    *block = 0;
+    if ((rc = tuna_check_recv_inplace(fn, recvbuf, me)))
+        return rc;
+    if (recvtype == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "%s: recvtype is MPI_DATATYPE_NULL (rank %d)", fn, me);
+    if (recvcount < 0)
+        return tuna_error_set(MPI_ERR_COUNT, "%s: recvcount = %lld is negative (rank %d)", fn,
+                              (long long)recvcount, me);
+    tuna_type_info ri, si;
+    if ((rc = tuna_type_info_get(recvtype, &ri)))
+        return rc;
+    const size_t rbytes = (size_t)recvcount * ri.size;
+    /* NULL with data only for a type that addresses absolutely (MPI_BOTTOM). */
+    if (rbytes > 0 && !recvbuf && ri.true_lb == 0)
+        return tuna_error_set(MPI_ERR_BUFFER, "%s: recvbuf is NULL but recvcount = %lld (rank %d)",
+                              fn, (long long)recvcount, me);
+    if (inplace) {
+        *block = rbytes;
+        return MPI_SUCCESS;
+    }
+    if (sendtype == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "%s: sendtype is MPI_DATATYPE_NULL (rank %d)", fn, me);
+    if (sendcount < 0)
+        return tuna_error_set(MPI_ERR_COUNT, "%s: sendcount = %lld is negative (rank %d)", fn,
+                              (long long)sendcount, me);
+    if ((rc = tuna_type_info_get(sendtype, &si)))
+        return rc;
+    const size_t sbytes = (size_t)sendcount * si.size;
+    if (sbytes > 0 && !sendbuf && si.true_lb == 0)
+        return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf is NULL but sendcount = %lld (rank %d)",
+                              fn, (long long)sendcount, me);
+    /* Every block of every rank is the same size (MPI's type-signature rule): the rows that
+     * skip the size messages rely on it, so a mismatch is refused here. */
+    if (sbytes != rbytes)
+        return tuna_error_set(MPI_ERR_TRUNCATE,
+                              "%s: rank %d sends %zu bytes but receives %zu bytes per rank (type "
+                              "signatures must match)",
+                              fn, me, sbytes, rbytes);
+    if (sbytes > 0 && (rc = tuna_check_alias(fn, sendbuf, recvbuf, true)))
+        return rc;
+    /* No byte sent may be a byte received (by extent: the P blocks of each side). */
+    const tuna_span out = tuna_span_of(sendbuf, 0, sendcount * P, si.size, si.extent, si.true_lb,
+                                       si.true_extent),
+                    in = tuna_span_of(recvbuf, 0, recvcount * P, ri.size, ri.extent, ri.true_lb,
+                                      ri.true_extent);
+    if (sbytes > 0 && (rc = tuna_check_overlap(fn, me, &out, 1, &in, 1)))
+        return rc;
+    *block = sbytes;
+    return MPI_SUCCESS;
+}
+
+size_t tuna_a2a_counts_bytes(int P)
+{
+    return (sizeof(MPI_Count) + sizeof(MPI_Aint)) * 2 * (size_t)(P > 0 ? P : 1);
+}
+
+/* The P equal blocks as alltoallv's counts and element displacements in mem: int arrays
+ * where every count and displacement fits an int (most calls: the rows' int paths), else
+ * the large-count ones. */
+static void uniform_counts(void *mem, int P, MPI_Count scount, MPI_Count rcount,
+                           tuna_counts *sc, tuna_counts *rcv)
+{
+    const MPI_Count most = scount > rcount ? scount : rcount;
+    if (most <= INT_MAX / (P > 0 ? P : 1)) {
+        int *n = mem;
+        for (int j = 0; j < P; j++) {
+            n[j] = (int)scount;
+            n[P + j] = (int)(j * scount);
+            n[2 * P + j] = (int)rcount;
+            n[3 * P + j] = (int)(j * rcount);
+        }
+        *sc = (tuna_counts){.n = n, .d = n + P};
+        *rcv = (tuna_counts){.n = n + 2 * P, .d = n + 3 * P};
+        return;
+    }
+    MPI_Count *c = mem;
+    MPI_Aint *d = (MPI_Aint *)(c + 2 * P);
+    for (int j = 0; j < P; j++) {
+        c[j] = scount;
+        d[j] = (MPI_Aint)j * (MPI_Aint)scount;
+        c[P + j] = rcount;
+        d[P + j] = (MPI_Aint)j * (MPI_Aint)rcount;
+    }
+    *sc = (tuna_counts){.nl = c, .dl = d};
+    *rcv = (tuna_counts){.nl = c + P, .dl = d + P};
+}
+
+int tuna_a2a_prepare(tuna_a2av_args *a, const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, size_t block, void *counts, MPI_Aint *disp,
+                     char **copy, int **copy_counts)
+{
+    const int P = a->size;
+    tuna_counts sc, rcv;
+    uniform_counts(counts, P, sendbuf == MPI_IN_PLACE ? recvcount : sendcount, recvcount, &sc,
+                   &rcv);
+    long long v[TUNA_AGREE_N];
+    int rc = tuna_a2av_prepare(a, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, v, disp,
+                               copy, copy_counts);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* What an agreement would give, known here: P equal blocks on every rank. */
+    a->uniform = true;
+    a->max_block_bytes = block;
+    a->total_bytes_max = block * (size_t)P;
+    a->zero_fraction = block ? 0 : 1;
+    a->mean_block_bytes = (double)block;
+    a->stats_agreed = true;
+    return MPI_SUCCESS;
+}
+
+/* The MPI library's own call on the user's arguments; -1 when it has no large-count one
+ * (MPI_Alltoall_c is MPI 4, as MPI_Alltoallv_c: the build's check): the vendor row then runs
+ * the linear exchange, Open MPI's basic alltoall. */
+static int run_vendor(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      bool large)
+{
+    int rc;
+    if (!large) {
+        rc = PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
+                           comm);
+        return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoall failed");
+    }
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+    rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoall_c failed");
+#else
+    (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount;
+    (void)recvtype, (void)comm, (void)rc;
+    return -1;
+#endif
+}
+
+/* Row `run` with resolved parameters on checked arguments of `block`-byte blocks. */
+static int run_row(const tuna_a2av_algorithm *run, const long *param, const void *sendbuf,
+                   MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, tuna_ctx *ctx,
+                   size_t block, bool large)
+{
+    if (run->desc.kind == TUNA_ROW_VENDOR) {
+        int rc = run_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            large);
+        if (rc >= 0)
+            return rc;
+        const int linear = tuna_algorithm_find(TUNA_ALLTOALL, "linear");
+        run = &tuna_a2a_table[linear];
+        tuna_stats_current.algorithm = linear;
+        tuna_stats_current.fallback = "the MPI library has no MPI_Alltoall_c";
+    }
+    const int P = ctx->size;
+    tuna_timer tm;
+    tuna_timer_start(&tm);
+    tuna_a2av_args a = {.ctx = ctx, .scr = &ctx->scr, .rank = ctx->rank, .size = P};
+    memcpy(a.param, param, sizeof a.param);
+    /* Scratch slot 0: the byte displacements (as alltoallv's); 2: the counts. */
+    MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
+    void *counts = disp ? tuna_ctx_scratch(ctx, 2, tuna_a2a_counts_bytes(P)) : NULL;
+    if (!counts)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoall: no memory for %d blocks' counts", P);
+    char *copy = NULL;
+    int *copy_counts = NULL;
+    int rc = tuna_a2a_prepare(&a, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              block, counts, disp, &copy, &copy_counts);
+    tuna_timer_stop(&tm, TUNA_PHASE_PREPARE);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = tuna_a2av_run_row(run, &a);
+    free(copy);
+    free(copy_counts);
+    return rc;
+}
+
+static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                         bool large)
+{
+    int rc = tuna_call_begin(TUNA_ALLTOALL, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];
+    /* vendor is the library's own call (its checks, plus tuna's aliasing rule; TUNA_ARGCHECK
+     * does not apply to it), on any communicator */
+    if (alg->desc.kind == TUNA_ROW_VENDOR) {
+        rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0);
+        if (rc == MPI_SUCCESS)
+            rc = run_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            large);
+        if (rc >= 0)
+            return rc;
+    }
+    tuna_ctx *ctx;
+    bool collective;
+    if ((rc = tuna_coll_context(comm, alg->desc.info.name, &ctx, &collective)) != MPI_SUCCESS)
+        return rc;
+    size_t block = 0;
+    int local_rc = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                       recvtype, ctx->size, ctx->rank, &block);
+    if (collective) {
+        static const char *const names[] = {"recvcount * type size (bytes)"};
+        const long long same[] = {(long long)block};
+        local_rc = tuna_coll_agree_args(ctx, "alltoall", local_rc, same, names, 1);
+    }
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (block == 0) /* on every rank (MPI's rule): nothing moves */
+        return MPI_SUCCESS;
+    long param[TUNA_MAX_PARAMS] = {0};
+    const tuna_a2av_algorithm *run = alg;
+    tuna_learn_class *learning = NULL;
+    if (alg->desc.kind == TUNA_ROW_AUTO) {
+        tuna_choice c;
+        if ((rc = tuna_select_agree(ctx)) != MPI_SUCCESS ||
+            (rc = tuna_a2a_auto_choose(ctx, block, &c, &learning)) != MPI_SUCCESS)
+            return rc;
+        run = &tuna_a2a_table[c.algorithm];
+        memcpy(param, c.param, sizeof param);
+    } else if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
+        tuna_params_resolve(&alg->desc.info, opt->value, ctx->size, param);
+        if (tuna_stats_on)
+            memcpy(tuna_stats_current.params, param, sizeof param);
+    }
+    const double t0 = learning ? MPI_Wtime() : 0;
+    rc = run_row(run, param, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                 ctx, block, large);
+    return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
+}
+
+int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    int rc = alltoall_call("tuna_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm, opt, false);
+    tuna_stats_publish(t_start);
+    return rc;
+}
+
+int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    const tuna_options *opt)
+{
+    const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    int rc = alltoall_call("tuna_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, comm, opt, true);
+    tuna_stats_publish(t_start);
+    return rc;
+}

@@ -1,0 +1,283 @@
+/*
+ * tuna_ialltoall, tuna_ialltoall_c: the nonblocking uniform all-to-all (docs/nonblocking.md).
+ * The start is local: this rank's checks, the choice (auto's from the block size, the same
+ * on every rank: no agreement), the description of the P blocks, then the operation's first
+ * step, which only posts. Everything the operation needs until it completes is its own.
+ *
+ * Its steps: under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
+ * block size; then the row's steps, or the library's MPI_Ialltoall (vendor; and auto on a
+ * communicator whose selector is not agreed yet, which only a collective call can do).
+ */
+#include "alltoall.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum phase {
+    PHASE_START,   /* nothing posted yet */
+    PHASE_AGREE,   /* TUNA_ARGCHECK=collective: the agreement is in flight */
+    PHASE_ROW,     /* the row's steps */
+    PHASE_LIBRARY, /* the library's MPI_Ialltoall(_c) is in flight */
+};
+
+typedef struct ia2a_op {
+    tuna_a2av_op o;      /* first member: the engine's and the row's view */
+    tuna_a2av_args args;
+    tuna_scratch scr;    /* the operation's own buffers */
+    MPI_Aint *disp;
+    void *counts;
+    char *copy;          /* in place: the packed send side */
+    int *copy_counts;
+    enum phase phase;
+    bool agree;
+    bool library;
+    bool large;
+    int local_rc;
+    long long v[TUNA_AGREE_N];
+    MPI_Request lib;
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Count scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm;
+} ia2a_op;
+
+static void ia2a_release(tuna_op *op)
+{
+    ia2a_op *x = (ia2a_op *)op;
+    if (x->o.state_free)
+        x->o.state_free(&x->o);
+    tuna_scratch_free(&x->scr);
+    free(x->disp);
+    free(x->counts);
+    free(x->copy);
+    free(x->copy_counts);
+    free(x);
+}
+
+static int post_library(ia2a_op *x)
+{
+    int rc;
+    if (!x->large) {
+        rc = PMPI_Ialltoall(x->sendbuf, (int)x->scount, x->stype, x->recvbuf, (int)x->rcount,
+                            x->rtype, x->comm, &x->lib);
+        if (rc != MPI_SUCCESS)
+            return tuna_error_set(rc, "PMPI_Ialltoall failed");
+    } else {
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+        rc = PMPI_Ialltoall_c(x->sendbuf, x->scount, x->stype, x->recvbuf, x->rcount, x->rtype,
+                              x->comm, &x->lib);
+        if (rc != MPI_SUCCESS)
+            return tuna_error_set(rc, "PMPI_Ialltoall_c failed");
+#else
+        return tuna_error_set(MPI_ERR_INTERN, "no MPI_Ialltoall_c in the MPI library");
+#endif
+    }
+    x->phase = PHASE_LIBRARY;
+    x->o.op.req = &x->lib;
+    x->o.op.nreq = 1;
+    return MPI_SUCCESS;
+}
+
+static int ia2a_step(tuna_op *op, int wait_rc)
+{
+    ia2a_op *x = (ia2a_op *)op;
+    int rc;
+    switch (x->phase) {
+    case PHASE_START:
+        if (x->library) {
+            rc = post_library(x);
+            return rc == MPI_SUCCESS ? TUNA_STEP_WAIT : tuna_a2av_step_done(&x->o, rc);
+        }
+        if (x->agree) {
+            /* max of the flag, the block and its negation: equal blocks iff max = -max(-) */
+            x->v[TUNA_AGREE_ERROR] = x->local_rc != MPI_SUCCESS;
+            if ((rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_ZERO_BLOCKS, &x->lib)) !=
+                MPI_SUCCESS)
+                return tuna_a2av_step_done(&x->o, rc);
+            x->phase = PHASE_AGREE;
+            x->o.op.req = &x->lib;
+            x->o.op.nreq = 1;
+            return TUNA_STEP_WAIT;
+        }
+        x->phase = PHASE_ROW;
+        return x->o.row->step(&x->o, MPI_SUCCESS);
+    case PHASE_AGREE:
+        if (wait_rc != MPI_SUCCESS)
+            return tuna_a2av_step_done(&x->o, tuna_error_set(wait_rc, "the agreement "
+                                                                      "(MPI_Iallreduce) failed"));
+        if (x->local_rc != MPI_SUCCESS)
+            return tuna_a2av_step_done(&x->o, x->local_rc);
+        if (x->v[TUNA_AGREE_ERROR])
+            return tuna_a2av_step_done(
+                &x->o, tuna_error_set(MPI_ERR_ARG, "tuna_ialltoall: invalid arguments on "
+                                                   "another rank; no data moved"));
+        if (x->v[TUNA_AGREE_MAX_BLOCK] != -x->v[TUNA_AGREE_MAX_TOTAL])
+            return tuna_a2av_step_done(
+                &x->o, tuna_error_set(MPI_ERR_TRUNCATE, "tuna_ialltoall: the ranks' blocks "
+                                                        "differ in size (type signatures must "
+                                                        "match); no data moved"));
+        x->phase = PHASE_ROW;
+        return x->o.row->step(&x->o, MPI_SUCCESS);
+    case PHASE_ROW:
+        return x->o.row->step(&x->o, wait_rc);
+    case PHASE_LIBRARY:
+        return tuna_a2av_step_done(&x->o, wait_rc == MPI_SUCCESS
+                                              ? MPI_SUCCESS
+                                              : tuna_error_set(wait_rc, "the library's "
+                                                                        "MPI_Ialltoall failed"));
+    }
+    return tuna_a2av_step_done(&x->o, tuna_error_set(MPI_ERR_INTERN, "ialltoall: bad phase"));
+}
+
+/* Whether the library can run the vendor row (large counts need MPI_Ialltoall_c). */
+static bool library_can(bool large)
+{
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+    (void)large;
+    return true;
+#else
+    return !large;
+#endif
+}
+
+/* The row the operation runs, with its parameters in x->args.param: auto's choice (or the
+ * library's call, x->library), else the named row; vendor is the library's call (linear
+ * without MPI_Ialltoall_c). */
+static int choose(ia2a_op *x, const tuna_a2av_algorithm *alg, const tuna_options *opt,
+                  tuna_ctx *ctx, size_t block)
+{
+    const tuna_a2av_algorithm *run = alg;
+    if (alg->desc.kind == TUNA_ROW_AUTO) {
+        tuna_choice c;
+        int rc = tuna_a2a_auto_choose(ctx, block, &c, NULL);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        run = &tuna_a2a_table[c.algorithm];
+        memcpy(x->args.param, c.param, sizeof x->args.param);
+    } else if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
+        tuna_params_resolve(&alg->desc.info, opt->value, ctx->size, x->args.param);
+        if (tuna_stats_on)
+            memcpy(tuna_stats_current.params, x->args.param, sizeof x->args.param);
+    }
+    if (run->desc.kind == TUNA_ROW_VENDOR) {
+        if (library_can(x->large)) {
+            x->library = true;
+            return MPI_SUCCESS;
+        }
+        const int linear = tuna_algorithm_find(TUNA_ALLTOALL, "linear");
+        run = &tuna_a2a_table[linear];
+        tuna_stats_current.algorithm = linear;
+        tuna_stats_current.fallback = "the MPI library has no MPI_Ialltoall_c";
+    }
+    x->o.row = run;
+    x->args.info = &run->desc.info;
+    return MPI_SUCCESS;
+}
+
+static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt, bool large,
+                     tuna_request *req)
+{
+    if (!req)
+        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
+    *req = TUNA_REQUEST_NULL;
+    int rc = tuna_call_begin(TUNA_ALLTOALL, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];
+    tuna_ctx *ctx = NULL;
+    if (alg->desc.kind != TUNA_ROW_VENDOR && (rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS)
+        return rc;
+    bool collective = false;
+    if (ctx && !ctx->argcheck_local && (rc = tuna_argcheck_collective(&collective)) != MPI_SUCCESS)
+        return rc;
+    ia2a_op *x = tuna_calloc(1, sizeof *x);
+    if (!x)
+        return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+    x->o.op.step = ia2a_step;
+    x->o.op.release = ia2a_release;
+    x->o.op.publish_stats = true;
+    x->o.a = &x->args;
+    x->sendbuf = sendbuf;
+    x->recvbuf = recvbuf;
+    x->scount = sendcount;
+    x->rcount = recvcount;
+    x->stype = sendtype;
+    x->rtype = recvtype;
+    x->comm = comm;
+    x->large = large;
+    /* The library's call: vendor; a named row or auto where tuna has no context (setting one
+     * up is collective); auto before its selector is agreed (also collective). */
+    if (alg->desc.kind == TUNA_ROW_VENDOR ||
+        (alg->desc.kind == TUNA_ROW_AUTO && (!ctx || ctx->select_status != 1)) ||
+        (alg->desc.kind == TUNA_ROW_ALGORITHM && !ctx)) {
+        if (alg->desc.kind != TUNA_ROW_VENDOR) {
+            tuna_stats_current.algorithm =
+                tuna_registry_find_kind(&tuna_a2a_registry, TUNA_ROW_VENDOR);
+            tuna_stats_current.fallback = "tuna has not set this communicator up yet (a "
+                                          "blocking call or a plan does; docs/nonblocking.md)";
+        }
+        if (!library_can(large)) {
+            free(x);
+            return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                                  "%s: the MPI library has no MPI_Ialltoall_c and tuna has not "
+                                  "set this communicator up yet (docs/nonblocking.md)",
+                                  fn);
+        }
+        if (alg->desc.kind == TUNA_ROW_VENDOR &&
+            (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0))) {
+            free(x);
+            return rc;
+        }
+        x->library = true;
+    } else {
+        const int P = ctx->size;
+        size_t block = 0;
+        x->args = (tuna_a2av_args){.ctx = ctx, .scr = &x->scr, .rank = ctx->rank, .size = P};
+        x->local_rc = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                          recvtype, P, ctx->rank, &block);
+        if (x->local_rc == MPI_SUCCESS)
+            x->local_rc = choose(x, alg, opt, ctx, block);
+        if (x->local_rc == MPI_SUCCESS && !x->library) {
+            x->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+            x->counts = tuna_malloc(tuna_a2a_counts_bytes(P));
+            x->local_rc = x->disp && x->counts
+                              ? tuna_a2a_prepare(&x->args, sendbuf, sendcount, sendtype, recvbuf,
+                                                 recvcount, recvtype, block, x->counts, x->disp,
+                                                 &x->copy, &x->copy_counts)
+                              : tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
+            x->args.tag_shift = tuna_op_tag_shift(ctx, false);
+        }
+        x->v[TUNA_AGREE_MAX_BLOCK] = (long long)block;
+        x->v[TUNA_AGREE_MAX_TOTAL] = -(long long)block;
+        x->agree = collective;
+        if (x->local_rc != MPI_SUCCESS && !collective) { /* this rank's error, at once */
+            rc = x->local_rc;
+            ia2a_release(&x->o.op);
+            return rc;
+        }
+    }
+    x->phase = PHASE_START;
+    /* The first step posts (or finishes with an error, which the completion returns). */
+    tuna_op_start(&x->o.op);
+    *req = &x->o.op;
+    return MPI_SUCCESS;
+}
+
+int tuna_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                   tuna_request *req)
+{
+    return ialltoall("tuna_ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, comm, opt, false, req);
+}
+
+int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     const tuna_options *opt, tuna_request *req)
+{
+    return ialltoall("tuna_ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, comm, opt, true, req);
+}

@@ -1,0 +1,195 @@
+/*
+ * tuna_alltoall_init: the arguments checked and agreed once (error flag and block size, one
+ * allreduce), the choice made once (forced, model, measure or wisdom; auto among the rows
+ * whose starts are local), the P blocks described and the in-place copy allocated once. A
+ * start is the chosen row's exchange, local (its first step posts), or for a plan forced to
+ * vendor the library's MPI_Alltoall inside the start.
+ */
+#include "plan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int row_step(tuna_op *op, int wait_rc)
+{
+    tuna_a2av_op *o = (tuna_a2av_op *)op;
+    return o->row->step(o, wait_rc);
+}
+
+static int a2a_begin(struct tuna_plan_s *p)
+{
+    if (p->vendor)
+        return 1; /* the library's call, in the start (as alltoallv's vendor plans) */
+    p->a2av_op = (tuna_a2av_op){.a = &p->a, .row = p->run};
+    p->a2av_op.op.step = row_step;
+    p->a2av_op.op.publish_stats = true;
+    if (p->inplace_copy) {
+        int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    p->a.info = &p->run->desc.info;
+    p->a.tag_shift = p->tag_shift;
+    p->inflight = &p->a2av_op.op;
+    tuna_op_start(p->inflight);
+    return MPI_SUCCESS;
+}
+
+static int a2a_start(struct tuna_plan_s *p)
+{
+    p->a.tag_shift = 0; /* a blocking exchange: the blocking calls' tags */
+    if (p->vendor) {
+        int rc = PMPI_Alltoall(p->sendbuf, p->scount, p->sendtype, p->recvbuf, p->rcount,
+                               p->recvtype, p->comm);
+        if (rc == MPI_SUCCESS)
+            return rc;
+        tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
+        return tuna_error_set(rc, "PMPI_Alltoall failed");
+    }
+    if (p->inplace_copy) {
+        int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return tuna_a2av_run_row(p->run, &p->a);
+}
+
+static void a2a_choose(struct tuna_plan_s *p, const tuna_choice *c)
+{
+    p->vendor = tuna_a2a_table[c->algorithm].desc.kind == TUNA_ROW_VENDOR;
+    p->run = &tuna_a2a_table[c->algorithm];
+    memcpy(p->a.param, c->param, sizeof p->a.param);
+}
+
+static void a2a_redirect(struct tuna_plan_s *p, void *private_recv)
+{
+    p->recvbuf = private_recv ? private_recv : p->user_recvbuf;
+    p->a.rbuf = p->recvbuf;
+}
+
+int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       const tuna_options *opt, unsigned flags, tuna_plan *plan)
+{
+    static const char fn[] = "tuna_alltoall_init";
+    const double t0 = MPI_Wtime();
+    /* A local error still takes part in the agreement below: one rank's mistake fails every
+     * rank instead of hanging them. */
+    int local = tuna_plan_begin(fn, TUNA_ALLTOALL, comm, flags, plan, &opt);
+    if (comm == MPI_COMM_NULL)
+        return local;
+    const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2a_table[opt->algorithm]
+                                                          : NULL;
+    struct tuna_plan_s *p = tuna_calloc(1, sizeof *p);
+    if (!p && local == MPI_SUCCESS)
+        local = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
+    int inter = 0;
+    int rc = MPI_Comm_test_inter(comm, &inter);
+    if (rc != MPI_SUCCESS) {
+        free(p);
+        return tuna_error_set(rc, "%s: MPI_Comm_test_inter failed", fn);
+    }
+    tuna_ctx *ctx = NULL;
+    size_t block = 0;
+    if (inter) { /* vendor only, local checks only (tuna has no context there) */
+        int rsize = 0;
+        if (local == MPI_SUCCESS && (rc = MPI_Comm_remote_size(comm, &rsize)) != MPI_SUCCESS)
+            local = tuna_error_set(rc, "%s: MPI_Comm_remote_size failed", fn);
+        if (local == MPI_SUCCESS && alg->desc.kind != TUNA_ROW_VENDOR)
+            local = tuna_error_set(MPI_ERR_COMM, "algorithm '%s' supports intracommunicators "
+                                                 "only (use 'vendor' for intercommunicators)",
+                                   alg->desc.info.name);
+        if (local == MPI_SUCCESS && sendbuf == MPI_IN_PLACE)
+            local = tuna_error_set(MPI_ERR_ARG, "MPI_IN_PLACE is not valid on an "
+                                                "intercommunicator");
+        int me = 0;
+        MPI_Comm_rank(comm, &me);
+        if (local == MPI_SUCCESS)
+            local = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, rsize, me, &block);
+        if (local != MPI_SUCCESS) {
+            free(p);
+            return local;
+        }
+    } else {
+        if ((rc = tuna_ctx_get(comm, alg ? alg->desc.info.name : "plan", &ctx)) != MPI_SUCCESS) {
+            free(p);
+            return rc;
+        }
+        if (local == MPI_SUCCESS)
+            local = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, ctx->size, ctx->rank, &block);
+        /* Init is collective: errors and the block size are agreed, so every rank fails
+         * together (a block that differs between ranks, too). */
+        static const char *const names[] = {"recvcount * type size (bytes)"};
+        const long long same[] = {(long long)block};
+        if ((rc = tuna_coll_agree_args(ctx, "alltoall_init", local, same, names, 1)) !=
+            MPI_SUCCESS) {
+            free(p);
+            return rc;
+        }
+    }
+    /* From here every rank's arguments are valid: p, alg and plan are set. */
+    p->coll = TUNA_ALLTOALL;
+    p->info.collective = TUNA_ALLTOALL;
+    p->comm = comm;
+    p->ctx = ctx;
+    p->start = a2a_start;
+    p->begin = a2a_begin;
+    p->choose = a2a_choose;
+    p->redirect = a2a_redirect;
+    p->sendbuf = sendbuf;
+    p->recvbuf = p->user_recvbuf = recvbuf;
+    p->sendtype = sendtype;
+    p->recvtype = recvtype;
+    p->scount = sendcount;
+    p->rcount = recvcount;
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    /* The caller may free derived datatypes after init (MPI's persistent semantics). */
+    if ((!inplace && (rc = tuna_plan_keep_type(p, &p->sendtype)) != MPI_SUCCESS) ||
+        (rc = tuna_plan_keep_type(p, &p->recvtype)) != MPI_SUCCESS)
+        goto out;
+    if (inter) {
+        tuna_choice c = {.algorithm = opt->algorithm};
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
+        a2a_choose(p, &c);
+        goto out;
+    }
+    const int P = ctx->size;
+    p->a = (tuna_a2av_args){.ctx = ctx, .scr = &p->scr, .rank = ctx->rank, .size = P};
+    p->tag_shift = tuna_op_tag_shift(ctx, true);
+    const long long sig[] = {(long long)block, inplace};
+    tuna_plan_fill_key(p, sig, 2);
+    /* tuna's description of the exchange, for every candidate (the measure tries several). */
+    p->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    p->arrays = tuna_malloc(tuna_a2a_counts_bytes(P));
+    if (!p->disp || !p->arrays) {
+        rc = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
+        goto out;
+    }
+    rc = tuna_a2a_prepare(&p->a, sendbuf, sendcount, p->sendtype, recvbuf, recvcount,
+                          p->recvtype, block, p->arrays, p->disp, &p->inplace_copy,
+                          &p->inplace_counts);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    if (alg->desc.kind != TUNA_ROW_AUTO) {
+        tuna_choice c = {.algorithm = opt->algorithm};
+        tuna_params_resolve(&alg->desc.info, opt->value, P, c.param);
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
+        a2a_choose(p, &c);
+        goto out;
+    }
+    /* The measure's private receive buffer spans what the P receive blocks span. */
+    rc = tuna_plan_span_run(p->recvtype, (long long)recvcount * P, &p->private_bytes,
+                            &p->private_offset);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    const double b = (double)block;
+    tuna_select_input in = {.P = P, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
+                            .max_block = b, .mean_block = b, .total_max = b * P,
+                            .zero_fraction = block ? 0 : 1, .bytes = b, .commute = true};
+    rc = tuna_plan_decide(p, &in, flags);
+out: /* rc: MPI_SUCCESS, or the error that stopped the init */
+    return tuna_plan_finish(p, rc, t0, plan);
+}

@@ -1,0 +1,254 @@
+/*
+ * Correctness harness for the uniform all-to-all: every row of the alltoall registry (with
+ * parameter edges, from support/coll_variants.h, plus TuNA's and the Bruck family's radix
+ * edges) x datatype x count x in-place x form (blocking tuna_alltoall, tuna_alltoall_c,
+ * nonblocking tuna_ialltoall with a second operation outstanding, persistent
+ * tuna_alltoall_init started twice), each compared byte for byte over the whole receive
+ * region (blocks, holes and guard bytes) with PMPI_Alltoall on the same sentinel-filled
+ * buffers; the send buffer must be unchanged. Then the errors each rank must report.
+ * Failures print the case; exit code = failure count.
+ *
+ * Usage: test_alltoall [--quick]   (--quick: fewer shapes, for large P)
+ */
+#include "tuna.h"
+#include "support/coll_variants.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SENTINEL 0xA5
+#define GUARD 64
+
+static int P, me, failures;
+static long cases_run;
+
+typedef struct type_case {
+    const char *name;
+    MPI_Datatype stype, rtype;
+    int sratio; /* sendcount = sratio * recvcount */
+    int inplace_ok;
+} type_case;
+
+enum form { FORM_BLOCKING, FORM_LARGE, FORM_NONBLOCKING, FORM_PLAN, FORM_COUNT };
+static const char *const form_name[FORM_COUNT] = {"blocking", "large-count", "nonblocking",
+                                                  "plan"};
+
+static unsigned char pattern(int rank, size_t i, int salt)
+{
+    return (unsigned char)((rank * 37 + (int)i * 11 + salt * 101 + (int)(i >> 8)) & 0xFF);
+}
+
+static void fail(const char *alg, const char *type, int count, int inplace, int form,
+                 const char *why)
+{
+    fprintf(stderr, "FAIL rank %d P=%d alg=%s type=%s count=%d inplace=%d form=%s: %s\n", me, P,
+            alg, type, count, inplace, form >= 0 ? form_name[form] : "-", why);
+    failures++;
+}
+
+/* tuna's call in `form` on the given buffers (a plan: init, two starts, free). */
+static int run_tuna(int form, const tuna_options *opt, const void *sbuf, int scount,
+                    MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype)
+{
+    int rc;
+    switch (form) {
+    case FORM_BLOCKING:
+        return tuna_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, MPI_COMM_WORLD, opt);
+    case FORM_LARGE:
+        return tuna_alltoall_c(sbuf, scount, stype, rbuf, rcount, rtype, MPI_COMM_WORLD, opt);
+    case FORM_NONBLOCKING: {
+        /* a second operation outstanding with it (a small alltoall of ints, default options) */
+        int *x = malloc(sizeof(int) * 2 * (size_t)P);
+        for (int j = 0; j < P; j++)
+            x[j] = me * 1000 + j;
+        tuna_request r1, r2;
+        rc = tuna_ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, MPI_COMM_WORLD, opt, &r1);
+        int rc2 = tuna_ialltoall(x, 1, MPI_INT, x + P, 1, MPI_INT, MPI_COMM_WORLD, NULL, &r2);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_request_wait(&r1);
+        if (rc2 == MPI_SUCCESS)
+            rc2 = tuna_request_wait(&r2);
+        for (int j = 0; j < P && rc2 == MPI_SUCCESS; j++)
+            if (x[P + j] != j * 1000 + me)
+                rc2 = MPI_ERR_OTHER;
+        free(x);
+        return rc != MPI_SUCCESS ? rc : rc2;
+    }
+    case FORM_PLAN: {
+        tuna_plan plan;
+        /* the default (auto) measures: the planner times its candidates */
+        rc = tuna_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, MPI_COMM_WORLD, opt,
+                                opt ? TUNA_PLAN_ESTIMATE : TUNA_PLAN_MEASURE, &plan);
+        /* two starts: the second must give the same result (in place: the first's output is
+         * the second's input, so in place starts once) */
+        for (int s = 0; s < (sbuf == MPI_IN_PLACE ? 1 : 2) && rc == MPI_SUCCESS; s++)
+            if ((rc = tuna_start(plan)) == MPI_SUCCESS)
+                rc = tuna_wait(plan);
+        if (plan)
+            tuna_plan_free(&plan);
+        return rc;
+    }
+    }
+    return MPI_ERR_ARG;
+}
+
+static void run_case(const char *alg, const tuna_options *opt, const type_case *t, int count,
+                     int inplace, int form, int salt)
+{
+    MPI_Aint lb, sext, rext;
+    MPI_Type_get_extent(t->stype, &lb, &sext);
+    MPI_Type_get_extent(t->rtype, &lb, &rext);
+    const int scount = count * t->sratio;
+    const size_t sbytes = (size_t)P * (size_t)scount * (size_t)sext;
+    const size_t rbytes = (size_t)P * (size_t)count * (size_t)rext + GUARD;
+    unsigned char *sbuf = malloc(sbytes + 1), *sref = malloc(sbytes + 1);
+    unsigned char *got = malloc(rbytes), *want = malloc(rbytes);
+    for (size_t i = 0; i < sbytes; i++)
+        sbuf[i] = pattern(me, i, salt);
+    memcpy(sref, sbuf, sbytes);
+    memset(got, SENTINEL, rbytes);
+    if (inplace) /* the blocks to send, in the receive buffer */
+        for (size_t i = 0; i + GUARD < rbytes; i++)
+            got[i] = pattern(me, i, salt);
+    memcpy(want, got, rbytes);
+    int rc1 = PMPI_Alltoall(inplace ? MPI_IN_PLACE : sbuf, scount, t->stype, want, count,
+                            t->rtype, MPI_COMM_WORLD);
+    int rc2 = run_tuna(form, opt, inplace ? MPI_IN_PLACE : (void *)sbuf, scount, t->stype, got,
+                       count, t->rtype);
+    cases_run++;
+    if (rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS) {
+        char why[600];
+        snprintf(why, sizeof why, "rc library %d tuna %d (%s)", rc1, rc2, tuna_error_string(rc2));
+        fail(alg, t->name, count, inplace, form, why);
+    } else if (memcmp(got, want, rbytes) != 0) {
+        size_t i = 0;
+        while (got[i] == want[i])
+            i++;
+        char why[128];
+        snprintf(why, sizeof why, "receive region differs at byte %zu (block %zu): %d vs %d", i,
+                 count ? i / ((size_t)count * (size_t)rext) : 0, got[i], want[i]);
+        fail(alg, t->name, count, inplace, form, why);
+    } else if (memcmp(sbuf, sref, sbytes) != 0) {
+        fail(alg, t->name, count, inplace, form, "send buffer modified");
+    }
+    free(sbuf);
+    free(sref);
+    free(got);
+    free(want);
+}
+
+static void expect_error(int rc, int code, const char *what)
+{
+    cases_run++;
+    if (rc == MPI_SUCCESS || (code != MPI_SUCCESS && rc != code)) {
+        char why[600];
+        snprintf(why, sizeof why, "%s: rc %d (%s), expected %d", what, rc, tuna_error_string(rc),
+                 code);
+        fail("pairwise", "int", 1, 0, -1, why);
+    }
+}
+
+/* Bad arguments on every rank (by default only the rank that sees an error returns it). */
+static void error_cases(void)
+{
+    tuna_options opt;
+    tuna_options_parse("pairwise", TUNA_ALLTOALL, &opt);
+    int *buf = calloc(8 * (size_t)P + 8, sizeof(int)), *rb = calloc(8 * (size_t)P + 8, sizeof(int));
+    expect_error(tuna_alltoall(buf, 1, MPI_INT, rb, -1, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_COUNT, "negative recvcount");
+    expect_error(tuna_alltoall(buf, -1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_COUNT, "negative sendcount");
+    expect_error(tuna_alltoall(buf, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_TYPE, "sendtype MPI_DATATYPE_NULL");
+    expect_error(tuna_alltoall(buf, 2, MPI_INT, rb, 1, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_TRUNCATE, "send block larger than the receive block");
+    expect_error(tuna_alltoall(buf, 1, MPI_INT, rb, 2, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_TRUNCATE, "send block smaller than the receive block");
+    expect_error(tuna_alltoall(buf, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_BUFFER, "recvbuf MPI_IN_PLACE");
+    expect_error(tuna_alltoall(buf, 1, MPI_INT, buf, 1, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_BUFFER, "sendbuf aliases recvbuf");
+    expect_error(tuna_alltoall(buf, 2, MPI_INT, buf + 1, 2, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_SUCCESS, "overlapping send and receive buffers");
+    expect_error(tuna_alltoall(NULL, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_WORLD, &opt),
+                 MPI_ERR_BUFFER, "NULL sendbuf with data");
+    tuna_request r;
+    expect_error(tuna_ialltoall(buf, 1, MPI_INT, rb, -1, MPI_INT, MPI_COMM_WORLD, &opt, &r),
+                 MPI_ERR_COUNT, "nonblocking: negative recvcount");
+    tuna_plan plan;
+    expect_error(tuna_alltoall_init(buf, 2, MPI_INT, rb, 1, MPI_INT, MPI_COMM_WORLD, &opt,
+                                    TUNA_PLAN_ESTIMATE, &plan),
+                 MPI_ERR_TRUNCATE, "plan: send block larger than the receive block");
+    cases_run++;
+    if (tuna_options_parse("twophase-bruck", TUNA_ALLTOALL, &opt) == MPI_SUCCESS)
+        fail("twophase-bruck", "-", 0, 0, -1, "an alltoallv-only row accepted for alltoall");
+    free(buf);
+    free(rb);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+
+    MPI_Datatype tri, vec;
+    MPI_Type_contiguous(3, MPI_INT, &tri); /* derived contiguous type */
+    MPI_Type_commit(&tri);
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec); /* non-contiguous: 2 ints, one-int hole */
+    MPI_Type_commit(&vec);
+    const type_case types[] = {
+        {"int", MPI_INT, MPI_INT, 1, 1},
+        {"double", MPI_DOUBLE, MPI_DOUBLE, 1, 1},
+        {"contig3", tri, tri, 1, 1},
+        {"int->contig3", MPI_INT, tri, 3, 0},
+        {"vector", vec, vec, 1, 1},
+    };
+    /* Per row and form: these shapes (type, count, in place); --quick keeps the first
+     * nquick. Every form runs every shape on the blocking form's first rows. */
+    typedef struct { int type, count, inplace; } shape;
+    const shape shapes[] = {
+        {0, 7, 0}, {4, 101, 1}, {3, 7, 0}, {2, 33, 1}, {1, 1, 0}, {0, 0, 0},
+        {4, 1001, 0}, {0, 1, 1}, {0, 33, 0}, {1, 1001, 1}, {2, 7, 0}, {4, 0, 1},
+    };
+    const int nshapes = quick ? 5 : (int)(sizeof shapes / sizeof shapes[0]);
+    char algs[96][COLL_VARIANT_LEN];
+    int nalgs = coll_variants(TUNA_ALLTOALL, algs, 80);
+    /* the radix edges of the logarithmic rows beyond their first parameter's */
+    static const char *const extra[] = {"tuna:radix=3,block=1", "tuna:radix=P,block=2",
+                                        "coalesced:radix=2,block=1", "staggered:block=2"};
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0] && nalgs < 96; i++)
+        snprintf(algs[nalgs++], COLL_VARIANT_LEN, "%s", extra[i]);
+
+    int salt = 0;
+    for (int ai = 0; ai <= nalgs; ai++) {
+        tuna_options opt, *optp = &opt;
+        const char *name = ai < nalgs ? algs[ai] : "(default)";
+        if (ai == nalgs)
+            optp = NULL; /* TUNA_ALLTOALL or the built-in default */
+        else if (tuna_options_parse(algs[ai], TUNA_ALLTOALL, &opt) != MPI_SUCCESS) {
+            fail(name, "-", 0, 0, -1, tuna_error_string(MPI_ERR_ARG));
+            continue;
+        }
+        for (int form = 0; form < FORM_COUNT; form++)
+            for (int si = 0; si < nshapes; si++) {
+                /* the large-count form on a few shapes: the same paths otherwise */
+                if (form == FORM_LARGE && si % 3 != 0)
+                    continue;
+                run_case(name, optp, &types[shapes[si].type], shapes[si].count,
+                         shapes[si].inplace, form, ++salt);
+            }
+    }
+    error_cases();
+
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("test_alltoall P=%d: %ld cases, %d failures\n", P, cases_run, total);
+    MPI_Type_free(&tri);
+    MPI_Type_free(&vec);
+    MPI_Finalize();
+    return total != 0;
+}
