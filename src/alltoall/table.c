@@ -7,6 +7,7 @@
  * signature rule makes the block size the same on every rank. docs/algorithms-alltoall.md.
  */
 #include "alltoall.h"
+#include "uniform_rows.h" /* the uniform-only rows and models */
 
 /* The alltoallv step forms these rows run (one file each in src/alltoallv/). */
 tuna_a2av_step_fn tuna_a2av_spreadout_step, tuna_a2av_scattered_step, tuna_a2av_pairwise_step,
@@ -87,6 +88,16 @@ const tuna_a2av_algorithm tuna_a2a_table[] = {
               .family = "bruck", .cost = tuna_a2av_cost_padded_bruck,
               .grid = tuna_grid_every_value, .inflight = tuna_a2av_inflight_one_peer},
      .step = tuna_a2av_padded_bruck_step},
+    {.desc = {.info = {"bruck-radix", "logarithmic: classic Bruck with radix r (rotation, "
+                                      "(r-1) rounds per base-r digit packing their blocks, "
+                                      "inverse rotation; MPICH's k_brucks)",
+                       1,
+                       {{"radix", 2, TUNA_PARAM_P, 2,
+                         "digit base r, in [2, P], default 2; larger values clamp to P (r = "
+                         "P: one block per round)"}}},
+              .family = "bruck", .cost = tuna_a2a_cost_bruck_radix,
+              .grid = tuna_a2a_grid_bruck_radix, .inflight = tuna_a2a_inflight_bruck_radix},
+     .step = tuna_a2a_bruck_radix_step},
     {.desc = {.info = {"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; "
                                "K <= ceil(log_r P)(r-1) rounds",
                        2,
