@@ -3,7 +3,8 @@
  * all-to-all. The rows that alltoallv has too run its step forms (src/alltoallv/) on the
  * uniform arguments alltoall.c builds (a->uniform: every block's size known everywhere),
  * under the same names and parameters; their cost models are alltoallv's with the uniform
- * statistics (max = mean block, no empty blocks). No row needs an agreement: MPI's type
+ * statistics (max = mean block, no empty blocks), TuNA's without its metadata terms (its
+ * engine sends none here; uniform_rows.h). No row needs an agreement: MPI's type
  * signature rule makes the block size the same on every rank. docs/algorithms-alltoall.md.
  */
 #include "alltoall.h"
@@ -107,8 +108,8 @@ const tuna_a2av_algorithm tuna_a2a_table[] = {
                         {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
                          "rounds of one digit in flight together, in [1, P], default all; "
                          "clamps to r-1"}}},
-              .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna,
-              .inflight = tuna_a2av_inflight_tuna},
+              .family = "tuna", .cost = tuna_a2a_cost_tuna, .grid = tuna_a2av_grid_tuna,
+              .inflight = tuna_a2a_inflight_tuna},
      .step = tuna_a2av_tuna_step},
     {.desc = {.info = {"coalesced", "hierarchical TuNA: intra-node TuNA, then one aggregated "
                                     "message per remote node to the same local rank",
@@ -120,8 +121,8 @@ const tuna_a2av_algorithm tuna_a2a_table[] = {
                          "remote nodes per inter-node batch, in [1, P], default 8; clamps to "
                          "N-1"}}},
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
-              .cost = tuna_a2av_cost_coalesced, .grid = tuna_a2av_grid_coalesced,
-              .inflight = tuna_a2av_inflight_coalesced},
+              .cost = tuna_a2a_cost_coalesced, .grid = tuna_a2av_grid_coalesced,
+              .inflight = tuna_a2a_inflight_coalesced},
      .step = tuna_a2av_coalesced_step},
     {.desc = {.info = {"staggered", "hierarchical TuNA: intra-node TuNA, then one message per "
                                     "block to the same local rank of each remote node, nodes "
@@ -134,8 +135,8 @@ const tuna_a2av_algorithm tuna_a2a_table[] = {
                          "messages per inter-node batch, in [1, P], default 32; clamps to "
                          "(N-1)*Q"}}},
               .needs = TUNA_NEEDS_NODES, .family = "hierarchical",
-              .cost = tuna_a2av_cost_staggered, .grid = tuna_a2av_grid_staggered,
-              .inflight = tuna_a2av_inflight_staggered},
+              .cost = tuna_a2a_cost_staggered, .grid = tuna_a2av_grid_staggered,
+              .inflight = tuna_a2a_inflight_staggered},
      .step = tuna_a2av_staggered_step},
     {.desc = {.info = {"auto", "chooses algorithm and parameters from P, the nodes and the block "
                                "size (the same on every rank: no agreement): a TUNA_TUNING "
