@@ -563,9 +563,11 @@ static int closure(const graph *g, const local_edges *le, const app_algorithm *a
         }
         app_charge(c0);
         t_join += app_now() - t0;
-        /* shuffle: counts with the MPI library's all-to-all, tuples with tuna_alltoallv */
+        /* shuffle: counts with tuna_alltoall (its default, TUNA_ALLTOALL or auto), tuples with
+         * tuna_alltoallv */
         t0 = app_now();
-        MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm_app);
+        if (tuna_alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm_app, NULL) != MPI_SUCCESS)
+            fail = 1; /* every rank sees the same arguments: the failure is agreed below */
         long long rtotal = 0;
         for (int p = 0; p < P; p++) {
             rdsp[p] = (int)(rtotal < INT_MAX ? rtotal : INT_MAX);

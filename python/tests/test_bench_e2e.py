@@ -369,9 +369,34 @@ def test_collective_sweep(tmp_path, capsys, collective):
     assert "k.png" in out and "c.png" in out
 
 
+def test_alltoall_sweep(tmp_path):
+    """--collective alltoall: every row runs verified against PMPI_Alltoall (and, with
+    --no-vendor, against the locally built result), in place of the alltoallv distributions a
+    fixed block per peer; the JSON names the collective."""
+    bench = bench_path()
+    listing = subprocess.run([bench, "--collective", "alltoall", "--list"], capture_output=True,
+                             text=True, timeout=60).stdout
+    algs = parse_list(listing)
+    assert {"vendor", "pairwise", "bruck", "tuna", "auto"} <= set(algs)
+    assert "twophase-bruck" not in algs
+    for extra in ([], ["--no-vendor"]):
+        jsonl = tmp_path / f"alltoall{len(extra)}.jsonl"
+        proc = subprocess.run(launcher() + [bench, "-c", "alltoall", "-s", "8,1000", "-n", "2",
+                                            "-w", "0", "-q", "--json", str(jsonl)] + extra,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "== alltoall" in proc.stdout
+        recs = [json.loads(line) for line in jsonl.read_text().splitlines()]
+        assert {r["algorithm"] for r in recs} == set(algs)
+        for r in recs:
+            assert r["collective"] == "alltoall" and r["status"] == "ok" and r["verified"], r
+            assert r["dist"]["name"] == "fixed" and r["dist"]["S_bytes"] in (8, 1000)
+
+
 def test_collective_rejects_bad_arguments():
     bench = bench_path()
-    for args, message in ((["-c", "alltoall"], "alltoall"),
+    for args, message in ((["-c", "reduce"], "reduce"),
+                          (["-c", "alltoall", "-d", "normal"], "--dist"),
                           (["-c", "allreduce", "-t", "byte"], "--type"),
                           (["-c", "allgather", "-d", "normal"], "--dist"),
                           (["-c", "allgather", "-a", "tuna"], "tuna")):

@@ -62,6 +62,15 @@ struct tuna_plan_s {
     tuna_options chosen;
 };
 
+/* Plans on alltoallv's operation (alltoallv, alltoall; plan_alltoallv.c): the local start of
+ * the chosen row (1: vendor, which runs in the start), a blocking run of it (the measure; the
+ * in-place copy packed first), the choice from the collective's table, the receive buffer
+ * pointed at the measure's private one (NULL: back). */
+int tuna_plan_a2av_begin(struct tuna_plan_s *p);
+int tuna_plan_a2av_run(struct tuna_plan_s *p);
+void tuna_plan_a2av_choose(struct tuna_plan_s *p, const tuna_choice *c);
+void tuna_plan_a2av_redirect(struct tuna_plan_s *p, void *private_recv);
+
 /* *type is kept by the plan: a derived one is replaced by a duplicate the plan owns. */
 int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type);
 

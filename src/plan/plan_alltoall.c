@@ -11,61 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int row_step(tuna_op *op, int wait_rc)
-{
-    tuna_a2av_op *o = (tuna_a2av_op *)op;
-    return o->row->step(o, wait_rc);
-}
-
-static int a2a_begin(struct tuna_plan_s *p)
-{
-    if (p->vendor)
-        return 1; /* the library's call, in the start (as alltoallv's vendor plans) */
-    p->a2av_op = (tuna_a2av_op){.a = &p->a, .row = p->run};
-    p->a2av_op.op.step = row_step;
-    p->a2av_op.op.publish_stats = true;
-    if (p->inplace_copy) {
-        int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    p->a.info = &p->run->desc.info;
-    p->a.tag_shift = p->tag_shift;
-    p->inflight = &p->a2av_op.op;
-    tuna_op_start(p->inflight);
-    return MPI_SUCCESS;
-}
-
 static int a2a_start(struct tuna_plan_s *p)
 {
-    p->a.tag_shift = 0; /* a blocking exchange: the blocking calls' tags */
-    if (p->vendor) {
-        int rc = PMPI_Alltoall(p->sendbuf, p->scount, p->sendtype, p->recvbuf, p->rcount,
-                               p->recvtype, p->comm);
-        if (rc == MPI_SUCCESS)
-            return rc;
-        tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
-        return tuna_error_set(rc, "PMPI_Alltoall failed");
-    }
-    if (p->inplace_copy) {
-        int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return tuna_a2av_run_row(p->run, &p->a);
-}
-
-static void a2a_choose(struct tuna_plan_s *p, const tuna_choice *c)
-{
-    p->vendor = tuna_a2a_table[c->algorithm].desc.kind == TUNA_ROW_VENDOR;
-    p->run = &tuna_a2a_table[c->algorithm];
-    memcpy(p->a.param, c->param, sizeof p->a.param);
-}
-
-static void a2a_redirect(struct tuna_plan_s *p, void *private_recv)
-{
-    p->recvbuf = private_recv ? private_recv : p->user_recvbuf;
-    p->a.rbuf = p->recvbuf;
+    if (!p->vendor)
+        return tuna_plan_a2av_run(p);
+    int rc = PMPI_Alltoall(p->sendbuf, p->scount, p->sendtype, p->recvbuf, p->rcount,
+                           p->recvtype, p->comm);
+    if (rc == MPI_SUCCESS)
+        return rc;
+    tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
+    return tuna_error_set(rc, "PMPI_Alltoall failed");
 }
 
 int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -136,9 +91,9 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     p->comm = comm;
     p->ctx = ctx;
     p->start = a2a_start;
-    p->begin = a2a_begin;
-    p->choose = a2a_choose;
-    p->redirect = a2a_redirect;
+    p->begin = tuna_plan_a2av_begin;
+    p->choose = tuna_plan_a2av_choose;
+    p->redirect = tuna_plan_a2av_redirect;
     p->sendbuf = sendbuf;
     p->recvbuf = p->user_recvbuf = recvbuf;
     p->sendtype = sendtype;
@@ -153,7 +108,7 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     if (inter) {
         tuna_choice c = {.algorithm = opt->algorithm};
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
-        a2a_choose(p, &c);
+        tuna_plan_a2av_choose(p, &c);
         goto out;
     }
     const int P = ctx->size;
@@ -177,7 +132,7 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         tuna_choice c = {.algorithm = opt->algorithm};
         tuna_params_resolve(&alg->desc.info, opt->value, P, c.param);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
-        a2a_choose(p, &c);
+        tuna_plan_a2av_choose(p, &c);
         goto out;
     }
     /* The measure's private receive buffer spans what the P receive blocks span. */

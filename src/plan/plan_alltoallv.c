@@ -16,7 +16,7 @@ static int row_step(tuna_op *op, int wait_rc)
     return o->row->step(o, wait_rc);
 }
 
-static int a2av_begin(struct tuna_plan_s *p)
+int tuna_plan_a2av_begin(struct tuna_plan_s *p)
 {
     /* vendor completes in the start: Open MPI 4.1.4's MPI_Ialltoallv, started here and
      * completed in tuna_wait, did not complete in test_plans at P >= 11
@@ -38,19 +38,9 @@ static int a2av_begin(struct tuna_plan_s *p)
     return MPI_SUCCESS;
 }
 
-static int a2av_start(struct tuna_plan_s *p)
+int tuna_plan_a2av_run(struct tuna_plan_s *p)
 {
-    const int P = p->a.size;
     p->a.tag_shift = 0; /* a blocking exchange: the blocking calls' tags */
-    if (p->vendor) {
-        const int *c = p->arrays;
-        int rc = PMPI_Alltoallv(p->sendbuf, c, c + P, p->sendtype, p->recvbuf, c + 2 * P,
-                                c + 3 * P, p->recvtype, p->comm);
-        if (rc == MPI_SUCCESS)
-            return rc;
-        tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
-        return tuna_error_set(rc, "PMPI_Alltoallv failed");
-    }
     if (p->inplace_copy) {
         int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
         if (rc != MPI_SUCCESS)
@@ -59,17 +49,33 @@ static int a2av_start(struct tuna_plan_s *p)
     return tuna_a2av_run_row(p->run, &p->a);
 }
 
-static void a2av_choose(struct tuna_plan_s *p, const tuna_choice *c)
+void tuna_plan_a2av_choose(struct tuna_plan_s *p, const tuna_choice *c)
 {
-    p->vendor = tuna_a2av_table[c->algorithm].desc.kind == TUNA_ROW_VENDOR;
-    p->run = &tuna_a2av_table[c->algorithm];
+    const tuna_a2av_algorithm *table = p->coll == TUNA_ALLTOALL ? tuna_a2a_table
+                                                                : tuna_a2av_table;
+    p->vendor = table[c->algorithm].desc.kind == TUNA_ROW_VENDOR;
+    p->run = &table[c->algorithm];
     memcpy(p->a.param, c->param, sizeof p->a.param);
 }
 
-static void a2av_redirect(struct tuna_plan_s *p, void *private_recv)
+void tuna_plan_a2av_redirect(struct tuna_plan_s *p, void *private_recv)
 {
     p->recvbuf = private_recv ? private_recv : p->user_recvbuf;
     p->a.rbuf = p->recvbuf;
+}
+
+static int a2av_start(struct tuna_plan_s *p)
+{
+    const int P = p->a.size;
+    if (!p->vendor)
+        return tuna_plan_a2av_run(p);
+    const int *c = p->arrays;
+    int rc = PMPI_Alltoallv(p->sendbuf, c, c + P, p->sendtype, p->recvbuf, c + 2 * P, c + 3 * P,
+                            p->recvtype, p->comm);
+    if (rc == MPI_SUCCESS)
+        return rc;
+    tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
+    return tuna_error_set(rc, "PMPI_Alltoallv failed");
 }
 
 /* Vendor on an intercommunicator: tuna has no context there; local checks only. */
@@ -152,9 +158,9 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
     p->comm = comm;
     p->ctx = ctx;
     p->start = a2av_start;
-    p->begin = a2av_begin;
-    p->choose = a2av_choose;
-    p->redirect = a2av_redirect;
+    p->begin = tuna_plan_a2av_begin;
+    p->choose = tuna_plan_a2av_choose;
+    p->redirect = tuna_plan_a2av_redirect;
     p->sendbuf = sendbuf;
     p->recvbuf = p->user_recvbuf = recvbuf;
     p->sendtype = sendtype;
@@ -226,7 +232,7 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         tuna_choice c = {.algorithm = opt->algorithm};
         tuna_params_resolve(&alg->desc.info, opt->value, P, c.param);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
-        a2av_choose(p, &c);
+        tuna_plan_a2av_choose(p, &c);
         goto out;
     }
     rc = tuna_plan_span(p->recvtype, a + 2 * P, a + 3 * P, P, &p->private_bytes,

@@ -91,13 +91,13 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: mpiexec -n P tuna-bench [options]\n"
-            "Benchmark libtuna's MPI_Alltoallv (or MPI_Allgather / MPI_Allreduce) algorithms\n"
-            "against the MPI library's own.\n\n"
+            "Benchmark libtuna's MPI_Alltoallv (or MPI_Allgather / MPI_Allreduce / MPI_Alltoall)\n"
+            "algorithms against the MPI library's own.\n\n"
             "Sweep:\n"
-            "  -c, --collective C      alltoallv (default) | allgather | allreduce; for the\n"
-            "                          last two S is each rank's contribution (allgather block,\n"
-            "                          allreduce vector; MPI_SUM, default type double) and\n"
-            "                          --dist does not apply\n"
+            "  -c, --collective C      alltoallv (default) | allgather | allreduce | alltoall;\n"
+            "                          for the last three S is each rank's contribution\n"
+            "                          (allgather and alltoall: a block; allreduce: the vector,\n"
+            "                          MPI_SUM, default type double) and --dist does not apply\n"
             "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default);\n"
             "                          'alg:k=v,k2=v2' is one configuration with those values\n"
             "      --radix SPEC        values of the 'radix' parameter (same as --param radix=SPEC)\n"
@@ -229,9 +229,12 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
                 a->coll = TUNA_ALLGATHER;
             else if (strcmp(optarg, "allreduce") == 0)
                 a->coll = TUNA_ALLREDUCE;
+            else if (strcmp(optarg, "alltoall") == 0)
+                a->coll = TUNA_ALLTOALL;
             else {
                 snprintf(err, errlen,
-                         "--collective '%s': expected alltoallv, allgather or allreduce", optarg);
+                         "--collective '%s': expected alltoallv, allgather, allreduce or "
+                         "alltoall", optarg);
                 return -1;
             }
             break;
@@ -443,7 +446,10 @@ static void param_value_text(long v, char *buf, size_t len)
 
 static const char *coll_name(tuna_collective coll)
 {
-    return coll == TUNA_ALLGATHER ? "allgather" : coll == TUNA_ALLREDUCE ? "allreduce" : "alltoallv";
+    return coll == TUNA_ALLGATHER   ? "allgather"
+           : coll == TUNA_ALLREDUCE ? "allreduce"
+           : coll == TUNA_ALLTOALL  ? "alltoall"
+                                    : "alltoallv";
 }
 
 static void print_list(tuna_collective coll)
@@ -980,20 +986,28 @@ static int dataset_make_coll(const bench_args *a, const bench_dist *dist, long S
     int tsize;
     MPI_Type_size(a->type, &tsize);
     long n = a->unit_elements ? S : S / tsize;
-    long total = a->coll == TUNA_ALLGATHER ? n * P : n;
+    long total = a->coll == TUNA_ALLREDUCE ? n : n * P;
     if (total > INT_MAX) {
         snprintf(err, errlen, "the %s result exceeds INT_MAX elements", coll_name(a->coll));
         return -1;
     }
     d->count = (int)n;
-    d->sbytes = (size_t)n * (size_t)tsize;
+    d->sbytes = (size_t)(a->coll == TUNA_ALLTOALL ? total : n) * (size_t)tsize;
     d->rbytes = (size_t)total * (size_t)tsize;
     d->total_bytes = (double)d->sbytes * P;
-    d->max_rank_bytes = d->max_block_bytes = d->mean_block_bytes = (double)d->sbytes;
+    d->max_rank_bytes = (double)d->sbytes;
+    d->max_block_bytes = d->mean_block_bytes = (double)n * tsize;
     d->max_node_offnode_send_bytes = d->max_node_offnode_recv_bytes = -1;
     int ok = payload_buffers(a, d);
     if (ok && a->verify) {
-        if (a->coll == TUNA_ALLGATHER) {
+        if (a->coll == TUNA_ALLTOALL) { /* block me -> j, as alltoallv's data sets */
+            const size_t blk = (size_t)n * (size_t)tsize;
+            for (int j = 0; j < P; j++) {
+                fill_block(a, me, j, d->sbuf + (size_t)j * blk, blk);
+                if (!a->vendor)
+                    fill_block(a, j, me, d->rref + (size_t)j * blk, blk);
+            }
+        } else if (a->coll == TUNA_ALLGATHER) {
             fill_block(a, me, 0, d->sbuf, d->sbytes);
             if (!a->vendor)
                 for (int j = 0; j < P; j++)
@@ -1021,6 +1035,8 @@ static void call_vendor(const bench_args *a, const dataset *d, char *out, MPI_Co
 {
     if (a->coll == TUNA_ALLGATHER)
         PMPI_Allgather(d->sbuf, d->count, a->type, out, d->count, a->type, comm);
+    else if (a->coll == TUNA_ALLTOALL)
+        PMPI_Alltoall(d->sbuf, d->count, a->type, out, d->count, a->type, comm);
     else if (a->coll == TUNA_ALLREDUCE)
         PMPI_Allreduce(d->sbuf, out, d->count, a->type, MPI_SUM, comm);
     else
@@ -1036,6 +1052,9 @@ static int plan_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm 
     if (a->coll == TUNA_ALLGATHER)
         return tuna_allgather_init(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, comm,
                                    &c->opt, flags, plan);
+    if (a->coll == TUNA_ALLTOALL)
+        return tuna_alltoall_init(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, comm,
+                                  &c->opt, flags, plan);
     if (a->coll == TUNA_ALLREDUCE)
         return tuna_allreduce_init(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, comm, &c->opt,
                                    flags, plan);
@@ -1054,6 +1073,9 @@ static int call_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm 
     if (a->coll == TUNA_ALLGATHER)
         return tuna_allgather(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, comm,
                               &c->opt);
+    if (a->coll == TUNA_ALLTOALL)
+        return tuna_alltoall(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, comm,
+                             &c->opt);
     if (a->coll == TUNA_ALLREDUCE)
         return tuna_allreduce(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, comm, &c->opt);
     return tuna_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf, d->rcounts,
@@ -1100,9 +1122,10 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
             while (src + 1 < (size_t)P && (size_t)d->rdispls[src + 1] * (size_t)tsize <= at)
                 src++;
             first = (size_t)d->rdispls[src] * (size_t)tsize;
-        } else if (a->coll == TUNA_ALLGATHER) {
-            src = at / d->sbytes;
-            first = src * d->sbytes;
+        } else if (a->coll == TUNA_ALLGATHER || a->coll == TUNA_ALLTOALL) {
+            const size_t blk = d->rbytes / (size_t)P;
+            src = blk ? at / blk : 0;
+            first = src * blk;
         } else {
             src = at / (size_t)tsize;
             first = src * (size_t)tsize;
@@ -1495,8 +1518,8 @@ static void print_group_header(const bench_args *a, const dataset *d, int rpn_lo
     if (rpn_logical > 0)
         snprintf(rpn, sizeof rpn, "%d ranks/node", rpn_logical);
     if (a->coll != TUNA_ALLTOALLV)
-        printf("\n== %s  %s per rank (%d elements)  type %s%s  P=%d  %s\n", coll_name(a->coll),
-               size, d->count, a->type_name, a->coll == TUNA_ALLREDUCE ? "  op sum" : "", P,
+        printf("\n== %s  %s per %s (%d elements)  type %s%s  P=%d  %s\n", coll_name(a->coll),
+               size, a->coll == TUNA_ALLTOALL ? "block" : "rank", d->count, a->type_name, a->coll == TUNA_ALLREDUCE ? "  op sum" : "", P,
                rpn);
     else
         printf("\n== %s  %s  type %s  P=%d  %s  (mean block %.0f B, max block %.0f B, %.0f%% "
