@@ -386,8 +386,10 @@ int tuna_hier_step(tuna_a2av_op *o, int wait_rc, const char *name, tuna_hier_int
                          "%s: the %d nodes do not all have the same number of ranks (P = %d); "
                          "falling back to flat tuna:radix=%ld",
                          name, a->ctx->nnodes, a->size, tuna_a2av_param(a, "radix"));
-            /* Statistics name what ran, and why. */
-            tuna_stats_current.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "tuna");
+            /* Statistics name what ran, and why (in the registry of the call: a uniform
+             * all-to-all is tuna_alltoall's). */
+            tuna_stats_current.algorithm =
+                tuna_algorithm_find(a->uniform ? TUNA_ALLTOALL : TUNA_ALLTOALLV, "tuna");
             tuna_stats_current.fallback = "the nodes hold different numbers of ranks";
         }
         return tuna_a2av_tuna_step(o, wait_rc);
