@@ -1,9 +1,9 @@
 /*
- * Fortran MPI_ALLTOALLV, MPI_ALLGATHER and MPI_ALLREDUCE for Open MPI. Open MPI's Fortran wrappers
- * (libmpi_mpifh: mpif.h and `use mpi`; libmpi_usempif08: `use mpi_f08`) call
- * PMPI_Alltoallv directly, so a C-only MPI_Alltoallv never sees Fortran
- * calls. These definitions take the Fortran symbols instead and route them
- * through tuna_preload_alltoallv. MPI_INIT and MPI_INIT_THREAD are wrapped
+ * Fortran MPI_ALLTOALLV, MPI_ALLTOALL, MPI_ALLGATHER and MPI_ALLREDUCE for Open MPI. Open
+ * MPI's Fortran wrappers (libmpi_mpifh: mpif.h and `use mpi`; libmpi_usempif08: `use
+ * mpi_f08`) call PMPI_Alltoallv (PMPI_Alltoall, ...) directly, so a C-only MPI_Alltoallv never
+ * sees Fortran calls. These definitions take the Fortran symbols instead and route them
+ * through tuna_preload_alltoallv (tuna_preload_alltoall, ...). MPI_INIT and MPI_INIT_THREAD are wrapped
  * too (forwarded to Open MPI's own, then the configuration check), since
  * they call PMPI_Init. (MPICH's Fortran wrappers call the C MPI_Alltoallv and
  * MPI_Init, so this file is built for Open MPI only.)
@@ -96,7 +96,19 @@ FORTRAN_BINDING(MPI_ALLTOALLV)
  */
 FORTRAN_BINDING(mpi_alltoallv_f08_)
 
-/* MPI_ALLGATHER and MPI_ALLREDUCE, every binding as for MPI_ALLTOALLV. */
+/* MPI_ALLTOALL, MPI_ALLGATHER and MPI_ALLREDUCE, every binding as for MPI_ALLTOALLV. */
+static void alltoall_f(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
+                       void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
+                       const MPI_Fint *comm, MPI_Fint *ierr)
+{
+    void *sbuf = c_buffer(sendbuf);
+    MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
+    int rc = tuna_preload_alltoall(sbuf, (int)*sendcount, st, c_buffer(recvbuf), (int)*recvcount,
+                                   PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
 static void allgather_f(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
                         void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
                         const MPI_Fint *comm, MPI_Fint *ierr)
@@ -132,6 +144,17 @@ static void allreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
         allgather_f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);    \
     }
 
+#define FORTRAN_ALLTOALL(name)                                                                  \
+    void name(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,               \
+              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
+              const MPI_Fint *comm, MPI_Fint *ierr);                                            \
+    void name(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,               \
+              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
+              const MPI_Fint *comm, MPI_Fint *ierr)                                             \
+    {                                                                                           \
+        alltoall_f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);     \
+    }
+
 #define FORTRAN_ALLREDUCE(name)                                                                 \
     void name(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,    \
               const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr);                        \
@@ -141,6 +164,11 @@ static void allreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
         allreduce_f(sendbuf, recvbuf, count, datatype, op, comm, ierr);                         \
     }
 
+FORTRAN_ALLTOALL(mpi_alltoall)
+FORTRAN_ALLTOALL(mpi_alltoall_)
+FORTRAN_ALLTOALL(mpi_alltoall__)
+FORTRAN_ALLTOALL(MPI_ALLTOALL)
+FORTRAN_ALLTOALL(mpi_alltoall_f08_)
 FORTRAN_ALLGATHER(mpi_allgather)
 FORTRAN_ALLGATHER(mpi_allgather_)
 FORTRAN_ALLGATHER(mpi_allgather__)

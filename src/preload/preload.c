@@ -1,15 +1,15 @@
 /*
  * libtuna-preload.so: MPI_Alltoallv (and MPI_Alltoallv_c where the MPI
- * library has it), MPI_Allgather and MPI_Allreduce on top of tuna's
+ * library has it), MPI_Alltoall, MPI_Allgather and MPI_Allreduce on top of tuna's
  * collectives and PMPI_*, for applications that change nothing:
  * LD_PRELOAD=libtuna-preload.so TUNA_ALLTOALLV=... mpiexec ...
  *
  * Choice of algorithm per communicator and collective, first match wins:
- *   1. info key "tuna_alltoallv" ("tuna_allgather", "tuna_allreduce") given to
+ *   1. info key "tuna_alltoallv" ("tuna_alltoall", "tuna_allgather", "tuna_allreduce") given to
  *      MPI_Comm_set_info / MPI_Comm_dup_with_info (captured here, because Open MPI
  *      and MPICH drop unknown keys from the communicator's info), or present in
  *      MPI_Comm_get_info;
- *   2. the environment variable TUNA_ALLTOALLV (TUNA_ALLGATHER, TUNA_ALLREDUCE);
+ *   2. the environment variable TUNA_ALLTOALLV (TUNA_ALLTOALL, TUNA_ALLGATHER, TUNA_ALLREDUCE);
  *   3. tuna's built-in default.
  * The parsed choices are cached on the communicator with an attribute.
  *
@@ -20,21 +20,23 @@
  * MPI_COMM_SELF attribute delete callback, so Fortran's MPI_FINALIZE, which
  * calls PMPI_Finalize, is covered) with one row per rank x communicator x
  * collective x path.
- * Persistent alltoallv (MPI_Alltoallv_init, or Open MPI's MPIX_Alltoallv_init):
- * the same choice; tuna's path makes a tuna plan (TUNA_PLAN=estimate|measure,
- * TUNA_WISDOM=FILE) and hands the application a proxy request, and MPI_Start,
- * MPI_Startall and MPI_Request_free act on the proxies (docs/preload.md).
- * The preload assumes MPI_Alltoallv is not called concurrently by several
+ * Persistent alltoallv and alltoall (MPI_Alltoallv_init, MPI_Alltoall_init, or Open
+ * MPI's MPIX_ forms): the same choice; tuna's path makes a tuna plan
+ * (TUNA_PLAN=estimate|measure, TUNA_WISDOM=FILE) and hands the application a proxy
+ * request, and MPI_Start, MPI_Startall and MPI_Request_free act on the proxies; so do
+ * MPI_Ialltoallv and MPI_Ialltoall (docs/preload.md, docs/nonblocking.md).
+ * The preload assumes its collectives are not called concurrently by several
  * threads of one process (see docs/preload.md).
  */
 #include "preload.h"
 #include "tuna_internal.h"
 #include "../select/tuna_select.h"
 
-#if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
+#if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
 #include <mpi-ext.h>   /* Open MPI's persistent collectives: MPIX_*_init */
 #endif
-#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) ||          \
+    defined(TUNA_HAVE_MPI_ALLTOALL_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
 #define TUNA_PRELOAD_PERSISTENT 1
 #endif
 
@@ -51,7 +53,7 @@
 #define LABEL_MAX 128
 
 /* The collectives the preload takes, and how each is configured. */
-enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, NCOLL };
+enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL };
 static const struct {
     tuna_collective id;
     const char *name;       /* TUNA_STATS' collective column */
@@ -66,15 +68,25 @@ static const struct {
      "info key tuna_allgather"},
     {TUNA_ALLREDUCE, "allreduce", "tuna_allreduce", "TUNA_ALLREDUCE", "PMPI_Allreduce",
      "info key tuna_allreduce"},
+    {TUNA_ALLTOALL, "alltoall", "tuna_alltoall", "TUNA_ALLTOALL", "PMPI_Alltoall",
+     "info key tuna_alltoall"},
 };
 
 /* ------------------------------------------------------------------ stats */
 
-/* Statistics rows only: the nonblocking alltoallv (configured as the alltoallv). */
+/* Statistics rows only: the nonblocking alltoallv and alltoall (configured as their
+ * blocking forms). */
 #define STAT_IALLTOALLV ((enum coll)NCOLL)
+#define STAT_IALLTOALL ((enum coll)(NCOLL + 1))
 static const char *stat_coll_name(enum coll c)
 {
-    return c == STAT_IALLTOALLV ? "ialltoallv" : colls[c].name;
+    return c == STAT_IALLTOALLV ? "ialltoallv" : c == STAT_IALLTOALL ? "ialltoall" : colls[c].name;
+}
+
+/* The statistics collective of the nonblocking form of `c` (alltoallv or alltoall). */
+static enum coll stat_nonblocking(enum coll c)
+{
+    return c == COLL_ALLTOALL ? STAT_IALLTOALL : STAT_IALLTOALLV;
 }
 
 /* plan: starts of a persistent alltoallv that tuna planned; plan_init: its inits. */
@@ -438,11 +450,18 @@ static int comm_rank0(MPI_Comm comm)
 
 /* ------------------------------------------------------------------ the call */
 
-enum reason { WHY_INTER, WHY_BOTTOM, WHY_INPLACE_BIG, WHY_NO_STEP_FORM, WHY_COUNT };
+enum reason {
+    WHY_INTER,
+    WHY_BOTTOM,
+    WHY_INPLACE_BIG,
+    WHY_NO_STEP_FORM,
+    WHY_INPLACE_BLOCK_BIG,
+    WHY_COUNT
+};
 static const char *const reason_name[WHY_COUNT] = {
     "intercommunicator", "MPI_BOTTOM or NULL buffer with data",
     "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB",
-    "the algorithm has no nonblocking form yet"};
+    "the algorithm has no nonblocking form yet", "MPI_IN_PLACE with a block over 2 GiB"};
 
 static void account_rec(comm_record *rec, enum coll coll, enum path path, const char *label,
                         double secs, unsigned long long sent, unsigned long long recvd)
@@ -840,6 +859,103 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return tuna_preload_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
+/*
+ * MPI_Alltoall: tuna takes every intracommunicator call (MPI_IN_PLACE, derived types,
+ * MPI_BOTTOM, as tuna_alltoall does), with no collective of the preload's own: every choice
+ * below depends only on what MPI makes the same on every rank (the communicator, MPI_IN_PLACE,
+ * the block's bytes).
+ */
+
+/* count elements of type in bytes, types over 2 GiB included (0 for invalid arguments). */
+static unsigned long long count_bytes(int count, MPI_Datatype type)
+{
+    MPI_Count size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size_x(type, &size) != MPI_SUCCESS ||
+        size < 0)
+        return 0;
+    return (unsigned long long)count * (unsigned long long)size;
+}
+
+/* The bytes of one block of an alltoall on this rank (in place: the receive side's; 0 for
+ * invalid arguments, which tuna reports). */
+static unsigned long long a2a_block_bytes(const void *sendbuf, int sendcount,
+                                          MPI_Datatype sendtype, int recvcount,
+                                          MPI_Datatype recvtype)
+{
+    return sendbuf == MPI_IN_PLACE ? count_bytes(recvcount, recvtype)
+                                   : count_bytes(sendcount, sendtype);
+}
+
+/* Why this alltoall goes to the library on every rank, or -1. In place, tuna packs a
+ * non-contiguous receive type's blocks with int counts (MPI_ERR_COUNT over 2 GiB), and a rank
+ * cannot know another's type: the block's bytes are every rank's (MPI's rule, and MPI_IN_PLACE
+ * is given on all ranks), so every in-place call with blocks over 2 GiB goes to the library. */
+static int a2a_unsupported(int inter, const void *sendbuf, int recvcount, MPI_Datatype recvtype)
+{
+    if (inter)
+        return WHY_INTER;
+    if (sendbuf == MPI_IN_PLACE && count_bytes(recvcount, recvtype) > (unsigned long long)INT_MAX)
+        return WHY_INPLACE_BLOCK_BIG;
+    return -1;
+}
+
+/* One alltoall call counted on `path`: this rank sends and receives P blocks. */
+static void account_a2a(comm_state *s, enum coll stat, enum path path, const char *label,
+                        double t0, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        int recvcount, MPI_Datatype recvtype, int P)
+{
+    if (!stats_enabled || !s)
+        return;
+    const unsigned long long n = (unsigned long long)P;
+    account(s, stat, path, label, clock_now() - t0,
+            n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
+            n * count_bytes(recvcount, recvtype));
+}
+
+int tuna_preload_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s;
+    int rc = call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0);
+    if (rc < 0)
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALL];
+    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
+    if (ch->vendor || why >= 0) {
+        rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        if (rc != MPI_SUCCESS)
+            return rc;   /* the library has invoked the error handler */
+        if (why >= 0)
+            log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
+        account_a2a(s, COLL_ALLTOALL, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                    why >= 0 ? reason_name[why] : ch->label, t0, sendbuf, sendcount, sendtype,
+                    recvcount, recvtype, P);
+        return MPI_SUCCESS;
+    }
+    rc = tuna_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                       &ch->opt);
+    if (rc != MPI_SUCCESS)
+        return tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
+    if (stats_enabled) {
+        char buf[LABEL_MAX];
+        account_a2a(s, COLL_ALLTOALL, PATH_TUNA,
+                    ran_label(ch->label, COLL_ALLTOALL, ch->opt.algorithm, buf, sizeof buf), t0,
+                    sendbuf, sendcount, sendtype, recvcount, recvtype, P);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return tuna_preload_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm);
+}
+
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
 /*
  * Large-count variant: tuna_alltoallv_c runs tuna's algorithms with any counts (each rank
@@ -940,6 +1056,7 @@ static int read_plan_config(char *msg, size_t len)
 typedef struct proxy_req {
     MPI_Request req;                /* the application's handle: the proxy */
     int tag;                        /* the proxy's own tag on proxy_comm */
+    enum coll coll;                 /* COLL_ALLTOALLV or COLL_ALLTOALL */
     bool persistent;                /* a plan (else one nonblocking call) */
     bool in_flight;                 /* started, tuna's operation not finished yet */
     bool freed;                     /* MPI_Request_free'd in flight: the proxy is completed and
@@ -986,7 +1103,7 @@ static bool proxy_tag_used(int tag)
 
 /* A new entry with its proxy (persistent: MPI_Recv_init; else posted now), or NULL with the
  * error in *rc. */
-static proxy_req *proxy_new(bool persistent, int *rc)
+static proxy_req *proxy_new(enum coll coll, bool persistent, int *rc)
 {
     proxy_req *e = calloc(1, sizeof *e);
     if (!e) {
@@ -1021,6 +1138,7 @@ static proxy_req *proxy_new(bool persistent, int *rc)
         free(e);
         return NULL;
     }
+    e->coll = coll;
     e->persistent = persistent;
     e->algorithm = -1;
     e->next = proxies;
@@ -1064,12 +1182,12 @@ static void proxy_finished(proxy_req *e, int rc)
     nin_flight--;
     e->rc = rc;
     if (rc != MPI_SUCCESS) {
-        account_rec(e->rec, COLL_ALLTOALLV, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
+        account_rec(e->rec, e->coll, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
     } else {
         char buf[LABEL_MAX];
-        account_rec(e->rec, e->persistent ? COLL_ALLTOALLV : STAT_IALLTOALLV,
+        account_rec(e->rec, e->persistent ? e->coll : stat_nonblocking(e->coll),
                     e->persistent ? PATH_PLAN : PATH_TUNA,
-                    ran_label(e->label, COLL_ALLTOALLV, e->algorithm, buf, sizeof buf),
+                    ran_label(e->label, e->coll, e->algorithm, buf, sizeof buf),
                     clock_now() - e->t0, e->sent, e->recvd);
     }
     int prc = proxy_complete(e);
@@ -1127,7 +1245,8 @@ static int proxy_report(proxy_req *e, MPI_Status *st)
     MPI_Comm comm = e->comm;
     char msg[700];
     if (rc != MPI_SUCCESS)
-        snprintf(msg, sizeof msg, "alltoallv (%s): %s", e->label, tuna_error_string(rc));
+        snprintf(msg, sizeof msg, "%s (%s): %s", colls[e->coll].name, e->label,
+                 tuna_error_string(rc));
     if (!e->persistent)
         proxy_drop(e);
     if (rc == MPI_SUCCESS)
@@ -1315,8 +1434,41 @@ int MPI_Cancel(MPI_Request *request)
     if (!e)
         return PMPI_Cancel(request);
     return raise_error(e->comm, MPI_ERR_REQUEST,
-                       "MPI_Cancel: the request is a collective's (MPI_Ialltoallv or a "
-                       "persistent alltoallv), which cannot be cancelled");
+                       "MPI_Cancel: the request is a collective's (MPI_Ialltoallv, "
+                       "MPI_Ialltoall or a persistent alltoallv or alltoall), which cannot be "
+                       "cancelled");
+}
+
+/* tuna's nonblocking operation `op` of `coll` (its choice in s) behind a new proxy, handed to
+ * the application in *request; sent/recvd: this rank's bytes, for the statistics. */
+static int proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm comm,
+                        double t0, unsigned long long sent, unsigned long long recvd,
+                        MPI_Request *request)
+{
+    int rc;
+    proxy_req *e = proxy_new(coll, false, &rc);
+    if (!e) {
+        /* The operation runs on (its peers take part): complete it here, then report. */
+        tuna_request_wait(&op);
+        char msg[100];
+        snprintf(msg, sizeof msg, "no request for the nonblocking %s", colls[coll].name);
+        return raise_error(comm, rc, msg);
+    }
+    const choice *ch = &s->ch[coll];
+    e->op = op;
+    e->comm = comm;
+    e->rec = state_record(s);
+    e->t0 = t0;
+    e->algorithm = ch->opt.algorithm;
+    snprintf(e->label, sizeof e->label, "%s", ch->label);
+    e->sent = sent;
+    e->recvd = recvd;
+    pthread_mutex_lock(&proxy_lock);
+    e->in_flight = true;
+    nin_flight++;
+    pthread_mutex_unlock(&proxy_lock);
+    *request = e->req;
+    return MPI_SUCCESS;
 }
 
 /* MPI_Ialltoallv: as MPI_Alltoallv, nonblocking (tuna_ialltoallv behind a proxy). */
@@ -1361,25 +1513,50 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
         }
         return MPI_SUCCESS;
     }
-    proxy_req *e = proxy_new(false, &rc);
-    if (!e) {
-        /* The operation runs on (its peers take part): complete it here, then report. */
-        tuna_request_wait(&op);
-        return raise_error(comm, rc, "no request for the nonblocking alltoallv");
-    }
-    e->op = op;
-    e->comm = comm;
-    e->rec = state_record(s);
-    e->t0 = t0;
-    e->algorithm = ch->opt.algorithm;
-    snprintf(e->label, sizeof e->label, "%s", ch->label);
+    unsigned long long sent = 0, recvd = 0;
     if (stats_enabled)
-        a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &e->sent, &e->recvd);
-    pthread_mutex_lock(&proxy_lock);
-    e->in_flight = true;
-    nin_flight++;
-    pthread_mutex_unlock(&proxy_lock);
-    *request = e->req;
+        a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
+    return proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
+}
+
+/* MPI_Ialltoall: as MPI_Alltoall, nonblocking (tuna_ialltoall behind a proxy). */
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s = NULL;
+    int rc = request ? call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALL];
+    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
+    if (!ch->vendor && why < 0) {
+        /* Every alltoall row has a step form: tuna takes the call (auto, on a communicator
+         * tuna has not set up yet, runs the library's MPI_Ialltoall inside tuna's request). */
+        tuna_request op = TUNA_REQUEST_NULL;
+        rc = tuna_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            &ch->opt, &op);
+        if (rc != MPI_SUCCESS)
+            return tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
+        const unsigned long long n = (unsigned long long)P;
+        return proxy_for_op(s, COLL_ALLTOALL, op, comm, t0,
+                            n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount,
+                                                recvtype),
+                            n * count_bytes(recvcount, recvtype), request);
+    }
+    rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                        request);
+    if (rc != MPI_SUCCESS)
+        return rc; /* the library has invoked the error handler */
+    if (why >= 0)
+        log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
+    account_a2a(s, STAT_IALLTOALL, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                why >= 0 ? reason_name[why] : ch->label, t0, sendbuf, sendcount, sendtype,
+                recvcount, recvtype, P);
     return MPI_SUCCESS;
 }
 
@@ -1400,6 +1577,7 @@ static void proxies_release(void)
     pthread_mutex_unlock(&proxy_lock);
 }
 
+#ifdef TUNA_PRELOAD_PERSISTENT
 static const char *const plan_source_name[] = {"forced", "estimate", "measure", "wisdom"};
 
 /* The plan's algorithm as an option string (its resolved parameters), and how it was chosen. */
@@ -1410,11 +1588,11 @@ static const char *plan_label(tuna_plan plan, char *buf, size_t len, int *algori
     *algorithm = -1;
     if (tuna_plan_get_info(plan, &info) != MPI_SUCCESS)
         return "?";
-    const tuna_algorithm_info *a = tuna_algorithm_get(TUNA_ALLTOALLV, info.algorithm);
+    const tuna_algorithm_info *a = tuna_algorithm_get(info.collective, info.algorithm);
     if (!a)
         return "?";
     *algorithm = info.algorithm;
-    tuna_options o = {.collective = TUNA_ALLTOALLV, .algorithm = info.algorithm};
+    tuna_options o = {.collective = info.collective, .algorithm = info.algorithm};
     for (int i = 0; i < a->nparams && i < TUNA_MAX_PARAMS; i++) {
         o.set |= 1u << i;
         o.value[i] = info.params[i];
@@ -1424,7 +1602,51 @@ static const char *plan_label(tuna_plan plan, char *buf, size_t len, int *algori
     return info.source >= 0 && info.source <= 3 ? plan_source_name[info.source] : "?";
 }
 
-#ifdef TUNA_PRELOAD_PERSISTENT
+/* A plan tuna made for a persistent `coll` on comm, behind a new persistent proxy handed to
+ * the application in *request; sent/recvd: this rank's bytes per start. */
+static int plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm, double t0,
+                        unsigned long long sent, unsigned long long recvd, MPI_Request *request)
+{
+    int rc;
+    proxy_req *e = proxy_new(coll, true, &rc);
+    if (!e) {
+        tuna_plan_free(&plan);
+        char msg[100];
+        snprintf(msg, sizeof msg, "no persistent request for the %s plan", colls[coll].name);
+        return raise_error(comm, rc, msg);
+    }
+    e->plan = plan;
+    e->comm = comm;
+    e->rec = state_record(s);
+    /* Fixed at init, so counted once here for every start. */
+    e->sent = sent;
+    e->recvd = recvd;
+    char label[LABEL_MAX + 32];
+    const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
+    snprintf(label, sizeof label, "%s (%s)", e->label, source);
+    account(s, coll, PATH_PLAN_INIT, label, clock_now() - t0, 0, 0);
+    if (tuna_verbosity() >= 1 && comm_rank0(comm))
+        say("communicator %d '%s': %s_init: plan %s (%s)", s->rec ? s->rec->id : -1,
+            s->rec ? s->rec->name : "-", colls[coll].name, e->label, source);
+    *request = e->req;
+    return MPI_SUCCESS;
+}
+
+/* After the library's own persistent init of `coll` succeeded (its request goes back
+ * untouched): counted once, on the vendor path or as a fallback for reason `why`. */
+static void library_init_done(comm_state *s, enum coll coll, int why, MPI_Comm comm, double t0)
+{
+    char label[LABEL_MAX + 32];
+    if (why >= 0) {
+        log_fallback(comm, s, coll, (enum reason)why);
+        snprintf(label, sizeof label, "%s (%s_init)", reason_name[why], colls[coll].name);
+    } else {
+        snprintf(label, sizeof label, "%s_init", colls[coll].name);
+    }
+    account(s, coll, why >= 0 ? PATH_FALLBACK : PATH_VENDOR, label, clock_now() - t0, 0, 0);
+}
+
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
 typedef int (*alltoallv_init_fn)(const void *, const int[], const int[], MPI_Datatype, void *,
                                  const int[], const int[], MPI_Datatype, MPI_Comm, MPI_Info,
                                  MPI_Request *);
@@ -1446,7 +1668,6 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    char label[LABEL_MAX + 32];
     int why = -1;
     if (!ch->vendor && inter) {
         why = WHY_INTER;
@@ -1465,31 +1686,17 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
                                         recvtype, P);
             if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS ||
                 any < 0) {
+                char label[LABEL_MAX + 32];
                 snprintf(label, sizeof label, "%s (alltoallv_init)", ch->label);
                 account(s, COLL_ALLTOALLV, PATH_ERROR, label, clock_now() - t0, 0, 0);
                 return raise_error(comm, rc, msg);
             }
             why = any;
         } else {
-            proxy_req *e = proxy_new(true, &rc);
-            if (!e) {
-                tuna_plan_free(&plan);
-                return raise_error(comm, rc, "no persistent request for the alltoallv plan");
-            }
-            e->plan = plan;
-            e->comm = comm;
-            e->rec = state_record(s);
-            /* Fixed at init, so counted once here for every start. */
             const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
-            a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &e->sent, &e->recvd);
-            const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
-            snprintf(label, sizeof label, "%s (%s)", e->label, source);
-            account(s, COLL_ALLTOALLV, PATH_PLAN_INIT, label, clock_now() - t0, 0, 0);
-            if (tuna_verbosity() >= 1 && comm_rank0(comm))
-                say("communicator %d '%s': alltoallv_init: plan %s (%s)",
-                    s->rec ? s->rec->id : -1, s->rec ? s->rec->name : "-", e->label, source);
-            *request = e->req;
-            return MPI_SUCCESS;
+            unsigned long long sent, recvd;
+            a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
+            return plan_request(s, COLL_ALLTOALLV, plan, comm, t0, sent, recvd, request);
         }
     }
     /* The library's own persistent alltoallv; its request goes back untouched. */
@@ -1497,12 +1704,7 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
                  comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
-    if (why >= 0) {
-        log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
-        snprintf(label, sizeof label, "%s (alltoallv_init)", reason_name[why]);
-    }
-    account(s, COLL_ALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-            why >= 0 ? label : "alltoallv_init", clock_now() - t0, 0, 0);
+    library_init_done(s, COLL_ALLTOALLV, why, comm, t0);
     return MPI_SUCCESS;
 }
 
@@ -1527,6 +1729,80 @@ int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                            recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
 #endif
+#endif /* a persistent alltoallv */
+
+#if defined(TUNA_HAVE_MPI_ALLTOALL_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
+/*
+ * Persistent alltoall: the same decision as MPI_Alltoall's (vendor, intercommunicator, in
+ * place with blocks over 2 GiB: the library's init; all known alike on every rank), else
+ * tuna_alltoall_init, whose argument errors are agreed over the communicator.
+ */
+typedef int (*alltoall_init_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                                MPI_Comm, MPI_Info, MPI_Request *);
+
+static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbuf,
+                                    int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s = NULL;
+    int rc = request ? call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                       request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALL];
+    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
+    if (!ch->vendor && why < 0) {
+        /* The plan duplicates derived datatypes itself (freeing them after init is valid). */
+        tuna_plan plan = NULL;
+        rc = tuna_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                &ch->opt, plan_flags, &plan);
+        if (rc != MPI_SUCCESS) {
+            char label[LABEL_MAX + 32], msg[600];
+            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+            snprintf(label, sizeof label, "%s (alltoall_init)", ch->label);
+            account(s, COLL_ALLTOALL, PATH_ERROR, label, clock_now() - t0, 0, 0);
+            return raise_error(comm, rc, msg);
+        }
+        const unsigned long long n = (unsigned long long)P;
+        return plan_request(s, COLL_ALLTOALL, plan, comm, t0,
+                            n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount,
+                                                recvtype),
+                            n * count_bytes(recvcount, recvtype), request);
+    }
+    /* The library's own persistent alltoall; its request goes back untouched. */
+    rc = library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+                 request);
+    if (rc != MPI_SUCCESS)
+        return rc;   /* the library has invoked the error handler */
+    library_init_done(s, COLL_ALLTOALL, why, comm, t0);
+    return MPI_SUCCESS;
+}
+
+#ifdef TUNA_HAVE_MPI_ALLTOALL_INIT
+int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    return persistent_alltoall_init(PMPI_Alltoall_init, sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, recvtype, comm, info, request);
+}
+#endif
+
+#ifdef TUNA_HAVE_MPIX_ALLTOALL_INIT
+int MPIX_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    return persistent_alltoall_init(PMPIX_Alltoall_init, sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcount, recvtype, comm, info, request);
+}
+#endif
+#endif /* a persistent alltoall */
 #endif /* TUNA_PRELOAD_PERSISTENT */
 
 /* One start of a plan whose proxy is started: local where the plan's algorithm has a step
@@ -1538,10 +1814,10 @@ static int start_plan(proxy_req *e)
     e->t0 = clock_now();
     int rc = tuna_start(e->plan);   /* even on errors: the other ranks are in this exchange */
     if (rc != MPI_SUCCESS) {
-        account_rec(e->rec, COLL_ALLTOALLV, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
+        account_rec(e->rec, e->coll, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
         (void)proxy_complete(e);
         char msg[700];
-        snprintf(msg, sizeof msg, "persistent alltoallv (%s): %s", e->label,
+        snprintf(msg, sizeof msg, "persistent %s (%s): %s", colls[e->coll].name, e->label,
                  tuna_error_string(rc));
         return raise_error(e->comm, rc, msg);
     }
@@ -1606,10 +1882,12 @@ int MPI_Request_free(MPI_Request *request)
         return rc;
     tuna_plan plan = e->plan;
     MPI_Comm comm = e->comm;
+    const enum coll coll = e->coll;
     proxy_drop(e);
     if (plan && (rc = tuna_plan_free(&plan)) != MPI_SUCCESS) {
         char msg[600];
-        snprintf(msg, sizeof msg, "freeing the alltoallv plan: %s", tuna_error_string(rc));
+        snprintf(msg, sizeof msg, "freeing the %s plan: %s", colls[coll].name,
+                 tuna_error_string(rc));
         return raise_error(comm, rc, msg);
     }
     return MPI_SUCCESS;

@@ -21,6 +21,10 @@ int tuna_preload_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
 int tuna_preload_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm);
 
+/* MPI_Alltoall likewise (TUNA_ALLTOALL, info key tuna_alltoall). */
+int tuna_preload_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
 /* Checks the configuration over MPI_COMM_WORLD once MPI is initialized (Fortran MPI_INIT). */
 void tuna_preload_startup(void);
 

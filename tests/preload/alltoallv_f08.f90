@@ -1,6 +1,7 @@
 ! A Fortran client of MPI_Alltoallv through `use mpi_f08` (no ierror argument), with
 ! double precision data (exactly representable values, compared exactly), non-uniform
-! counts and displacements with gaps.
+! counts and displacements with gaps; then MPI_Allgather, MPI_Allreduce and MPI_Alltoall
+! (and in place).
 program alltoallv_f08
   use mpi_f08
   implicit none
@@ -53,6 +54,29 @@ program alltoallv_f08
   rbuf = -7d0
   call MPI_Allreduce(sbuf, rbuf, 1, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD)
   if (abs(rbuf(0) - (np - 0.5d0)) > 0d0 .or. abs(rbuf(1) + 7d0) > 0d0) nerr = nerr + 1
+  ! MPI_Alltoall (two values per block), then in place.
+  deallocate(sbuf, rbuf)
+  allocate(sbuf(0:2*np), rbuf(0:2*np))
+  do j = 0, np - 1
+     sbuf(2*j) = 1000d0*me + j
+     sbuf(2*j + 1) = 1000d0*me + j + 0.25d0
+  end do
+  rbuf = -7d0
+  call MPI_Alltoall(sbuf, 2, MPI_DOUBLE_PRECISION, rbuf, 2, MPI_DOUBLE_PRECISION, &
+                    MPI_COMM_WORLD)
+  do j = 0, np - 1
+     if (abs(rbuf(2*j) - (1000d0*j + me)) > 0d0) nerr = nerr + 1
+     if (abs(rbuf(2*j + 1) - (1000d0*j + me + 0.25d0)) > 0d0) nerr = nerr + 1
+  end do
+  if (abs(rbuf(2*np) + 7d0) > 0d0) nerr = nerr + 1
+  rbuf(0:2*np-1) = sbuf(0:2*np-1)
+  call MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, 2, MPI_DOUBLE_PRECISION, &
+                    MPI_COMM_WORLD)
+  do j = 0, np - 1
+     if (abs(rbuf(2*j) - (1000d0*j + me)) > 0d0) nerr = nerr + 1
+     if (abs(rbuf(2*j + 1) - (1000d0*j + me + 0.25d0)) > 0d0) nerr = nerr + 1
+  end do
+  if (abs(rbuf(2*np) + 7d0) > 0d0) nerr = nerr + 1
   call MPI_Allreduce(MPI_IN_PLACE, nerr, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   if (me == 0) then
      if (nerr == 0) then

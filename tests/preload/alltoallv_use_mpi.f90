@@ -1,5 +1,6 @@
 ! A Fortran client of MPI_ALLTOALLV (`use mpi`): non-uniform counts, displacements
-! in reverse order with gaps, then MPI_IN_PLACE; every received element is checked.
+! in reverse order with gaps, then MPI_IN_PLACE; every received element is checked. Then
+! MPI_ALLGATHER, MPI_ALLREDUCE and MPI_ALLTOALL (and in place).
 program alltoallv_use_mpi
   use mpi
   implicit none
@@ -89,6 +90,34 @@ program alltoallv_use_mpi
   call MPI_ALLREDUCE(sbuf, rbuf, 2, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (ierr /= MPI_SUCCESS) nerr = nerr + 1
   if (rbuf(0) /= np*(np - 1)/2 .or. rbuf(1) /= np .or. rbuf(2) /= -7) nerr = nerr + 1
+
+  ! MPI_ALLTOALL (three integers per block), then in place: the preload takes it too.
+  deallocate(sbuf, rbuf)
+  allocate(sbuf(0:3*np), rbuf(0:3*np))
+  do j = 0, np - 1
+     do k = 0, 2
+        sbuf(3*j + k) = 100000*me + 100*j + k
+     end do
+  end do
+  rbuf = -7
+  call MPI_ALLTOALL(sbuf, 3, MPI_INTEGER, rbuf, 3, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+  do j = 0, np - 1
+     do k = 0, 2
+        if (rbuf(3*j + k) /= 100000*j + 100*me + k) nerr = nerr + 1
+     end do
+  end do
+  if (rbuf(3*np) /= -7) nerr = nerr + 1
+  rbuf(0:3*np-1) = sbuf(0:3*np-1)
+  call MPI_ALLTOALL(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rbuf, 3, MPI_INTEGER, MPI_COMM_WORLD, &
+                    ierr)
+  if (ierr /= MPI_SUCCESS) nerr = nerr + 1
+  do j = 0, np - 1
+     do k = 0, 2
+        if (rbuf(3*j + k) /= 100000*j + 100*me + k) nerr = nerr + 1
+     end do
+  end do
+  if (rbuf(3*np) /= -7) nerr = nerr + 1
 
   call MPI_ALLREDUCE(MPI_IN_PLACE, nerr, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (me == 0) then
