@@ -70,6 +70,12 @@ int tuna_plan_a2av_begin(struct tuna_plan_s *p);
 int tuna_plan_a2av_run(struct tuna_plan_s *p);
 void tuna_plan_a2av_choose(struct tuna_plan_s *p, const tuna_choice *c);
 void tuna_plan_a2av_redirect(struct tuna_plan_s *p, void *private_recv);
+/* The fields every such plan sets at init (its arguments, these functions and `start`, the
+ * one that runs the library's call; with ctx: the exchange's description and the plan's tag
+ * shift), its derived datatypes duplicated (the caller may free its own after init). */
+int tuna_plan_a2av_setup(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
+                         tuna_ctx *ctx, int (*start)(struct tuna_plan_s *p), const void *sendbuf,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Datatype recvtype);
 
 /* *type is kept by the plan: a derived one is replaced by a duplicate the plan owns. */
 int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type);

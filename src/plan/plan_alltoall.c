@@ -86,25 +86,13 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         }
     }
     /* From here every rank's arguments are valid: p, alg and plan are set. */
-    p->coll = TUNA_ALLTOALL;
-    p->info.collective = TUNA_ALLTOALL;
-    p->comm = comm;
-    p->ctx = ctx;
-    p->start = a2a_start;
-    p->begin = tuna_plan_a2av_begin;
-    p->choose = tuna_plan_a2av_choose;
-    p->redirect = tuna_plan_a2av_redirect;
-    p->sendbuf = sendbuf;
-    p->recvbuf = p->user_recvbuf = recvbuf;
-    p->sendtype = sendtype;
-    p->recvtype = recvtype;
     p->scount = sendcount;
     p->rcount = recvcount;
-    const bool inplace = sendbuf == MPI_IN_PLACE;
-    /* The caller may free derived datatypes after init (MPI's persistent semantics). */
-    if ((!inplace && (rc = tuna_plan_keep_type(p, &p->sendtype)) != MPI_SUCCESS) ||
-        (rc = tuna_plan_keep_type(p, &p->recvtype)) != MPI_SUCCESS)
+    rc = tuna_plan_a2av_setup(p, TUNA_ALLTOALL, comm, ctx, a2a_start, sendbuf, sendtype, recvbuf,
+                              recvtype);
+    if (rc != MPI_SUCCESS)
         goto out;
+    const bool inplace = sendbuf == MPI_IN_PLACE;
     if (inter) {
         tuna_choice c = {.algorithm = opt->algorithm};
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
@@ -112,8 +100,6 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         goto out;
     }
     const int P = ctx->size;
-    p->a = (tuna_a2av_args){.ctx = ctx, .scr = &p->scr, .rank = ctx->rank, .size = P};
-    p->tag_shift = tuna_op_tag_shift(ctx, true);
     const long long sig[] = {(long long)block, inplace};
     tuna_plan_fill_key(p, sig, 2);
     /* tuna's description of the exchange, for every candidate (the measure tries several). */

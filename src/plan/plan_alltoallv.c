@@ -64,6 +64,34 @@ void tuna_plan_a2av_redirect(struct tuna_plan_s *p, void *private_recv)
     p->a.rbuf = p->recvbuf;
 }
 
+int tuna_plan_a2av_setup(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
+                         tuna_ctx *ctx, int (*start)(struct tuna_plan_s *p), const void *sendbuf,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Datatype recvtype)
+{
+    p->coll = p->info.collective = coll;
+    p->comm = comm;
+    p->ctx = ctx;
+    p->start = start;
+    p->begin = tuna_plan_a2av_begin;
+    p->choose = tuna_plan_a2av_choose;
+    p->redirect = tuna_plan_a2av_redirect;
+    p->sendbuf = sendbuf;
+    p->recvbuf = p->user_recvbuf = recvbuf;
+    p->sendtype = sendtype;
+    p->recvtype = recvtype;
+    if (ctx) {
+        p->a = (tuna_a2av_args){.ctx = ctx, .scr = &p->scr, .rank = ctx->rank,
+                                .size = ctx->size};
+        p->tag_shift = tuna_op_tag_shift(ctx, true);
+    }
+    /* The caller may free derived datatypes after init (MPI's persistent semantics). */
+    int rc;
+    if ((sendbuf != MPI_IN_PLACE && (rc = tuna_plan_keep_type(p, &p->sendtype)) != MPI_SUCCESS) ||
+        (rc = tuna_plan_keep_type(p, &p->recvtype)) != MPI_SUCCESS)
+        return rc;
+    return MPI_SUCCESS;
+}
+
 static int a2av_start(struct tuna_plan_s *p)
 {
     const int P = p->a.size;
@@ -154,18 +182,10 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         }
     }
     /* From here every rank's arguments are valid: p, alg and plan are set. */
-    p->coll = TUNA_ALLTOALLV;
-    p->comm = comm;
-    p->ctx = ctx;
-    p->start = a2av_start;
-    p->begin = tuna_plan_a2av_begin;
-    p->choose = tuna_plan_a2av_choose;
-    p->redirect = tuna_plan_a2av_redirect;
-    p->sendbuf = sendbuf;
-    p->recvbuf = p->user_recvbuf = recvbuf;
-    p->sendtype = sendtype;
-    p->recvtype = recvtype;
-    p->info.collective = TUNA_ALLTOALLV;
+    rc = tuna_plan_a2av_setup(p, TUNA_ALLTOALLV, comm, ctx, a2av_start, sendbuf, sendtype,
+                              recvbuf, recvtype);
+    if (rc != MPI_SUCCESS)
+        goto out;
     const bool inplace = sendbuf == MPI_IN_PLACE;
     if (inter) {
         if (alg->desc.kind != TUNA_ROW_VENDOR) {
@@ -179,21 +199,12 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
         if (rc != MPI_SUCCESS)
             goto out;
     } else {
-        p->a.ctx = ctx;
-        p->a.scr = &p->scr;
-        p->tag_shift = tuna_op_tag_shift(ctx, true);
-        p->a.rank = ctx->rank;
-        p->a.size = ctx->size;
         tuna_a2av_set_stats(&p->a, v);
         const long long sig[] = {v[TUNA_AGREE_MAX_BLOCK], v[TUNA_AGREE_MAX_TOTAL],
                                  v[TUNA_AGREE_ZERO_BLOCKS], v[TUNA_AGREE_SUM_BYTES], inplace};
         tuna_plan_fill_key(p, sig, 5);
     }
 
-    /* The caller may free derived datatypes after init (MPI's persistent semantics). */
-    if ((!inplace && (rc = tuna_plan_keep_type(p, &p->sendtype)) != MPI_SUCCESS) ||
-        (rc = tuna_plan_keep_type(p, &p->recvtype)) != MPI_SUCCESS)
-        goto out;
     /* Copies of the count and displacement arrays: a start does not read the caller's. */
     const int P = p->a.size;
     p->arrays = tuna_malloc(sizeof(int) * 4 * (size_t)(P > 0 ? P : 1));
