@@ -36,6 +36,9 @@ def test_collective_bounds():
     ar = sim.lower_bound_collective(PLAT, P, Q, "allreduce", S)
     assert abs(ar["bandwidth_s"] - S / 1e9) < 1e-15
     assert ar["latency_s"] == ag["latency_s"] == 3 * (1e-6 + 1e-6)
+    a2a = sim.lower_bound_collective(PLAT, P, Q, "alltoall", S)
+    # The all-to-all's bound with every block S: 4 ranks x 4 remote peers x S leave a node.
+    assert a2a == sim.lower_bound(PLAT, P, Q, 16 * S, 16 * S)
     one = sim.lower_bound_collective(PLAT, 4, 4, "allreduce", S)  # one node: latency only
     assert one["bandwidth_s"] == 0.0 and one["bound_s"] == 2 * (5e-7 + 5e-7 + 2e-7)
 

@@ -95,8 +95,13 @@ def test_schema_rejects_bad_tables():
         {"P": [60, 64], "ranks_per_node": 32, "size_bucket": [0, None], "sparsity_bucket": 0,
          "options": "xor"},
         {"collective": "allreduce", "P": 64, "ranks_per_node": 32, "size_bucket": 10,
-         "options": "recmul:k=4"}]}
+         "options": "recmul:k=4"},
+        {"collective": "alltoall", "P": 64, "ranks_per_node": 32, "size_bucket": 3,
+         "options": "bruck-radix:radix=4"}]}  # dense: no sparsity bucket
     assert tuning_table.schema_errors(good) == []
+    alltoall_file = {"tuna_tuning": 2, "collective": "alltoall", "entries": [
+        {"P": 8, "ranks_per_node": 8, "size_bucket": 3, "options": "bruck"}]}
+    assert tuning_table.schema_errors(alltoall_file) == []
     bad = [
         {"tuna_tuning": 3, "entries": []},                       # unknown version
         {"tuna_tuning": 2, "entries": [], "colour": 1},          # unknown key

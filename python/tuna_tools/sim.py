@@ -169,14 +169,16 @@ def lower_bound(plat, procs, rpn, node_send_bytes, node_recv_bytes):
 
 
 def lower_bound_collective(plat, procs, rpn, collective, S):
-    """Lower bound of an allgather or allreduce in which every rank contributes S bytes.
+    """Lower bound of an allgather, allreduce or alltoall in which every rank contributes S
+    bytes (alltoall: S bytes to every rank).
 
     latency:   ceil(log2 P) rounds, as for the all-to-all (every result depends on all P
                inputs, and the set of inputs a rank can depend on at most doubles per round).
     bandwidth: allgather: a node must receive the S bytes of every rank outside it,
                (P - rpn) S over its injection bandwidth; allreduce (N > 1 nodes): every
                element of the result depends on inputs outside the node, so at least S bytes
-               must enter it.
+               must enter it; alltoall: a full node sends rpn (P - rpn) S bytes out (the
+               all-to-all's bound with every block S).
     intra:     0, as for the all-to-all (no shared intra-node limit in these platforms).
     The maximum of the terms is the bound."""
     nodes = -(-procs // rpn)
@@ -186,6 +188,8 @@ def lower_bound_collective(plat, procs, rpn, collective, S):
     local = min(rpn, procs)
     if collective == "allgather":
         inter = (procs - local) * S / plat["injection_bw"]
+    elif collective == "alltoall":
+        inter = local * (procs - local) * S / plat["injection_bw"]
     else:
         inter = S / plat["injection_bw"] if nodes > 1 else 0.0
     return {"bound_s": max(lat, inter), "latency_s": lat, "bandwidth_s": inter,
@@ -706,7 +710,7 @@ def register(subparsers):
                    help="fugaku | polaris | fattree (sim/platforms) or a path to an .xml")
     r.add_argument("--procs", type=_int_list, required=True, help="P values, e.g. 256,1024")
     r.add_argument("--rpn", type=int, help="ranks per node (default: the platform's)")
-    r.add_argument("--collective", choices=["alltoallv", "allgather", "allreduce"],
+    r.add_argument("--collective", choices=["alltoallv", "alltoall", "allgather", "allreduce"],
                    default="alltoallv", help="tuna-bench --collective (default: %(default)s)")
     r.add_argument("-a", "--algorithms", default="tuna,coalesced,staggered",
                    help="tuna-bench algorithm list (default: %(default)s)")
@@ -718,7 +722,8 @@ def register(subparsers):
     r.add_argument("-w", "--warmup", type=int, default=0,
                    help="warm-up iterations (the first call is always verified; default 0)")
     r.add_argument("--selectors", default="default",
-                   help="SMPI MPI_Alltoallv selectors, one smpirun each: default,ompi,mpich")
+                   help="SMPI selectors of the measured collective (smpi/COLLECTIVE:SELECTOR), one "
+                        "smpirun each: default,ompi,mpich")
     r.add_argument("--no-vendor", action="store_true",
                    help="tuna-bench --no-vendor: do not simulate the SMPI MPI_Alltoallv next "
                         "to every configuration (add -a vendor to measure it once)")

@@ -338,7 +338,11 @@ def _run_bench(args, bench, mpiexec, jsonl, p, first, sweep, tables):
                      "-j", jsonl, "-q"]
     if not first:
         cmd.append("--append")
-    for d in args.dist or ["uniform"]:
+    if args.collective != "alltoallv":
+        if args.dist:
+            raise ValueError("--dist applies to --collective alltoallv only")
+        cmd += ["-c", args.collective]
+    for d in args.dist or ([] if args.collective != "alltoallv" else ["uniform"]):
         cmd += ["-d", d]
     if args.rpn:
         cmd += ["--ranks-per-node", args.rpn]
@@ -524,6 +528,8 @@ def register(subparsers):
     r = sub.add_parser("run", help="run tuna-bench sweeps with mpiexec and write a table")
     r.add_argument("--procs", type=_int_list, required=True, help="P values, e.g. 2,4,8")
     r.add_argument("--rpn", help="tuna-bench --ranks-per-node list (logical nodes)")
+    r.add_argument("--collective", choices=["alltoallv", "alltoall", "allgather", "allreduce"],
+                   default="alltoallv", help="tuna-bench --collective (default: %(default)s)")
     r.add_argument("-a", "--algorithms", default="all", help="tuna-bench algorithm list")
     r.add_argument("--param", default="*=powers", help="tuna-bench --param grid")
     r.add_argument("-s", "--sizes", default="16,256,4K,16K", help="tuna-bench size spec")

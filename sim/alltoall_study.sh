@@ -1,0 +1,69 @@
+#!/bin/sh
+# Issue 36's SMPI study of MPI_Alltoall: every SMPI alltoall algorithm (smpi/alltoall:NAME) and
+# tuna's alltoall rows at their best parameters, plus `auto`, on the Fugaku-like and
+# Polaris-like platforms, 32 ranks per node, every block S bytes, one warm-up call and one
+# timed call (simulated times are deterministic). ONE smpirun per configuration, one at a
+# time, at nice 10, unverified above P = 256. JSON lines appended to
+# sim/results/alltoall/alltoall-P.jsonl; sim/alltoall_table.py writes the tables and figure of
+# docs/algorithms-alltoall.md ("Simulated").
+#
+#   sim/alltoall_study.sh                                  the list below
+#   SIZES=8,256 LIST="256:polaris:smpi:900" sim/alltoall_study.sh
+#
+# BENCH is a tuna-bench built with SG's smpicc (default SimGrid 3.35, scripts/build-simgrid.sh):
+#   cmake -S . -B build/smpi-3.35 -DCMAKE_TOOLCHAIN_FILE=cmake/smpi.cmake \
+#         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNA_SIMGRID_PREFIX=/work/cache/simgrid-3.35
+#   cmake --build build/smpi-3.35 --target tuna-bench
+set -uf  # -f: the argument lists below hold * (tuna-bench --param *=powers)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PY=${PY:-$ROOT/.venv/bin/python}
+[ -x "$PY" ] || PY=python3
+: "${SIZES:=8,64,256,1K,4K,16K,64K}" "${SG:=/work/cache/simgrid-3.35}"
+: "${BENCH:=build/smpi-3.35/tools/tuna-bench}"
+OUT=${OUT:-$ROOT/sim/results/alltoall}
+mkdir -p "$OUT"
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+
+# SMPI's alltoall algorithms, each its own smpirun (tuna-bench -a vendor). Not run: `automatic`
+# (it times every algorithm inside each call) and `pair_rma` (one-sided; it aborts at
+# P >= 64 in SimGrid 3.35); 3dmesh needs P a cube (64 here).
+SMPI_ALGS="basic_linear,bruck,pair,pair_light_barrier,pair_mpi_barrier,pair_one_barrier,rdb,ring,\
+ring_light_barrier,ring_mpi_barrier,ring_one_barrier,2dmesh,mvapich2,mvapich2_scatter_dest,\
+ompi,mpich,impi"
+
+# P:PLATFORM:CONFIG:TIMEOUT, cheapest first so a stopped study still holds whole rows.
+: "${LIST:=
+64:fugaku:smpi:600 64:fugaku:rows:1800 64:fugaku:auto:600 64:fugaku:smpi3d:600
+64:polaris:smpi:600 64:polaris:rows:1800 64:polaris:auto:600 64:polaris:smpi3d:600
+256:fugaku:smpi:1800 256:fugaku:big:3600 256:fugaku:auto:900
+256:polaris:smpi:1800 256:polaris:big:3600 256:polaris:auto:900
+}"
+
+args_of() { # CONFIG -> tuna sim run options
+    case $1 in
+    smpi) echo "-a vendor --selectors $SMPI_ALGS" ;;
+    smpi3d) echo "-a vendor --selectors 3dmesh" ;;
+    # Every row, every parameter at powers of 2 (P = 64: 6 radices x 7 batch sizes for TuNA).
+    rows) echo "-a all --param *=powers" ;;
+    # Larger P: the logarithmic and hierarchical rows at small radices, the linear ones at
+    # their defaults (their batch grid adds nothing where every row is latency-bound).
+    big) echo "-a bruck,padded-bruck,bruck-radix,tuna,coalesced,staggered,scattered,pairwise,linear,spreadout,xor --param radix=2,4,8,16,32" ;;
+    bigfam) echo "-a bruck-radix,tuna,coalesced --param radix=2,4,8" ;;
+    auto) echo "-a auto" ;;
+    *) echo "alltoall_study.sh: unknown configuration $1" >&2; exit 2 ;;
+    esac
+}
+
+for item in $LIST; do
+    IFS=: read -r P plat cfg tmo <<EOF
+$item
+EOF
+    verify=""
+    [ "$P" -gt 256 ] && verify="--no-verify"
+    out="$OUT/alltoall-$P.jsonl"
+    # shellcheck disable=SC2046
+    (cd "$ROOT" && nice -n 10 "$PY" -m tuna_tools sim run --platform "$plat" --procs "$P" \
+        --rpn 32 --collective alltoall -s "$SIZES" -w 1 $(args_of "$cfg") --no-vendor $verify \
+        --simgrid "$SG" --bench "$BENCH" --timeout "$tmo" --append -o "$out" -q) ||
+        echo "alltoall_study.sh: $plat P=$P $cfg failed or timed out" >&2
+done
