@@ -6,7 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-int app_parse_algorithms(const char *list, app_algorithm **out, int *n, char *err, size_t errlen)
+int app_parse_algorithms(const char *list, unsigned flags, app_algorithm **out, int *n,
+                         char *err, size_t errlen)
 {
     *out = NULL;
     *n = 0;
@@ -37,12 +38,23 @@ int app_parse_algorithms(const char *list, app_algorithm **out, int *n, char *er
         if (spec[0]) {
             app_algorithm *a = &algs[count];
             int e = tuna_options_parse(spec, TUNA_ALLTOALLV, &a->opt);
-            if (e != MPI_SUCCESS) {
-                snprintf(err, errlen, "--algorithms '%s': %s", spec, tuna_error_string(e));
+            a->has_v = e == MPI_SUCCESS;
+            if (!a->has_v && (flags & APP_ALG_UNIFORM))
+                snprintf(a->note, sizeof a->note, "%s", tuna_error_string(e));
+            if (flags & APP_ALG_UNIFORM) {
+                int eu = tuna_options_parse(spec, TUNA_ALLTOALL, &a->uopt);
+                a->has_u = eu == MPI_SUCCESS;
+                if (!a->has_u && a->has_v)
+                    snprintf(a->note, sizeof a->note, "%s", tuna_error_string(eu));
+            }
+            if (!a->has_v && !a->has_u) { /* alltoallv's message: the usual registry */
+                snprintf(err, errlen, "--algorithms '%s': %s", spec,
+                         (flags & APP_ALG_UNIFORM) ? a->note : tuna_error_string(e));
                 rc = -1;
                 break;
             }
-            if (tuna_options_format(&a->opt, a->name, sizeof a->name) != MPI_SUCCESS)
+            if (tuna_options_format(a->has_v ? &a->opt : &a->uopt, a->name, sizeof a->name) !=
+                MPI_SUCCESS)
                 snprintf(a->name, sizeof a->name, "%.100s", spec);
             count++;
         }

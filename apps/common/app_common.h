@@ -17,16 +17,26 @@
 
 /* One algorithm asked for on the command line. */
 typedef struct app_algorithm {
-    tuna_options opt;
+    tuna_options opt;  /* for TUNA_ALLTOALLV (valid if has_v) */
+    tuna_options uopt; /* APP_ALG_UNIFORM: the same string for TUNA_ALLTOALL (valid if has_u) */
+    int has_v, has_u;
     char name[APP_NAME_LEN]; /* canonical option string (tuna_options_format) */
+    char note[256];          /* APP_ALG_UNIFORM: the message of the registry that refused it */
 } app_algorithm;
+
+/* app_parse_algorithms' flags: also parse every algorithm for TUNA_ALLTOALL, and accept one
+ * that only one of the two registries knows (twophase-bruck: alltoallv, bruck-radix:
+ * alltoall; the rows they share take the same names and parameters). */
+#define APP_ALG_UNIFORM 1u
 
 /*
  * Parse "vendor,tuna:radix=2,block=4,linear": comma-separated option strings; a token of the
  * form key=value (no ':' before the '=') continues the previous algorithm's parameters, so
- * "tuna:radix=2,block=4" stays one algorithm. Returns 0, or -1 with a message.
+ * "tuna:radix=2,block=4" stays one algorithm. Without flags every algorithm must be an
+ * alltoallv one (has_v = 1, has_u = 0). Returns 0, or -1 with a message.
  */
-int app_parse_algorithms(const char *list, app_algorithm **out, int *n, char *err, size_t errlen);
+int app_parse_algorithms(const char *list, unsigned flags, app_algorithm **out, int *n,
+                         char *err, size_t errlen);
 
 /* min / max / mean of one value over the ranks of comm (valid on every rank). */
 typedef struct app_minmax {

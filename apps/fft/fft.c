@@ -10,6 +10,9 @@
  * output stays in the last layout (as FFTW's TRANSPOSED_OUT); the backward transform undoes
  * it, so the all-to-alls are non-uniform whenever the ranks do not divide the grid.
  *
+ * A reshape whose blocks are all equal (P dividing the extents it splits) runs tuna_alltoall
+ * with the same algorithm string parsed for TUNA_ALLTOALL (--alltoallv-only: never).
+ *
  * Checks: forward output vs a serial FFTW transform of the gathered input (small grids),
  * round trip vs the input (any size), and every algorithm's forward output byte-identical to
  * the first algorithm's (data movement must not change a bit). Exit code 1 on a wrong answer.
@@ -56,6 +59,8 @@ typedef struct fft_args {
     int ntransforms, transforms[2]; /* --transform: r2c flags */
     int ngrids, grids[MAX_GRIDS][2]; /* --grid */
     int pencil_input; /* --input pencils */
+    int v_only;       /* --alltoallv-only */
+    int compare_v;    /* --compare-alltoallv */
     int no_charge;
     int quiet, help;
 } fft_args;
@@ -65,10 +70,19 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: mpiexec -n P tuna-fft [options]\n"
             "Distributed 2-D/3-D FFT (slab or pencil decomposition, FFTW local transforms,\n"
-            "tuna_alltoallv transposes); checks its answers and times each algorithm.\n\n"
+            "tuna_alltoallv transposes, tuna_alltoall where every block is equal); checks its\n"
+            "answers and times each algorithm.\n\n"
             "  -a, --algorithms LIST  tuna option strings, comma-separated (default\n"
             "                         vendor,linear,tuna); 'vendor' = the MPI library's\n"
-            "                         MPI_Alltoallv; e.g. vendor,tuna:radix=2,block=4,coalesced\n"
+            "                         MPI_Alltoallv (MPI_Alltoall on equal blocks); e.g.\n"
+            "                         vendor,tuna:radix=2,block=4,coalesced. A name only one\n"
+            "                         collective has runs where it can: twophase-bruck stays\n"
+            "                         on tuna_alltoallv, bruck-radix needs equal blocks in\n"
+            "                         every reshape (skipped otherwise)\n"
+            "      --alltoallv-only   every reshape on tuna_alltoallv (default: a reshape whose\n"
+            "                         blocks are all equal runs tuna_alltoall)\n"
+            "      --compare-alltoallv  each algorithm also with every reshape on\n"
+            "                         tuna_alltoallv ('NAME [alltoallv]'), timed interleaved\n"
             "  -W, --workload LIST    n1, n2, custom (default custom):\n"
             "                         custom: exactly --dims\n"
             "                         n1: dims 0 and 1 chosen so that only the ranks below\n"
@@ -134,7 +148,7 @@ static int parse_dims(const char *s, long dims[3], int *nd)
 static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errlen)
 {
     enum { O_SHORT = 256, O_SERIAL, O_SEED, O_RUNNAME, O_PLAN, O_DECOMP, O_GRID, O_TRANSFORM,
-           O_NOCHARGE, O_INPUT };
+           O_NOCHARGE, O_INPUT, O_VONLY, O_COMPARE };
     static const struct option longopts[] = {{"algorithms", required_argument, 0, 'a'},
                                              {"workload", required_argument, 0, 'W'},
                                              {"dims", required_argument, 0, 'd'},
@@ -150,6 +164,8 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
                                              {"transform", required_argument, 0, O_TRANSFORM},
                                              {"no-charge", no_argument, 0, O_NOCHARGE},
                                              {"input", required_argument, 0, O_INPUT},
+                                             {"alltoallv-only", no_argument, 0, O_VONLY},
+                                             {"compare-alltoallv", no_argument, 0, O_COMPARE},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
@@ -266,6 +282,12 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
         case O_NOCHARGE:
             a->no_charge = 1;
             break;
+        case O_VONLY:
+            a->v_only = 1;
+            break;
+        case O_COMPARE:
+            a->compare_v = 1;
+            break;
         case 'q':
             a->quiet = 1;
             break;
@@ -286,6 +308,10 @@ static int parse_args(int argc, char **argv, fft_args *a, char *err, size_t errl
     }
     if (a->ngrids && !a->pencil) {
         snprintf(err, errlen, "--grid needs --decomposition pencil");
+        return -1;
+    }
+    if (a->v_only && a->compare_v) {
+        snprintf(err, errlen, "--alltoallv-only and --compare-alltoallv exclude each other");
         return -1;
     }
     if (a->pencil && a->nd != 3) {
@@ -477,13 +503,24 @@ static double roundtrip_error(pfft *f, const void *input)
 
 /* ------------------------------------------------------------ one workload */
 
+/* One row of the run: an algorithm and the collectives its reshapes may use. */
+typedef struct fft_entry {
+    const app_algorithm *alg;
+    const tuna_options *opt;  /* TUNA_ALLTOALLV, NULL: the algorithm is alltoall only */
+    const tuna_options *uopt; /* TUNA_ALLTOALL for the uniform reshapes, NULL: none */
+    int v_only;               /* --alltoallv-only or the [alltoallv] copy */
+    char label[APP_NAME_LEN + 16];
+} fft_entry;
+
 typedef struct alg_result {
     int ok;      /* ran without error */
+    int skipped; /* alltoall only, and a reshape is not uniform: r->error says which */
     int planned; /* its plans exist (or --plan is off) */
     double err_serial, err_roundtrip;
     int identical; /* forward output bitwise equal to the first algorithm's */
     double total, a2a, transpose, fft;    /* per-rank sums over timed iterations */
     double stage_a2a[PFFT_MAX_STAGES - 1]; /* per reshape, both directions */
+    long calls[PFFT_MAX_STAGES - 1][2];   /* per reshape: tuna_alltoallv, tuna_alltoall runs */
     double plan_seconds;                  /* --plan: every init, max over ranks */
     char choice[2 * (PFFT_MAX_STAGES - 1)][160]; /* --plan: what each plan runs */
     char error[512];
@@ -494,15 +531,33 @@ static json_t *minmax_json(double v, const fft_args *a)
     return app_minmax_json(app_minmax_over_ranks(v / a->iters, comm_app));
 }
 
-static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const workload *w,
-                           const pfft *f, const app_algorithm *alg, const alg_result *r,
-                           int verified)
+/* The collective reshape t ran for one entry, from the calls of every rank. */
+static const char *collective_of(const long calls[2])
 {
+    return calls[0] && calls[1] ? "mixed" : calls[1] ? "alltoall" : calls[0] ? "alltoallv" : "none";
+}
+
+/* Why an entry's uniform reshapes do not run tuna_alltoall (NULL: they do). */
+static const char *alltoall_note(const fft_args *a, const fft_entry *e)
+{
+    if (e->uopt)
+        return NULL;
+    if (e->v_only)
+        return a->v_only ? "--alltoallv-only" : "--compare-alltoallv";
+    return e->alg->note; /* the alltoall registry's message */
+}
+
+static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const workload *w,
+                           const pfft *f, const fft_entry *e, const alg_result *r,
+                           long calls[][2], int verified)
+{
+    const app_algorithm *alg = e->alg;
+    const tuna_options *o = alg->has_v ? &alg->opt : &alg->uopt;
     json_t *params = json_object();
-    const tuna_algorithm_info *info = tuna_algorithm_get(TUNA_ALLTOALLV, alg->opt.algorithm);
+    const tuna_algorithm_info *info = tuna_algorithm_get(o->collective, o->algorithm);
     for (int p = 0; p < info->nparams; p++)
-        if (alg->opt.set & (1u << p))
-            json_object_set_new(params, info->params[p].name, json_integer(alg->opt.value[p]));
+        if (o->set & (1u << p))
+            json_object_set_new(params, info->params[p].name, json_integer(o->value[p]));
     json_t *dims = json_array();
     for (int d = 0; d < w->nd; d++)
         json_array_append_new(dims, json_integer(w->n[d]));
@@ -515,6 +570,15 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
                             "transform", a->r2c ? "r2c" : "c2c", "dims", dims, "algorithm",
                             info->name, "options", alg->name, "params", params, "iterations",
                             a->iters);
+    /* what this row's reshapes run: uniform ones tuna_alltoall with alltoall_options, the
+     * others tuna_alltoallv with alltoallv_options; a null one is explained by the note */
+    json_object_set_new(rec, "alltoallv_only", json_boolean(e->v_only));
+    json_object_set_new(rec, "alltoall_options", e->uopt ? json_string(alg->name) : json_null());
+    json_object_set_new(rec, "alltoallv_options", e->opt ? json_string(alg->name) : json_null());
+    const char *note = alltoall_note(a, e);
+    if (!note && !e->opt)
+        note = alg->note; /* alltoall only: the alltoallv registry's message */
+    json_object_set_new(rec, "collective_note", note ? json_string(note) : json_null());
     /* ranks holding planes of dims 0 and 1 in the slabs (the n1 pattern); not a pencil notion */
     json_object_set_new(rec, "senders", a->pencil ? json_null() : json_integer(w->senders));
     json_object_set_new(rec, "receivers", a->pencil ? json_null() : json_integer(w->receivers));
@@ -533,7 +597,9 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
     json_object_set_new(rec, "bytes_per_transpose", json_real(bytes));
     json_object_set_new(rec, "transposes_per_iteration", json_integer(2 * nt));
     json_object_set_new(rec, "seed", json_integer((json_int_t)a->seed));
-    json_object_set_new(rec, "status", json_string(r->ok ? "ok" : "error"));
+    json_object_set_new(rec, "status", json_string(r->ok        ? "ok"
+                                                   : r->skipped ? "skipped"
+                                                                : "error"));
     json_object_set_new(rec, "verified", json_boolean(verified));
     json_object_set_new(rec, "tolerance", json_real(FFT_TOLERANCE));
     json_object_set_new(rec, "error_serial",
@@ -544,15 +610,21 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
         json_object_set_new(rec, "plan", json_string(a->plan == 2 ? "measure" : "estimate"));
         json_object_set_new(rec, "plan_seconds", json_real(r->plan_seconds));
     }
-    /* one entry per reshape: its communicator size, bytes, all-to-all time (forward and
-     * backward together) and, with --plan, the two plans' choices */
+    /* one entry per reshape: its communicator size, bytes, how many ranks' communicators
+     * have equal blocks, the collective that ran (with every rank's calls of each),
+     * all-to-all time (forward and backward together) and, with --plan, the two plans'
+     * choices */
     json_t *stages = json_array();
     for (int t = 0; t < nt; t++) {
         int qmax = f->rs[t].q;
         MPI_Allreduce(MPI_IN_PLACE, &qmax, 1, MPI_INT, MPI_MAX, comm_app);
-        json_t *s = json_pack("{s:s,s:s,s:s,s:i,s:f,s:o}", "name", f->rs[t].name, "from",
-                              f->st[t].name, "to", f->st[t + 1].name, "comm_size", qmax, "bytes",
-                              f->rs[t].bytes, "alltoallv", minmax_json(r->stage_a2a[t], a));
+        json_t *s = json_pack("{s:s,s:s,s:s,s:i,s:f,s:i,s:s,s:{s:I,s:I},s:o}", "name",
+                              f->rs[t].name, "from", f->st[t].name, "to", f->st[t + 1].name,
+                              "comm_size", qmax, "bytes", f->rs[t].bytes, "uniform_ranks",
+                              f->rs[t].uniform_ranks, "collective", collective_of(calls[t]),
+                              "calls", "alltoall", (json_int_t)calls[t][1], "alltoallv",
+                              (json_int_t)calls[t][0], "alltoallv",
+                              minmax_json(r->stage_a2a[t], a));
         if (a->plan) {
             json_object_set_new(s, "plan_forward", json_string(r->choice[2 * t]));
             json_object_set_new(s, "plan_backward", json_string(r->choice[2 * t + 1]));
@@ -574,49 +646,50 @@ static json_t *record_json(const fft_args *a, const tuna_run_meta *run, const wo
     return rec;
 }
 
-static void describe_plan(tuna_plan plan, char *out, size_t len)
+static void describe_plan(const pfft_plan *plan, char *out, size_t len)
 {
     static const char *const how[] = {"forced", "estimate", "measure", "wisdom"};
     tuna_plan_info info;
-    tuna_plan_get_info(plan, &info);
-    const tuna_algorithm_info *alg = tuna_algorithm_get(TUNA_ALLTOALLV, info.algorithm);
-    tuna_options o = {.collective = TUNA_ALLTOALLV, .algorithm = info.algorithm};
+    tuna_plan_get_info(plan->plan, &info);
+    const tuna_algorithm_info *alg = tuna_algorithm_get(info.collective, info.algorithm);
+    tuna_options o = {.collective = info.collective, .algorithm = info.algorithm};
     for (int p = 0; p < alg->nparams; p++) {
         o.set |= 1u << p;
         o.value[p] = info.params[p];
     }
     char opts[128] = "?";
     tuna_options_format(&o, opts, sizeof opts);
-    snprintf(out, len, "%s (%s)", opts, how[info.source & 3]);
+    snprintf(out, len, "%s (%s, %s)", opts, how[info.source & 3],
+             plan->alltoall ? "alltoall" : "alltoallv");
 }
 
 /* --plan: every reshape of one algorithm, both directions, as plans (init collective, its
  * errors agreed); the time of all inits, max over ranks. Returns 0 or -1 (every rank). */
-static int make_plans(pfft *f, const app_algorithm *alg, unsigned flags, tuna_plan *plans,
+static int make_plans(pfft *f, const fft_entry *e, unsigned flags, pfft_plan *plans,
                       alg_result *r)
 {
     MPI_Barrier(comm_app);
     double t0 = app_now();
     char err[400] = "";
-    int rc = pfft_make_plans(f, &alg->opt, flags, plans, err, sizeof err);
+    int rc = pfft_make_plans(f, e->opt, e->uopt, flags, plans, err, sizeof err);
     double t = app_now() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_app);
     r->plan_seconds = t;
     if (rc) {
         /* bounded: the name and the message fit r->error */
-        snprintf(r->error, sizeof r->error, "%.100s: %.380s", alg->name, err);
+        snprintf(r->error, sizeof r->error, "%.100s: %.380s", e->label, err);
         return -1;
     }
     for (int k = 0; k < 2 * (f->nstages - 1); k++)
-        describe_plan(plans[k], r->choice[k], sizeof r->choice[k]);
+        describe_plan(&plans[k], r->choice[k], sizeof r->choice[k]);
     return 0;
 }
 
 /* One forward (fwd) or backward transform, its failure agreed over every rank. */
-static int agreed(pfft *f, int fwd, const app_algorithm *alg, alg_result *r)
+static int agreed(pfft *f, int fwd, const fft_entry *e, alg_result *r)
 {
-    int rc = fwd ? pfft_forward(f, &alg->opt, r->error, sizeof r->error)
-                 : pfft_backward(f, &alg->opt, r->error, sizeof r->error);
+    int rc = fwd ? pfft_forward(f, e->opt, e->uopt, r->error, sizeof r->error)
+                 : pfft_backward(f, e->opt, e->uopt, r->error, sizeof r->error);
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm_app);
     if (rc && !r->error[0])
         snprintf(r->error, sizeof r->error, "failed on another rank");
@@ -630,9 +703,19 @@ static void reset_timers(pfft *f)
         f->rs[t].t_a2a = 0;
 }
 
-/* Runs every algorithm on one workload; returns 0 (all right), 1 (a wrong answer), 2 (error). */
+/* Moves the engine's call counts into r (the verification and every timed round trip). */
+static void collect_calls(pfft *f, alg_result *r)
+{
+    for (int t = 0; t < f->nstages - 1; t++)
+        for (int c = 0; c < 2; c++) {
+            r->calls[t][c] += f->rs[t].calls[c];
+            f->rs[t].calls[c] = 0;
+        }
+}
+
+/* Runs every entry on one workload; returns 0 (all right), 1 (a wrong answer), 2 (error). */
 static int run_workload(const fft_args *a, const tuna_run_meta *run, const workload *w,
-                        const app_algorithm *algs, int nalg, FILE *json)
+                        const fft_entry *ent, int nent, FILE *json)
 {
     char err[1024] = "";
     pfft f;
@@ -662,9 +745,9 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
     fftw_complex *out_buf = pfft_output(&f, &out_n);
     void *input = fftw_malloc((in_n ? in_n : 1) * esz);
     fftw_complex *first = fftw_malloc((out_n ? out_n : 1) * sizeof *first);
-    alg_result *res = calloc((size_t)nalg, sizeof *res);
-    /* --plan: every algorithm's reshapes planned once, before any is run */
-    tuna_plan *plans = calloc(2 * (size_t)nt * (size_t)nalg, sizeof *plans);
+    alg_result *res = calloc((size_t)nent, sizeof *res);
+    /* --plan: every entry's reshapes planned once, before any is run */
+    pfft_plan *plans = calloc(2 * (size_t)nt * (size_t)nent, sizeof *plans);
     int ok = input && first && res && plans;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm_app);
     if (!ok) {
@@ -678,35 +761,53 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
     long points = w->n[0] * w->n[1] * w->n[2];
     int do_serial = points <= a->serial_max;
     int status = 0;
-    for (int k = 0; k < nalg; k++) {
-        res[k].planned = !a->plan;
-        if (a->plan && !make_plans(&f, &algs[k],
-                                   a->plan == 2 ? TUNA_PLAN_MEASURE : TUNA_PLAN_ESTIMATE,
-                                   &plans[2 * nt * k], &res[k]))
-            res[k].planned = 1;
-        if (!res[k].planned)
+    /* An alltoall-only algorithm runs where every reshape is uniform on every rank
+     * (uniform_ranks is agreed, so every rank skips alike). */
+    int nonuniform = -1;
+    for (int t = nt - 1; t >= 0; t--)
+        if (f.rs[t].uniform_ranks < P)
+            nonuniform = t;
+    for (int k = 0; k < nent; k++) {
+        alg_result *r = &res[k];
+        r->err_serial = -1;
+        if (!ent[k].opt && nonuniform >= 0) {
+            r->skipped = 1;
+            snprintf(r->error, sizeof r->error,
+                     "skipped: alltoall only, and reshape %s has unequal blocks",
+                     f.rs[nonuniform].name);
+            continue;
+        }
+        r->planned = !a->plan;
+        if (a->plan && !make_plans(&f, &ent[k], a->plan == 2 ? TUNA_PLAN_MEASURE
+                                                              : TUNA_PLAN_ESTIMATE,
+                                   &plans[2 * nt * k], r))
+            r->planned = 1;
+        if (!r->planned)
             status = 2;
     }
 
-    /* Verification run of each algorithm (also its warm-up). */
-    for (int k = 0; k < nalg; k++) {
+    /* Verification run of each entry (also its warm-up). */
+    int have_first = 0;
+    for (int k = 0; k < nent; k++) {
         alg_result *r = &res[k];
         if (!r->planned)
-            continue; /* its init failed: r->error says why */
+            continue; /* skipped, or its init failed: r->error says why */
         f.plans = a->plan ? &plans[2 * nt * k] : NULL;
-        r->err_serial = -1;
         memcpy(in_buf, input, in_n * esz);
-        if (agreed(&f, 1, &algs[k], r)) {
-            status = 2;
-            continue;
+        reset_timers(&f);
+        int rc = agreed(&f, 1, &ent[k], r);
+        if (!rc) {
+            if (!have_first)
+                memcpy(first, out_buf, out_n * sizeof *first);
+            have_first = 1;
+            int same = memcmp(first, out_buf, out_n * sizeof *first) == 0;
+            MPI_Allreduce(&same, &r->identical, 1, MPI_INT, MPI_MIN, comm_app);
+            if (do_serial)
+                r->err_serial = serial_error(&f, input, out_buf);
+            rc = agreed(&f, 0, &ent[k], r);
         }
-        if (k == 0)
-            memcpy(first, out_buf, out_n * sizeof *first);
-        int same = memcmp(first, out_buf, out_n * sizeof *first) == 0;
-        MPI_Allreduce(&same, &r->identical, 1, MPI_INT, MPI_MIN, comm_app);
-        if (do_serial)
-            r->err_serial = serial_error(&f, input, out_buf);
-        if (agreed(&f, 0, &algs[k], r)) {
+        collect_calls(&f, r);
+        if (rc) {
             status = 2;
             continue;
         }
@@ -714,9 +815,9 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
         r->ok = 1;
     }
 
-    /* Timed round trips, algorithms interleaved so machine drift hits all alike. */
+    /* Timed round trips, entries interleaved so machine drift hits all alike. */
     for (int it = 0; it < a->iters; it++)
-        for (int k = 0; k < nalg; k++) {
+        for (int k = 0; k < nent; k++) {
             alg_result *r = &res[k];
             if (!r->ok)
                 continue;
@@ -725,10 +826,11 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
             f.plans = a->plan ? &plans[2 * nt * k] : NULL;
             MPI_Barrier(comm_app);
             double t0 = app_now();
-            int rc = pfft_forward(&f, &algs[k].opt, r->error, sizeof r->error);
-            if (pfft_backward(&f, &algs[k].opt, r->error, sizeof r->error))
+            int rc = pfft_forward(&f, ent[k].opt, ent[k].uopt, r->error, sizeof r->error);
+            if (pfft_backward(&f, ent[k].opt, ent[k].uopt, r->error, sizeof r->error))
                 rc = -1;
             double t1 = app_now();
+            collect_calls(&f, r);
             MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MIN, comm_app);
             if (rc) {
                 r->ok = 0;
@@ -765,11 +867,22 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
         double bytes = 0;
         for (int t = 0; t < nt; t++)
             bytes += f.rs[t].bytes / nt;
-        printf("  %.0f B per transpose\n%-28s %10s %10s %10s %10s %10s %10s %5s\n", bytes,
-               "algorithm", "total_ms", "max_ms", "a2a_ms", "a2a_max", "err_serial",
-               "err_rtrip", "ok");
+        printf("  %.0f B per transpose\nblocks:", bytes);
+        for (int t = 0; t < nt; t++) {
+            const pfft_reshape *rs = &f.rs[t];
+            if (rs->uniform_ranks == P)
+                printf(" %s equal", rs->name);
+            else if (rs->uniform_ranks == 0)
+                printf(" %s unequal", rs->name);
+            else
+                printf(" %s equal in the communicators of %d of %d ranks", rs->name,
+                       rs->uniform_ranks, P);
+            printf("%s", t + 1 < nt ? "," : "\n");
+        }
+        printf("%-28s %10s %10s %10s %10s %10s %10s %5s\n", "algorithm", "total_ms", "max_ms",
+               "a2a_ms", "a2a_max", "err_serial", "err_rtrip", "ok");
     }
-    for (int k = 0; k < nalg; k++) {
+    for (int k = 0; k < nent; k++) {
         alg_result *r = &res[k];
         int verified = r->ok && r->identical && r->err_roundtrip <= FFT_TOLERANCE &&
                        (!do_serial || (r->err_serial >= 0 && r->err_serial <= FFT_TOLERANCE));
@@ -778,24 +891,28 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
         app_minmax tot = app_minmax_over_ranks(r->total / a->iters, comm_app);
         app_minmax a2a = app_minmax_over_ranks(r->a2a / a->iters, comm_app);
         app_minmax st[PFFT_MAX_STAGES - 1];
-        for (int t = 0; t < nt; t++)
+        long calls[PFFT_MAX_STAGES - 1][2];
+        for (int t = 0; t < nt; t++) {
             st[t] = app_minmax_over_ranks(r->stage_a2a[t] / a->iters, comm_app);
+            MPI_Allreduce(r->calls[t], calls[t], 2, MPI_LONG, MPI_SUM, comm_app);
+        }
         if (me == 0 && !a->quiet) {
-            if (!r->ok)
-                printf("%-28s error: %s\n", algs[k].name, r->error);
+            if (r->skipped)
+                printf("%-28s %s\n", ent[k].label, r->error);
+            else if (!r->ok)
+                printf("%-28s error: %s\n", ent[k].label, r->error);
             else {
                 char es[32] = "-";
                 if (r->err_serial >= 0)
                     snprintf(es, sizeof es, "%.1e", r->err_serial);
-                printf("%-28s %10.3f %10.3f %10.3f %10.3f %10s %10.1e %5s\n", algs[k].name,
+                printf("%-28s %10.3f %10.3f %10.3f %10.3f %10s %10.1e %5s\n", ent[k].label,
                        1e3 * tot.mean, 1e3 * tot.max, 1e3 * a2a.mean, 1e3 * a2a.max, es,
                        r->err_roundtrip, verified ? "yes" : "WRONG");
-                if (nt > 1) {
-                    printf("%-28s a2a max ms:", "");
-                    for (int t = 0; t < nt; t++)
-                        printf(" %s %.3f", f.rs[t].name, 1e3 * st[t].max);
-                    printf("\n");
-                }
+                /* which collective each reshape ran, and its time */
+                printf("%-28s a2a max ms:", "");
+                for (int t = 0; t < nt; t++)
+                    printf(" %s %s %.3f%s", f.rs[t].name, collective_of(calls[t]),
+                           1e3 * st[t].max, t + 1 < nt ? "," : "\n");
                 if (a->plan) {
                     printf("%-28s plan init %.3f ms:", "", 1e3 * r->plan_seconds);
                     for (int t = 0; t < nt; t++)
@@ -805,7 +922,7 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
                 }
             }
         }
-        json_t *rec = record_json(a, run, w, &f, &algs[k], r, verified);
+        json_t *rec = record_json(a, run, w, &f, &ent[k], r, calls, verified);
         if (me == 0 && json)
             app_json_line(json, rec);
         else
@@ -813,15 +930,64 @@ static int run_workload(const fft_args *a, const tuna_run_meta *run, const workl
     }
     if (me == 0 && !a->quiet)
         fflush(stdout);
-    for (int k = 0; k < 2 * nt * nalg; k++)
-        if (plans[k])
-            tuna_plan_free(&plans[k]);
+    for (int k = 0; k < 2 * nt * nent; k++)
+        if (plans[k].plan)
+            tuna_plan_free(&plans[k].plan);
     free(plans);
     fftw_free(input);
     fftw_free(first);
     free(res);
     pfft_free(&f);
     return status;
+}
+
+/* The rows of the run: each algorithm with alltoall on its uniform reshapes (where the alltoall
+ * registry knows it and --alltoallv-only is off), and with --compare-alltoallv a copy of each
+ * algorithm both registries know that keeps every reshape on alltoallv. Rank 0 says once
+ * (not per reshape or workload) which algorithms cannot use one of the collectives. */
+static int make_entries(const fft_args *a, const app_algorithm *algs, int nalg, fft_entry **out,
+                        int *n, char *err, size_t errlen)
+{
+    fft_entry *ent = calloc(2 * (size_t)nalg, sizeof *ent);
+    if (!ent) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int say = me == 0 && !a->quiet, k = 0;
+    for (int i = 0; i < nalg; i++) {
+        const app_algorithm *alg = &algs[i];
+        if (a->v_only && !alg->has_v) {
+            if (say)
+                printf("tuna-fft: %s not run: --alltoallv-only, and %s\n", alg->name, alg->note);
+            continue;
+        }
+        if (say && !alg->has_u && !a->v_only)
+            printf("tuna-fft: %s: %s: its equal-block reshapes stay on tuna_alltoallv\n",
+                   alg->name, alg->note);
+        if (say && !alg->has_v)
+            printf("tuna-fft: %s: %s: run only where every reshape has equal blocks\n",
+                   alg->name, alg->note);
+        for (int copy = 0; copy < 1 + (a->compare_v && alg->has_u && alg->has_v); copy++) {
+            fft_entry *e = &ent[k++];
+            e->alg = alg;
+            e->v_only = a->v_only || copy;
+            e->opt = alg->has_v ? &alg->opt : NULL;
+            e->uopt = alg->has_u && !e->v_only ? &alg->uopt : NULL;
+            snprintf(e->label, sizeof e->label, "%s%s", alg->name,
+                     copy ? " [alltoallv]" : "");
+        }
+    }
+    if (say && a->v_only)
+        printf("tuna-fft: --alltoallv-only: every reshape on tuna_alltoallv\n");
+    if (!k) {
+        free(ent);
+        snprintf(err, errlen, "--alltoallv-only: no algorithm of --algorithms has an alltoallv "
+                              "form");
+        return -1;
+    }
+    *out = ent;
+    *n = k;
+    return 0;
 }
 
 /* ------------------------------------------------------------ main */
@@ -863,7 +1029,7 @@ int main(int argc, char **argv)
 
     app_algorithm *algs = NULL;
     int nalg = 0;
-    if (app_parse_algorithms(a.algorithms, &algs, &nalg, err, sizeof err))
+    if (app_parse_algorithms(a.algorithms, APP_ALG_UNIFORM, &algs, &nalg, err, sizeof err))
         return fail_all(err);
     workload w[MAX_WORKLOADS];
     int nw = 0;
@@ -900,10 +1066,19 @@ int main(int argc, char **argv)
                "(relative max error); times per round trip (forward + backward), mean / max "
                "over ranks\n",
                run.library, P, a.iters, FFT_TOLERANCE);
+    fft_entry *ent = NULL;
+    int nent = 0;
+    if (make_entries(&a, algs, nalg, &ent, &nent, err, sizeof err)) {
+        if (json)
+            fclose(json);
+        free(algs);
+        return fail_all(err);
+    }
     for (int g = 0; g < a.ngrids; g++)
         if ((long)a.grids[g][0] * a.grids[g][1] != P) {
             if (json)
                 fclose(json);
+            free(ent);
             free(algs);
             snprintf(err, sizeof err, "--grid %dx%d: %ld ranks, the job has %d", a.grids[g][0],
                      a.grids[g][1], (long)a.grids[g][0] * a.grids[g][1], P);
@@ -916,12 +1091,13 @@ int main(int argc, char **argv)
                 a.r2c = a.transforms[t];
                 a.grid[0] = a.ngrids ? a.grids[g][0] : 0;
                 a.grid[1] = a.ngrids ? a.grids[g][1] : 0;
-                int s = run_workload(&a, &run, &w[i], algs, nalg, json);
+                int s = run_workload(&a, &run, &w[i], ent, nent, json);
                 if (s > status)
                     status = s;
             }
     if (json)
         fclose(json);
+    free(ent);
     free(algs);
     fftw_cleanup();
     MPI_Comm_free(&comm_app);

@@ -6,7 +6,10 @@ run (> 1: faster than the MPI library's MPI_Alltoallv timed interleaved with it)
 reshape's time. Several files of the same configuration (repeated runs): the times are their
 medians and every run's ratio is listed. A run without vendor (one SMPI run per algorithm:
 simulated times are deterministic) takes the vendor row of the same configuration from
-another file.
+another file. Rows with every reshape on tuna_alltoallv (--alltoallv-only, the copies of
+--compare-alltoallv) are labelled "NAME [alltoallv]" and compared with the vendor row of their
+kind (MPI_Alltoallv); the others with the vendor row that ran MPI_Alltoall where the blocks are
+equal.
 
     python3 apps/fft/fft_table.py RUN.jsonl [RUN2.jsonl ...]
 """
@@ -24,10 +27,13 @@ def main(paths):
             key = (r["decomposition"], r.get("input", ""), r.get("transform", "c2c"),
                    "x".join(map(str, r["dims"])), tuple(r.get("grid") or ()),
                    r["machine"]["P"], r["workload"])
+            vonly = r.get("alltoallv_only", False)
             vendor = next((v for v in recs if v["options"] == "vendor" and
                            v.get("transform") == r.get("transform") and v.get("grid") == r.get("grid")
-                           and v["workload"] == r["workload"]), None)
-            groups.setdefault(key, {}).setdefault(r["options"], []).append((r, vendor))
+                           and v["workload"] == r["workload"]
+                           and v.get("alltoallv_only", False) == vonly), None)
+            name = r["options"] + (" [alltoallv]" if vonly else "")
+            groups.setdefault(key, {}).setdefault(name, []).append((r, vendor))
     for key, algs in groups.items():
         dec, inp, kind, dims, grid, P, wl = key
         first = next(iter(algs.values()))[0][0]

@@ -204,6 +204,16 @@ static int reshape_init(pfft *f, int t, MPI_Comm comm, int own, const char *name
     /* Every element must reach a member of this communicator: a grid bug otherwise. */
     if (!rc && (ssum != box_elems(from) || rsum != box_elems(to)))
         rc = -3;
+    /* Uniform: c elements to and from every member, packed in member order, on every member
+     * with the same c, as MPI_Alltoall's single count demands; so agreed over comm, once. */
+    int local = !rc, c = local ? rs->cnt[0] : 0; /* cnt is partly unset after rc = -2 */
+    for (int i = 0; local && i < q; i++)
+        local = rs->cnt[i] == c && rs->cnt[q + i] == (long)i * c && rs->cnt[2 * q + i] == c &&
+                rs->cnt[3 * q + i] == (long)i * c;
+    int v[3] = {!local, c, -c};
+    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_MAX, comm);
+    rs->uniform = !v[0] && v[1] == -v[2];
+    rs->count = c;
     size_t esz = rs->real ? sizeof(double) : sizeof(fftw_complex);
     rs->bytes = (double)ssum * (double)esz;
     MPI_Allreduce(MPI_IN_PLACE, &rs->bytes, 1, MPI_DOUBLE, MPI_SUM, f->comm);
@@ -348,6 +358,12 @@ int pfft_init(pfft *f, const pfft_config *cfg, MPI_Comm comm, char *err, size_t 
         pfft_free(f);
         return -1;
     }
+    int nt = f->nstages - 1, ur[PFFT_MAX_STAGES - 1];
+    for (int t = 0; t < nt; t++)
+        ur[t] = f->rs[t].uniform;
+    MPI_Allreduce(MPI_IN_PLACE, ur, nt, MPI_INT, MPI_SUM, comm);
+    for (int t = 0; t < nt; t++)
+        f->rs[t].uniform_ranks = ur[t];
     return 0;
 }
 
@@ -390,8 +406,8 @@ fftw_complex *pfft_output(pfft *f, size_t *elems)
 }
 
 /* Reshape t forward (stage t -> t+1) or backward: pack, all-to-all, unpack. */
-static int reshape_run(pfft *f, int t, int forward, const tuna_options *opt, char *err,
-                       size_t errlen)
+static int reshape_run(pfft *f, int t, int forward, const tuna_options *opt,
+                       const tuna_options *uopt, char *err, size_t errlen)
 {
     pfft_reshape *rs = &f->rs[t];
     int q = rs->q, real = rs->real;
@@ -407,15 +423,21 @@ static int reshape_run(pfft *f, int t, int forward, const tuna_options *opt, cha
                     (char *)f->sbuf + (size_t)sdsp[i] * esz, &sbox[i], esz, 1);
     charge(f, c0);
     double t1 = app_now();
-    int rc;
-    tuna_plan plan = f->plans ? f->plans[2 * t + !forward] : NULL;
+    int rc, a2a;
+    const pfft_plan *plan = f->plans ? &f->plans[2 * t + !forward] : NULL;
     if (plan) {
-        rc = tuna_start(plan);
+        a2a = plan->alltoall;
+        rc = tuna_start(plan->plan);
         if (rc == MPI_SUCCESS)
-            rc = tuna_wait(plan);
-    } else {
+            rc = tuna_wait(plan->plan);
+    } else if ((a2a = rs->uniform && uopt)) {
+        rc = tuna_alltoall(f->sbuf, rs->count, type, f->rbuf, rs->count, type, rs->comm, uopt);
+    } else if (opt) {
         rc = tuna_alltoallv(f->sbuf, scnt, sdsp, type, f->rbuf, rcnt, rdsp, type, rs->comm, opt);
+    } else {
+        rc = MPI_ERR_ARG; /* agreed: uniform is the same on every member */
     }
+    rs->calls[a2a]++;
     double t2 = app_now();
     c0 = app_cpu_now();
     for (int i = 0; i < q; i++)
@@ -425,7 +447,9 @@ static int reshape_run(pfft *f, int t, int forward, const tuna_options *opt, cha
     rs->t_a2a += t2 - t1;
     f->t_transpose += app_now() - t0;
     if (rc != MPI_SUCCESS) {
-        snprintf(err, errlen, "tuna_alltoallv (%s): %s", rs->name, tuna_error_string(rc));
+        snprintf(err, errlen, "%s (%s): %s", a2a ? "tuna_alltoall" : "tuna_alltoallv", rs->name,
+                 opt || a2a ? tuna_error_string(rc)
+                            : "an alltoall-only algorithm on a non-uniform reshape");
         return -1;
     }
     return 0;
@@ -440,11 +464,12 @@ static void run_fftw(pfft *f, fftw_plan p)
     f->t_fft += app_now() - t0;
 }
 
-int pfft_forward(pfft *f, const tuna_options *opt, char *err, size_t errlen)
+int pfft_forward(pfft *f, const tuna_options *opt, const tuna_options *uopt, char *err,
+                 size_t errlen)
 {
     int rc = 0;
     for (int s = 0; s < f->nstages; s++) {
-        if (s > 0 && reshape_run(f, s - 1, 1, opt, err, errlen))
+        if (s > 0 && reshape_run(f, s - 1, 1, opt, uopt, err, errlen))
             rc = -1; /* keep going: every peer expects every reshape */
         for (int j = 0; j < f->st[s].nfft; j++)
             run_fftw(f, f->st[s].fwd[j]);
@@ -452,13 +477,14 @@ int pfft_forward(pfft *f, const tuna_options *opt, char *err, size_t errlen)
     return rc;
 }
 
-int pfft_backward(pfft *f, const tuna_options *opt, char *err, size_t errlen)
+int pfft_backward(pfft *f, const tuna_options *opt, const tuna_options *uopt, char *err,
+                  size_t errlen)
 {
     int rc = 0;
     for (int s = f->nstages - 1; s >= 0; s--) {
         for (int j = f->st[s].nfft - 1; j >= 0; j--)
             run_fftw(f, f->st[s].bwd[j]);
-        if (s > 0 && reshape_run(f, s - 1, 0, opt, err, errlen))
+        if (s > 0 && reshape_run(f, s - 1, 0, opt, uopt, err, errlen))
             rc = -1;
     }
     /* FFTW's transforms are unnormalised: scale so that backward(forward(x)) == x */
@@ -474,28 +500,40 @@ int pfft_backward(pfft *f, const tuna_options *opt, char *err, size_t errlen)
     return rc;
 }
 
-int pfft_make_plans(pfft *f, const tuna_options *opt, unsigned flags, tuna_plan *plans,
-                    char *err, size_t errlen)
+int pfft_make_plans(pfft *f, const tuna_options *opt, const tuna_options *uopt, unsigned flags,
+                    pfft_plan *plans, char *err, size_t errlen)
 {
     int n = 2 * (f->nstages - 1);
     memset(plans, 0, (size_t)n * sizeof *plans);
     for (int k = 0; k < n; k++) {
         pfft_reshape *rs = &f->rs[k / 2];
-        int q = rs->q, fwd = k % 2 == 0;
+        int q = rs->q, fwd = k % 2 == 0, rc;
         MPI_Datatype type = rs->real ? MPI_DOUBLE : MPI_C_DOUBLE_COMPLEX;
         const int *s = rs->cnt + (fwd ? 0 : 2 * q), *r = rs->cnt + (fwd ? 2 * q : 0);
-        int rc = tuna_alltoallv_init(f->sbuf, s, s + q, type, f->rbuf, r, r + q, type, rs->comm,
-                                     opt, flags, &plans[k]);
+        plans[k].alltoall = rs->uniform && uopt;
+        if (plans[k].alltoall)
+            rc = tuna_alltoall_init(f->sbuf, rs->count, type, f->rbuf, rs->count, type,
+                                    rs->comm, uopt, flags, &plans[k].plan);
+        else if (opt)
+            rc = tuna_alltoallv_init(f->sbuf, s, s + q, type, f->rbuf, r, r + q, type,
+                                     rs->comm, opt, flags, &plans[k].plan);
+        else
+            rc = MPI_ERR_ARG;
         /* init errors are agreed inside rs->comm only: agree over every rank before the
          * next reshape's init, which runs in other sub-communicators */
         int ok = rc == MPI_SUCCESS;
         MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, f->comm);
         if (!ok) {
-            snprintf(err, errlen, "tuna_alltoallv_init (%s): %s", rs->name,
-                     rc == MPI_SUCCESS ? "failed on another rank" : tuna_error_string(rc));
+            const char *why = rc == MPI_SUCCESS ? "failed on another rank"
+                              : opt || plans[k].alltoall
+                                  ? tuna_error_string(rc)
+                                  : "an alltoall-only algorithm on a non-uniform reshape";
+            snprintf(err, errlen, "%s (%s): %s",
+                     plans[k].alltoall ? "tuna_alltoall_init" : "tuna_alltoallv_init", rs->name,
+                     why);
             for (int i = 0; i <= k; i++)
-                if (plans[i])
-                    tuna_plan_free(&plans[i]);
+                if (plans[i].plan)
+                    tuna_plan_free(&plans[i].plan);
             return -1;
         }
     }

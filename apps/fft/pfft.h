@@ -2,7 +2,11 @@
  * The distributed 3-D (and 2-D) FFT engine of tuna-fft: a transform is a sequence of stages,
  * each a decomposition of the grid into one box per rank plus the 1-D transforms that are local
  * in it; between two stages a reshape moves every element from its box in one stage to its box
- * in the next with one all-to-all (tuna_alltoallv or a tuna plan) inside a communicator.
+ * in the next with one all-to-all (tuna_alltoallv or a tuna plan) inside a communicator. A
+ * reshape whose blocks are all equal in its communicator (every member sends and receives c
+ * elements to and from every member: P dividing the split extents) is "uniform", decided once
+ * at init, and runs tuna_alltoall (tuna_alltoall_init) where the caller gives TUNA_ALLTOALL
+ * options.
  *
  *   slab:   [dim 0 split over P, FFTW blocks] --P ranks--> [dim 1 split]
  *   pencil: brick (3-D grid) --P ranks--> x-pencils --column of Pr--> y-pencils
@@ -60,10 +64,22 @@ typedef struct pfft_reshape {
     int own_comm, q, real;  /* real: moves doubles (before the r2c transform) */
     int *cnt;               /* 4q: send counts, send displs, recv counts, recv displs */
     pfft_box *box;          /* 2q: what I send to member i, what I receive from it */
+    int uniform;            /* every member of comm sends and receives `count` elements to
+                               and from every member, displacements i * count (agreed) */
+    int count;
+    int uniform_ranks;      /* ranks of the engine whose communicator of this reshape is
+                               uniform (rows / columns may differ) */
     double bytes;           /* global bytes moved per run (self included) */
     double t_a2a;           /* accumulated seconds in the all-to-all */
+    long calls[2];          /* all-to-alls run: [0] tuna_alltoallv, [1] tuna_alltoall */
     char name[16];
 } pfft_reshape;
+
+/* A persistent all-to-all of one reshape and direction, and which init made it. */
+typedef struct pfft_plan {
+    tuna_plan plan;
+    int alltoall; /* tuna_alltoall_init (else tuna_alltoallv_init) */
+} pfft_plan;
 
 typedef struct pfft {
     pfft_config cfg;
@@ -76,7 +92,7 @@ typedef struct pfft {
     fftw_complex *data;     /* the current complex stage */
     double *rin, *rpen;     /* r2c: real input (stage 0) and real r2c-stage boxes */
     void *sbuf, *rbuf;      /* every reshape's send and receive buffers */
-    tuna_plan *plans;       /* 2 per reshape (forward, backward), or NULL: blocking calls */
+    pfft_plan *plans;       /* 2 per reshape (forward, backward), or NULL: blocking calls */
     double t_transpose, t_fft;
 } pfft;
 
@@ -90,15 +106,20 @@ void *pfft_input(pfft *f, size_t *elems, size_t *elem_size);
 /* The last stage's array (forward output, complex). */
 fftw_complex *pfft_output(pfft *f, size_t *elems);
 
-/* Forward / backward transform; opt chooses the all-to-all when f->plans is NULL. Every rank
- * runs every reshape even after an error (no rank waits for a missing peer). */
-int pfft_forward(pfft *f, const tuna_options *opt, char *err, size_t errlen);
-int pfft_backward(pfft *f, const tuna_options *opt, char *err, size_t errlen);
+/* Forward / backward transform. When f->plans is NULL, uopt (TUNA_ALLTOALL options) runs the
+ * uniform reshapes with tuna_alltoall and opt (TUNA_ALLTOALLV) the others; uopt NULL: every
+ * reshape on tuna_alltoallv; opt NULL: the algorithm has no alltoallv form, and a non-uniform
+ * reshape is an error. Every rank runs every reshape even after an error (no rank waits for
+ * a missing peer). */
+int pfft_forward(pfft *f, const tuna_options *opt, const tuna_options *uopt, char *err,
+                 size_t errlen);
+int pfft_backward(pfft *f, const tuna_options *opt, const tuna_options *uopt, char *err,
+                  size_t errlen);
 
-/* The 2 (nstages - 1) plans of one algorithm, in f->sbuf / f->rbuf (init errors agreed over
- * f->comm; on error none is left). */
-int pfft_make_plans(pfft *f, const tuna_options *opt, unsigned flags, tuna_plan *plans,
-                    char *err, size_t errlen);
+/* The 2 (nstages - 1) plans of one algorithm (opt, uopt as for pfft_forward), in f->sbuf /
+ * f->rbuf (init errors agreed over f->comm; on error none is left). */
+int pfft_make_plans(pfft *f, const tuna_options *opt, const tuna_options *uopt, unsigned flags,
+                    pfft_plan *plans, char *err, size_t errlen);
 
 /* Gathers stage s's array (real: the real grid) onto rank 0 as the whole grid, row-major.
  * Returns a fftw_malloc'd array on rank 0 (NULL elsewhere or on failure; agreed). */

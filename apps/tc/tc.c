@@ -858,7 +858,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_app);
     app_algorithm *algs = NULL;
     int nalg = 0;
-    if (app_parse_algorithms(a.algorithms, &algs, &nalg, err, sizeof err))
+    if (app_parse_algorithms(a.algorithms, 0, &algs, &nalg, err, sizeof err))
         return fail_all(err);
     tuna_run_meta run;
     tuna_run_meta_init(&run, "tc", a.run_name, argc, argv);
