@@ -1,6 +1,7 @@
 /*
- * libtuna-preload.so: MPI_Alltoallv (and MPI_Alltoallv_c where the MPI
- * library has it), MPI_Alltoall, MPI_Allgather and MPI_Allreduce on top of tuna's
+ * libtuna-preload.so: MPI_Alltoallv and MPI_Alltoall (and their large-count forms
+ * MPI_Alltoallv_c, MPI_Alltoall_c, MPI_Ialltoall_c where the MPI library has them),
+ * MPI_Allgather and MPI_Allreduce on top of tuna's
  * collectives and PMPI_*, for applications that change nothing:
  * LD_PRELOAD=libtuna-preload.so TUNA_ALLTOALLV=... mpiexec ...
  *
@@ -866,8 +867,9 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
  * the block's bytes).
  */
 
-/* count elements of type in bytes, types over 2 GiB included (0 for invalid arguments). */
-static unsigned long long count_bytes(int count, MPI_Datatype type)
+/* count elements of type in bytes, types over 2 GiB and large counts included (0 for invalid
+ * arguments). */
+static unsigned long long count_bytes(MPI_Count count, MPI_Datatype type)
 {
     MPI_Count size = 0;
     if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size_x(type, &size) != MPI_SUCCESS ||
@@ -878,8 +880,8 @@ static unsigned long long count_bytes(int count, MPI_Datatype type)
 
 /* The bytes of one block of an alltoall on this rank (in place: the receive side's; 0 for
  * invalid arguments, which tuna reports). */
-static unsigned long long a2a_block_bytes(const void *sendbuf, int sendcount,
-                                          MPI_Datatype sendtype, int recvcount,
+static unsigned long long a2a_block_bytes(const void *sendbuf, MPI_Count sendcount,
+                                          MPI_Datatype sendtype, MPI_Count recvcount,
                                           MPI_Datatype recvtype)
 {
     return sendbuf == MPI_IN_PLACE ? count_bytes(recvcount, recvtype)
@@ -889,8 +891,10 @@ static unsigned long long a2a_block_bytes(const void *sendbuf, int sendcount,
 /* Why this alltoall goes to the library on every rank, or -1. In place, tuna packs a
  * non-contiguous receive type's blocks with int counts (MPI_ERR_COUNT over 2 GiB), and a rank
  * cannot know another's type: the block's bytes are every rank's (MPI's rule, and MPI_IN_PLACE
- * is given on all ranks), so every in-place call with blocks over 2 GiB goes to the library. */
-static int a2a_unsupported(int inter, const void *sendbuf, int recvcount, MPI_Datatype recvtype)
+ * is given on all ranks), so every in-place call with blocks over 2 GiB goes to the library
+ * (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same limit). */
+static int a2a_unsupported(int inter, const void *sendbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype)
 {
     if (inter)
         return WHY_INTER;
@@ -901,8 +905,8 @@ static int a2a_unsupported(int inter, const void *sendbuf, int recvcount, MPI_Da
 
 /* One alltoall call counted on `path`: this rank sends and receives P blocks. */
 static void account_a2a(comm_state *s, enum coll stat, enum path path, const char *label,
-                        double t0, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                        int recvcount, MPI_Datatype recvtype, int P)
+                        double t0, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, MPI_Count recvcount, MPI_Datatype recvtype, int P)
 {
     if (!stats_enabled || !s)
         return;
@@ -912,21 +916,41 @@ static void account_a2a(comm_state *s, enum coll stat, enum path path, const cha
             n * count_bytes(recvcount, recvtype));
 }
 
-int tuna_preload_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* The library's own MPI_Alltoall, or MPI_Alltoall_c for a call that came as one (`large` is
+ * never set where the library has no MPI_Alltoall_c: the preload then defines none). */
+static int library_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm)
+{
+#ifdef TUNA_HAVE_MPI_ALLTOALL_C
+    if (large)
+        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+#endif
+    (void)large;
+    return PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
+                         comm);
+}
+
+/* MPI_Alltoall (large: MPI_Alltoall_c, tuna_alltoall_c), counted on the "alltoall" rows
+ * either way. */
+static int preload_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm)
 {
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s;
     int rc = call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0);
     if (rc < 0)
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        return library_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype, comm);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
     const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
     if (ch->vendor || why >= 0) {
-        rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        rc = library_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              comm);
         if (rc != MPI_SUCCESS)
             return rc;   /* the library has invoked the error handler */
         if (why >= 0)
@@ -936,8 +960,10 @@ int tuna_preload_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
                     recvcount, recvtype, P);
         return MPI_SUCCESS;
     }
-    rc = tuna_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                       &ch->opt);
+    rc = large ? tuna_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm, &ch->opt)
+               : tuna_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+                               recvtype, comm, &ch->opt);
     if (rc != MPI_SUCCESS)
         return tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
     if (stats_enabled) {
@@ -949,12 +975,30 @@ int tuna_preload_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
     return MPI_SUCCESS;
 }
 
+int tuna_preload_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return preload_alltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm);
+}
+
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return tuna_preload_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                  comm);
 }
+
+#ifdef TUNA_HAVE_MPI_ALLTOALL_C
+/* Large counts: the same choice, statistics and fallbacks; tuna_alltoall_c takes any count
+ * (blocks beyond INT_MAX elements become derived types, as for tuna_alltoallv_c). */
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return preload_alltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm);
+}
+#endif
 
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
 /*
@@ -1519,17 +1563,35 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     return proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
 }
 
-/* MPI_Ialltoall: as MPI_Alltoall, nonblocking (tuna_ialltoall behind a proxy). */
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+/* The library's own MPI_Ialltoall, or MPI_Ialltoall_c for a call that came as one (as
+ * library_alltoall). */
+static int library_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+#ifdef TUNA_HAVE_MPI_IALLTOALL_C
+    if (large)
+        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                request);
+#endif
+    (void)large;
+    return PMPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
+                          comm, request);
+}
+
+/* MPI_Ialltoall (large: MPI_Ialltoall_c, tuna_ialltoall_c): as MPI_Alltoall, nonblocking
+ * (tuna's operation behind a proxy), counted on the "ialltoall" rows either way. */
+static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s = NULL;
     int rc = request ? call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
-        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              request);
+        return library_ialltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                 recvtype, comm, request);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
@@ -1538,8 +1600,10 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         /* Every alltoall row has a step form: tuna takes the call (auto, on a communicator
          * tuna has not set up yet, runs the library's MPI_Ialltoall inside tuna's request). */
         tuna_request op = TUNA_REQUEST_NULL;
-        rc = tuna_ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            &ch->opt, &op);
+        rc = large ? tuna_ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, &ch->opt, &op)
+                   : tuna_ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+                                    recvtype, comm, &ch->opt, &op);
         if (rc != MPI_SUCCESS)
             return tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
         const unsigned long long n = (unsigned long long)P;
@@ -1548,8 +1612,8 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                                                 recvtype),
                             n * count_bytes(recvcount, recvtype), request);
     }
-    rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                        request);
+    rc = library_ialltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                           comm, request);
     if (rc != MPI_SUCCESS)
         return rc; /* the library has invoked the error handler */
     if (why >= 0)
@@ -1559,6 +1623,23 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                 recvcount, recvtype, P);
     return MPI_SUCCESS;
 }
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return preload_ialltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm, request);
+}
+
+#ifdef TUNA_HAVE_MPI_IALLTOALL_C
+int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    return preload_ialltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm, request);
+}
+#endif
 
 /* At MPI_Finalize, after the operations still in flight (a freed request's) finished, before
  * the statistics are written: the plans the application never freed (their proxies are the

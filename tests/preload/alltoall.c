@@ -22,6 +22,12 @@
  *      (5 and 6 are the preload's behaviour, skipped under TUNA_ALLTOALL=vendor: Open MPI
  *      4.1.4 refuses MPI_Request_free of its own MPI_Ialltoall in flight, MPI_ERR_REQUEST);
  *   7. an intercommunicator (P >= 2): the library's calls, checked against PMPI_Alltoall.
+ * Where the MPI library has the large-count MPI_Alltoall_c and MPI_Ialltoall_c (MPI 4; the
+ * build defines TUNA_TEST_ALLTOALL_C when the preload intercepts them), every shape also runs
+ * through both (the nonblocking one completed by another completion call than MPI_Ialltoall's),
+ * and so do the info key's duplicate, the errors (a negative MPI_Count) and the
+ * intercommunicator; then a count beyond INT_MAX of an empty type, which moves nothing and is
+ * valid only if the count reaches tuna as an MPI_Count (cut to an int it is negative).
  * run_client.py checks in the TUNA_STATS file that tuna ran every call (tests/preload/
  * CMakeLists.txt has the counts per rank).
  */
@@ -29,6 +35,7 @@
 #ifdef OPEN_MPI
 #include <mpi-ext.h>
 #endif
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +169,20 @@ static int x_ialltoall(xbuf *x, MPI_Request *req)
                          x->comm, req);
 }
 
+#ifdef TUNA_TEST_ALLTOALL_C
+static int x_alltoall_c(xbuf *x)
+{
+    return MPI_Alltoall_c(sbuf_of(x), (MPI_Count)x->scount, x->t->stype, x->r,
+                          (MPI_Count)x->rcount, x->t->rtype, x->comm);
+}
+
+static int x_ialltoall_c(xbuf *x, MPI_Request *req)
+{
+    return MPI_Ialltoall_c(sbuf_of(x), (MPI_Count)x->scount, x->t->stype, x->r,
+                           (MPI_Count)x->rcount, x->t->rtype, x->comm, req);
+}
+#endif
+
 static int x_init(xbuf *x, MPI_Request *req)
 {
     return ALLTOALL_INIT(sbuf_of(x), x->scount, x->t->stype, x->r, x->rcount, x->t->rtype,
@@ -235,6 +256,20 @@ static void shape(const tcase *t, int count, int inplace, int it)
     complete(it % NMODES, r, it);
     expect(in == (me - 1 + P) % P, "point-to-point message next to MPI_Ialltoall", it);
     xb_check(&x, "MPI_Ialltoall", it);
+
+#ifdef TUNA_TEST_ALLTOALL_C
+    xb_fill(&x, it * 10 + 4);
+    expect(x_alltoall_c(&x) == MPI_SUCCESS, "MPI_Alltoall_c", it);
+    xb_check(&x, "MPI_Alltoall_c", it);
+    xb_fill(&x, it * 10 + 5);
+    in = -1;
+    expect(x_ialltoall_c(&x, &r[0]) == MPI_SUCCESS, "MPI_Ialltoall_c", it);
+    MPI_Irecv(&in, 1, MPI_INT, (me - 1 + P) % P, 5, MPI_COMM_WORLD, &r[1]);
+    MPI_Isend(&out, 1, MPI_INT, (me + 1) % P, 5, MPI_COMM_WORLD, &r[2]);
+    complete((it + 3) % NMODES, r, it);
+    expect(in == (me - 1 + P) % P, "point-to-point message next to MPI_Ialltoall_c", it);
+    xb_check(&x, "MPI_Ialltoall_c", it);
+#endif
 
     MPI_Request pr;
     expect(x_init(&x, &pr) == MPI_SUCCESS, "persistent alltoall init", it);
@@ -321,6 +356,15 @@ static void info_key(const tcase *t)
     x_ialltoall(&x, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     xb_check(&x, "MPI_Ialltoall with tuna_alltoall=xor", 0);
+#ifdef TUNA_TEST_ALLTOALL_C
+    xb_fill(&x, 404);
+    x_alltoall_c(&x);
+    xb_check(&x, "MPI_Alltoall_c with tuna_alltoall=xor", 0);
+    xb_fill(&x, 405);
+    x_ialltoall_c(&x, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    xb_check(&x, "MPI_Ialltoall_c with tuna_alltoall=xor", 0);
+#endif
     xb_fill(&x, 403);
     x_init(&x, &r);
     MPI_Start(&r);
@@ -376,6 +420,12 @@ static void errors(void)
     MPI_Request req;
     expect_error(MPI_Ialltoall(s, 1, MPI_INT, r, -1, MPI_INT, MPI_COMM_WORLD, &req),
                  MPI_ERR_COUNT, "MPI_Ialltoall with a negative recvcount");
+#ifdef TUNA_TEST_ALLTOALL_C
+    expect_error(MPI_Alltoall_c(s, 1, MPI_INT, r, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
+                 "MPI_Alltoall_c with a negative recvcount");
+    expect_error(MPI_Ialltoall_c(s, 1, MPI_INT, r, -1, MPI_INT, MPI_COMM_WORLD, &req),
+                 MPI_ERR_COUNT, "MPI_Ialltoall_c with a negative recvcount");
+#endif
     /* Only rank 0's blocks differ in size: the init's agreement fails every rank. */
     expect_error(ALLTOALL_INIT(s, me == 0 ? 2 : 1, MPI_INT, r, 1, MPI_INT, MPI_COMM_WORLD,
                                MPI_INFO_NULL, &req),
@@ -403,6 +453,15 @@ static void intercommunicator(const tcase *t)
     x_ialltoall(&x, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     xb_check(&x, "MPI_Ialltoall on an intercommunicator", 0);
+#ifdef TUNA_TEST_ALLTOALL_C
+    xb_fill(&x, 704);
+    x_alltoall_c(&x);
+    xb_check(&x, "MPI_Alltoall_c on an intercommunicator", 0);
+    xb_fill(&x, 705);
+    x_ialltoall_c(&x, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    xb_check(&x, "MPI_Ialltoall_c on an intercommunicator", 0);
+#endif
     xb_fill(&x, 703);
     x_init(&x, &r);
     MPI_Start(&r);
@@ -413,6 +472,35 @@ static void intercommunicator(const tcase *t)
     MPI_Comm_free(&inter);
     MPI_Comm_free(&local);
 }
+
+#ifdef TUNA_TEST_ALLTOALL_C
+/* 8. A count beyond INT_MAX of an empty type: nothing moves, the call succeeds, and the receive
+ * buffer is untouched (as PMPI_Alltoall_c leaves it). */
+static void count_beyond_int(void)
+{
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    const MPI_Count huge = (MPI_Count)INT_MAX + 5;
+    unsigned char s[GUARD], r[GUARD], want[GUARD];
+    memset(s, 1, sizeof s);
+    memset(r, SENTINEL, sizeof r);
+    memset(want, SENTINEL, sizeof want);
+    PMPI_Alltoall_c(s, huge, empty, want, huge, empty, MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    expect(MPI_Alltoall_c(s, huge, empty, r, huge, empty, MPI_COMM_WORLD) == MPI_SUCCESS,
+           "MPI_Alltoall_c with a count beyond INT_MAX of an empty type", 0);
+    MPI_Request req = MPI_REQUEST_NULL;
+    expect(MPI_Ialltoall_c(s, huge, empty, r, huge, empty, MPI_COMM_WORLD, &req) == MPI_SUCCESS,
+           "MPI_Ialltoall_c with a count beyond INT_MAX of an empty type", 0);
+    if (req != MPI_REQUEST_NULL)
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    expect(memcmp(r, want, sizeof r) == 0,
+           "receive buffer of a count beyond INT_MAX of an empty type", 0);
+    MPI_Type_free(&empty);
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -446,6 +534,9 @@ int main(int argc, char **argv)
      * not communicate to do it). */
     for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
         shape(&tc[shapes[i][0]], shapes[i][1], shapes[i][2], i);
+#ifdef TUNA_TEST_ALLTOALL_C
+    count_beyond_int();
+#endif
     two_outstanding(&tc[1]);
     local_starts(&tc[3]);
     info_key(&tc[2]);

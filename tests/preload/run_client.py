@@ -86,8 +86,8 @@ def main():
     env["TUNA_STATS"] = stats
     env["LD_PRELOAD"] = a.preload
     cmd = [a.mpiexec] + a.mpiexec_flag + ["-n", str(a.np)] + client
-    shown = ("LD_PRELOAD", "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE", "TUNA_PLAN",
-             "TUNA_WISDOM", "TUNA_STATS")
+    shown = ("LD_PRELOAD", "TUNA_ALLTOALLV", "TUNA_ALLTOALL", "TUNA_ALLGATHER", "TUNA_ALLREDUCE",
+             "TUNA_PLAN", "TUNA_WISDOM", "TUNA_STATS")
     print("+", " ".join(f"{k}={env[k]}" for k in shown if k in env), " ".join(cmd), flush=True)
     rc = subprocess.run(cmd, env=env).returncode
     if rc != 0:
