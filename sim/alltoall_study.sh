@@ -3,8 +3,8 @@
 # tuna's alltoall rows at their best parameters, plus `auto`, on the Fugaku-like and
 # Polaris-like platforms, 32 ranks per node, every block S bytes, one warm-up call and one
 # timed call (simulated times are deterministic). ONE smpirun per configuration, one at a
-# time, at nice 10, unverified above P = 256. JSON lines appended to
-# sim/results/alltoall/alltoall-P.jsonl; sim/alltoall_table.py writes the tables and figure of
+# time, at nice 10, unverified from P = 256 on (verified buffers take 3 P^2 S bytes). JSON
+# lines appended to sim/results/alltoall/alltoall-P.jsonl; sim/alltoall_table.py writes the tables and figure of
 # docs/algorithms-alltoall.md ("Simulated").
 #
 #   sim/alltoall_study.sh                                  the list below
@@ -25,45 +25,58 @@ mkdir -p "$OUT"
 export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 
 # SMPI's alltoall algorithms, each its own smpirun (tuna-bench -a vendor). Not run: `automatic`
-# (it times every algorithm inside each call) and `pair_rma` (one-sided; it aborts at
-# P >= 64 in SimGrid 3.35); 3dmesh needs P a cube (64 here).
-SMPI_ALGS="basic_linear,bruck,pair,pair_light_barrier,pair_mpi_barrier,pair_one_barrier,rdb,ring,\
+# (it runs every algorithm inside each call), `pair_rma` (one-sided; it fails at P = 64 in
+# SimGrid 3.35). `rdb` allocates P x P x S bytes per rank (17 GiB at P = 64, S = 64 KiB):
+# run at S <= 16 KiB, P = 64 only. `3dmesh` needs P a cube (64 here).
+SMPI_ALGS="basic_linear,bruck,pair,pair_light_barrier,pair_mpi_barrier,pair_one_barrier,ring,\
 ring_light_barrier,ring_mpi_barrier,ring_one_barrier,2dmesh,mvapich2,mvapich2_scatter_dest,\
 ompi,mpich,impi"
+SMPI_FEW="basic_linear,bruck,pair,ring,2dmesh,mvapich2,ompi,mpich"
+# tuna's rows; not multipair-testany (the waitany exchange, polling: SMPI charges every
+# MPI_Testany, minutes of simulation per call at P = 64) nor vendor (SMPI's own: above).
+ROWS="spreadout,scattered,linear,pairwise,xor,multipair,multipair-waitany,bruck,padded-bruck,\
+bruck-radix,tuna,coalesced,staggered"
 
-# P:PLATFORM:CONFIG:TIMEOUT, cheapest first so a stopped study still holds whole rows.
+# P:PLATFORM:CONFIG:TIMEOUT[:SIZES], cheapest first so a stopped study still holds whole rows.
 : "${LIST:=
-64:fugaku:smpi:600 64:fugaku:rows:1800 64:fugaku:auto:600 64:fugaku:smpi3d:600
-64:polaris:smpi:600 64:polaris:rows:1800 64:polaris:auto:600 64:polaris:smpi3d:600
-256:fugaku:smpi:1800 256:fugaku:big:3600 256:fugaku:auto:900
-256:polaris:smpi:1800 256:polaris:big:3600 256:polaris:auto:900
+64:fugaku:smpi:900 64:fugaku:rows:1800 64:fugaku:auto:900 64:fugaku:smpi3d:600
+64:fugaku:smpirdb:900:8,64,256,1K,4K,16K
+64:polaris:smpi:900 64:polaris:rows:1800 64:polaris:auto:900 64:polaris:smpi3d:600
+64:polaris:smpirdb:900:8,64,256,1K,4K,16K
+256:polaris:fam:1800:8,256,4K,64K 256:polaris:auto:1800:8,256,4K,64K
+256:polaris:smpifew:3600:8,256,4K,64K
+256:fugaku:fam:1800:8,256,4K,64K 256:fugaku:auto:1800:8,256,4K,64K
+256:fugaku:smpifew:3600:8,256,4K,64K
+1024:polaris:fam:1800:8,256 1024:polaris:auto:1800:8,256 1024:polaris:smpifew:3600:8,256
+1024:fugaku:fam:1800:8,256 1024:fugaku:auto:1800:8,256 1024:fugaku:smpifew:3600:8,256
 }"
 
 args_of() { # CONFIG -> tuna sim run options
     case $1 in
     smpi) echo "-a vendor --selectors $SMPI_ALGS" ;;
+    smpifew) echo "-a vendor --selectors $SMPI_FEW" ;;
     smpi3d) echo "-a vendor --selectors 3dmesh" ;;
-    # Every row, every parameter at powers of 2 (P = 64: 6 radices x 7 batch sizes for TuNA).
-    rows) echo "-a all --param *=powers" ;;
-    # Larger P: the logarithmic and hierarchical rows at small radices, the linear ones at
-    # their defaults (their batch grid adds nothing where every row is latency-bound).
-    big) echo "-a bruck,padded-bruck,bruck-radix,tuna,coalesced,staggered,scattered,pairwise,linear,spreadout,xor --param radix=2,4,8,16,32" ;;
-    bigfam) echo "-a bruck-radix,tuna,coalesced --param radix=2,4,8" ;;
+    smpirdb) echo "-a vendor --selectors rdb" ;;
+    # Every row; radices at powers of 2 (the other parameters at their defaults).
+    rows) echo "-a $ROWS --param radix=2,4,8,16,64" ;;
+    # Larger P: the logarithmic and hierarchical rows at small radices and the linear one.
+    fam) echo "-a bruck,bruck-radix,tuna,coalesced,staggered,spreadout --param radix=2,4,8,16" ;;
     auto) echo "-a auto" ;;
     *) echo "alltoall_study.sh: unknown configuration $1" >&2; exit 2 ;;
     esac
 }
 
 for item in $LIST; do
-    IFS=: read -r P plat cfg tmo <<EOF
+    IFS=: read -r P plat cfg tmo sizes <<EOF
 $item
 EOF
+    sizes=${sizes:-$SIZES}
     verify=""
-    [ "$P" -gt 256 ] && verify="--no-verify"
+    [ "$P" -ge 256 ] && verify="--no-verify"  # real buffers: 3 P^2 S bytes
     out="$OUT/alltoall-$P.jsonl"
     # shellcheck disable=SC2046
     (cd "$ROOT" && nice -n 10 "$PY" -m tuna_tools sim run --platform "$plat" --procs "$P" \
-        --rpn 32 --collective alltoall -s "$SIZES" -w 1 $(args_of "$cfg") --no-vendor $verify \
+        --rpn 32 --collective alltoall -s "$sizes" -w 1 $(args_of "$cfg") --no-vendor $verify \
         --simgrid "$SG" --bench "$BENCH" --timeout "$tmo" --append -o "$out" -q) ||
         echo "alltoall_study.sh: $plat P=$P $cfg failed or timed out" >&2
 done

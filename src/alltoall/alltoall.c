@@ -142,7 +142,7 @@ static int run_vendor(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                            comm);
         return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoall failed");
     }
-#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+#ifdef TUNA_HAVE_MPI_ALLTOALL_C
     rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoall_c failed");
 #else

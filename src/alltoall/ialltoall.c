@@ -64,7 +64,7 @@ static int post_library(ia2a_op *x)
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoall failed");
     } else {
-#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+#ifdef TUNA_HAVE_MPI_IALLTOALL_C
         rc = PMPI_Ialltoall_c(x->sendbuf, x->scount, x->stype, x->recvbuf, x->rcount, x->rtype,
                               x->comm, &x->lib);
         if (rc != MPI_SUCCESS)
@@ -133,7 +133,7 @@ static int ia2a_step(tuna_op *op, int wait_rc)
 /* Whether the library can run the vendor row (large counts need MPI_Ialltoall_c). */
 static bool library_can(bool large)
 {
-#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+#ifdef TUNA_HAVE_MPI_IALLTOALL_C
     (void)large;
     return true;
 #else
