@@ -5,8 +5,8 @@
   sim/alltoall_table.py sim/results/alltoall/alltoall-*.jsonl [--figure docs/figures/alltoall-sim]
       [--every]
 
-Summary, one row per (platform, P, S): SMPI's best alltoall algorithm, tuna's best row at its
-best parameters, their ratio (the issue's gates: <= 0.8x at S <= 256 B, <= 1.05x everywhere),
+Summary, one row per (platform, P, S): SMPI's best alltoall algorithm, tuna's best (every row
+at its best parameters, and auto's own choice), their ratio (the issue's gates: <= 0.8x at S <= 256 B, <= 1.05x everywhere),
 auto, what auto ran, and auto / tuna's best (gate: <= 1.05x). --every adds, per (platform, P),
 the time of every SMPI algorithm and every tuna row (best parameters) at every S. The figure:
 tuna's best and auto over SMPI's best against S, one panel per P.
@@ -38,13 +38,16 @@ def load(files):
 
 
 def best(cell, smpi):
-    runs = [(t, label, r) for label, (t, r) in cell.items()
-            if label.startswith("smpi-") == smpi and label != "auto"]
+    """SMPI's best algorithm, or tuna's best configuration: the swept rows and what auto ran
+    (auto's choice may lie between the sweep's powers of 2)."""
+    runs = [(t, label, r) for label, (t, r) in cell.items() if label.startswith("smpi-") == smpi]
     return min(runs, key=lambda x: x[0]) if runs else None
 
 
 def short(r):
-    """'tuna:radix=4,block=64' -> 'tuna r=4,b=64'."""
+    """'tuna:radix=4,block=64' -> 'tuna r=4,b=64'; auto -> what it ran."""
+    if r["algorithm"] == "auto":
+        return "auto: " + (r.get("auto_choice") or {}).get("options", "?")
     p = r["params"]
     par = ",".join(f"{k[0]}={v}" for k, v in p.items())
     return f"{r['algorithm']} {par}" if par else r["algorithm"]
@@ -55,9 +58,9 @@ def us(t):
 
 
 def summary(cells):
-    print("| platform | P | S (B) | SMPI's best (us) | tuna's best (us) | tuna / SMPI | "
-          "`auto` (us) | `auto` ran | `auto` / tuna's best |")
-    print("|---|---:|---:|---|---|---:|---:|---|---:|")
+    print("| platform | P | S (B) | lower bound (us) | SMPI's best (us) | tuna's best (us) | "
+          "tuna / SMPI | `auto` (us) | `auto` ran | `auto` / tuna's best |")
+    print("|---|---:|---:|---:|---|---|---:|---:|---|---:|")
     out = []
     for key in sorted(cells):
         cell = cells[key]
@@ -69,7 +72,8 @@ def summary(cells):
         flag = ""
         if rt is not None and rt > (0.8 if key[2] <= SMALL else 1.05):
             flag = " (gate missed)"
-        print(f"| {key[0]} | {key[1]} | {key[2]} | "
+        bound = (next(iter(cell.values()))[1]["sim"].get("bound") or {}).get("bound_s")
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {us(bound)} | "
               f"{us(s[0]) + ' (' + s[1][5:] + ')' if s else '-'} | "
               f"{us(t[0]) + ' (' + short(t[2]) + ')' if t else '-'} | "
               f"{f'{rt:.2f}x' if rt else '-'}{flag} | {us(a[0]) if a else '-'} | {ran} | "
@@ -117,7 +121,6 @@ def figure(rows, out):
                             label=f"{plat}-like: {what}")
         ax.axhline(1, color="grey", lw=0.8)
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log", base=2)
         ax.set_xlabel("block S (bytes)")
         ax.set_ylabel("speedup over SMPI's best alltoall")
         ax.set_title(f"MPI_Alltoall, P = {procs} (32 ranks per node), SMPI", fontsize=9)
