@@ -236,6 +236,12 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
                                   "set this communicator up yet (docs/nonblocking.md)",
                                   fn);
         }
+        /* tuna's aliasing rule holds for the library's call too, at the start (as tuna's
+         * rows report it, and the blocking vendor row). */
+        if (sendbuf == recvbuf && (rc = tuna_a2av_library_alias(fn, sendbuf, sc, rcv, comm))) {
+            free(x);
+            return rc;
+        }
     } else {
         x->args = (tuna_a2av_args){.ctx = ctx, .scr = &x->scr, .rank = ctx->rank,
                                    .size = ctx->size};

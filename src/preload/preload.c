@@ -657,13 +657,20 @@ static int call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter,
     return MPI_SUCCESS;
 }
 
-/* A call of tuna's that failed: counted (what the application asked for), reported. */
-static int tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0)
+/* A call of tuna's that failed: counted (what the application asked for) on the statistics
+ * row of `stat` (the collective, or its nonblocking form's row), reported. */
+static int tuna_failed_as(comm_state *s, enum coll coll, enum coll stat, MPI_Comm comm, int rc,
+                          double t0)
 {
-    account(s, coll, PATH_ERROR, s->ch[coll].label, clock_now() - t0, 0, 0);
+    account(s, stat, PATH_ERROR, s->ch[coll].label, clock_now() - t0, 0, 0);
     char msg[600];
     snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
     return raise_error(comm, rc, msg);
+}
+
+static int tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0)
+{
+    return tuna_failed_as(s, coll, coll, comm, rc, t0);
 }
 
 /*
@@ -1539,8 +1546,8 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                              rdispls, recvtype, comm, &ch->opt, &op);
         if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the row has no nonblocking form yet */
             why = WHY_NO_STEP_FORM;
-        else if (rc != MPI_SUCCESS)
-            return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+        else if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
+            return tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, t0);
     }
     if (why != -2) { /* the library's own */
         rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -1605,7 +1612,7 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
                    : tuna_ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
                                     recvtype, comm, &ch->opt, &op);
         if (rc != MPI_SUCCESS)
-            return tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
+            return tuna_failed_as(s, COLL_ALLTOALL, STAT_IALLTOALL, comm, rc, t0);
         const unsigned long long n = (unsigned long long)P;
         return proxy_for_op(s, COLL_ALLTOALL, op, comm, t0,
                             n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount,
