@@ -130,3 +130,27 @@ def test_bound_cache_is_per_platform():
     a = sim.record_bound(rec, dict(PLAT, name="fast"), 8, 4, cache)
     b = sim.record_bound(rec, slow, 8, 4, cache)
     assert b["latency_s"] > a["latency_s"]
+
+
+def test_write_records_keeps_what_a_killed_run_finished(tmp_path):
+    """A timed-out smpirun's finished configurations are kept with their "sim" section; the
+    line the kill cut off is dropped."""
+    import argparse
+    import io
+    rec = {"collective": "alltoall", "algorithm": "bruck", "options": "bruck", "params": {},
+           "status": "ok", "machine": {"P": 8}, "dist": {"S_bytes": 100},
+           "time": {"median": 1e-5}, "vendor": None}
+    jsonl = tmp_path / "bench.jsonl"
+    jsonl.write_text(json.dumps(rec) + "\n" + json.dumps(rec)[:40])
+    plat = dict(PLAT, name="p", topology="crossbar")
+    args = argparse.Namespace(discover_nodes=False, scale=False, simgrid=None)
+    sim._versions["smpirun"] = "3.35"  # no smpirun asked
+    out = io.StringIO()
+    got = sim.write_records(args, str(jsonl), "p.xml", plat, 8, 4, "default", [], out,
+                            {"wall_s": None, "killed_after_s": 12.0})
+    assert len(got) == 1
+    kept = json.loads(out.getvalue())
+    assert kept["sim"]["killed_after_s"] == 12.0 and kept["sim"]["platform"] == "p"
+    want = sim.lower_bound_collective(plat, 8, 4, "alltoall", 100)
+    assert kept["sim"]["bound"] == want
+    assert abs(kept["sim"]["ratio_to_bound"] - 1e-5 / want["bound_s"]) < 1e-12

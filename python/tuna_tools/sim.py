@@ -364,9 +364,15 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait()
-                # Recorded, so a table can say what did not finish (and after how long).
                 mem.stop_flag.set()
                 mem.join()
+                # The configurations tuna-bench finished are kept (its JSON lines are written
+                # one per configuration as it goes); the unfinished rest is recorded as a
+                # timeout, so a table can say what did not finish (and after how long).
+                done = write_records(args, jsonl, xml, plat, procs, rpn, selector, cfg, out,
+                                     {"wall_s": None, "cpu_s": None, "max_rss_kib": None,
+                                      "mem_rise_mib": round(mem.rise_mib(), 1),
+                                      "killed_after_s": round(time.monotonic() - t0, 2)})
                 out.write(json.dumps({
                     "algorithm": args.algorithms, "params": args.param or [],
                     "status": "timeout", "machine": {"P": procs},
@@ -377,10 +383,12 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
                             "scale_preset": bool(args.scale),
                             "wall_s": round(time.monotonic() - t0, 2),
                             "timeout_s": args.timeout,
+                            "finished_configurations": len(done),
                             "mem_rise_mib": round(mem.rise_mib(), 1)}}) + "\n")
                 out.flush()
                 raise OSError(f"smpirun timed out after {args.timeout:g} s (P={procs}, "
-                              f"{selector})") from None
+                              f"{selector}; {len(done)} configurations finished and kept)") \
+                    from None
         wall = time.monotonic() - t0
         mem.stop_flag.set()
         mem.join()
@@ -398,28 +406,9 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
             tail = "\n".join(stderr.strip().splitlines()[-15:])
             raise OSError(f"smpirun failed (P={procs}, {selector}, exit "
                                f"{proc.returncode}):\n{tail}")
-        records = []
-        with open(jsonl, encoding="utf-8") as f:
-            records = [json.loads(line) for line in f if line.strip()]
-        bounds = {}
-        for rec in records:
-            lb = record_bound(rec, plat, procs, rpn, bounds)
-            sim = {"platform": plat["name"], "platform_xml": os.path.basename(xml),
-                   "topology": plat["topology"], "nodes": -(-procs // rpn),
-                   "ranks_per_node": rpn, "selector": selector,
-                   "smpi_cfg": cfg, "simgrid": simgrid_version(args),
-                   "command": run_command(),
-                   "tuna_nodes": "discovered" if args.discover_nodes else "TUNA_RANKS_PER_NODE",
-                   "scale_preset": bool(args.scale),
-                   "wall_s": round(wall, 2), "cpu_s": cpu, "max_rss_kib": rss,
-                   "mem_rise_mib": round(mem.rise_mib(), 1), "bound": lb}
-            if lb and rec.get("time"):  # error records have no time
-                sim["ratio_to_bound"] = rec["time"]["median"] / lb["bound_s"]
-                if rec.get("vendor") is not None:  # null with --no-vendor
-                    sim["vendor_ratio_to_bound"] = rec["vendor"]["median"] / lb["bound_s"]
-            rec["sim"] = sim
-            out.write(json.dumps(rec) + "\n")
-        out.flush()
+        records = write_records(args, jsonl, xml, plat, procs, rpn, selector, cfg, out,
+                                {"wall_s": round(wall, 2), "cpu_s": cpu, "max_rss_kib": rss,
+                                 "mem_rise_mib": round(mem.rise_mib(), 1)})
         return records, wall, rss, mem.rise_mib()
     finally:
         keep = getattr(args, "stderr", None)
@@ -429,6 +418,38 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
                     open(keep, "a", encoding="utf-8") as fout:
                 fout.write(fin.read())
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_records(args, jsonl, xml, plat, procs, rpn, selector, cfg, out, cost):
+    """tuna-bench's records of one smpirun, each with its "sim" section (platform, SMPI
+    configuration, lower bound, the run's cost), appended to out; returns them. A killed run
+    passes what it has: a line cut off by the kill is dropped."""
+    records = []
+    if os.path.exists(jsonl):
+        with open(jsonl, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    pass  # the last line of a killed run
+    bounds = {}
+    for rec in records:
+        lb = record_bound(rec, plat, procs, rpn, bounds)
+        sim = {"platform": plat["name"], "platform_xml": os.path.basename(xml),
+               "topology": plat["topology"], "nodes": -(-procs // rpn),
+               "ranks_per_node": rpn, "selector": selector,
+               "smpi_cfg": cfg, "simgrid": simgrid_version(args),
+               "command": run_command(),
+               "tuna_nodes": "discovered" if args.discover_nodes else "TUNA_RANKS_PER_NODE",
+               "scale_preset": bool(args.scale), **cost, "bound": lb}
+        if lb and rec.get("time"):  # error records have no time
+            sim["ratio_to_bound"] = rec["time"]["median"] / lb["bound_s"]
+            if rec.get("vendor") is not None:  # null with --no-vendor
+                sim["vendor_ratio_to_bound"] = rec["vendor"]["median"] / lb["bound_s"]
+        rec["sim"] = sim
+        out.write(json.dumps(rec) + "\n")
+    out.flush()
+    return records
 
 
 def cmd_run(args):
