@@ -31,6 +31,27 @@ static fftw_complex *fill(fftw_complex *a, ptrdiff_t i, ptrdiff_t j, ptrdiff_t k
     return a;
 }
 
+/* The serial transform of the whole input into gout (gin: its scratch); returns the largest
+ * magnitude of the result (1 if every value is 0): the scale errors are measured in. */
+static double serial_reference(int rank, ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2,
+                               fftw_complex *gin, fftw_complex *gout)
+{
+    const ptrdiff_t plane = n1 * n2, total = n0 * plane;
+    fftw_plan s = rank == 3 ? fftw_plan_dft_3d((int)n0, (int)n1, (int)n2, gin, gout,
+                                               FFTW_FORWARD, FFTW_ESTIMATE)
+                            : fftw_plan_dft_2d((int)n0, (int)n1, gin, gout, FFTW_FORWARD,
+                                               FFTW_ESTIMATE);
+    for (ptrdiff_t i = 0; i < n0; i++)
+        for (ptrdiff_t x = 0; x < plane; x++)
+            fill(&gin[i * plane + x], i, x / n2, x % n2);
+    fftw_execute(s);
+    fftw_destroy_plan(s);
+    double scale = 0;
+    for (ptrdiff_t x = 0; x < total; x++)
+        scale = fmax(scale, hypot(gout[x][0], gout[x][1]));
+    return scale > 0 ? scale : 1;
+}
+
 /* Distributed transform of an n0 x n1 x n2 array (n2 == 1 means 2-D); returns wrong values. */
 static long check(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, int me, double *maxerr)
 {
@@ -45,13 +66,6 @@ static long check(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, int me, double *maxe
     fftw_complex *gout = fftw_alloc_complex((size_t)total);
     fftw_plan p = fftw_mpi_plan_dft(rank, dims, in, out, MPI_COMM_WORLD, FFTW_FORWARD,
                                     FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
-    fftw_plan s = rank == 3 ? fftw_plan_dft_3d((int)n0, (int)n1, (int)n2, gin, gout,
-                                               FFTW_FORWARD, FFTW_ESTIMATE)
-                            : fftw_plan_dft_2d((int)n0, (int)n1, gin, gout, FFTW_FORWARD,
-                                               FFTW_ESTIMATE);
-    for (ptrdiff_t i = 0; i < n0; i++)
-        for (ptrdiff_t x = 0; x < plane; x++)
-            fill(&gin[i * plane + x], i, x / n2, x % n2);
     for (ptrdiff_t i = 0; i < local_n0; i++)
         for (ptrdiff_t x = 0; x < plane; x++)
             fill(&in[i * plane + x], start0 + i, x / n2, x % n2);
@@ -61,22 +75,18 @@ static long check(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, int me, double *maxe
         printf("\n");
     }
     fftw_execute(p);
-    fftw_execute(s);
     long bad = 0;
-    double scale = 0;
-    for (ptrdiff_t x = 0; x < total; x++)
-        scale = fmax(scale, hypot(gout[x][0], gout[x][1]));
+    const double scale = serial_reference(rank, n0, n1, n2, gin, gout);
     for (ptrdiff_t i = 0; i < local_n0; i++)
         for (ptrdiff_t x = 0; x < plane; x++) {
             const double *a = out[i * plane + x], *b = gout[(start0 + i) * plane + x];
-            double e = hypot(a[0] - b[0], a[1] - b[1]) / (scale > 0 ? scale : 1);
+            double e = hypot(a[0] - b[0], a[1] - b[1]) / scale;
             if (e > *maxerr)
                 *maxerr = e;
             if (e > 1e-10)
                 bad++;
         }
     fftw_destroy_plan(p);
-    fftw_destroy_plan(s);
     fftw_free(in);
     fftw_free(out);
     fftw_free(gin);
@@ -159,19 +169,7 @@ static long check_transposed(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, int me, d
     fftw_complex *gout = fftw_alloc_complex((size_t)total);
     transposed_run(MPI_COMM_WORLD, rank, dims, alloc, local_n0, start0, mid, back, me == 0);
     transposed_run(library, rank, dims, alloc, local_n0, start0, ref_mid, ref_back, 0);
-    fftw_plan s = rank == 3 ? fftw_plan_dft_3d((int)n0, (int)n1, (int)n2, gin, gout,
-                                               FFTW_FORWARD, FFTW_ESTIMATE)
-                            : fftw_plan_dft_2d((int)n0, (int)n1, gin, gout, FFTW_FORWARD,
-                                               FFTW_ESTIMATE);
-    for (ptrdiff_t i = 0; i < n0; i++)
-        for (ptrdiff_t x = 0; x < plane; x++)
-            fill(&gin[i * plane + x], i, x / n2, x % n2);
-    fftw_execute(s);
-    double scale = 0;
-    for (ptrdiff_t x = 0; x < total; x++)
-        scale = fmax(scale, hypot(gout[x][0], gout[x][1]));
-    if (scale == 0)
-        scale = 1;
+    const double scale = serial_reference(rank, n0, n1, n2, gin, gout);
     long bad = 0;
     /* Transposed output: local_n1 x n0 x n2, rows start1.. of the n1 dimension. */
     for (ptrdiff_t j = 0; j < local_n1; j++)
@@ -198,7 +196,6 @@ static long check_transposed(ptrdiff_t n0, ptrdiff_t n1, ptrdiff_t n2, int me, d
     if (bytes)
         fprintf(stderr, "rank %d: %ld values differ from the library's transposes' byte for "
                         "byte\n", me, bytes);
-    fftw_destroy_plan(s);
     fftw_free(mid);
     fftw_free(back);
     fftw_free(ref_mid);
