@@ -338,6 +338,40 @@ static void local_starts(const tcase *t)
     xb_free(&x);
 }
 
+/* Every form on x (made with salt base + 1): blocking, nonblocking, the _c forms where the
+ * preload has them, persistent; each on fresh sentinels (salts base + 2..5), checked. */
+static void every_form(xbuf *x, int base, const char *where)
+{
+    char what[128];
+    snprintf(what, sizeof what, "MPI_Alltoall %s", where);
+    MPI_Alltoall(x->s, x->scount, x->t->stype, x->r, x->rcount, x->t->rtype, x->comm);
+    xb_check(x, what, 0);
+    xb_fill(x, base + 2);
+    MPI_Request r;
+    x_ialltoall(x, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "MPI_Ialltoall %s", where);
+    xb_check(x, what, 0);
+#ifdef TUNA_TEST_ALLTOALL_C
+    xb_fill(x, base + 4);
+    x_alltoall_c(x);
+    snprintf(what, sizeof what, "MPI_Alltoall_c %s", where);
+    xb_check(x, what, 0);
+    xb_fill(x, base + 5);
+    x_ialltoall_c(x, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "MPI_Ialltoall_c %s", where);
+    xb_check(x, what, 0);
+#endif
+    xb_fill(x, base + 3);
+    x_init(x, &r);
+    MPI_Start(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    snprintf(what, sizeof what, "persistent alltoall %s", where);
+    xb_check(x, what, 0);
+    MPI_Request_free(&r);
+}
+
 /* 4. The info key chooses the algorithm of every form on that communicator. */
 static void info_key(const tcase *t)
 {
@@ -349,28 +383,7 @@ static void info_key(const tcase *t)
     MPI_Info_free(&info);
     xbuf x;
     xb_make(&x, t, 5, 0, dup, 401);
-    MPI_Alltoall(x.s, x.scount, t->stype, x.r, x.rcount, t->rtype, dup);
-    xb_check(&x, "MPI_Alltoall with tuna_alltoall=xor", 0);
-    xb_fill(&x, 402);
-    MPI_Request r;
-    x_ialltoall(&x, &r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
-    xb_check(&x, "MPI_Ialltoall with tuna_alltoall=xor", 0);
-#ifdef TUNA_TEST_ALLTOALL_C
-    xb_fill(&x, 404);
-    x_alltoall_c(&x);
-    xb_check(&x, "MPI_Alltoall_c with tuna_alltoall=xor", 0);
-    xb_fill(&x, 405);
-    x_ialltoall_c(&x, &r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
-    xb_check(&x, "MPI_Ialltoall_c with tuna_alltoall=xor", 0);
-#endif
-    xb_fill(&x, 403);
-    x_init(&x, &r);
-    MPI_Start(&r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
-    xb_check(&x, "persistent alltoall with tuna_alltoall=xor", 0);
-    MPI_Request_free(&r);
+    every_form(&x, 400, "with tuna_alltoall=xor");
     xb_free(&x);
     MPI_Comm_free(&dup);
 }
@@ -446,28 +459,7 @@ static void intercommunicator(const tcase *t)
     MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? half : 0, 7, &inter);
     xbuf x;
     xb_make(&x, t, 3, 0, inter, 701);
-    MPI_Alltoall(x.s, x.scount, t->stype, x.r, x.rcount, t->rtype, inter);
-    xb_check(&x, "MPI_Alltoall on an intercommunicator", 0);
-    xb_fill(&x, 702);
-    MPI_Request r;
-    x_ialltoall(&x, &r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
-    xb_check(&x, "MPI_Ialltoall on an intercommunicator", 0);
-#ifdef TUNA_TEST_ALLTOALL_C
-    xb_fill(&x, 704);
-    x_alltoall_c(&x);
-    xb_check(&x, "MPI_Alltoall_c on an intercommunicator", 0);
-    xb_fill(&x, 705);
-    x_ialltoall_c(&x, &r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
-    xb_check(&x, "MPI_Ialltoall_c on an intercommunicator", 0);
-#endif
-    xb_fill(&x, 703);
-    x_init(&x, &r);
-    MPI_Start(&r);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
-    xb_check(&x, "persistent alltoall on an intercommunicator", 0);
-    MPI_Request_free(&r);
+    every_form(&x, 700, "on an intercommunicator");
     xb_free(&x);
     MPI_Comm_free(&inter);
     MPI_Comm_free(&local);
