@@ -1,4 +1,5 @@
-"""The MPI launcher the tools and tests start local ranks with."""
+"""The MPI launcher the tools and tests start local ranks with, and tuna-bench's workload
+arguments that `tuna sim run` and `tuna tune run` pass alike."""
 import os
 import shutil
 import subprocess
@@ -15,3 +16,17 @@ def mpiexec(nprocs=None):
         flags = "--oversubscribe --allow-run-as-root" if "Open MPI" in out or "OpenRTE" in out \
             else ""
     return [exe] + flags.split() + (["-n", str(nprocs)] if nprocs is not None else [])
+
+
+# tuna-bench --collective values (alltoallv first: the default).
+COLLECTIVES = ("alltoallv", "alltoall", "allgather", "allreduce")
+
+
+def bench_workload(collective, dists):
+    """tuna-bench's -c/-d arguments: distributions are alltoallv's (uniform if none given);
+    the other collectives take a size only."""
+    if collective == "alltoallv":
+        return [a for d in dists or ["uniform"] for a in ("-d", d)]
+    if dists:
+        raise ValueError("--dist applies to --collective alltoallv only")
+    return ["-c", collective]

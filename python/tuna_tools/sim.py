@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 
-from tuna_tools import progress
+from tuna_tools import launch, progress
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -325,12 +325,7 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
             bench_args.append("--no-phases")
         if args.plan:
             bench_args += ["--plan", args.plan]
-        if args.collective != "alltoallv":
-            if args.dist:
-                raise ValueError("--dist applies to --collective alltoallv only")
-            bench_args += ["-c", args.collective]
-        for d in args.dist or ([] if args.collective != "alltoallv" else ["uniform"]):
-            bench_args += ["-d", d]
+        bench_args += launch.bench_workload(args.collective, args.dist)
         for p in args.param or []:
             bench_args += ["--param", p]
         cmd = [smpirun_path(args), "-np", str(procs), "-platform", xml, "-hostfile", hostfile]
@@ -731,7 +726,7 @@ def register(subparsers):
                    help="fugaku | polaris | fattree (sim/platforms) or a path to an .xml")
     r.add_argument("--procs", type=_int_list, required=True, help="P values, e.g. 256,1024")
     r.add_argument("--rpn", type=int, help="ranks per node (default: the platform's)")
-    r.add_argument("--collective", choices=["alltoallv", "alltoall", "allgather", "allreduce"],
+    r.add_argument("--collective", choices=launch.COLLECTIVES,
                    default="alltoallv", help="tuna-bench --collective (default: %(default)s)")
     r.add_argument("-a", "--algorithms", default="tuna,coalesced,staggered",
                    help="tuna-bench algorithm list (default: %(default)s)")

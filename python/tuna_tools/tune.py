@@ -39,7 +39,7 @@ import tempfile
 from tuna_tools import results
 # The buckets as libtuna computes them: both read data/selection.json.
 from tuna_tools.selection import size_bucket, sparsity_bucket  # noqa: F401 (also tune's API)
-from tuna_tools import progress, selection, tuning_table
+from tuna_tools import launch, progress, selection, tuning_table
 
 
 def key_of(rec):
@@ -338,12 +338,7 @@ def _run_bench(args, bench, mpiexec, jsonl, p, first, sweep, tables):
                      "-j", jsonl, "-q"]
     if not first:
         cmd.append("--append")
-    if args.collective != "alltoallv":
-        if args.dist:
-            raise ValueError("--dist applies to --collective alltoallv only")
-        cmd += ["-c", args.collective]
-    for d in args.dist or ([] if args.collective != "alltoallv" else ["uniform"]):
-        cmd += ["-d", d]
+    cmd += launch.bench_workload(args.collective, args.dist)
     if args.rpn:
         cmd += ["--ranks-per-node", args.rpn]
     if not args.quiet:
@@ -528,7 +523,7 @@ def register(subparsers):
     r = sub.add_parser("run", help="run tuna-bench sweeps with mpiexec and write a table")
     r.add_argument("--procs", type=_int_list, required=True, help="P values, e.g. 2,4,8")
     r.add_argument("--rpn", help="tuna-bench --ranks-per-node list (logical nodes)")
-    r.add_argument("--collective", choices=["alltoallv", "alltoall", "allgather", "allreduce"],
+    r.add_argument("--collective", choices=launch.COLLECTIVES,
                    default="alltoallv", help="tuna-bench --collective (default: %(default)s)")
     r.add_argument("-a", "--algorithms", default="all", help="tuna-bench algorithm list")
     r.add_argument("--param", default="*=powers", help="tuna-bench --param grid")
