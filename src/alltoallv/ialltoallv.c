@@ -238,7 +238,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
         }
         /* tuna's aliasing rule holds for the library's call too, at the start (as tuna's
          * rows report it, and the blocking vendor row). */
-        if (sendbuf == recvbuf && (rc = tuna_a2av_library_alias(fn, sendbuf, sc, rcv, comm))) {
+        if ((rc = tuna_a2av_library_alias(fn, sendbuf, recvbuf, sc, rcv, comm))) {
             free(x);
             return rc;
         }

@@ -522,18 +522,18 @@ int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *
 
 /* The library's call with sendbuf == recvbuf (rare: the counts are read only then): an error
  * if this rank sends and receives data, as tuna's own algorithms report it. */
-int tuna_a2av_library_alias(const char *fn, const void *buf, const tuna_counts *sc,
-                            const tuna_counts *rcv, MPI_Comm comm)
+int tuna_a2av_library_alias(const char *fn, const void *sendbuf, const void *recvbuf,
+                            const tuna_counts *sc, const tuna_counts *rcv, MPI_Comm comm)
 {
     int n = 0, inter = 0;
-    if ((!sc->n && !sc->nl) || (!rcv->n && !rcv->nl) ||
+    if (sendbuf != recvbuf || (!sc->n && !sc->nl) || (!rcv->n && !rcv->nl) ||
         MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
         (inter ? MPI_Comm_remote_size(comm, &n) : MPI_Comm_size(comm, &n)) != MPI_SUCCESS)
         return MPI_SUCCESS; /* the library reports what is wrong here */
     bool s = false, r = false;
     for (int j = 0; j < n; j++)
         s |= tuna_counts_n(sc, j) > 0, r |= tuna_counts_n(rcv, j) > 0;
-    return tuna_check_alias(fn, buf, buf, s && r);
+    return tuna_check_alias(fn, sendbuf, recvbuf, s && r);
 }
 
 /* The MPI library's own call on the user's communicator: vendor, and auto choosing it. */
@@ -764,8 +764,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
     if (alg->desc.kind == TUNA_ROW_VENDOR) { /* the MPI library itself, no tuna work on top */
-        if (sendbuf == recvbuf &&
-            (rc = tuna_a2av_library_alias("tuna_alltoallv", sendbuf, &sc, &rcv, comm)))
+        if ((rc = tuna_a2av_library_alias("tuna_alltoallv", sendbuf, recvbuf, &sc, &rcv, comm)))
             return rc;
         return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                       recvcounts, rdispls, recvtype, comm, t_start);
@@ -824,8 +823,7 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                       rcv = {.nl = recvcounts, .dl = rdispls};
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
     if (alg->desc.kind == TUNA_ROW_VENDOR) {
-        if (sendbuf == recvbuf &&
-            (rc = tuna_a2av_library_alias("tuna_alltoallv_c", sendbuf, &sc, &rcv, comm)))
+        if ((rc = tuna_a2av_library_alias("tuna_alltoallv_c", sendbuf, recvbuf, &sc, &rcv, comm)))
             return rc;
         rc = run_vendor_counts(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, t_start);
         if (rc >= 0)

@@ -592,10 +592,10 @@ int tuna_a2av_prepare(tuna_a2av_args *a, const void *sendbuf, const tuna_counts 
                       char **copy, int **copy_counts);
 
 /* The library's own alltoallv (vendor, and the nonblocking call on a communicator tuna has
- * not set up) with sendbuf == recvbuf: MPI_ERR_BUFFER if this rank sends and receives data
- * (tuna_check_alias's rule), local. */
-int tuna_a2av_library_alias(const char *fn, const void *buf, const tuna_counts *sc,
-                            const tuna_counts *rcv, MPI_Comm comm);
+ * not set up): with sendbuf == recvbuf, MPI_ERR_BUFFER if this rank sends and receives data
+ * (tuna_check_alias's rule), local; MPI_SUCCESS otherwise. */
+int tuna_a2av_library_alias(const char *fn, const void *sendbuf, const void *recvbuf,
+                            const tuna_counts *sc, const tuna_counts *rcv, MPI_Comm comm);
 
 /* The running algorithm's parameter `name` (resolved: default applied, clamped). */
 static inline long tuna_a2av_param(const tuna_a2av_args *a, const char *name)
