@@ -15,6 +15,10 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
     tuna_select_input in = {.P = ctx->size, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
                             .max_block = bytes, .mean_block = bytes, .total_max = bytes,
                             .bytes = bytes, .commute = commute};
+    if (tuna_select_last_find(ctx, TUNA_ALLREDUCE, &in, c)) {
+        *learning = NULL;
+        return MPI_SUCCESS;
+    }
     rc = tuna_select_collective(&tuna_ar_registry, &in, c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -23,7 +27,10 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
                     "%.3g us",
                  in.P, in.Q, in.N, bytes, commute ? "" : ", non-commutative op",
                  tuna_ar_table[c->algorithm].desc.info.name, c->param[0], c->predicted * 1e6);
-    return tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
+    rc = tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
+    if (rc == MPI_SUCCESS)
+        tuna_select_last_keep(ctx, TUNA_ALLREDUCE, &in, c, *learning);
+    return rc;
 }
 
 /*

@@ -24,6 +24,10 @@ int tuna_a2a_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                          tuna_learn_class **learning)
 {
     tuna_select_input in = input_of(ctx, block);
+    if (learning && tuna_select_last_find(ctx, TUNA_ALLTOALL, &in, c)) {
+        *learning = NULL;
+        return MPI_SUCCESS;
+    }
     int rc = tuna_select_collective(&tuna_a2a_registry, &in, c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -35,7 +39,10 @@ int tuna_a2a_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
         tuna_select_record(c);
         return MPI_SUCCESS;
     }
-    return tuna_learn_collective(ctx, &tuna_a2a_registry, &in, c, learning);
+    rc = tuna_learn_collective(ctx, &tuna_a2a_registry, &in, c, learning);
+    if (rc == MPI_SUCCESS)
+        tuna_select_last_keep(ctx, TUNA_ALLTOALL, &in, c, *learning);
+    return rc;
 }
 
 /* A linear row at its default parameters within this much of the model's best counts as

@@ -182,6 +182,17 @@ typedef struct tuna_ctx {
     struct tuna_learn *learn;
     void (*learn_free)(struct tuna_learn *);
     struct tuna_learn_class *learn_class;
+    /* auto's last settled choice per collective whose call sizes are the same on every rank
+     * (alltoall, allgather, allreduce; src/select/choose.c, tuna_select_last_*): a caller
+     * repeating a blocking call gets it back without the model's memo or learning's class
+     * search. Written only once no learning runs for that size (settled, or learning off):
+     * what those would return again. */
+    struct tuna_auto_last {
+        bool valid, commute;
+        double bytes;
+        int source;          /* tuna_stats.auto_source */
+        tuna_choice choice;
+    } auto_last[TUNA_COLLECTIVE_COUNT];
     /* The facts of the last predefined send [0] and receive [1] types seen on this
      * communicator (calls on one communicator are serialised by MPI's rules): a typical
      * caller passes the same types each call, found here without a search. */

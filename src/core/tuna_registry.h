@@ -23,6 +23,17 @@ struct tuna_profile;
 struct tuna_select_input;
 struct tuna_candidates;
 
+/* A chosen configuration of a registry's row (auto's, a plan's, a table entry's). */
+typedef struct tuna_choice {
+    int algorithm;                 /* table index */
+    long param[TUNA_MAX_PARAMS];   /* resolved values */
+    double predicted;              /* model time, seconds (vendor: of the algorithm modelling
+                                      it; 0 for a table entry naming an unmodelled vendor) */
+    bool from_table;               /* true: a TUNA_TUNING entry decided */
+    bool windowed;                 /* the window replaced a cheaper-priced candidate with more
+                                      requests in flight (TUNA_WINDOW_REQUESTS) */
+} tuna_choice;
+
 /* What a row is: an algorithm of tuna's, the MPI library's own call, or auto's choice. */
 typedef enum tuna_row_kind {
     TUNA_ROW_ALGORITHM,

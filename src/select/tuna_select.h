@@ -231,17 +231,6 @@ int tuna_grid_pow2(long U, long *v);
 void tuna_grid_every_value(const tuna_select_input *in, const tuna_algorithm_info *info,
                            tuna_candidates *out);
 
-/* A chosen configuration. */
-typedef struct tuna_choice {
-    int algorithm;                 /* table index */
-    long param[TUNA_MAX_PARAMS];   /* resolved values */
-    double predicted;              /* model time, seconds (vendor: of the algorithm modelling
-                                      it; 0 for a table entry naming an unmodelled vendor) */
-    bool from_table;               /* true: a TUNA_TUNING entry decided */
-    bool windowed;                 /* the window replaced a cheaper-priced candidate with more
-                                      requests in flight (TUNA_WINDOW_REQUESTS) */
-} tuna_choice;
-
 /*
  * auto's window (docs/tuning.md, "Without learning: the window and the reuse price"): where
  * the model's cheapest alltoallv candidate keeps more than TUNA_WINDOW_REQUESTS requests
@@ -291,6 +280,16 @@ void tuna_select_record(const tuna_choice *c);
  * choice itself. Same determinism as tuna_select_alltoallv(). */
 int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
                            tuna_choice *out);
+
+/* auto's last choice on ctx for a collective whose sizes every rank shares (alltoall,
+ * allgather, allreduce), as tuna_learn_collective() left it for in->bytes and in->commute:
+ * true with *c filled and recorded into this call's statistics, or false (find it the long
+ * way). tuna_select_last_keep() stores it after that way, unless learning still runs for
+ * the class (learning != NULL). */
+bool tuna_select_last_find(tuna_ctx *ctx, tuna_collective coll, const tuna_select_input *in,
+                           tuna_choice *c);
+void tuna_select_last_keep(tuna_ctx *ctx, tuna_collective coll, const tuna_select_input *in,
+                           const tuna_choice *c, const struct tuna_learn_class *learning);
 
 /* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
 int tuna_select_profile(const tuna_profile **out);
