@@ -137,6 +137,7 @@ int main(int argc, char **argv)
         mismatch("TUNA_ALLTOALLV", "xor", "pairwise");
         mismatch("TUNA_ALLREDUCE", "ring", "recursive-doubling");
         mismatch("TUNA_AUTO_PERIOD", "4", "8");
+        mismatch("TUNA_PROGRESS", "thread", "poll");
         /* The built-in default spelled out is the same setting as none. */
         setenv("TUNA_ALLGATHER", "auto", 1);
         if (me == P - 1)

@@ -77,6 +77,7 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
      * free every live context here (its private communicator included) rather than
      * detaching it from its user communicator, which some MPI libraries (SimGrid SMPI) no
      * longer allow at this point. */
+    tuna_progress_thread_stop();
     while (tuna_op_any_active())
         tuna_op_progress_all();
     while (live_head)
@@ -240,10 +241,12 @@ static int topology_init(tuna_ctx *c)
  * export them): agreed once per communicator, at its context's creation (collective anyway),
  * with one small allreduce, naming the variable that differs and its values. File paths are
  * compared as strings (the same path is expected everywhere). TUNA_PLAN is the preload's.
+ * TUNA_PROGRESS changes no collective, but an invalid value is an error at this creation,
+ * which must then fail on every rank alike.
  */
 static const char *const agreed_vars[] = {
     "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE", "TUNA_ALLTOALL",   "TUNA_ARGCHECK", "TUNA_AUTO_PERIOD",
-    "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET", "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN"};
+    "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET", "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN", "TUNA_PROGRESS"};
 #define NVARS ((int)(sizeof agreed_vars / sizeof agreed_vars[0]))
 
 /* The effective setting: unset, empty and the built-in default are the same. */
@@ -255,7 +258,8 @@ static const char *env_effective(const char *name)
     if ((strcmp(name, "TUNA_ARGCHECK") == 0 && strcmp(s, "local") == 0) ||
         (strncmp(name, "TUNA_ALL", 8) == 0 && strcmp(s, "auto") == 0) ||
         (strcmp(name, "TUNA_PLAN") == 0 && strcmp(s, "estimate") == 0) ||
-        (strcmp(name, "TUNA_AUTO_LEARN") == 0 && strcmp(s, "1") == 0))
+        (strcmp(name, "TUNA_AUTO_LEARN") == 0 && strcmp(s, "1") == 0) ||
+        (strcmp(name, "TUNA_PROGRESS") == 0 && strcmp(s, "poll") == 0))
         return "";
     return s;
 }
@@ -401,6 +405,8 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
     rc = tuna_config_agree(c->comm, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_progress_config_check(); /* the same value on every rank: agreed above */
     if (rc == MPI_SUCCESS) {
         bool collective;
         /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. */

@@ -110,6 +110,7 @@ static void list_link(tuna_op *op)
     op->active = true;
     atomic_fetch_add_explicit(&list_count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&list_lock);
+    tuna_progress_thread_wake();
 }
 
 /* Caller holds the lock. */

@@ -99,4 +99,14 @@ bool tuna_op_any_active(void);
  * operations never match each other's messages; blocking calls use 0 (tuna_tags.h). */
 int tuna_op_tag_shift(tuna_ctx *ctx, bool persistent);
 
+/* TUNA_PROGRESS (progress_thread.c): "poll" (default) or "thread". The check fails with
+ * MPI_ERR_ARG on any other value (a context's creation, after the agreement that makes the
+ * value the same on every rank, runs it). */
+int tuna_progress_config_check(void);
+bool tuna_progress_thread_wanted(void);
+/* An operation became active: the progress thread starts (first time) or wakes. */
+void tuna_progress_thread_wake(void);
+/* MPI_Finalize: the thread stops and is joined (no-op without one). */
+void tuna_progress_thread_stop(void);
+
 #endif /* TUNA_OP_H */

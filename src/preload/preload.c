@@ -31,6 +31,7 @@
  */
 #include "preload.h"
 #include "tuna_internal.h"
+#include "op.h" /* TUNA_PROGRESS */
 #include "../select/tuna_select.h"
 
 #if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
@@ -2218,9 +2219,14 @@ void tuna_preload_startup(void)
         startup(MPI_COMM_WORLD);
 }
 
+/* TUNA_PROGRESS=thread: tuna's progress thread calls MPI, so the process asks for
+ * MPI_THREAD_MULTIPLE (MPI lets the level provided exceed the one required; the
+ * application sees what the library gave). */
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
+    int provided, rc = tuna_progress_thread_wanted()
+                           ? PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided)
+                           : PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS)
         tuna_preload_startup();
     return rc;
@@ -2228,7 +2234,8 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    int rc = PMPI_Init_thread(
+        argc, argv, tuna_progress_thread_wanted() ? MPI_THREAD_MULTIPLE : required, provided);
     if (rc == MPI_SUCCESS)
         tuna_preload_startup();
     return rc;

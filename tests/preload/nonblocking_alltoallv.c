@@ -10,7 +10,10 @@
  *      then hands rank 1 a token with MPI_Ssend, which rank 1 receives before it starts: a
  *      start that waited for rank 1 would hang (a watchdog alarm fails the run);
  *   4. MPI_Request_free on an MPI_Ialltoallv in flight, then MPI_Barrier and more calls;
- *   5. MPI_Cancel on an MPI_Ialltoallv request is an error (the request then completes).
+ *   5. MPI_Cancel on an MPI_Ialltoallv request is an error (the request then completes);
+ *   6. with TUNA_PROGRESS=thread only: rank 0 starts, then blocks in MPI_Recv until the
+ *      last rank has completed the same MPI_Ialltoallv with MPI_Wait (which needs rank 0's
+ *      later messages: without tuna's progress thread this hangs).
  * run_client.py checks in the TUNA_STATS file that tuna ran the nonblocking calls.
  */
 #include <mpi.h>
@@ -267,6 +270,29 @@ static void free_and_cancel(void)
     freed_in_flight = x;
 }
 
+/* 6. Progress while rank 0 blocks in a call tuna does not see. */
+static void progress_while_blocked(void)
+{
+    trace("progress while blocked", 0);
+    if (P < 2)
+        return;
+    ex x;
+    ex_make(&x, 51);
+    MPI_Request r;
+    int token = 1;
+    ex_start(&x, &r);
+    if (me == 0) {
+        MPI_Recv(&token, 1, MPI_INT, P - 1, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (me == P - 1)
+            MPI_Send(&token, 1, MPI_INT, 0, 10, MPI_COMM_WORLD);
+    }
+    expect(ex_ok(&x), "MPI_Ialltoallv progressed while rank 0 blocks in MPI_Recv", 0);
+    ex_free(&x);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -285,6 +311,9 @@ int main(int argc, char **argv)
     two_outstanding();
     local_starts();
     free_and_cancel();
+    const char *progress = getenv("TUNA_PROGRESS");
+    if (progress && strcmp(progress, "thread") == 0)
+        progress_while_blocked();
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     alarm(0);
