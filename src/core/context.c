@@ -8,6 +8,7 @@
 #include "tuna_internal.h"
 #include "op.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,10 @@
 static int ctx_keyval = MPI_KEYVAL_INVALID;
 static int self_keyval = MPI_KEYVAL_INVALID;
 static tuna_ctx *live_head;
+/* The list of live contexts and the keyvals: threads may set up and free contexts of
+ * different communicators at once (MPI_THREAD_MULTIPLE). Held for list edits and the
+ * keyvals' creation only, never across a call that communicates. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * Fast lookup: each thread remembers the last (communicator, context) pair it used, valid
@@ -29,15 +34,41 @@ static _Thread_local struct {
     unsigned generation;
 } last_used;
 
-static void ctx_free(tuna_ctx *ctx)
+/* Take ctx out of the live list; false when it is not there (freed at MPI_Finalize). */
+static bool live_remove(tuna_ctx *ctx)
 {
-    atomic_fetch_add(&ctx_generation, 1);
-    if (ctx->prev)
-        ctx->prev->next = ctx->next;
-    else if (live_head == ctx)
-        live_head = ctx->next;
-    if (ctx->next)
-        ctx->next->prev = ctx->prev;
+    pthread_mutex_lock(&live_lock);
+    bool found = false;
+    for (tuna_ctx *c = live_head; c && !found; c = c->next)
+        found = c == ctx;
+    if (found) {
+        atomic_fetch_add(&ctx_generation, 1);
+        if (ctx->prev)
+            ctx->prev->next = ctx->next;
+        else
+            live_head = ctx->next;
+        if (ctx->next)
+            ctx->next->prev = ctx->prev;
+        ctx->next = ctx->prev = NULL;
+    }
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
+static void live_add(tuna_ctx *c)
+{
+    pthread_mutex_lock(&live_lock);
+    c->prev = NULL;
+    c->next = live_head;
+    if (live_head)
+        live_head->prev = c;
+    live_head = c;
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* A context out of the list: its communicator and memory. */
+static void ctx_release(tuna_ctx *ctx)
+{
     if (ctx->comm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->comm);
     tuna_scratch_free(&ctx->scr);
@@ -50,6 +81,12 @@ static void ctx_free(tuna_ctx *ctx)
     free(ctx);
 }
 
+static void ctx_free(tuna_ctx *ctx)
+{
+    live_remove(ctx);
+    ctx_release(ctx);
+}
+
 static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm;
@@ -57,11 +94,8 @@ static int ctx_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)extra;
     /* A context already freed at MPI_Finalize (see self_delete_fn) is not in the list:
      * some MPI libraries delete MPI_COMM_WORLD's attributes after MPI_COMM_SELF's. */
-    for (tuna_ctx *c = live_head; c; c = c->next)
-        if (c == attr) {
-            ctx_free(c);
-            break;
-        }
+    if (live_remove(attr))
+        ctx_release(attr);
     return MPI_SUCCESS;
 }
 
@@ -80,14 +114,16 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     tuna_progress_thread_stop();
     while (tuna_op_any_active())
         tuna_op_progress_all();
-    while (live_head)
-        ctx_free(live_head);
+    for (tuna_ctx *c; (c = live_head) != NULL;) {
+        live_remove(c);
+        ctx_release(c);
+    }
     MPI_Comm_free_keyval(&ctx_keyval);
     self_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
 
-static int keyvals_init(void)
+static int keyvals_create(void)
 {
     if (ctx_keyval != MPI_KEYVAL_INVALID)
         return MPI_SUCCESS;
@@ -97,6 +133,14 @@ static int keyvals_init(void)
                                           NULL));
     TUNA_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL));
     return MPI_SUCCESS;
+}
+
+static int keyvals_init(void)
+{
+    pthread_mutex_lock(&live_lock);
+    int rc = keyvals_create();
+    pthread_mutex_unlock(&live_lock);
+    return rc;
 }
 
 /*
@@ -390,10 +434,7 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
     c->comm = MPI_COMM_NULL;
     c->user = comm;
     /* Link first so that ctx_free() can always unlink. */
-    c->next = live_head;
-    if (live_head)
-        live_head->prev = c;
-    live_head = c;
+    live_add(c);
     rc = MPI_Comm_dup(comm, &c->comm);
     if (rc != MPI_SUCCESS) {
         c->comm = MPI_COMM_NULL;
