@@ -1523,43 +1523,73 @@ static int proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm
     return MPI_SUCCESS;
 }
 
-/* MPI_Ialltoallv: as MPI_Alltoallv, nonblocking (tuna_ialltoallv behind a proxy). */
-int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request *request)
+/* The arguments of MPI_Ialltoallv or (large) MPI_Ialltoallv_c: int or MPI_Count counts,
+ * int or MPI_Aint displacements. */
+typedef struct ia2av_args {
+    bool large;
+    const void *sendbuf, *scounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const void *rcounts, *rdispls;
+    MPI_Datatype recvtype;
+} ia2av_args;
+
+static int library_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *request)
+{
+#ifdef TUNA_HAVE_MPI_IALLTOALLV_C
+    if (a->large)
+        return PMPI_Ialltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                 a->rcounts, a->rdispls, a->recvtype, comm, request);
+#endif
+    return PMPI_Ialltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                           a->rcounts, a->rdispls, a->recvtype, comm, request);
+}
+
+static int tuna_ialltoallv_of(const ia2av_args *a, MPI_Comm comm, const tuna_options *opt,
+                              tuna_request *op)
+{
+    if (a->large)
+        return tuna_ialltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                 a->rcounts, a->rdispls, a->recvtype, comm, opt, op);
+    return tuna_ialltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                           a->rcounts, a->rdispls, a->recvtype, comm, opt, op);
+}
+
+/* MPI_Ialltoallv, MPI_Ialltoallv_c: as MPI_Alltoallv, nonblocking (tuna_ialltoallv behind
+ * a proxy), counted on the "ialltoallv" rows either way. */
+static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *request)
 {
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s = NULL;
     int rc = request ? call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
-        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                               rdispls, recvtype, comm, request);
+        return library_ialltoallv(a, comm, request);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+    const tuna_counts sc = a->large ? (tuna_counts){.nl = a->scounts}
+                                    : (tuna_counts){.n = a->scounts},
+                      rcv = a->large ? (tuna_counts){.nl = a->rcounts}
+                                     : (tuna_counts){.n = a->rcounts};
     int why = ch->vendor ? -1 : inter ? WHY_INTER : -2;
     tuna_request op = TUNA_REQUEST_NULL;
     if (why == -2) {
-        rc = tuna_ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm, &ch->opt, &op);
+        rc = tuna_ialltoallv_of(a, comm, &ch->opt, &op);
         if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the row has no nonblocking form yet */
             why = WHY_NO_STEP_FORM;
         else if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
             return tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, t0);
     }
     if (why != -2) { /* the library's own */
-        rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                             rdispls, recvtype, comm, request);
+        rc = library_ialltoallv(a, comm, request);
         if (rc != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
         if (why >= 0)
             log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
         if (stats_enabled) {
             unsigned long long sent, recvd;
-            a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
+            a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
             account(s, STAT_IALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
                     why >= 0 ? reason_name[why] : ch->label, clock_now() - t0, sent, recvd);
         }
@@ -1567,9 +1597,31 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     }
     unsigned long long sent = 0, recvd = 0;
     if (stats_enabled)
-        a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
+        a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
     return proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
 }
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return preload_ialltoallv(&a, comm, request);
+}
+
+#ifdef TUNA_HAVE_MPI_IALLTOALLV_C
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    const ia2av_args a = {true,    sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return preload_ialltoallv(&a, comm, request);
+}
+#endif
 
 /* The library's own MPI_Ialltoall, or MPI_Ialltoall_c for a call that came as one (as
  * library_alltoall). */

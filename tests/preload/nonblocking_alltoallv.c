@@ -11,6 +11,8 @@
  *      start that waited for rank 1 would hang (a watchdog alarm fails the run);
  *   4. MPI_Request_free on an MPI_Ialltoallv in flight, then MPI_Barrier and more calls;
  *   5. MPI_Cancel on an MPI_Ialltoallv request is an error (the request then completes);
+ *   7. where the preload defines MPI_Ialltoallv_c (TUNA_TEST_IALLTOALLV_C: MPICH 4), one
+ *      MPI_Ialltoallv_c completed by MPI_Wait;
  *   6. with TUNA_PROGRESS=thread only: rank 0 starts, then blocks in MPI_Recv until the
  *      last rank has completed the same MPI_Ialltoallv with MPI_Wait (which needs rank 0's
  *      later messages: without tuna's progress thread this hangs).
@@ -270,6 +272,29 @@ static void free_and_cancel(void)
     freed_in_flight = x;
 }
 
+/* 7. The large-count form (MPI 4). */
+static void large_count_form(void)
+{
+#ifdef TUNA_TEST_IALLTOALLV_C
+    trace("MPI_Ialltoallv_c", 0);
+    ex x;
+    ex_make(&x, 61);
+    MPI_Count *c = malloc(sizeof(MPI_Count) * 2 * (size_t)P);
+    MPI_Aint *d = malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    for (int j = 0; j < P; j++) {
+        c[j] = x.sc[j], c[P + j] = x.rc[j];
+        d[j] = x.sd[j], d[P + j] = x.rd[j];
+    }
+    MPI_Request r;
+    MPI_Ialltoallv_c(x.sbuf, c, d, MPI_INT, x.rbuf, c + P, d + P, MPI_INT, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    expect(ex_ok(&x), "MPI_Ialltoallv_c", 0);
+    free(c);
+    free(d);
+    ex_free(&x);
+#endif
+}
+
 /* 6. Progress while rank 0 blocks in a call tuna does not see. */
 static void progress_while_blocked(void)
 {
@@ -311,6 +336,7 @@ int main(int argc, char **argv)
     two_outstanding();
     local_starts();
     free_and_cancel();
+    large_count_form();
     const char *progress = getenv("TUNA_PROGRESS");
     if (progress && strcmp(progress, "thread") == 0)
         progress_while_blocked();
