@@ -31,7 +31,8 @@
  * pack buffer is needed, as TuNA's zero-copy rounds. Phase j reads one buffer and writes the
  * other, alternating between the receive buffer and one temporary of P*B bytes so that the
  * last phase writes the receive buffer (phase 0 reads the send buffer); the rank's own slots
- * (digit j = c_j) are copied locally. One dimension needs no temporary.
+ * (digit j = c_j) are copied locally. One dimension needs no temporary. Where the slots of a
+ * digit value are one run (the last phase: w_j d_j = P) they go as plain bytes, no type.
  *
  * One phase per step. Requests in flight: 2 (d_j - 1). Temporary memory: P*B for k >= 2
  * (plus the byte view's packing for non-contiguous types). Tag TUNA_TAG_MESH.
@@ -193,9 +194,11 @@ static int mesh_post(tuna_a2av_op *o, mesh_state *s)
     /* the last phase writes the receive buffer; each reads what the one before wrote */
     const char *src = j == 0 ? s->sb : (s->k - j) % 2 == 0 ? s->rb : s->tmp;
     char *dst = (s->k - 1 - j) % 2 == 0 ? s->rb : s->tmp;
-    int rc = tuna_bruck_block_type(run, &s->run);
-    if (rc == MPI_SUCCESS &&
-        ((rc = MPI_Type_create_hvector(runs, 1, (MPI_Aint)stride, s->run, &s->set)) !=
+    /* One run (the last phase, and one dimension): plain bytes, no type to build. */
+    int rc = MPI_SUCCESS;
+    if (runs > 1 &&
+        ((rc = tuna_bruck_block_type(run, &s->run)) != MPI_SUCCESS ||
+         (rc = MPI_Type_create_hvector(runs, 1, (MPI_Aint)stride, s->run, &s->set)) !=
              MPI_SUCCESS ||
          (rc = MPI_Type_commit(&s->set)) != MPI_SUCCESS))
         rc = tuna_error_set(rc, "mesh: the datatype of phase %d (%d runs of %zu bytes) "
@@ -215,15 +218,21 @@ static int mesh_post(tuna_a2av_op *o, mesh_state *s)
     int n = 0;
     for (int i = 1; i < dj && rc == MPI_SUCCESS; i++) {
         const int v = (c + i) % dj, peer = (int)(me + (long long)(v - c) * s->w);
-        if ((rc = tuna_posted(MPI_Irecv(dst + (size_t)v * run, 1, s->set, peer, tag,
-                                        a->ctx->comm, &s->req[n]),
+        char *at = dst + (size_t)v * run;
+        if ((rc = tuna_posted(runs > 1 ? MPI_Irecv(at, 1, s->set, peer, tag, a->ctx->comm,
+                                                   &s->req[n])
+                                       : tuna_irecv_bytes(at, run, peer, tag, a->ctx->comm,
+                                                          &s->req[n]),
                               &n)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "mesh: MPI_Irecv from rank %d in phase %d failed", peer, j);
     }
     for (int i = 1; i < dj && rc == MPI_SUCCESS; i++) {
         const int v = (c + i) % dj, peer = (int)(me + (long long)(v - c) * s->w);
-        if ((rc = tuna_posted(MPI_Isend(src + (size_t)v * run, 1, s->set, peer, tag,
-                                        a->ctx->comm, &s->req[n]),
+        const char *at = src + (size_t)v * run;
+        if ((rc = tuna_posted(runs > 1 ? MPI_Isend(at, 1, s->set, peer, tag, a->ctx->comm,
+                                                   &s->req[n])
+                                       : tuna_isend_bytes(at, run, peer, tag, a->ctx->comm,
+                                                          &s->req[n]),
                               &n)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "mesh: MPI_Isend to rank %d in phase %d failed", peer, j);
     }
