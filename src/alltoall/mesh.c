@@ -174,13 +174,11 @@ static void mesh_state_free(tuna_a2av_op *o)
 static int mesh_close(tuna_a2av_op *o, int rc)
 {
     mesh_state *s = o->state;
-    rc = tuna_bytes_view_close(o->a, &s->v, rc);
     if (rc == MPI_SUCCESS) {
         tuna_stats_temp(s->temp);
         tuna_stats_rounds(s->k);
     }
-    mesh_state_free(o);
-    return tuna_a2av_step_done(o, rc);
+    return tuna_a2av_view_done(o, &s->v, rc);
 }
 
 /* Phase j: its types, the own slots copied, the exchanges with the d_j - 1 peers posted. */
