@@ -181,7 +181,7 @@ static int mesh_close(tuna_a2av_op *o, int rc)
     return tuna_a2av_view_done(o, &s->v, rc);
 }
 
-/* Phase j: its types, the own slots copied, the exchanges with the d_j - 1 peers posted. */
+/* Phase j: its types, the exchanges with the d_j - 1 peers posted, the own slots copied. */
 static int mesh_post(tuna_a2av_op *o, mesh_state *s)
 {
     const tuna_a2av_args *a = o->a;
@@ -205,11 +205,6 @@ static int mesh_post(tuna_a2av_op *o, mesh_state *s)
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
     if (rc != MPI_SUCCESS)
         return mesh_close(o, rc);
-    for (int i = 0; i < runs; i++) { /* the own slots stay where they are */
-        const size_t at = (size_t)c * run + (size_t)i * stride;
-        memcpy(dst + at, src + at, run);
-    }
-    tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     /* Receives first, then sends, each from the next coordinate up (round-robin from self,
      * as spreadout, so the peers are not all served in the same order). */
     const int tag = TUNA_TAG_MESH + a->tag_shift;
@@ -234,6 +229,13 @@ static int mesh_post(tuna_a2av_op *o, mesh_state *s)
                               &n)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "mesh: MPI_Isend to rank %d in phase %d failed", peer, j);
     }
+    /* The own slots stay where they are, copied while the messages travel (no message
+     * reads or writes them). */
+    for (int i = 0; i < runs && rc == MPI_SUCCESS; i++) {
+        const size_t at = (size_t)c * run + (size_t)i * stride;
+        memcpy(dst + at, src + at, run);
+    }
+    tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     return tuna_a2av_step_wait(o, s->req, n, rc);
 }
 

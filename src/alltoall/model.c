@@ -83,9 +83,10 @@ static double mesh_cross(const tuna_model_layout *l, long long w, long d)
 /*
  * mesh: per phase j (place w = d_0 ... d_{j-1}) the d_j - 1 exchanges of n = P/d_j blocks in
  * flight together to the ranks at distances w .. (d_j - 1) w, every receive posted before the
- * sends (late: those beyond tuna_waitall's first chunk); the own n blocks copied; two types
- * built; where a message is not one run (P/(w d_j) > 1 runs of w blocks) the library gathers
- * and scatters it (one copy each side, dt_block per run), as TuNA's hindexed messages.
+ * sends (late: those beyond tuna_waitall's first chunk); the own n blocks copied; where a
+ * message is not one run (P/(w d_j) > 1 runs of w blocks) the phase's two types built and
+ * the library's gather and scatter of it (one copy each side, dt_block per run), as for
+ * TuNA's hindexed messages.
  */
 double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
                           const tuna_algorithm_info *info, const long *param)
@@ -104,9 +105,10 @@ double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
         const double runs = (double)(P / (w * d[j]));
         t += tuna_model_phase_late(m, &l, msgs, fmax(0.0, msgs - TUNA_WAIT_CHUNK), bytes, bytes,
                                    mesh_cross(&l, w, d[j]), (long)w, (long)(msgs * w), (long)w) +
-             n * B / m->copy_bandwidth + 2 * m->datatype_overhead;
+             n * B / m->copy_bandwidth;
         if (runs > 1)
-            t += 2 * bytes / m->copy_bandwidth + 2 * msgs * runs * m->datatype_block;
+            t += 2 * m->datatype_overhead + 2 * bytes / m->copy_bandwidth +
+                 2 * msgs * runs * m->datatype_block;
     }
     return t;
 }

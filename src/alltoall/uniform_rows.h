@@ -30,8 +30,8 @@ int tuna_a2a_mesh_max_dims(long P);
  * rotation. */
 double tuna_a2a_cost_bruck_radix(const tuna_profile *m, const tuna_select_input *in,
                                  const tuna_algorithm_info *info, const long *param);
-/* mesh: per phase j, d_j - 1 messages of P/d_j blocks in flight together, the library's
- * gather and scatter of the strided ones, the own slots' copy, the phase's two types. */
+/* mesh: per phase j, d_j - 1 messages of P/d_j blocks in flight together, the own slots'
+ * copy, and for strided slots the phase's two types and the library's gather and scatter. */
 double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
                           const tuna_algorithm_info *info, const long *param);
 /* tuna (parameters radix, block) without its metadata phases: the engine's known sizes. */
