@@ -149,7 +149,7 @@ void tuna_a2a_grid_bruck_radix(const tuna_select_input *in, const tuna_algorithm
 
 /* dims over [2, min(6, prime factors of P)]: one dimension is the linear exchange, which the
  * linear rows price and auto hands to the library (none for prime P); each dimension more
- * adds a phase's latency and about P·B bytes per rank to save messages, so six bounds it. */
+ * adds a phase's latency and about P*B bytes per rank to save messages, so six bounds it. */
 void tuna_a2a_grid_mesh(const tuna_select_input *in, const tuna_algorithm_info *info,
                         tuna_candidates *out)
 {
