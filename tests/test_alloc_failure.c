@@ -19,7 +19,7 @@
  * non-contiguous datatypes; every allgather and allreduce row; plans (init and start) of
  * every alltoallv row and of allgather/allreduce; every alltoall row, blocking (a vector
  * type in place: packing and the per-call copy of the blocks to send) and as a plan (ints),
- * against PMPI_Alltoall.
+ * and mesh at its other dims edges, against PMPI_Alltoall.
  *
  * Usage: test_alloc_failure   (under mpiexec, any P)
  */
@@ -391,6 +391,11 @@ int main(int argc, char **argv)
         add(TUNA_ALLTOALL, name, 1, false);
         add(TUNA_ALLTOALL, name, 0, true);
     }
+    /* mesh's other edges (the default is 2 dimensions): one dimension allocates no
+     * temporary, three or P (clamped to P's prime factors) run more phases on it. */
+    static const char *const a2a_variants[] = {"mesh:dims=1", "mesh:dims=3", "mesh:dims=P"};
+    for (size_t i = 0; i < sizeof a2a_variants / sizeof *a2a_variants; i++)
+        add(TUNA_ALLTOALL, a2a_variants[i], 1, false);
 
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

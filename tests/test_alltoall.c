@@ -5,7 +5,8 @@
  * nonblocking tuna_ialltoall with a second operation outstanding, persistent
  * tuna_alltoall_init started twice), each compared byte for byte over the whole receive
  * region (blocks, holes and guard bytes) with PMPI_Alltoall on the same sentinel-filled
- * buffers; the send buffer must be unchanged. Then the errors each rank must report.
+ * buffers; the send buffer must be unchanged. Then the errors each rank must report, and
+ * mesh's clamp of `dims` as tuna_stats shows it (phases, temporary memory).
  * Failures print the case; exit code = failure count.
  *
  * Usage: test_alltoall [--quick]   (--quick: fewer shapes, for large P)
@@ -149,6 +150,53 @@ static void expect_error(int rc, int code, const char *what)
     }
 }
 
+/*
+ * mesh runs min(dims, prime factors of P) phases (tuna_stats rounds; none at P = 1) and holds
+ * one temporary of P blocks from two phases on: dims from 1 to two above what P allows, and
+ * the largest value the parser takes. The bytes are run_case's to check; these are of an
+ * exchange that must also be PMPI's.
+ */
+static void mesh_phases(void)
+{
+    int most = 0;
+    for (int n = P, p = 2; n > 1; p++)
+        for (; n % p == 0; n /= p)
+            most++;
+    const int count = 5;
+    const size_t bytes = (size_t)P * count * sizeof(int);
+    int *sbuf = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+    for (int i = 0; i < P * count; i++)
+        sbuf[i] = me * 100000 + i;
+    PMPI_Alltoall(sbuf, count, MPI_INT, want, count, MPI_INT, MPI_COMM_WORLD);
+    tuna_stats_enable(1);
+    for (int dims = 1; dims <= most + 3; dims++) {
+        const int asked = dims <= most + 2 ? dims : 2147483647;
+        char str[48], why[160];
+        snprintf(str, sizeof str, "mesh:dims=%d", asked);
+        tuna_options opt;
+        cases_run++;
+        if (tuna_options_parse(str, TUNA_ALLTOALL, &opt) != MPI_SUCCESS) {
+            fail(str, "int", count, 0, FORM_BLOCKING, "not parsed");
+            continue;
+        }
+        memset(got, SENTINEL, bytes);
+        const int rc = tuna_alltoall(sbuf, count, MPI_INT, got, count, MPI_INT, MPI_COMM_WORLD,
+                                     &opt);
+        const tuna_stats *st = tuna_stats_last();
+        const int k = asked < most ? asked : most;
+        const size_t temp = k >= 2 ? bytes : 0;
+        snprintf(why, sizeof why, "rc %d, %d phases and %zu temporary bytes, want %d and %zu",
+                 rc, st->rounds, st->temp_bytes, k, temp);
+        if (rc != MPI_SUCCESS || memcmp(got, want, bytes) != 0 || st->rounds != k ||
+            st->temp_bytes != temp)
+            fail(str, "int", count, 0, FORM_BLOCKING, why);
+    }
+    tuna_stats_enable(0);
+    free(sbuf);
+    free(got);
+    free(want);
+}
+
 /* Bad arguments on every rank (by default only the rank that sees an error returns it). */
 static void error_cases(void)
 {
@@ -242,6 +290,7 @@ int main(int argc, char **argv)
             }
     }
     error_cases();
+    mesh_phases();
 
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

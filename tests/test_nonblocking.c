@@ -11,6 +11,9 @@
  *   3. local starts: rank 0 starts (tuna_ialltoallv; tuna_start of a plan), then hands rank 1
  *      a token with MPI_Ssend, which rank 1 receives before it starts: a start that waited
  *      for rank 1 would never return (the watchdog reports the hang);
+ *   3b. the same for the uniform all-to-all's own rows (bruck-radix, mesh: those alltoallv
+ *      does not have) at their parameter edges, tuna_ialltoall and tuna_alltoall_init, two
+ *      operations of the row outstanding, against PMPI_Alltoall;
  *   4. refusals: a row without a step form is MPI_ERR_UNSUPPORTED_OPERATION with no request;
  *      a NULL request pointer; TUNA_REQUEST_NULL completes at once;
  *   5. a communicator tuna has not set up runs the library's call, correctly.
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/coll_variants.h"
 #include "support/test_data.h"
 #include "support/test_expect.h"
 
@@ -268,6 +272,100 @@ static void test_local_start(void)
     }
 }
 
+/* One uniform all-to-all of n ints per block: send, receive and PMPI_Alltoall's result. */
+typedef struct uexch {
+    int n, *sbuf, *rbuf, *ref;
+} uexch;
+
+static void uexch_make(uexch *u, int n, uint64_t seed)
+{
+    const size_t ints = (size_t)P * (size_t)n;
+    u->n = n;
+    u->sbuf = malloc(ints * sizeof(int));
+    u->rbuf = malloc(ints * sizeof(int));
+    u->ref = malloc(ints * sizeof(int));
+    for (size_t i = 0; i < ints; i++)
+        u->sbuf[i] = (int)mix(seed ^ ((uint64_t)me << 32) ^ i);
+    memset(u->rbuf, SENTINEL, ints * sizeof(int));
+    PMPI_Alltoall(u->sbuf, n, MPI_INT, u->ref, n, MPI_INT, MPI_COMM_WORLD);
+}
+
+static int uexch_ok(const uexch *u)
+{
+    return memcmp(u->rbuf, u->ref, (size_t)P * (size_t)u->n * sizeof(int)) == 0;
+}
+
+static void uexch_free(uexch *u)
+{
+    free(u->sbuf);
+    free(u->rbuf);
+    free(u->ref);
+}
+
+/* 3b. The alltoall-only rows: local starts (rank 1 starts only after rank 0's start has
+ * returned and handed it a token), with a second operation of the row outstanding. */
+static void test_alltoall_local_start(void)
+{
+    if (P < 2)
+        return;
+    char algs[64][COLL_VARIANT_LEN];
+    const int nalgs = coll_variants(TUNA_ALLTOALL, algs, 64);
+    int cases = 0;
+    for (int i = 0; i < nalgs; i++) {
+        tuna_options opt, v;
+        char row[COLL_VARIANT_LEN];
+        memcpy(row, algs[i], sizeof row);
+        row[strcspn(row, ":")] = '\0'; /* the row's name */
+        if (tuna_options_parse(row, TUNA_ALLTOALLV, &v) == MPI_SUCCESS ||
+            tuna_options_parse(algs[i], TUNA_ALLTOALL, &opt) != MPI_SUCCESS)
+            continue; /* alltoallv's rows: section 3 */
+        current = algs[i];
+        uexch x, y;
+        uexch_make(&x, 3, mix(4321 + (uint64_t)i));
+        uexch_make(&y, 1, mix(8765 + (uint64_t)i));
+        int token = 7, rc, rc2;
+        tuna_request r1 = TUNA_REQUEST_NULL, r2 = TUNA_REQUEST_NULL;
+        if (me == 1)
+            MPI_Recv(&token, 1, MPI_INT, 0, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        rc = tuna_ialltoall(x.sbuf, x.n, MPI_INT, x.rbuf, x.n, MPI_INT, MPI_COMM_WORLD, &opt, &r1);
+        rc2 = tuna_ialltoall(y.sbuf, y.n, MPI_INT, y.rbuf, y.n, MPI_INT, MPI_COMM_WORLD, &opt,
+                             &r2);
+        if (me == 0)
+            MPI_Ssend(&token, 1, MPI_INT, 1, 97, MPI_COMM_WORLD);
+        /* completed in reverse order, the second by polling */
+        int wrc = tuna_request_wait(&r2), flag = 0, wrc1 = MPI_SUCCESS;
+        while (!flag && wrc1 == MPI_SUCCESS)
+            wrc1 = tuna_request_test(&r1, &flag);
+        expect(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && wrc == MPI_SUCCESS &&
+                   wrc1 == MPI_SUCCESS && uexch_ok(&x) && uexch_ok(&y),
+               "alltoall local start, two outstanding, bytes", algs[i],
+               rc ? rc : rc2 ? rc2 : wrc ? wrc : wrc1);
+        current = "alltoall local start: tuna_start";
+        tuna_plan plan = NULL;
+        rc = tuna_alltoall_init(x.sbuf, x.n, MPI_INT, x.rbuf, x.n, MPI_INT, MPI_COMM_WORLD, &opt,
+                                TUNA_PLAN_ESTIMATE, &plan);
+        expect(rc == MPI_SUCCESS, "alltoall plan init", algs[i], rc);
+        for (int r = 0; r < 2 && rc == MPI_SUCCESS; r++) {
+            memset(x.rbuf, SENTINEL, (size_t)P * (size_t)x.n * sizeof(int));
+            if (me == 1)
+                MPI_Recv(&token, 1, MPI_INT, 0, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            rc = tuna_start(plan);
+            if (me == 0)
+                MPI_Ssend(&token, 1, MPI_INT, 1, 96, MPI_COMM_WORLD);
+            wrc = rc == MPI_SUCCESS ? tuna_wait(plan) : rc;
+            expect(rc == MPI_SUCCESS && wrc == MPI_SUCCESS && uexch_ok(&x),
+                   "alltoall plan local start", algs[i], rc ? rc : wrc);
+        }
+        if (plan)
+            tuna_plan_free(&plan);
+        uexch_free(&x);
+        uexch_free(&y);
+        cases++;
+    }
+    /* the rows are there (a registry without them would leave this section empty) */
+    expect(cases >= 2, "alltoall-only rows found", "bruck-radix, mesh", MPI_SUCCESS);
+}
+
 /* 4. Refusals. */
 static void test_refusals(void)
 {
@@ -354,6 +452,7 @@ int main(int argc, char **argv)
                                             "padded-bruck:datatype=1"},
                      "multipair-waitany:stride=2");
     test_local_start();
+    test_alltoall_local_start();
     test_refusals();
     alarm(0);
     if (me == 0)

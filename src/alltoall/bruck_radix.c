@@ -52,9 +52,7 @@ static void radix_state_free(tuna_a2av_op *o)
 static int radix_close(tuna_a2av_op *o, int rc)
 {
     radix_state *s = o->state;
-    rc = tuna_bytes_view_close(o->a, &s->v, rc);
-    radix_state_free(o);
-    return tuna_a2av_step_done(o, rc);
+    return tuna_a2av_view_done(o, &s->v, rc);
 }
 
 /* Slots in [1, P) whose base-r digit of place w is d: the round's, in ascending order. */

@@ -50,6 +50,20 @@ const tuna_a2av_algorithm tuna_a2a_table[] = {
      .step = tuna_a2av_tuna_step},
     TUNA_A2AV_ROW_COALESCED_PRICED(tuna_a2a_cost_coalesced, tuna_a2a_inflight_coalesced),
     TUNA_A2AV_ROW_STAGGERED_PRICED(tuna_a2a_cost_staggered, tuna_a2a_inflight_staggered),
+    /* family hierarchical: its phases follow the ranks' grid, dimension 0 inside a node under
+     * block placement, as coalesced and staggered go inside the node first; it needs no node
+     * structure (the grid comes from P alone). */
+    {.desc = {.info = {"mesh", "hierarchical: the ranks as a grid of `dims` dimensions (P = "
+                               "d_0*...*d_{k-1}, the fewest messages sum(d_j-1), largest "
+                               "first), one phase per dimension exchanging with the d_j-1 "
+                               "ranks along it (SMPI's 2dmesh/3dmesh; zero-copy hvector)",
+                       1,
+                       {{"dims", 1, TUNA_PARAM_P, 2,
+                         "grid dimensions k, in [1, P], default 2; clamps to the number of "
+                         "prime factors of P (prime P: 1, the linear exchange)"}}},
+              .family = "hierarchical", .cost = tuna_a2a_cost_mesh, .grid = tuna_a2a_grid_mesh,
+              .inflight = tuna_a2a_inflight_mesh},
+     .step = tuna_a2a_mesh_step},
     {.desc = {.info = {"auto", "chooses algorithm and parameters from P, the nodes and the block "
                                "size (the same on every rank: no agreement): a TUNA_TUNING "
                                "entry, else the cost model, then learning (docs/tuning.md)",

@@ -12,11 +12,28 @@
  * packing each round's blocks; a step form (tuna_a2av_step_fn). Requires a->uniform. */
 tuna_a2av_step_fn tuna_a2a_bruck_radix_step;
 
+/* mesh (mesh.c): the dimension-ordered exchange on a grid of `dims` dimensions, one phase
+ * per dimension, zero-copy hvector messages; a step form. Requires a->uniform. */
+tuna_a2av_step_fn tuna_a2a_mesh_step;
+/* The most dimensions of a mesh: an int P has at most 30 prime factors. */
+#define TUNA_A2A_MESH_MAX_DIMS 31
+/* mesh's grid for P ranks and parameter dims: returns k, dims clamped to [1, the number of
+ * prime factors of P] (0 for P = 1), and d[0..k) the sizes, each >= 2, largest first, of
+ * the fewest messages sum(d_j - 1) (ties: the smaller largest factor): as balanced as P
+ * allows. k = 1: d[0] = P. */
+int tuna_a2a_mesh_shape(long P, long dims, int d[TUNA_A2A_MESH_MAX_DIMS]);
+/* The number of prime factors of P with multiplicity: the most dimensions P allows. */
+int tuna_a2a_mesh_max_dims(long P);
+
 /* Cost models (model.c; tuna_cost_fn) for uniform blocks: max = mean, no size metadata. */
 /* bruck-radix: one rotation, a packed message per (digit, value) round, one inverse
  * rotation. */
 double tuna_a2a_cost_bruck_radix(const tuna_profile *m, const tuna_select_input *in,
                                  const tuna_algorithm_info *info, const long *param);
+/* mesh: per phase j, d_j - 1 messages of P/d_j blocks in flight together, the own slots'
+ * copy, and for strided slots the phase's two types and the library's gather and scatter. */
+double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
+                          const tuna_algorithm_info *info, const long *param);
 /* tuna (parameters radix, block) without its metadata phases: the engine's known sizes. */
 double tuna_a2a_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
                           const tuna_algorithm_info *info, const long *param);
@@ -29,11 +46,17 @@ double tuna_a2a_cost_staggered(const tuna_profile *m, const tuna_select_input *i
 /* auto's candidates for bruck-radix (tuna_grid_fn): radix over [2, P]. */
 void tuna_a2a_grid_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
                                tuna_candidates *out);
+/* auto's candidates for mesh: dims over [2, min(6, prime factors of P)]. */
+void tuna_a2a_grid_mesh(const tuna_select_input *in, const tuna_algorithm_info *info,
+                        tuna_candidates *out);
 
 /* Requests in flight per rank (tuna_inflight_fn). */
 /* bruck-radix: one receive and one send per round. */
 long tuna_a2a_inflight_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
                                    const long *param);
+/* mesh: one receive and one send per peer of its largest dimension, 2 (max d_j - 1). */
+long tuna_a2a_inflight_mesh(const tuna_select_input *in, const tuna_algorithm_info *info,
+                            const long *param);
 /* tuna with known sizes: a batch's b data sends and b data receives, no size messages. */
 long tuna_a2a_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
                             const long *param);

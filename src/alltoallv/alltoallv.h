@@ -70,6 +70,10 @@ static inline int tuna_a2av_step_wait(tuna_a2av_op *o, MPI_Request *reqs, int n,
 /* The outcome of the step that just completed: its failed post, else its failed wait
  * (recorded with `what`). */
 int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what);
+/* The end of a row whose state owns the byte view v (the Bruck rows, bruck-radix, mesh):
+ * the view closed (the receive blocks unpacked if rc is MPI_SUCCESS), the state freed by
+ * o->state_free, the operation ended with the outcome; returns TUNA_STEP_DONE. */
+int tuna_a2av_view_done(tuna_a2av_op *o, tuna_bytes_view *v, int rc);
 /* End the operation with outcome rc; returns TUNA_STEP_DONE. */
 static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
 {

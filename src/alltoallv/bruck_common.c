@@ -142,9 +142,7 @@ int tuna_bruck_op_open(tuna_a2av_op *o, tuna_bruck_op **out)
 int tuna_bruck_op_close(tuna_a2av_op *o, int rc)
 {
     tuna_bruck_op *s = o->state;
-    rc = tuna_bytes_view_close(o->a, &s->v, rc);
-    state_free(o);
-    return tuna_a2av_step_done(o, rc);
+    return tuna_a2av_view_done(o, &s->v, rc);
 }
 
 int tuna_bruck_empty(tuna_a2av_op *o)

@@ -20,6 +20,13 @@ int tuna_a2av_run_steps(const tuna_a2av_algorithm *row, tuna_a2av_args *a)
     return rc;
 }
 
+int tuna_a2av_view_done(tuna_a2av_op *o, tuna_bytes_view *v, int rc)
+{
+    rc = tuna_bytes_view_close(o->a, v, rc);
+    o->state_free(o); /* closes the view again: a closed view is empty */
+    return tuna_a2av_step_done(o, rc);
+}
+
 int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what)
 {
     if (o->post_rc != MPI_SUCCESS)

@@ -119,9 +119,7 @@ static void state_free(tuna_a2av_op *o)
 static int close_op(tuna_a2av_op *o, int rc)
 {
     twophase_op *s = o->state;
-    rc = tuna_bytes_view_close(o->a, &s->v, rc);
-    state_free(o);
-    return tuna_a2av_step_done(o, rc);
+    return tuna_a2av_view_done(o, &s->v, rc);
 }
 
 /* After the rounds, or a failure that ends them (the receive-side error comes after). */

@@ -45,6 +45,8 @@ enum tuna_tag {
     TUNA_TAG_HIER_DATA = 143,      /* intra-node engine: data */
     TUNA_TAG_INTER_META = 144,     /* inter-node phase: sub-block sizes */
     TUNA_TAG_INTER_DATA = 145,     /* inter-node phase: data */
+    TUNA_TAG_MESH = 146,           /* mesh (uniform all-to-all only): a phase's blocks for one
+                                    * peer */
 
     /* allgather */
     TUNA_TAG_AG_RING = 201,
