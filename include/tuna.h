@@ -355,6 +355,14 @@ int tuna_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt, tuna_request *req);
+/* The nonblocking allgather (MPI_Iallgather): local start, every row but vendor runs as tuna's
+ * steps; checks as tuna_allgather's (this rank's errors at the start; TUNA_ARGCHECK=collective:
+ * agreed in the operation's first step); auto chooses by the model with no agreement and no
+ * learning (the block size is every rank's); vendor, auto's hand-over to the library, and a
+ * communicator tuna has not set up are the library's MPI_Iallgather. */
+int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                    tuna_request *req);
 /* Progress the operation and every other active one; when it is complete, *flag = 1, its
  * outcome is returned and *req becomes TUNA_REQUEST_NULL (tuna_stats_last() is its record).
  * TUNA_REQUEST_NULL gives *flag = 1. */

@@ -24,6 +24,10 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                     "%.3g us",
                  in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].desc.info.name, c->param[0],
                  c->predicted * 1e6);
+    if (!learning) { /* a nonblocking call: no learning (its time overlaps other work) */
+        tuna_select_record(c);
+        return MPI_SUCCESS;
+    }
     return tuna_learn_collective(ctx, &tuna_ag_registry, &in, c, learning);
 }
 

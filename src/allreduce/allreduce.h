@@ -61,7 +61,8 @@ int tuna_ar_vendor(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t
                    MPI_Comm comm);
 /* auto's choice for a vector of `bytes` (and the statistics record of it); a choice whose
  * row has no run function is the library's own MPI_Allreduce. *learning: the class of
- * auto's learning whose candidate this is (time the call, then tuna_learn_after), or NULL. */
+ * auto's learning whose candidate this is (time the call, then tuna_learn_after), or NULL;
+ * learning NULL: no learning (nonblocking calls). */
 int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *c,
                         tuna_learn_class **learning);
 /* auto: whether the MPI library runs the model's choice itself (the registry's hook). */

@@ -23,6 +23,10 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
                     "%.3g us",
                  in.P, in.Q, in.N, bytes, commute ? "" : ", non-commutative op",
                  tuna_ar_table[c->algorithm].desc.info.name, c->param[0], c->predicted * 1e6);
+    if (!learning) { /* a nonblocking call: no learning (its time overlaps other work) */
+        tuna_select_record(c);
+        return MPI_SUCCESS;
+    }
     return tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
 }
 
