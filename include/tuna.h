@@ -363,6 +363,11 @@ int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                     tuna_request *req);
+/* The nonblocking allreduce (MPI_Iallreduce), the same way: checks as tuna_allreduce's, every
+ * row but vendor as tuna's steps (reductions in rank order for non-commutative ops), auto by
+ * the model from the vector's bytes and whether the op commutes. */
+int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req);
 /* Progress the operation and every other active one; when it is complete, *flag = 1, its
  * outcome is returned and *req becomes TUNA_REQUEST_NULL (tuna_stats_last() is its record).
  * TUNA_REQUEST_NULL gives *flag = 1. */

@@ -38,7 +38,6 @@
 #define SENTINEL 0x5A
 #define GUARD_INTS 8
 #define WATCHDOG_S 240
-#define TEST_IALLREDUCE 0
 
 static const char *current = "start";
 
@@ -193,12 +192,7 @@ static int case_start(ccase *c, MPI_Comm comm, const tuna_options *opt, tuna_req
     if (c->coll == TUNA_ALLGATHER)
         return tuna_iallgather(s, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, comm, opt,
                                req);
-#if TEST_IALLREDUCE
     return tuna_iallreduce(s, c->rbuf, c->rcount, c->rtype, c->op, comm, opt, req);
-#else
-    (void)s;
-    return MPI_ERR_INTERN;
-#endif
 }
 
 static int case_blocking(ccase *c, MPI_Comm comm, const tuna_options *opt)
@@ -457,7 +451,8 @@ static void test_refusals(tuna_collective coll)
         rc = coll == TUNA_ALLGATHER
                  ? tuna_iallgather(c.rbuf, c.scount, c.stype, c.rbuf, c.rcount, c.rtype,
                                    MPI_COMM_WORLD, &opt, &req)
-                 : MPI_ERR_INTERN;
+                 : tuna_iallreduce(c.rbuf, c.rbuf, c.rcount, c.rtype, c.op, MPI_COMM_WORLD,
+                                   &opt, &req);
         expect(rc == MPI_ERR_BUFFER && req == TUNA_REQUEST_NULL,
                "sendbuf == recvbuf is MPI_ERR_BUFFER at the start", rows[i], rc);
         if (strcmp(rows[i], "vendor") == 0)
@@ -466,7 +461,8 @@ static void test_refusals(tuna_collective coll)
         rc = coll == TUNA_ALLGATHER
                  ? tuna_iallgather(c.sbuf, -1, c.stype, c.rbuf, c.rcount, c.rtype,
                                    MPI_COMM_WORLD, &opt, &req)
-                 : MPI_ERR_INTERN;
+                 : tuna_iallreduce(c.sbuf, c.rbuf, -1, c.rtype, c.op, MPI_COMM_WORLD, &opt,
+                                   &req);
         expect(rc == MPI_ERR_COUNT && req == TUNA_REQUEST_NULL,
                "a negative count is MPI_ERR_COUNT at the start", rows[i], rc);
     }
@@ -507,7 +503,7 @@ int main(int argc, char **argv)
     MPI_Op_create(pairsum_fn, 1, &pairsum_op);
     MPI_Op_create(affine_fn, 0, &affine_op);
 
-    const tuna_collective colls[] = {TUNA_ALLGATHER};
+    const tuna_collective colls[] = {TUNA_ALLGATHER, TUNA_ALLREDUCE};
     for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
         test_fresh_comm(colls[i]);
         /* A blocking call sets MPI_COMM_WORLD up (its context, auto's selector), so the
@@ -522,11 +518,21 @@ int main(int argc, char **argv)
     }
     static const char *const ag_rows[] = {"ring", "kring:k=2", "recursive-doubling",
                                           "recmul-permuted:k=3", "recmul:k=3"};
+    static const char *const ar_rows[] = {"ring", "kring:k=2", "recmul:k=3",
+                                          "recmul-permuted:k=3", "recursive-doubling"};
     test_local_start(TUNA_ALLGATHER, ag_rows, 5);
+    test_local_start(TUNA_ALLREDUCE, ar_rows, 5);
+    /* Both collectives, several rows, tags apart: a blocking call of each among them. */
     test_outstanding((const started[]){{TUNA_ALLGATHER, "ring", 5, 0, 0, 0},
-                                       {TUNA_ALLGATHER, "recmul-permuted:k=2", 3000, 1, 1, 0},
-                                       {TUNA_ALLGATHER, "kring:k=2", 7, 2, 0, 0}},
-                     3, &(const started){TUNA_ALLGATHER, "recursive-doubling", 4, 0, 0, 0});
+                                       {TUNA_ALLREDUCE, "recmul-permuted:k=2", 3000, 1, 1, 0},
+                                       {TUNA_ALLGATHER, "kring:k=2", 7, 2, 0, 0},
+                                       {TUNA_ALLREDUCE, "ring", 6, 0, 0, 1}},
+                     4, &(const started){TUNA_ALLGATHER, "recursive-doubling", 4, 0, 0, 0});
+    test_outstanding((const started[]){{TUNA_ALLREDUCE, "kring:k=2", 9, 0, 0, 0},
+                                       {TUNA_ALLGATHER, "recmul-permuted:k=3", 3000, 0, 1, 0},
+                                       {TUNA_ALLREDUCE, "recmul:k=3", 5, 1, 0, 1},
+                                       {TUNA_ALLREDUCE, "auto", 8, 0, 1, 0}},
+                     4, &(const started){TUNA_ALLREDUCE, "recmul-permuted:k=2", 6, 0, 0, 1});
     alarm(0);
     MPI_Op_free(&pairsum_op);
     MPI_Op_free(&affine_op);

@@ -384,8 +384,10 @@ static bool local_start(const struct tuna_plan_s *p, const tuna_choice *c)
         return tuna_a2a_table[c->algorithm].step != NULL;
     case TUNA_ALLGATHER:
         return tuna_ag_table[c->algorithm].step != NULL;
+    case TUNA_ALLREDUCE:
+        return tuna_ar_table[c->algorithm].step != NULL;
     default:
-        return true;
+        return false;
     }
 }
 

@@ -61,8 +61,10 @@ struct tuna_plan_s {
     MPI_Datatype dtype;
     MPI_Op op;
     tuna_options chosen;
-    size_t block;               /* allgather: the agreed block's bytes */
+    size_t block;               /* the agreed block's / vector's bytes */
+    bool commute;               /* allreduce: whether the op commutes */
     tuna_ag_op ag_op;
+    tuna_ar_op ar_op;
 };
 
 /* Plans on alltoallv's operation (alltoallv, alltoall; plan_alltoallv.c): the local start of

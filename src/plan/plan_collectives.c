@@ -54,6 +54,25 @@ static int allreduce_start(struct tuna_plan_s *p)
                           &p->chosen);
 }
 
+/* The local start of a row with a step form (1: vendor, or nothing to move). */
+static int allreduce_begin(struct tuna_plan_s *p)
+{
+    const tuna_ar_algorithm *row = &tuna_ar_table[p->chosen.algorithm];
+    if (row->desc.kind == TUNA_ROW_VENDOR || p->block == 0)
+        return 1;
+    tuna_ar_args a = {.rbuf = p->recvbuf, .count = p->rcount, .type = p->dtype, .op = p->op,
+                      .commute = p->commute, .ctx = p->ctx, .rank = p->ctx->rank,
+                      .size = p->ctx->size, .tag_shift = p->tag_shift};
+    tuna_params_resolve(&row->desc.info, p->chosen.value, p->ctx->size, a.param);
+    p->ar_op.op = (tuna_op){.step = tuna_ar_op_step, .publish_stats = true};
+    int rc = tuna_ar_op_setup(&p->ar_op, row, &a, p->sendbuf);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    p->inflight = &p->ar_op.op;
+    tuna_op_start(p->inflight);
+    return MPI_SUCCESS;
+}
+
 /* The shared part: context, agreed check (local_rc, and `same` equal on every rank), key,
  * choice. */
 static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
@@ -178,6 +197,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         /* The datatype is kept as the caller's handle, not a duplicate: a user op is called
          * with it and may compare it (so it must stay valid while the plan lives). */
         p->start = allreduce_start;
+        p->begin = allreduce_begin;
         p->rcount = count;
         p->dtype = datatype;
         p->op = op;
@@ -186,6 +206,10 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (local == MPI_SUCCESS && MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_OP, "tuna_allreduce_init: MPI_Op_commutative failed");
     const double bytes = (double)count * tsize;
+    if (local == MPI_SUCCESS) {
+        p->block = (size_t)bytes;
+        p->commute = commute != 0;
+    }
     int rc = coll_init(p, TUNA_ALLREDUCE, comm, "tuna_allreduce_init", opt, flags, local,
                        (long long)bytes, "count * type size (bytes)", bytes, commute != 0,
                        datatype, count);
