@@ -482,6 +482,28 @@ static void test_fresh_comm(tuna_collective coll)
     if (rc == MPI_SUCCESS)
         rc = tuna_request_wait(&req);
     expect(rc == MPI_SUCCESS && case_ok(&c), "fresh communicator", "auto", rc);
+    /* A blocking call with a named row sets the communicator up, but not auto's selector:
+     * a named row then runs tuna's steps, auto still the library's call. */
+    tuna_options ring;
+    tuna_options_parse("ring", coll, &ring);
+    refill(&c, 78);
+    rc = case_blocking(&c, fresh, &ring);
+    expect(rc == MPI_SUCCESS && case_ok(&c), "blocking ring sets the communicator up", "ring",
+           rc);
+    tuna_stats_enable(1);
+    for (int i = 0; i < 2; i++) {
+        refill(&c, 79 + (uint64_t)i);
+        rc = case_start(&c, fresh, i ? NULL : &ring, &req);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_request_wait(&req);
+        const tuna_stats *st = tuna_stats_last();
+        const bool library = st->fallback != NULL;
+        expect(rc == MPI_SUCCESS && case_ok(&c) && library == (i == 1),
+               i ? "auto without an agreed selector runs the library's call"
+                 : "a named row runs tuna's steps once the communicator is set up",
+               i ? "auto" : "ring", rc);
+    }
+    tuna_stats_enable(0);
     case_free(&c);
     MPI_Comm_free(&fresh);
 }

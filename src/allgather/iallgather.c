@@ -7,7 +7,8 @@
  * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
  * flag and the block size; then the row's steps (operation.c: the own block placed, the
  * rounds, the unpacking), or the library's MPI_Iallgather (vendor, auto's hand-over, a
- * communicator whose selector tuna has not agreed yet, which only a collective call can do).
+ * communicator tuna has not set up yet, or auto where its selector is not agreed yet: only a
+ * collective call can set them up).
  */
 #include "allgather.h"
 
@@ -105,8 +106,7 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                         .row_step = tuna_ag_op_step},
                   .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
                   .rcount = recvcount, .stype = sendtype, .rtype = recvtype, .comm = comm};
-    if ((rc = tuna_icoll_route(&x->w, &tuna_ag_registry, alg->desc.kind == TUNA_ROW_VENDOR,
-                               comm)) != MPI_SUCCESS) {
+    if ((rc = tuna_icoll_route(&x->w, &tuna_ag_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;
     }

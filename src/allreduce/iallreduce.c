@@ -9,7 +9,7 @@
  * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
  * flag, the count and the type size; then the row's steps (operation.c: the input copied into
  * the receive buffer, the rounds), or the library's MPI_Iallreduce (vendor, auto's hand-over,
- * a communicator whose selector tuna has not agreed yet).
+ * a communicator tuna has not set up yet, or auto where its selector is not agreed yet).
  */
 #include "allreduce.h"
 
@@ -109,8 +109,7 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                         .row_step = tuna_ar_op_step},
                   .a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op},
                   .sendbuf = sendbuf, .comm = comm};
-    if ((rc = tuna_icoll_route(&x->w, &tuna_ar_registry, alg->desc.kind == TUNA_ROW_VENDOR,
-                               comm)) != MPI_SUCCESS) {
+    if ((rc = tuna_icoll_route(&x->w, &tuna_ar_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;
     }

@@ -9,13 +9,14 @@
 
 enum { PHASE_START, PHASE_AGREE, PHASE_ROW, PHASE_LIBRARY };
 
-int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, bool vendor, MPI_Comm comm)
+int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, tuna_row_kind kind, MPI_Comm comm)
 {
+    const bool vendor = kind == TUNA_ROW_VENDOR;
     int rc;
     if (!vendor && (rc = tuna_ctx_find(comm, &w->ctx)) != MPI_SUCCESS)
         return rc;
-    /* Setting a context or the selector up is collective, which a start may not be. */
-    if (vendor || !w->ctx || w->ctx->select_status != 1) {
+    /* Setting a context or auto's selector up is collective, which a start may not be. */
+    if (vendor || !w->ctx || (kind == TUNA_ROW_AUTO && w->ctx->select_status != 1)) {
         if (!vendor) {
             tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
             tuna_stats_current.fallback = "tuna has not set this communicator up yet (a "

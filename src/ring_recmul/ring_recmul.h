@@ -82,10 +82,12 @@ typedef struct tuna_icoll {
     tuna_step_fn *row_step;                     /* the row's later steps */
 } tuna_icoll;
 
-/* Where a start goes (w->name set): the library's call (w->library; vendor, or no context
- * or agreed selector on comm: recorded in the statistics with its fallback) or tuna's rows on
- * w->ctx (the operation's tag shift taken, w->agree under TUNA_ARGCHECK=collective). */
-int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, bool vendor, MPI_Comm comm);
+/* Where a start of a row of `kind` goes (w->name set): the library's call (w->library;
+ * vendor, or no context on comm, or auto without an agreed selector: recorded in the
+ * statistics with its fallback) or tuna's rows on w->ctx (the operation's tag shift taken,
+ * w->agree under TUNA_ARGCHECK=collective). */
+int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, tuna_row_kind kind,
+                     MPI_Comm comm);
 /* The start's end: this rank's error (w->local_rc) returned at once where nothing agrees on
  * it (op released, *req stays NULL); else the first step runs and *req is the operation. */
 int tuna_icoll_launch(tuna_icoll *w, tuna_op *op, tuna_request *req);
