@@ -302,8 +302,9 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        const tuna_options *opt, unsigned flags, tuna_plan *plan);
 
 /* Begin one exchange of the plan, and complete it. The start is local (it posts the first
- * messages, as MPI 4's MPI_Start) for alltoallv plans whose algorithm has a step form
- * (docs/nonblocking.md); the others complete the exchange inside the start. A plan must be
+ * messages, as MPI 4's MPI_Start) for plans whose algorithm has a step form (every row but
+ * vendor; docs/nonblocking.md); a plan forced to vendor completes the exchange inside the
+ * start. A plan must be
  * inactive to start and active to wait; starting an active plan or waiting on an inactive
  * one is MPI_ERR_REQUEST. */
 int tuna_start(tuna_plan plan);
