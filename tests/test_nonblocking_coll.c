@@ -34,22 +34,11 @@
 
 #include "support/test_data.h"
 #include "support/test_expect.h"
+#include "support/local_start.h"
 
 #define SENTINEL 0x5A
 #define GUARD_INTS 8
 #define WATCHDOG_S 240
-
-static const char *current = "start";
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    char msg[256];
-    int n = snprintf(msg, sizeof msg, "FAIL P=%d rank=%d: HANG in %s\n", P, me, current);
-    if (n > 0)
-        (void)!write(2, msg, (size_t)n);
-    _exit(1);
-}
 
 /* ------------------------------------------------------------------ types and ops */
 
@@ -347,6 +336,29 @@ static void test_outstanding(const started *ops, int n, const started *blocking)
 
 /* ------------------------------------------------------------------ 3. local starts */
 
+/* A start's arguments for token_start. */
+typedef struct local_call {
+    ccase *c;
+    const tuna_options *opt;
+    tuna_request req;
+} local_call;
+
+static int start_call(void *arg)
+{
+    local_call *l = arg;
+    return case_start(l->c, MPI_COMM_WORLD, l->opt, &l->req);
+}
+
+static void case_reset(void *c, int round)
+{
+    refill(c, mix(77 + (uint64_t)round));
+}
+
+static int case_ok_arg(const void *c)
+{
+    return case_ok(c);
+}
+
 static void test_local_start(tuna_collective coll, const char *const *rows, int nrows)
 {
     if (P < 2)
@@ -356,16 +368,11 @@ static void test_local_start(tuna_collective coll, const char *const *rows, int 
         tuna_options_parse(rows[i], coll, &opt);
         ccase c;
         case_make(&c, coll, 9, 0, i & 1, coll == TUNA_ALLREDUCE && i == 2, mix(1234 + (uint64_t)i));
-        int token = 7, rc;
         current = coll == TUNA_ALLGATHER ? "local start: tuna_iallgather"
                                          : "local start: tuna_iallreduce";
-        tuna_request req = TUNA_REQUEST_NULL;
-        if (me == 1)
-            MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        rc = case_start(&c, MPI_COMM_WORLD, &opt, &req);
-        if (me == 0)
-            MPI_Ssend(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
-        int wrc = tuna_request_wait(&req);
+        local_call call = {&c, &opt, TUNA_REQUEST_NULL};
+        int rc = token_start(99, start_call, &call);
+        int wrc = tuna_request_wait(&call.req);
         expect(rc == MPI_SUCCESS && wrc == MPI_SUCCESS && case_ok(&c), "local start, bytes",
                rows[i], rc ? rc : wrc);
         /* persistent: the same through a plan */
@@ -374,20 +381,8 @@ static void test_local_start(tuna_collective coll, const char *const *rows, int 
         memcpy(c.rbuf, c.init, c.rints * sizeof(int));
         rc = case_init(&c, &opt, &plan);
         expect(rc == MPI_SUCCESS, "plan init", rows[i], rc);
-        for (int r = 0; r < 2 && rc == MPI_SUCCESS; r++) {
-            refill(&c, mix(77 + (uint64_t)r));
-            if (me == 1)
-                MPI_Recv(&token, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            rc = tuna_start(plan);
-            if (me == 0)
-                MPI_Ssend(&token, 1, MPI_INT, 1, 98, MPI_COMM_WORLD);
-            int flag = 0;
-            wrc = r == 0 ? tuna_wait(plan) : MPI_SUCCESS;
-            while (r == 1 && !flag && wrc == MPI_SUCCESS)
-                wrc = tuna_test(plan, &flag);
-            expect(rc == MPI_SUCCESS && wrc == MPI_SUCCESS && case_ok(&c), "plan local start",
-                   rows[i], rc ? rc : wrc);
-        }
+        if (rc == MPI_SUCCESS)
+            plan_local_starts(plan, case_reset, case_ok_arg, &c, rows[i]);
         if (plan)
             tuna_plan_free(&plan);
         case_free(&c);
@@ -513,8 +508,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    signal(SIGALRM, on_alarm);
-    alarm(WATCHDOG_S);
+    watchdog_start(WATCHDOG_S);
     MPI_Datatype v;
     MPI_Type_vector(2, 1, 2, MPI_INT, &v);
     MPI_Type_create_resized(v, 0, 3 * (MPI_Aint)sizeof(int), &vec_type);

@@ -44,8 +44,6 @@ typedef struct tuna_ag_op {
     const struct tuna_ag_algorithm *row;
     int phase;                    /* the row's position (0: not started) */
     int i, d, L;                  /* the row's counters: round, distance, range length */
-    int post_rc;                  /* the current step's failed post, if any */
-    int comm_rc;                  /* the first failed step so far (the steps go on) */
     MPI_Request pair[3];          /* the rows with at most three requests in flight */
     MPI_Request *req;             /* the recmul family's 2k requests */
     MPI_Datatype type[2];         /* kring's block and column types */
@@ -86,30 +84,6 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
 /* The operation's step (the engine's op->step after setup; tuna_iallgather's steps call it). */
 int tuna_ag_op_step(tuna_op *op, int wait_rc);
 
-/* Hand the engine the n requests just posted (post_rc: the first failed post; the posted
- * ones still complete); returns TUNA_STEP_WAIT. */
-static inline int tuna_ag_step_wait(tuna_ag_op *o, MPI_Request *reqs, int n, int post_rc)
-{
-    o->op.req = reqs;
-    o->op.nreq = n;
-    o->post_rc = post_rc;
-    return TUNA_STEP_WAIT;
-}
-/* After a step's requests completed: its outcome (the failed post, else the failed wait);
- * a failure is recorded in o->comm_rc, with the message fmt, and the steps go on (the rule
- * at tuna_ag_rounds below). Returns the outcome. */
-int tuna_ag_step_record(tuna_ag_op *o, int wait_rc, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* End the row with outcome rc; returns TUNA_STEP_DONE. */
-static inline int tuna_ag_step_done(tuna_ag_op *o, int rc)
-{
-    o->op.rc = rc;
-    return TUNA_STEP_DONE;
-}
-
 /* The blocking call's local argument checks (dispatch.c), for the plans' init. */
 int tuna_ag_check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                        const void *recvbuf, int recvcount, MPI_Datatype recvtype, int P, int me,
@@ -145,7 +119,7 @@ double tuna_ag_cost_recmul_permuted(const tuna_profile *m, const tuna_select_inp
  * rounds and sends them the result afterwards. `rounds` is the rounds' form: recmul's
  * distance-doubling rounds on the final layout, or recmul-permuted's (recmul_permuted.c).
  * Communication failures (mismatched block sizes: a truncated message) do not stop the
- * leaders' steps: a failed step is complete when it is recorded in o->comm_rc, and the
+ * leaders' steps: a failed step is complete when it is recorded in o->op.comm_rc, and the
  * remaining steps run, so the peers, which know nothing of it, finish too; the first failure
  * is the outcome. The rows do the same with their rounds. */
 typedef struct tuna_ag_rounds {

@@ -52,10 +52,10 @@ static int begin_row(tuna_icoll *w)
 {
     iag_op *x = of(w);
     if (x->block == 0) /* nothing to move (every rank's block: MPI's type-signature rule) */
-        return tuna_ag_step_done(&x->o, MPI_SUCCESS);
+        return tuna_op_step_done(&x->o.op, MPI_SUCCESS);
     int rc = tuna_ag_op_setup(&x->o, w->ctx, x->row, x->param, w->tag_shift, x->sendbuf,
                               x->scount, x->stype, x->recvbuf, x->rcount, x->rtype, x->block);
-    return rc != MPI_SUCCESS ? tuna_ag_step_done(&x->o, rc)
+    return rc != MPI_SUCCESS ? tuna_op_step_done(&x->o.op, rc)
                              : tuna_ag_op_step(&x->o.op, MPI_SUCCESS);
 }
 

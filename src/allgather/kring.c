@@ -25,7 +25,7 @@ static int ring_round(tuna_ag_op *o, const void *sbuf, void *rbuf, MPI_Datatype 
     int n = 0, rc = tuna_posted(MPI_Irecv(rbuf, 1, type, left, tag, comm, &o->pair[n]), &n);
     if (rc == MPI_SUCCESS)
         rc = tuna_posted(MPI_Isend(sbuf, 1, type, right, tag, comm, &o->pair[n]), &n);
-    return tuna_ag_step_wait(o, o->pair, n, rc);
+    return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
 
 int tuna_ag_kring_step(tuna_ag_op *o, int wait_rc)
@@ -39,12 +39,13 @@ int tuna_ag_kring_step(tuna_ag_op *o, int wait_rc)
     switch (o->phase) {
     case START:
         if ((rc = tuna_coll_bytes_type(B, &o->type[0])) != MPI_SUCCESS)
-            return tuna_ag_step_done(o, rc);
+            return tuna_op_step_done(&o->op, rc);
         o->phase = ACROSS;
         break;
     case ACROSS:
     case INSIDE:
-        tuna_ag_step_record(o, wait_rc, "kring allgather: exchange with ranks %d and %d failed",
+        tuna_op_step_record(&o->op, wait_rc,
+                            "kring allgather: exchange with ranks %d and %d failed",
                             o->phase == ACROSS ? ((g - 1 + G) % G) * k + l
                                                : g * k + (l - 1 + k) % k,
                             o->phase == ACROSS ? ((g + 1) % G) * k + l : g * k + (l + 1) % k);
@@ -73,5 +74,5 @@ int tuna_ag_kring_step(tuna_ag_op *o, int wait_rc)
                           g * k + (l - 1 + k) % k, g * k + (l + 1) % k, TUNA_TAG_AG_KRING_INTRA);
     }
     tuna_stats_rounds(G - 1 + k - 1);
-    return tuna_ag_step_done(o, tuna_first_error(o->comm_rc, rc));
+    return tuna_op_step_done(&o->op, tuna_first_error(o->op.comm_rc, rc));
 }

@@ -1,13 +1,11 @@
 /*
  * The allgather operation (allgather.h) on the engine of src/core/op.h: the set-up every
  * form shares (the own block into its slot, a packed copy for non-contiguous receive types),
- * the step that runs the row and then unpacks, and the helpers the rows' steps share. The
- * blocking call runs it with tuna_op_run, tuna_iallgather and plans with tuna_op_start.
+ * the step that runs the row and then unpacks. The blocking call runs it with tuna_op_run,
+ * tuna_iallgather and plans with tuna_op_start.
  */
 #include "allgather.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +18,7 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
     const tuna_op engine = o->op; /* the caller's step, release and statistics */
     memset(o, 0, sizeof *o);
     o->op = engine;
-    o->op.rc = MPI_SUCCESS;
+    o->op.rc = o->op.post_rc = o->op.comm_rc = MPI_SUCCESS;
     o->row = row;
     o->type[0] = o->type[1] = MPI_DATATYPE_NULL;
     MPI_Aint lb, rext;
@@ -95,19 +93,4 @@ int tuna_ag_op_step(tuna_op *op, int wait_rc)
     if (o->a.size > 1 && o->row->step(o, wait_rc) == TUNA_STEP_WAIT)
         return TUNA_STEP_WAIT;
     return finish(o);
-}
-
-int tuna_ag_step_record(tuna_ag_op *o, int wait_rc, const char *fmt, ...)
-{
-    int rc = o->post_rc != MPI_SUCCESS ? o->post_rc : wait_rc;
-    o->post_rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        return rc;
-    char what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    o->comm_rc = tuna_first_error(o->comm_rc, tuna_error_set(rc, "%s", what));
-    return rc;
 }

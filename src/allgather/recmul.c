@@ -48,7 +48,7 @@ static int post_member(tuna_ag_op *o)
         rc = tuna_posted(tuna_isend_bytes(slot(a, me), a->block, last,
                                           TUNA_TAG_AG_FOLD_IN + a->tag_shift, comm, &o->pair[n]),
                          &n);
-    return tuna_ag_step_wait(o, o->pair, n, rc);
+    return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
 
 /* A leader's receives of its members' blocks into their slots; *n requests. */
@@ -101,44 +101,44 @@ int tuna_ag_recmul_steps(tuna_ag_op *o, int wait_rc, int k, const tuna_ag_rounds
         /* Requests of every step: 2(k-1) in a round, at most that many when folding. */
         o->req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)o->f.k);
         if (!o->req)
-            return tuna_ag_step_done(o, MPI_ERR_NO_MEM);
+            return tuna_op_step_done(&o->op, MPI_ERR_NO_MEM);
         if (rounds->begin && (rc = rounds->begin(o)) != MPI_SUCCESS)
-            return tuna_ag_step_done(o, rc);
+            return tuna_op_step_done(&o->op, rc);
         o->phase = FOLD_IN;
         rc = post_fold_in(o, &n);
         if (n > 0 || rc != MPI_SUCCESS)
-            return tuna_ag_step_wait(o, o->req, n, rc);
+            return tuna_op_step_wait(&o->op, o->req, n, rc);
         wait_rc = MPI_SUCCESS; /* no members: nothing to wait for */
         break;
     case MEMBER:
-        tuna_ag_step_record(o, wait_rc, "%s: fold exchange with rank %d failed", name,
+        tuna_op_step_record(&o->op, wait_rc, "%s: fold exchange with rank %d failed", name,
                             o->f.last);
-        return tuna_ag_step_done(o, o->comm_rc);
+        return tuna_op_step_done(&o->op, o->op.comm_rc);
     }
     switch (o->phase) {
     case FOLD_IN:
-        tuna_ag_step_record(o, wait_rc, "%s: fold-in receive failed", name);
+        tuna_op_step_record(&o->op, wait_rc, "%s: fold-in receive failed", name);
         if (rounds->placed)
             rounds->placed(o);
         o->phase = ROUNDS;
         break;
     case ROUNDS:
-        tuna_ag_step_record(o, wait_rc, "%s: round %d exchange failed", name, o->i - 1);
+        tuna_op_step_record(&o->op, wait_rc, "%s: round %d exchange failed", name, o->i - 1);
         break;
     case FOLD_OUT:
-        tuna_ag_step_record(o, wait_rc, "%s: fold-out send failed", name);
-        return tuna_ag_step_done(o, o->comm_rc);
+        tuna_op_step_record(&o->op, wait_rc, "%s: fold-out send failed", name);
+        return tuna_op_step_done(&o->op, o->op.comm_rc);
     }
     if (rounds->post(o, &n, &rc)) {
         o->i++;
-        return tuna_ag_step_wait(o, o->req, n, rc);
+        return tuna_op_step_wait(&o->op, o->req, n, rc);
     }
     rc = rounds->end ? rounds->end(o) : MPI_SUCCESS;
     o->phase = FOLD_OUT;
     n = 0;
     if (rc == MPI_SUCCESS && (rc = post_fold_out(o, &n), n > 0 || rc != MPI_SUCCESS))
-        return tuna_ag_step_wait(o, o->req, n, rc);
-    return tuna_ag_step_done(o, tuna_first_error(o->comm_rc, rc));
+        return tuna_op_step_wait(&o->op, o->req, n, rc);
+    return tuna_op_step_done(&o->op, tuna_first_error(o->op.comm_rc, rc));
 }
 
 /* The distance-doubling rounds on the final layout (o->d: the next round's distance). */

@@ -117,7 +117,7 @@ static int end(tuna_ag_op *o)
     tuna_timer tm;
     tuna_timer_start(&tm);
     int rc = MPI_SUCCESS;
-    if (o->comm_rc == MPI_SUCCESS) {
+    if (o->op.comm_rc == MPI_SUCCESS) {
         layout_from_offsets(&o->f, o->poff, o->src);
         rc = tuna_permute_blocks_inplace(o->a.buf, o->a.block, o->a.size, o->src);
     }

@@ -13,10 +13,10 @@ int tuna_ag_ring_step(tuna_ag_op *o, int wait_rc)
     const int P = a->size, me = a->rank;
     const int left = (me - 1 + P) % P, right = (me + 1) % P;
     if (o->i > 0)
-        tuna_ag_step_record(o, wait_rc, "ring allgather: round %d failed", o->i - 1);
+        tuna_op_step_record(&o->op, wait_rc, "ring allgather: round %d failed", o->i - 1);
     if (o->i == P - 1) {
         tuna_stats_rounds(P - 1);
-        return tuna_ag_step_done(o, o->comm_rc);
+        return tuna_op_step_done(&o->op, o->op.comm_rc);
     }
     const int s = o->i++, tag = TUNA_TAG_AG_RING + a->tag_shift;
     int sb = (me - s + P) % P, rb = (me - s - 1 + P) % P, n = 0;
@@ -27,5 +27,5 @@ int tuna_ag_ring_step(tuna_ag_op *o, int wait_rc)
         rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)sb * a->block, a->block, right, tag,
                                           a->ctx->comm, &o->pair[n]),
                          &n);
-    return tuna_ag_step_wait(o, o->pair, n, rc);
+    return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }

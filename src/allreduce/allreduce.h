@@ -54,8 +54,6 @@ struct tuna_ar_op {
                                    doubling's for a non-commutative op) */
     int phase;                  /* the schedule's position (0: not started) */
     int i, hi;                  /* counters: rounds posted, the fold-in's batch */
-    int post_rc;                /* the current step's failed post, if any */
-    int comm_rc;                /* the first failed step so far (the steps go on) */
     MPI_Request pair[2];        /* the rows with at most two requests in flight */
     MPI_Request *req;           /* the recmul family's 2k requests */
     tuna_fold f;
@@ -85,30 +83,6 @@ int tuna_ar_op_setup(tuna_ar_op *o, const tuna_ar_algorithm *row, const tuna_ar_
                      const void *sendbuf);
 /* The operation's step (the engine's op->step after setup; tuna_iallreduce's steps call it). */
 int tuna_ar_op_step(tuna_op *op, int wait_rc);
-
-/* Hand the engine the n requests just posted (post_rc: the first failed post; the posted
- * ones still complete); returns TUNA_STEP_WAIT. */
-static inline int tuna_ar_step_wait(tuna_ar_op *o, MPI_Request *reqs, int n, int post_rc)
-{
-    o->op.req = reqs;
-    o->op.nreq = n;
-    o->post_rc = post_rc;
-    return TUNA_STEP_WAIT;
-}
-/* After a step's requests completed: its outcome (the failed post, else the failed wait); a
- * failure is recorded in o->comm_rc with the message fmt and the steps go on, without
- * reducing (the rule at tuna_ar_rounds below). Returns the outcome. */
-int tuna_ar_step_record(tuna_ar_op *o, int wait_rc, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* End the row with outcome rc; returns TUNA_STEP_DONE. */
-static inline int tuna_ar_step_done(tuna_ar_op *o, int rc)
-{
-    o->op.rc = rc;
-    return TUNA_STEP_DONE;
-}
 
 /* The blocking call's local argument checks (dispatch.c), for the plans' init. */
 int tuna_ar_check_args(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type,
@@ -145,7 +119,7 @@ double tuna_ar_cost_recmul_permuted(const tuna_profile *m, const tuna_select_inp
  * into rbuf in rank order (receiving up to o->fold_ntmp at a time into o->fold_tmp, which
  * `begin` sets) before the rounds and sends them the result afterwards. `rounds` is the
  * rounds' form: recmul's on whole vectors, or recmul-permuted's reduce-scatter and allgather.
- * A failed exchange is recorded in o->comm_rc and the steps go on without reducing (so the
+ * A failed exchange is recorded in o->op.comm_rc and the steps go on without reducing (so the
  * peers, who know nothing of it, finish too); a failed reduction or allocation (local) ends
  * the schedule at once.
  */
@@ -156,7 +130,8 @@ typedef struct tuna_ar_rounds {
      * round is left. */
     bool (*post)(tuna_ar_op *o, int *n, int *post_rc);
     int (*received)(tuna_ar_op *o);               /* a round complete: its reduction (the
-                                                     data is void once o->comm_rc is set) */
+                                                     data is void once o->op.comm_rc is
+                                                     set) */
     int (*end)(tuna_ar_op *o);                    /* after the rounds, before the fold-out */
     const char *name;                             /* in failure messages */
     int per_level;                                /* rounds per power of k (statistics) */

@@ -3,7 +3,7 @@
  * folding when P is not a power of k (the groups of tuna_fold: members send their vector to
  * the group's leader, its last rank, which reduces the group in rank order, runs the rounds,
  * and sends the result back), with the rounds as the row's hooks. A failed exchange is
- * recorded in o->comm_rc and the steps go on without reducing (allreduce.h).
+ * recorded in o->op.comm_rc and the steps go on without reducing (allreduce.h).
  */
 #include "allreduce.h"
 
@@ -27,7 +27,7 @@ static int post_fold_batch(tuna_ar_op *o)
         rc = tuna_posted(MPI_Irecv(o->fold_tmp[i - lo], a->count, a->type, o->f.first + i,
                                    TUNA_TAG_AR_FOLD_IN + a->tag_shift, a->ctx->comm, &o->req[n]),
                          &n);
-    return tuna_ar_step_wait(o, o->req, n, rc);
+    return tuna_op_step_wait(&o->op, o->req, n, rc);
 }
 
 /* The result to every member of the group; *n requests. */
@@ -55,7 +55,7 @@ static int post_member(tuna_ar_op *o, bool send)
                                           a->ctx->comm, &o->pair[0]),
                          &n);
     o->phase = send ? MEMBER_SEND : MEMBER_RECV;
-    return tuna_ar_step_wait(o, o->pair, n, rc);
+    return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
 
 /* The next round, or (none left) the end and the fold-out. */
@@ -64,16 +64,16 @@ static int next_round(tuna_ar_op *o, const tuna_ar_rounds *rounds)
     int n = 0, rc = MPI_SUCCESS;
     if (rounds->post(o, &n, &rc)) {
         o->i++;
-        return tuna_ar_step_wait(o, o->req, n, rc);
+        return tuna_op_step_wait(&o->op, o->req, n, rc);
     }
     if (rounds->end && (rc = rounds->end(o)) != MPI_SUCCESS)
-        return tuna_ar_step_done(o, tuna_first_error(o->comm_rc, rc));
+        return tuna_op_step_done(&o->op, tuna_first_error(o->op.comm_rc, rc));
     o->phase = FOLD_OUT;
     n = 0;
     rc = post_fold_out(o, &n);
     if (n > 0 || rc != MPI_SUCCESS)
-        return tuna_ar_step_wait(o, o->req, n, rc);
-    return tuna_ar_step_done(o, o->comm_rc);
+        return tuna_op_step_wait(&o->op, o->req, n, rc);
+    return tuna_op_step_done(&o->op, o->op.comm_rc);
 }
 
 int tuna_ar_recmul_steps(tuna_ar_op *o, int wait_rc, int k, const tuna_ar_rounds *rounds)
@@ -91,10 +91,10 @@ int tuna_ar_recmul_steps(tuna_ar_op *o, int wait_rc, int k, const tuna_ar_rounds
             /* Requests of every step: 2(k-1) in a round, one per member when folding. */
             o->req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)o->f.k);
             if (!o->req)
-                return tuna_ar_step_done(o, tuna_error_set(MPI_ERR_NO_MEM,
-                                                           "%s: out of memory", name));
+                return tuna_op_step_done(
+                    &o->op, tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory", name));
             if ((rc = rounds->begin(o)) != MPI_SUCCESS)
-                return tuna_ar_step_done(o, rc);
+                return tuna_op_step_done(&o->op, rc);
             o->hi = o->f.last - o->f.first;
             o->phase = o->hi > 0 ? FOLD_IN : PLACED;
             if (o->hi > 0)
@@ -102,18 +102,18 @@ int tuna_ar_recmul_steps(tuna_ar_op *o, int wait_rc, int k, const tuna_ar_rounds
             break;
         case MEMBER_SEND:
             /* The leader sends the result back whatever became of this vector. */
-            tuna_ar_step_record(o, wait_rc, "allreduce fold: member exchange failed");
+            tuna_op_step_record(&o->op, wait_rc, "allreduce fold: member exchange failed");
             return post_member(o, false);
         case MEMBER_RECV:
-            tuna_ar_step_record(o, wait_rc, "allreduce fold: member exchange failed");
-            return tuna_ar_step_done(o, o->comm_rc);
+            tuna_op_step_record(&o->op, wait_rc, "allreduce fold: member exchange failed");
+            return tuna_op_step_done(&o->op, o->op.comm_rc);
         case FOLD_IN: {
             const int lo = batch_lo(o);
-            tuna_ar_step_record(o, wait_rc, "allreduce fold-in: receive failed");
-            for (int i = o->hi - 1; i >= lo && o->comm_rc == MPI_SUCCESS; i--)
+            tuna_op_step_record(&o->op, wait_rc, "allreduce fold-in: receive failed");
+            for (int i = o->hi - 1; i >= lo && o->op.comm_rc == MPI_SUCCESS; i--)
                 if ((rc = tuna_ar_reduce(a, o->fold_tmp[i - lo], a->rbuf, a->count)) !=
                     MPI_SUCCESS)
-                    return tuna_ar_step_done(o, rc);
+                    return tuna_op_step_done(&o->op, rc);
             o->hi = lo;
             if (o->hi > 0)
                 return post_fold_batch(o);
@@ -122,20 +122,21 @@ int tuna_ar_recmul_steps(tuna_ar_op *o, int wait_rc, int k, const tuna_ar_rounds
         }
         case PLACED:
             if (rounds->placed && (rc = rounds->placed(o)) != MPI_SUCCESS)
-                return tuna_ar_step_done(o, tuna_first_error(o->comm_rc, rc));
+                return tuna_op_step_done(&o->op, tuna_first_error(o->op.comm_rc, rc));
             o->phase = ROUNDS;
             o->i = 0;
             return next_round(o, rounds);
         case ROUNDS:
-            tuna_ar_step_record(o, wait_rc, "%s: round %d exchange failed", name, o->i - 1);
+            tuna_op_step_record(&o->op, wait_rc, "%s: round %d exchange failed", name, o->i - 1);
             if ((rc = rounds->received(o)) != MPI_SUCCESS)
-                return tuna_ar_step_done(o, tuna_first_error(o->comm_rc, rc));
+                return tuna_op_step_done(&o->op, tuna_first_error(o->op.comm_rc, rc));
             return next_round(o, rounds);
         case FOLD_OUT:
-            tuna_ar_step_record(o, wait_rc, "allreduce fold-out: send failed");
-            return tuna_ar_step_done(o, o->comm_rc);
+            tuna_op_step_record(&o->op, wait_rc, "allreduce fold-out: send failed");
+            return tuna_op_step_done(&o->op, o->op.comm_rc);
         default:
-            return tuna_ar_step_done(o, tuna_error_set(MPI_ERR_INTERN, "%s: bad phase", name));
+            return tuna_op_step_done(&o->op,
+                                     tuna_error_set(MPI_ERR_INTERN, "%s: bad phase", name));
         }
     }
 }

@@ -50,10 +50,10 @@ static int begin_row(tuna_icoll *w)
 {
     iar_op *x = of(w);
     if (x->a.count == 0 || x->tsize == 0) /* nothing to reduce */
-        return tuna_ar_step_done(&x->o, MPI_SUCCESS);
+        return tuna_op_step_done(&x->o.op, MPI_SUCCESS);
     x->a.tag_shift = w->tag_shift;
     int rc = tuna_ar_op_setup(&x->o, x->row, &x->a, x->sendbuf);
-    return rc != MPI_SUCCESS ? tuna_ar_step_done(&x->o, rc)
+    return rc != MPI_SUCCESS ? tuna_op_step_done(&x->o.op, rc)
                              : tuna_ar_op_step(&x->o.op, MPI_SUCCESS);
 }
 

@@ -1,13 +1,11 @@
 /*
  * The allreduce operation (allreduce.h) on the engine of src/core/op.h: the set-up every
  * form shares (the datatype's layout, the input copied into the receive buffer), the step
- * that runs the row and frees its state, and the helpers the rows' steps share. The blocking
- * call runs it with tuna_op_run, tuna_iallreduce and plans with tuna_op_start.
+ * that runs the row and frees its state. The blocking call runs it with tuna_op_run,
+ * tuna_iallreduce and plans with tuna_op_start.
  */
 #include "allreduce.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +15,7 @@ int tuna_ar_op_setup(tuna_ar_op *o, const tuna_ar_algorithm *row, const tuna_ar_
     const tuna_op engine = o->op; /* the caller's step, release and statistics */
     memset(o, 0, sizeof *o);
     o->op = engine;
-    o->op.rc = MPI_SUCCESS;
+    o->op.rc = o->op.post_rc = o->op.comm_rc = MPI_SUCCESS;
     o->row = row;
     o->run = row->step;
     o->a = *a;
@@ -42,19 +40,4 @@ int tuna_ar_op_step(tuna_op *op, int wait_rc)
     free(o->req);
     o->req = NULL;
     return TUNA_STEP_DONE;
-}
-
-int tuna_ar_step_record(tuna_ar_op *o, int wait_rc, const char *fmt, ...)
-{
-    int rc = o->post_rc != MPI_SUCCESS ? o->post_rc : wait_rc;
-    o->post_rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        return rc;
-    char what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    o->comm_rc = tuna_first_error(o->comm_rc, tuna_error_set(rc, "%s", what));
-    return rc;
 }

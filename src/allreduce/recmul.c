@@ -111,7 +111,7 @@ static int received(tuna_ar_op *o)
     recmul_state *st = o->state;
     const int k = o->f.k;
     int rc = MPI_SUCCESS;
-    for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS && o->comm_rc == MPI_SUCCESS; j--)
+    for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS && o->op.comm_rc == MPI_SUCCESS; j--)
         rc = tuna_ar_reduce(&o->a, st->pool[st->slot[j]], st->pool[st->slot[k - 1]],
                             o->a.count);
     st->cur = st->slot[k - 1];
@@ -122,7 +122,7 @@ static int received(tuna_ar_op *o)
 static int end(tuna_ar_op *o)
 {
     recmul_state *st = o->state;
-    if (o->comm_rc == MPI_SUCCESS && st->cur != 0)
+    if (o->op.comm_rc == MPI_SUCCESS && st->cur != 0)
         return tuna_ar_copy(&o->a, st->pool[st->cur], o->a.rbuf, o->a.count);
     return MPI_SUCCESS;
 }

@@ -196,7 +196,7 @@ static int received(tuna_ar_op *o)
 {
     plan *pl = o->state;
     const tuna_ar_args *a = &o->a;
-    if (pl->gather || o->comm_rc != MPI_SUCCESS)
+    if (pl->gather || o->op.comm_rc != MPI_SUCCESS)
         return MPI_SUCCESS;
     char **tmp = pl->pool + o->f.k;
     const int k = o->f.k, digit = pl->digit, n = range_count(pl, pl->my0, pl->my1);

@@ -45,7 +45,7 @@ static int post_round(tuna_ar_op *o, const tuna_ar_ring_phase *ph, int s)
         rc = tuna_posted(MPI_Isend(tuna_ar_elem(a, a->rbuf, ph->off[ss]), ph->cnt[ss], a->type,
                                    ph->right, tag, a->ctx->comm, &o->pair[n]),
                          &n);
-    return tuna_ar_step_wait(o, o->pair, n, rc);
+    return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
 
 int tuna_ar_ring_phases_step(tuna_ar_op *o, int wait_rc)
@@ -54,15 +54,16 @@ int tuna_ar_ring_phases_step(tuna_ar_op *o, int wait_rc)
     const tuna_ar_args *a = &o->a;
     if (o->i > 0) { /* round o->i - 1 of the phase completed */
         const tuna_ar_ring_phase *ph = &st->phase[o->phase];
-        tuna_ar_step_record(o, wait_rc, "allreduce ring: exchange with ranks %d and %d failed",
-                            ph->left, ph->right);
+        tuna_op_step_record(&o->op, wait_rc,
+                            "allreduce ring: exchange with ranks %d and %d failed", ph->left,
+                            ph->right);
         /* After a failed step the data is void: the steps go on, the reductions stop. */
-        if (ph->reduce && o->comm_rc == MPI_SUCCESS) {
+        if (ph->reduce && o->op.comm_rc == MPI_SUCCESS) {
             const int rs = (ph->me - o->i + ph->m) % ph->m;
             int rc = tuna_ar_reduce(a, st->tmp, tuna_ar_elem(a, a->rbuf, ph->off[rs]),
                                     ph->cnt[rs]);
             if (rc != MPI_SUCCESS)
-                return tuna_ar_step_done(o, rc);
+                return tuna_op_step_done(&o->op, rc);
         }
     }
     for (; o->phase < st->nphases; o->phase++, o->i = 0) {
@@ -71,7 +72,7 @@ int tuna_ar_ring_phases_step(tuna_ar_op *o, int wait_rc)
             return post_round(o, ph, o->i++);
         tuna_stats_rounds(ph->m - 1);
     }
-    return tuna_ar_step_done(o, o->comm_rc);
+    return tuna_op_step_done(&o->op, o->op.comm_rc);
 }
 
 /* The first step of a ring row: recursive doubling for a non-commutative op, else the ring
@@ -88,7 +89,7 @@ bool tuna_ar_ring_begin(tuna_ar_op *o, int wait_rc, const char *row, int tmp_cou
     }
     tuna_ar_ring_state *st = tuna_calloc(1, sizeof *st);
     if (!st) {
-        *r = tuna_ar_step_done(o, MPI_ERR_NO_MEM);
+        *r = tuna_op_step_done(&o->op, MPI_ERR_NO_MEM);
         return false;
     }
     o->state = st;
@@ -98,7 +99,7 @@ bool tuna_ar_ring_begin(tuna_ar_op *o, int wait_rc, const char *row, int tmp_cou
     if (st->off && st->cnt)
         st->tmp = tuna_ar_tmp(&o->a, tmp_count, &st->tmp_mem);
     if (!st->tmp) {
-        *r = tuna_ar_step_done(o, MPI_ERR_NO_MEM);
+        *r = tuna_op_step_done(&o->op, MPI_ERR_NO_MEM);
         return false;
     }
     return true;

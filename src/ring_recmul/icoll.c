@@ -49,52 +49,46 @@ int tuna_icoll_launch(tuna_icoll *w, tuna_op *op, tuna_request *req)
     return MPI_SUCCESS;
 }
 
-static int done(tuna_op *op, int rc)
-{
-    op->rc = rc;
-    return TUNA_STEP_DONE;
-}
-
+/* Wait for the library's call or the agreement, then go on at `phase`. */
 static int wait_lib(tuna_icoll *w, tuna_op *op, int phase)
 {
     w->phase = phase;
-    op->req = &w->lib;
-    op->nreq = 1;
-    return TUNA_STEP_WAIT;
+    return tuna_op_step_wait(op, &w->lib, 1, MPI_SUCCESS);
 }
 
 int tuna_icoll_step(tuna_icoll *w, tuna_op *op, int wait_rc)
 {
-    int rc;
+    int rc = MPI_SUCCESS;
     switch (w->phase) {
     case PHASE_START:
-        if (w->library)
-            return (rc = w->post_library(w)) != MPI_SUCCESS ? done(op, rc)
-                                                           : wait_lib(w, op, PHASE_LIBRARY);
+        if (w->library) {
+            rc = w->post_library(w);
+            return rc != MPI_SUCCESS ? tuna_op_step_done(op, rc)
+                                     : wait_lib(w, op, PHASE_LIBRARY);
+        }
         if (w->agree) {
             rc = tuna_coll_agree_args_start(w->ctx, w->name, w->local_rc, w->same, w->nsame,
                                             w->v, &w->lib);
-            return rc != MPI_SUCCESS ? done(op, rc) : wait_lib(w, op, PHASE_AGREE);
+            return rc != MPI_SUCCESS ? tuna_op_step_done(op, rc) : wait_lib(w, op, PHASE_AGREE);
         }
         w->phase = PHASE_ROW;
         return w->begin_row(w);
     case PHASE_AGREE:
         if (wait_rc != MPI_SUCCESS)
-            return done(op, tuna_error_set(wait_rc, "tuna_%s: the agreement (MPI_Iallreduce) "
-                                                    "failed",
-                                           w->name));
-        if ((rc = tuna_coll_agree_args_judge(w->name, w->local_rc, w->v, w->names, w->nsame)) !=
-            MPI_SUCCESS)
-            return done(op, rc);
+            rc = tuna_error_set(wait_rc, "tuna_%s: the agreement (MPI_Iallreduce) failed",
+                                w->name);
+        else
+            rc = tuna_coll_agree_args_judge(w->name, w->local_rc, w->v, w->names, w->nsame);
+        if (rc != MPI_SUCCESS)
+            return tuna_op_step_done(op, rc);
         w->phase = PHASE_ROW;
         return w->begin_row(w);
     case PHASE_ROW:
         return w->row_step(op, wait_rc);
     case PHASE_LIBRARY:
-        return done(op, wait_rc == MPI_SUCCESS
-                            ? MPI_SUCCESS
-                            : tuna_error_set(wait_rc, "tuna_%s: the library's call failed",
-                                             w->name));
+        if (wait_rc != MPI_SUCCESS)
+            rc = tuna_error_set(wait_rc, "tuna_%s: the library's call failed", w->name);
+        return tuna_op_step_done(op, rc);
     }
-    return done(op, tuna_error_set(MPI_ERR_INTERN, "tuna_%s: bad phase", w->name));
+    return tuna_op_step_done(op, tuna_error_set(MPI_ERR_INTERN, "tuna_%s: bad phase", w->name));
 }

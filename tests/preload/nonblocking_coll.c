@@ -27,6 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "completion.h"
+
 #if MPI_VERSION >= 4
 #define ALLGATHER_INIT MPI_Allgather_init
 #define ALLREDUCE_INIT MPI_Allreduce_init
@@ -120,7 +122,7 @@ static int call_start(call *c, MPI_Request *req)
 /* 1. Each completion call, with point-to-point requests in the same array. */
 static void completion_calls(void)
 {
-    for (int mode = 0; mode < 9; mode++) {
+    for (int mode = 0; mode < COMPLETION_MODES; mode++) {
         call g, r;
         call_make(&g, 1, 3 + mode % 4, mode + 1, mode & 1);
         call_make(&r, 0, 5 + mode, mode + 11, !(mode & 1));
@@ -131,52 +133,7 @@ static void completion_calls(void)
         expect(call_start(&r, &q[2]) == MPI_SUCCESS, "MPI_Iallreduce", mode);
         MPI_Isend(&out, 1, MPI_INT, (me + 1) % P, 5, MPI_COMM_WORLD, &q[3]);
         MPI_Status st[4];
-        int flag = 0, idx, outcount, done = 0, indices[4];
-        switch (mode) {
-        case 0:
-            for (int i = 0; i < 4; i++)
-                MPI_Wait(&q[i], &st[i]);
-            break;
-        case 1:
-            for (int i = 3; i >= 0; i--)
-                for (flag = 0; !flag;)
-                    MPI_Test(&q[i], &flag, &st[i]);
-            break;
-        case 2: MPI_Waitall(4, q, st); break;
-        case 3:
-            while (!flag)
-                MPI_Testall(4, q, &flag, st);
-            break;
-        case 4:
-            for (done = 0; done < 4; done++)
-                MPI_Waitany(4, q, &idx, st);
-            break;
-        case 5:
-            while (done < 4) {
-                MPI_Testany(4, q, &idx, &flag, st);
-                done += flag && idx != MPI_UNDEFINED;
-            }
-            break;
-        case 6:
-            while (done < 4) {
-                MPI_Waitsome(4, q, &outcount, indices, st);
-                done += outcount;
-            }
-            break;
-        case 7:
-            while (done < 4) {
-                MPI_Testsome(4, q, &outcount, indices, st);
-                done += outcount;
-            }
-            break;
-        default: /* MPI_Request_get_status until complete, then MPI_Waitall frees */
-            while (!flag)
-                MPI_Request_get_status(q[2], &flag, st);
-            for (flag = 0; !flag;)
-                MPI_Request_get_status(q[0], &flag, st);
-            MPI_Waitall(4, q, st);
-            break;
-        }
+        complete_with(mode, 4, q, st);
         for (int i = 0; i < 4; i++)
             expect(q[i] == MPI_REQUEST_NULL, "requests freed by the completion", mode);
         expect(in == (me - 1 + P) % P, "point-to-point message", mode);
@@ -261,22 +218,20 @@ static void local_starts(void)
 }
 
 /* 4. Freed in flight; cancel refused. */
+static int start_any(void *c, MPI_Request *req)
+{
+    return call_start(c, req);
+}
+
 static void free_and_cancel(void)
 {
-    call x;
+    call x, y;
     call_make(&x, 1, 5, 51, 0);
-    MPI_Request r;
-    call_start(&x, &r);
-    expect(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL,
-           "MPI_Request_free of an MPI_Iallgather in flight", 0);
-    MPI_Barrier(MPI_COMM_WORLD);
-    call y;
     call_make(&y, 0, 7, 52, 1);
-    call_start(&y, &r);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    expect(MPI_Cancel(&r) != MPI_SUCCESS, "MPI_Cancel of an MPI_Iallreduce is an error", 0);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    int freed, refused;
+    free_and_cancel_with(start_any, &x, &y, &freed, &refused);
+    expect(freed, "MPI_Request_free of an MPI_Iallgather in flight", 0);
+    expect(refused, "MPI_Cancel of an MPI_Iallreduce is an error", 0);
     expect(call_ok(&y), "MPI_Iallreduce after a refused cancel", 0);
     MPI_Barrier(MPI_COMM_WORLD);
     call_free(&y);
