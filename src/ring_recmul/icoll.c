@@ -39,8 +39,9 @@ int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, tuna_row_kind kind
 int tuna_icoll_launch(tuna_icoll *w, tuna_op *op, tuna_request *req)
 {
     if (w->local_rc != MPI_SUCCESS && (w->library || !w->agree)) { /* this rank's error */
+        const int rc = w->local_rc; /* w lives in op */
         op->release(op);
-        return w->local_rc;
+        return rc;
     }
     w->phase = PHASE_START;
     /* The first step posts (or finishes with an error, which the completion returns). */
