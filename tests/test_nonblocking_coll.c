@@ -18,7 +18,9 @@
  *   4. plans of every row and auto, started repeatedly with new input, completed by
  *      tuna_wait and tuna_test;
  *   5. refusals (a NULL request pointer, this rank's bad arguments at the start with no
- *      request) and a communicator tuna has not set up (the library's call).
+ *      request; under TUNA_ARGCHECK=collective the agreement's errors at every rank's
+ *      completion, one rank's bad count included) and a communicator tuna has not set up
+ *      (the library's call).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tuna.h"
@@ -436,30 +438,49 @@ static void test_refusals(tuna_collective coll)
     case_make(&c, coll, 4, 0, 0, 0, 55);
     int rc = case_start(&c, MPI_COMM_WORLD, NULL, NULL);
     expect(rc == MPI_ERR_REQUEST, "a NULL request pointer", "auto", rc);
-    /* This rank's bad arguments: an error at the start, no request (tuna's rows and the
-     * library's call alike). */
+    /* Bad arguments: by default this rank's error at the start, with no request (tuna's rows
+     * and the library's call alike); under TUNA_ARGCHECK=collective tuna's rows agree on them
+     * in the operation's first step and every rank's completion returns an error (the one
+     * rank with a bad count gets its own, the others MPI_ERR_ARG), none hangs. */
+    const char *argcheck = getenv("TUNA_ARGCHECK");
+    const bool agreed = argcheck && strcmp(argcheck, "collective") == 0;
     static const char *const rows[] = {"ring", "vendor", "auto"};
     for (int i = 0; i < 3; i++) {
         tuna_options opt;
         tuna_options_parse(rows[i], coll, &opt);
-        tuna_request req = (tuna_request)&c; /* overwritten with TUNA_REQUEST_NULL */
+        const bool library = strcmp(rows[i], "vendor") == 0;
+        tuna_request req = (tuna_request)&c; /* overwritten */
         rc = coll == TUNA_ALLGATHER
                  ? tuna_iallgather(c.rbuf, c.scount, c.stype, c.rbuf, c.rcount, c.rtype,
                                    MPI_COMM_WORLD, &opt, &req)
                  : tuna_iallreduce(c.rbuf, c.rbuf, c.rcount, c.rtype, c.op, MPI_COMM_WORLD,
                                    &opt, &req);
-        expect(rc == MPI_ERR_BUFFER && req == TUNA_REQUEST_NULL,
-               "sendbuf == recvbuf is MPI_ERR_BUFFER at the start", rows[i], rc);
-        if (strcmp(rows[i], "vendor") == 0)
+        const bool at_start = library || !agreed;
+        expect((rc == MPI_SUCCESS) != at_start && (req == TUNA_REQUEST_NULL) == at_start,
+               at_start ? "sendbuf == recvbuf is refused at the start"
+                        : "sendbuf == recvbuf: the start succeeds, the agreement fails",
+               rows[i], rc);
+        if (req != TUNA_REQUEST_NULL)
+            rc = tuna_request_wait(&req);
+        expect(rc == MPI_ERR_BUFFER, "sendbuf == recvbuf is MPI_ERR_BUFFER", rows[i], rc);
+        if (library)
             continue; /* the library checks the rest of its own arguments */
+        /* A negative count: on every rank, or (agreed) on rank 0 alone. */
+        const int count = !agreed || me == 0 ? -1 : c.rcount;
         req = (tuna_request)&c;
         rc = coll == TUNA_ALLGATHER
-                 ? tuna_iallgather(c.sbuf, -1, c.stype, c.rbuf, c.rcount, c.rtype,
+                 ? tuna_iallgather(c.sbuf, count, c.stype, c.rbuf, c.rcount, c.rtype,
                                    MPI_COMM_WORLD, &opt, &req)
-                 : tuna_iallreduce(c.sbuf, c.rbuf, -1, c.rtype, c.op, MPI_COMM_WORLD, &opt,
-                                   &req);
-        expect(rc == MPI_ERR_COUNT && req == TUNA_REQUEST_NULL,
-               "a negative count is MPI_ERR_COUNT at the start", rows[i], rc);
+                 : tuna_iallreduce(c.sbuf, c.rbuf, count, c.rtype, c.op, MPI_COMM_WORLD,
+                                   &opt, &req);
+        expect((rc == MPI_SUCCESS) == agreed && (req == TUNA_REQUEST_NULL) == !agreed,
+               agreed ? "a negative count: the start succeeds, the agreement fails"
+                      : "a negative count is refused at the start",
+               rows[i], rc);
+        if (req != TUNA_REQUEST_NULL)
+            rc = tuna_request_wait(&req);
+        expect(rc == (count < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG),
+               "a negative count is MPI_ERR_COUNT (another rank's: MPI_ERR_ARG)", rows[i], rc);
     }
     case_free(&c);
 }
