@@ -302,8 +302,9 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        const tuna_options *opt, unsigned flags, tuna_plan *plan);
 
 /* Begin one exchange of the plan, and complete it. The start is local (it posts the first
- * messages, as MPI 4's MPI_Start) for alltoallv plans whose algorithm has a step form
- * (docs/nonblocking.md); the others complete the exchange inside the start. A plan must be
+ * messages, as MPI 4's MPI_Start) for plans whose algorithm has a step form (every row but
+ * vendor; docs/nonblocking.md); a plan forced to vendor completes the exchange inside the
+ * start. A plan must be
  * inactive to start and active to wait; starting an active plan or waiting on an inactive
  * one is MPI_ERR_REQUEST. */
 int tuna_start(tuna_plan plan);
@@ -355,6 +356,19 @@ int tuna_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt, tuna_request *req);
+/* The nonblocking allgather (MPI_Iallgather): local start, every row but vendor runs as tuna's
+ * steps; checks as tuna_allgather's (this rank's errors at the start; TUNA_ARGCHECK=collective:
+ * agreed in the operation's first step); auto chooses by the model with no agreement and no
+ * learning (the block size is every rank's); vendor, auto's hand-over to the library, and a
+ * communicator tuna has not set up are the library's MPI_Iallgather. */
+int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                    tuna_request *req);
+/* The nonblocking allreduce (MPI_Iallreduce), the same way: checks as tuna_allreduce's, every
+ * row but vendor as tuna's steps (reductions in rank order for non-commutative ops), auto by
+ * the model from the vector's bytes and whether the op commutes. */
+int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req);
 /* Progress the operation and every other active one; when it is complete, *flag = 1, its
  * outcome is returned and *req becomes TUNA_REQUEST_NULL (tuna_stats_last() is its record).
  * TUNA_REQUEST_NULL gives *flag = 1. */

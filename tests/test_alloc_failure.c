@@ -17,9 +17,11 @@
  * Covered: every alltoallv row (and parameter variants reaching the TuNA engine's arena
  * growth, padded-bruck's datatype rounds), with contiguous, large (rendezvous) and
  * non-contiguous datatypes; every allgather and allreduce row; plans (init and start) of
- * every alltoallv row and of allgather/allreduce; every alltoall row, blocking (a vector
- * type in place: packing and the per-call copy of the blocks to send) and as a plan (ints),
- * and mesh at its other dims edges, against PMPI_Alltoall.
+ * every alltoallv row and of allgather/allreduce; every allgather and allreduce row also
+ * through its nonblocking start (tuna_iallgather / tuna_iallreduce, then a wait); every
+ * alltoall row, blocking (a vector type in place: packing and the per-call copy of the
+ * blocks to send) and as a plan (ints), and mesh at its other dims edges, against
+ * PMPI_Alltoall.
  *
  * Usage: test_alloc_failure   (under mpiexec, any P)
  */
@@ -65,6 +67,7 @@ typedef struct tcase {
     int variant;    /* alltoallv: 0 small ints, 1 large ints, 2 vector type;
                        alltoall: 0 ints, 1 vector type in place */
     bool plan;
+    bool nonblocking; /* allgather / allreduce: tuna_iallgather / tuna_iallreduce + wait */
     /* alltoall: the alltoallv row of the same name, whose empty call trims the buffers the
      * row keeps on the communicator (cold) */
     bool has_cold;
@@ -172,6 +175,17 @@ static int run(const tcase *c, bufs *b)
     else
         memset(b->rbuf, 0x5a, b->rbytes);
     const void *a2a_send = b->inplace ? MPI_IN_PLACE : (const void *)b->sbuf;
+    if (c->nonblocking) {
+        tuna_request req = TUNA_REQUEST_NULL;
+        int rc = c->coll == TUNA_ALLGATHER
+                     ? tuna_iallgather(b->sbuf, b->count, MPI_INT, b->rbuf, b->count, MPI_INT,
+                                       MPI_COMM_WORLD, &c->opt, &req)
+                     : tuna_iallreduce(b->sbuf, b->rbuf, b->count, MPI_INT, MPI_BXOR,
+                                       MPI_COMM_WORLD, &c->opt, &req);
+        if (rc != MPI_SUCCESS && req != TUNA_REQUEST_NULL)
+            fail("a failed start left a request", rc);
+        return rc == MPI_SUCCESS ? tuna_request_wait(&req) : rc;
+    }
     if (!c->plan) {
         if (c->coll == TUNA_ALLTOALL)
             return tuna_alltoall(a2a_send, b->count, b->type, b->rbuf, b->count, b->type,
@@ -252,8 +266,9 @@ static void sweep(const tcase *c)
     char opts[96];
     tuna_options_format(&c->opt, opts, sizeof opts);
     static const char *const coll_name[] = {"alltoallv", "allgather", "allreduce", "alltoall"};
-    snprintf(current, sizeof current, "%s%s %s variant %d", coll_name[c->coll],
-             c->plan ? " plan" : "", opts, c->variant);
+    snprintf(current, sizeof current, "%s%s%s %s variant %d",
+             c->nonblocking ? "nonblocking " : "", coll_name[c->coll], c->plan ? " plan" : "",
+             opts, c->variant);
     bufs b;
     setup(c, &b);
     current_k = 0;
@@ -316,9 +331,10 @@ static void sweep(const tcase *c)
 
 /* ------------------------------------------------------------------ the case list */
 
-static void add(tuna_collective coll, const char *str, int variant, bool plan)
+static void add_form(tuna_collective coll, const char *str, int variant, bool plan,
+                     bool nonblocking)
 {
-    tcase c = {.coll = coll, .variant = variant, .plan = plan};
+    tcase c = {.coll = coll, .variant = variant, .plan = plan, .nonblocking = nonblocking};
     if (tuna_options_parse(str, coll, &c.opt) != MPI_SUCCESS) {
         fprintf(stderr, "FAIL: cannot parse '%s'\n", str);
         failures++;
@@ -327,6 +343,18 @@ static void add(tuna_collective coll, const char *str, int variant, bool plan)
     c.has_cold = coll == TUNA_ALLTOALL &&
                  tuna_options_parse(str, TUNA_ALLTOALLV, &c.cold_opt) == MPI_SUCCESS;
     sweep(&c);
+}
+
+static void add(tuna_collective coll, const char *str, int variant, bool plan)
+{
+    add_form(coll, str, variant, plan, false);
+}
+
+/* allgather / allreduce: blocking and nonblocking. */
+static void add_both(tuna_collective coll, const char *str)
+{
+    add(coll, str, 0, false);
+    add_form(coll, str, 0, false, true);
 }
 
 /* P is a power of k (recursive multiplying runs without folded groups). */
@@ -369,13 +397,13 @@ int main(int argc, char **argv)
             const tuna_algorithm_info *info = tuna_algorithm_get((tuna_collective)coll, a);
             if (info->nparams == 1 && strcmp(info->params[0].name, "k") == 0) {
                 snprintf(s, sizeof s, "%s:k=%d", info->name, P < 2 ? 2 : P);
-                add((tuna_collective)coll, s, 0, false);
+                add_both((tuna_collective)coll, s);
                 if (P > 2 && power_of(2)) {
                     snprintf(s, sizeof s, "%s:k=2", info->name);
-                    add((tuna_collective)coll, s, 0, false);
+                    add_both((tuna_collective)coll, s);
                 }
             } else {
-                add((tuna_collective)coll, info->name, 0, false);
+                add_both((tuna_collective)coll, info->name);
             }
             if (a == 1) /* plans of the other collectives: one row each */
                 add((tuna_collective)coll, info->name, 0, true);

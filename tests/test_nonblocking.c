@@ -32,21 +32,10 @@
 #include "support/coll_variants.h"
 #include "support/test_data.h"
 #include "support/test_expect.h"
+#include "support/local_start.h"
 
 #define SENTINEL 0x5A
 #define WATCHDOG_S 120
-
-static const char *current = "start";
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    char msg[256];
-    int n = snprintf(msg, sizeof msg, "FAIL P=%d rank=%d: HANG in %s\n", P, me, current);
-    if (n > 0)
-        (void)!write(2, msg, (size_t)n);
-    _exit(1);
-}
 
 /* One exchange's buffers and its reference result. */
 typedef struct exch {
@@ -220,6 +209,30 @@ static void test_outstanding(const char *const rows[3], const char *blocking)
     }
 }
 
+/* A start's arguments for token_start. */
+typedef struct local_call {
+    exch *x;
+    const tuna_options *opt;
+    tuna_request req;
+} local_call;
+
+static int start_call(void *arg)
+{
+    local_call *c = arg;
+    return exch_start(c->x, MPI_COMM_WORLD, c->opt, &c->req);
+}
+
+static void exch_reset(void *x, int round)
+{
+    (void)round;
+    memset(((exch *)x)->rbuf, SENTINEL, ((exch *)x)->rints * sizeof(int));
+}
+
+static int exch_ok_arg(const void *x)
+{
+    return exch_ok(x);
+}
+
 /* 3. A start is local: rank 0 starts, then synchronously hands rank 1 a token that rank 1
  * takes before it starts. */
 static void test_local_start(void)
@@ -233,16 +246,11 @@ static void test_local_start(void)
         tuna_options_parse(rows[i], TUNA_ALLTOALLV, &opt);
         exch x;
         exch_make(&x, D_UNIFORM, L_PACKED, 0, 0, mix(1234 + (uint64_t)i));
-        int token = 7, rc;
         /* nonblocking */
         current = "local start: tuna_ialltoallv";
-        tuna_request req = TUNA_REQUEST_NULL;
-        if (me == 1)
-            MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        rc = exch_start(&x, MPI_COMM_WORLD, &opt, &req);
-        if (me == 0)
-            MPI_Ssend(&token, 1, MPI_INT, 1, 99, MPI_COMM_WORLD);
-        int wrc = tuna_request_wait(&req);
+        local_call call = {&x, &opt, TUNA_REQUEST_NULL};
+        int rc = token_start(99, start_call, &call);
+        int wrc = tuna_request_wait(&call.req);
         expect(rc == MPI_SUCCESS && wrc == MPI_SUCCESS && exch_ok(&x), "local start, bytes",
                rows[i], rc ? rc : wrc);
         /* persistent: the same through a plan */
@@ -252,20 +260,8 @@ static void test_local_start(void)
         rc = tuna_alltoallv_init(x.sbuf, x.sc, x.sd, x.type, x.rbuf, x.rc, x.rd, x.type,
                                  MPI_COMM_WORLD, &opt, TUNA_PLAN_ESTIMATE, &plan);
         expect(rc == MPI_SUCCESS, "plan init", rows[i], rc);
-        for (int r = 0; r < 2 && rc == MPI_SUCCESS; r++) {
-            memset(x.rbuf, SENTINEL, x.rints * sizeof(int));
-            if (me == 1)
-                MPI_Recv(&token, 1, MPI_INT, 0, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            rc = tuna_start(plan);
-            if (me == 0)
-                MPI_Ssend(&token, 1, MPI_INT, 1, 98, MPI_COMM_WORLD);
-            int flag = 0;
-            wrc = r == 0 ? tuna_wait(plan) : MPI_SUCCESS;
-            while (r == 1 && !flag && wrc == MPI_SUCCESS)
-                wrc = tuna_test(plan, &flag);
-            expect(rc == MPI_SUCCESS && wrc == MPI_SUCCESS && exch_ok(&x), "plan local start",
-                   rows[i], rc ? rc : wrc);
-        }
+        if (rc == MPI_SUCCESS)
+            plan_local_starts(plan, exch_reset, exch_ok_arg, &x, rows[i]);
         if (plan)
             tuna_plan_free(&plan);
         exch_free(&x);
@@ -424,8 +420,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    signal(SIGALRM, on_alarm);
-    alarm(WATCHDOG_S);
+    watchdog_start(WATCHDOG_S);
     if (P > 64) {
         if (me == 0)
             fprintf(stderr, "test_nonblocking: at most 64 ranks\n");

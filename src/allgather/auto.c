@@ -16,7 +16,7 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                             .max_block = (double)block, .mean_block = (double)block,
                             .total_max = (double)block * ctx->size, .bytes = (double)block,
                             .commute = true};
-    if (tuna_select_last_find(ctx, TUNA_ALLGATHER, &in, c)) {
+    if (learning && tuna_select_last_find(ctx, TUNA_ALLGATHER, &in, c)) {
         *learning = NULL;
         return MPI_SUCCESS;
     }
@@ -28,6 +28,10 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                     "%.3g us",
                  in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].desc.info.name, c->param[0],
                  c->predicted * 1e6);
+    if (!learning) { /* a nonblocking call: no learning (its time overlaps other work) */
+        tuna_select_record(c);
+        return MPI_SUCCESS;
+    }
     rc = tuna_learn_collective(ctx, &tuna_ag_registry, &in, c, learning);
     if (rc == MPI_SUCCESS)
         tuna_select_last_keep(ctx, TUNA_ALLGATHER, &in, c, *learning);

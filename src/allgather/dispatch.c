@@ -1,8 +1,8 @@
 /*
  * tuna_allgather: argument checks (local; agreed on by all ranks under
- * TUNA_ARGCHECK=collective, a debugging mode), normalisation to P
- * blocks of raw bytes (the receive buffer itself for contiguous receive
- * types, a packed copy otherwise), own block in place, dispatch.
+ * TUNA_ARGCHECK=collective, a debugging mode), dispatch, and the operation's set-up
+ * (operation.c: normalisation to P blocks of raw bytes, the receive buffer itself for
+ * contiguous receive types, a packed copy otherwise; own block in place) run here.
  */
 #include "allgather.h"
 #include "../select/tuna_select.h"
@@ -68,56 +68,19 @@ static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     return MPI_SUCCESS;
 }
 
-/* The chosen row (vendor: the library's own call) on checked arguments of `block` bytes. */
+/* The chosen row (vendor: the library's own call) on checked arguments of `block` bytes:
+ * its steps, run here (the same steps tuna_iallgather and plans run). */
 static int allgather_run(const tuna_ag_algorithm *alg, const long *param, const void *sendbuf,
                          int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm, tuna_ctx *ctx, size_t block)
 {
     if (alg->desc.kind == TUNA_ROW_VENDOR)
         return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    const int P = ctx->size, me = ctx->rank;
-    const bool inplace = sendbuf == MPI_IN_PLACE;
-    int rc = MPI_SUCCESS;
-    MPI_Aint lb, rext;
-    int rsize;
-    MPI_Type_get_extent(recvtype, &lb, &rext);
-    MPI_Type_size(recvtype, &rsize);
-    const bool rcontig = tuna_type_is_contiguous(recvtype);
-    char *user = recvbuf;
-    const MPI_Aint ustride = (MPI_Aint)recvcount * rext;
-    char *work = user;
-    if (!rcontig) {
-        work = tuna_malloc((size_t)P * block);
-        if (!work)
-            return MPI_ERR_NO_MEM;
-        tuna_stats_temp((size_t)P * block);
-    }
-    /* Own block into its slot, as packed bytes. */
-    if (!inplace) {
-        MPI_Aint slb, sext;
-        int ssize;
-        MPI_Type_get_extent(sendtype, &slb, &sext);
-        MPI_Type_size(sendtype, &ssize);
-        rc = tuna_pack_block(sendbuf, sendcount, sendtype, sext, (size_t)ssize,
-                             work + (size_t)me * block, ctx->comm);
-    } else if (!rcontig) {
-        rc = tuna_pack_block(user + me * ustride, recvcount, recvtype, rext, (size_t)rsize,
-                             work + (size_t)me * block, ctx->comm);
-    }
-
-    tuna_ag_args a = {.buf = work, .block = block, .ctx = ctx, .rank = me, .size = P};
-    memcpy(a.param, param, sizeof a.param);
-    if (rc == MPI_SUCCESS && P > 1)
-        rc = tuna_ag_run_row(alg, &a);
-    if (!rcontig) {
-        for (int j = 0; j < P && rc == MPI_SUCCESS; j++)
-            rc = tuna_unpack_block(work + (size_t)j * block, user + j * ustride, recvcount,
-                                   recvtype, rext, (size_t)rsize, ctx->comm);
-        free(work);
-    }
-    return rc;
+    tuna_ag_op o = {.op.step = tuna_ag_op_step};
+    int rc = tuna_ag_op_setup(&o, ctx, alg, param, 0, sendbuf, sendcount, sendtype, recvbuf,
+                              recvcount, recvtype, block);
+    return rc != MPI_SUCCESS ? rc : tuna_op_run(&o.op);
 }
-
 
 static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,

@@ -7,7 +7,8 @@
  * that follows the permutation's cycles (each block moved once, one block of
  * temporary memory; see tuna_permute_blocks_inplace).
  * Rounds: log_k P. Volume received: (P-1) blocks, plus one local move of
- * every block. Memory: one block + O(P) indices. Any P: folded as recmul.c.
+ * every block. Memory: one block + O(P) indices. Any P: folded as recmul.c, whose
+ * schedule of steps (tuna_ag_recmul_steps) runs these rounds.
  */
 #include "allgather.h"
 
@@ -48,84 +49,89 @@ int tuna_ag_permuted_layout(int P, int k, int *slot_of)
     return MPI_SUCCESS;
 }
 
-/* The distance-halving rounds among leaders, on the digit-reversed layout (req: room for
- * 2(k-1) requests). A failed round is complete when recorded, and the rounds go on
- * (allgather.h). */
-static void rounds(const tuna_ag_args *a, const tuna_fold *f, const int *poff, MPI_Request *req,
-                   int *comm_rc)
+/* A leader's state, before the fold-in: the digit-reversed offsets and the permutation's
+ * room. */
+static int begin(tuna_ag_op *o)
 {
-    const size_t B = a->block;
-    const int g = f->group, rg = tuna_fold_reverse(f, g);
-    /* Round with distance d: a leader holds L = Q/(k d) groups, an aligned range of
-     * digit-reversed positions; so does each partner (differing in digit log_k d). */
-    for (int d = f->Q / f->k, L = 1; d >= 1; d /= f->k, L *= f->k) {
-        int digit = (g / d) % f->k, nreq = 0, rc = MPI_SUCCESS;
-        int mine = rg / L * L;
-        for (int j = 0; j < f->k && rc == MPI_SUCCESS; j++) {
-            if (j == digit)
-                continue;
-            int pg = g + (j - digit) * d;
-            int peer = tuna_fold_start(f, pg + 1) - 1;
-            int theirs = tuna_fold_reverse(f, pg) / L * L;
-            rc = tuna_posted(tuna_irecv_bytes(a->buf + (size_t)poff[theirs] * B,
-                                              (size_t)(poff[theirs + L] - poff[theirs]) * B, peer,
-                                              TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm,
-                                              &req[nreq]),
-                             &nreq);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)poff[mine] * B,
-                                                  (size_t)(poff[mine + L] - poff[mine]) * B, peer,
-                                                  TUNA_TAG_AG_RECMUL_PERMUTED, a->ctx->comm,
-                                                  &req[nreq]),
-                                 &nreq);
-        }
-        if ((rc = tuna_requests_finish(nreq, req, rc)) != MPI_SUCCESS)
-            *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul-permuted allgather: "
-                                                                     "exchange failed"));
-        if (d == 1)
-            break;
-    }
+    o->poff = reversed_offsets(&o->f);
+    o->src = tuna_malloc(sizeof(int) * (size_t)o->a.size);
+    return o->poff && o->src ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-int tuna_ag_recmul_permuted(const tuna_ag_args *a)
+/* After the fold-in: the group's own blocks go to their digit-reversed position. */
+static void placed(tuna_ag_op *o)
 {
-    const int P = a->size, me = a->rank;
-    tuna_fold f;
-    tuna_fold_init(&f, P, (int)tuna_ag_param(a, "k"), me);
-    tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
-    if (me != f.last)
-        return tuna_ag_fold_member(a, &f);
-    /* Everything the steps use, before the first one. Requests: 2(k-1) in a round, at most
-     * that many when folding. */
-    int *poff = reversed_offsets(&f);
-    int *src = tuna_malloc(sizeof(int) * (size_t)P);
-    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)f.k);
-    if (!poff || !src || !req) {
-        free(poff);
-        free(src);
-        free(req);
-        return MPI_ERR_NO_MEM;
+    const tuna_fold *f = &o->f;
+    const size_t B = o->a.block;
+    int gsize = f->last - f->first + 1;
+    memmove(o->a.buf + (size_t)o->poff[tuna_fold_reverse(f, f->group)] * B,
+            o->a.buf + (size_t)f->first * B, (size_t)gsize * B);
+}
+
+/* The distance-halving rounds among leaders, on the digit-reversed layout (o->d: the next
+ * round's distance, o->L the groups a leader holds in it; o->i the rounds posted). */
+static bool post_round(tuna_ag_op *o, int *n, int *post_rc)
+{
+    const tuna_ag_args *a = &o->a;
+    const tuna_fold *f = &o->f;
+    if (o->i == 0) {
+        o->d = f->Q / f->k;
+        o->L = 1;
+    } else {
+        o->d /= f->k;
+        o->L *= f->k;
     }
-    int comm_rc = MPI_SUCCESS, rc = MPI_SUCCESS;
-    tuna_ag_fold_in(a, &f, req, &comm_rc);
-    /* The group's own blocks go to their digit-reversed position first. */
+    /* Round with distance d: a leader holds L = Q/(k d) groups, an aligned range of
+     * digit-reversed positions; so does each partner (differing in digit log_k d). */
+    const int d = o->d, L = o->L, g = f->group, rg = tuna_fold_reverse(f, g);
+    if (d < 1)
+        return false;
     const size_t B = a->block;
-    int gsize = f.last - f.first + 1;
-    memmove(a->buf + (size_t)poff[tuna_fold_reverse(&f, f.group)] * B,
-            a->buf + (size_t)f.first * B, (size_t)gsize * B);
-    if (f.Q > 1)
-        rounds(a, &f, poff, req, &comm_rc);
+    const int *poff = o->poff, tag = TUNA_TAG_AG_RECMUL_PERMUTED + a->tag_shift;
+    int digit = (g / d) % f->k, rc = MPI_SUCCESS;
+    int mine = rg / L * L;
+    *n = 0;
+    for (int j = 0; j < f->k && rc == MPI_SUCCESS; j++) {
+        if (j == digit)
+            continue;
+        int pg = g + (j - digit) * d;
+        int peer = tuna_fold_start(f, pg + 1) - 1;
+        int theirs = tuna_fold_reverse(f, pg) / L * L;
+        rc = tuna_posted(tuna_irecv_bytes(a->buf + (size_t)poff[theirs] * B,
+                                          (size_t)(poff[theirs + L] - poff[theirs]) * B, peer,
+                                          tag, a->ctx->comm, &o->req[*n]),
+                         n);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)poff[mine] * B,
+                                              (size_t)(poff[mine + L] - poff[mine]) * B, peer,
+                                              tag, a->ctx->comm, &o->req[*n]),
+                             n);
+    }
+    *post_rc = rc;
+    return true;
+}
+
+/* After the rounds: the blocks in rank order, in place (unless the data is void). */
+static int end(tuna_ag_op *o)
+{
     tuna_timer tm;
     tuna_timer_start(&tm);
-    if (comm_rc == MPI_SUCCESS) { /* else the data is void: no need to order it */
-        layout_from_offsets(&f, poff, src);
-        rc = tuna_permute_blocks_inplace(a->buf, B, P, src);
+    int rc = MPI_SUCCESS;
+    if (o->op.comm_rc == MPI_SUCCESS) {
+        layout_from_offsets(&o->f, o->poff, o->src);
+        rc = tuna_permute_blocks_inplace(o->a.buf, o->a.block, o->a.size, o->src);
     }
     tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
-    if (rc == MPI_SUCCESS)
-        tuna_ag_fold_out(a, &f, req, &comm_rc);
-    free(poff);
-    free(src);
-    free(req);
-    return tuna_first_error(comm_rc, rc);
+    return rc;
+}
+
+static const tuna_ag_rounds permuted_rounds = {.name = "recmul-permuted allgather",
+                                               .begin = begin,
+                                               .placed = placed,
+                                               .post = post_round,
+                                               .end = end};
+
+int tuna_ag_recmul_permuted_step(tuna_ag_op *o, int wait_rc)
+{
+    return tuna_ag_recmul_steps(o, wait_rc, (int)tuna_ag_param(&o->a, "k"), &permuted_rounds);
 }

@@ -6,7 +6,7 @@
  */
 #include "allgather.h"
 
-int tuna_ag_recursive_doubling(const tuna_ag_args *a)
+int tuna_ag_recursive_doubling_step(tuna_ag_op *o, int wait_rc)
 {
-    return tuna_ag_recmul_run(a, 2);
+    return tuna_ag_recmul_k_step(o, wait_rc, 2);
 }

@@ -3,28 +3,29 @@
  * right neighbour and receives block (rank - s - 1) from its left one.
  * Rounds: P-1. Volume received: (P-1) blocks. Memory: none beyond the result.
  * A failed round is complete when recorded, and the rounds go on (allgather.h).
+ * One round per step (o->i: the rounds posted so far).
  */
 #include "allgather.h"
 
-int tuna_ag_ring(const tuna_ag_args *a)
+int tuna_ag_ring_step(tuna_ag_op *o, int wait_rc)
 {
+    const tuna_ag_args *a = &o->a;
     const int P = a->size, me = a->rank;
     const int left = (me - 1 + P) % P, right = (me + 1) % P;
-    int comm_rc = MPI_SUCCESS;
-    for (int s = 0; s < P - 1; s++) {
-        int sb = (me - s + P) % P, rb = (me - s - 1 + P) % P, n = 0;
-        MPI_Request req[2];
-        int rc = tuna_posted(tuna_irecv_bytes(a->buf + (size_t)rb * a->block, a->block, left,
-                                              TUNA_TAG_AG_RING, a->ctx->comm, &req[n]),
-                             &n);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)sb * a->block, a->block, right,
-                                              TUNA_TAG_AG_RING, a->ctx->comm, &req[n]),
-                             &n);
-        if ((rc = tuna_requests_finish(n, req, rc)) != MPI_SUCCESS)
-            comm_rc = tuna_first_error(comm_rc, tuna_error_set(rc, "ring allgather: round %d "
-                                                                   "failed", s));
+    if (o->i > 0)
+        tuna_op_step_record(&o->op, wait_rc, "ring allgather: round %d failed", o->i - 1);
+    if (o->i == P - 1) {
+        tuna_stats_rounds(P - 1);
+        return tuna_op_step_done(&o->op, o->op.comm_rc);
     }
-    tuna_stats_rounds(P - 1);
-    return comm_rc;
+    const int s = o->i++, tag = TUNA_TAG_AG_RING + a->tag_shift;
+    int sb = (me - s + P) % P, rb = (me - s - 1 + P) % P, n = 0;
+    int rc = tuna_posted(tuna_irecv_bytes(a->buf + (size_t)rb * a->block, a->block, left, tag,
+                                          a->ctx->comm, &o->pair[n]),
+                         &n);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)sb * a->block, a->block, right, tag,
+                                          a->ctx->comm, &o->pair[n]),
+                         &n);
+    return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }

@@ -1,12 +1,14 @@
 /*
- * The allreduce family's internals: the normalised arguments, the registry row, the cost
- * models and auto's hand-over rule that table.c's rows name, and the engines and buffer
- * helpers shared by several algorithms. The algorithms' run functions are declared in
- * table.c, next to their rows (docs/contributing.md).
+ * The allreduce family's internals: the normalised arguments, the operation its rows' step
+ * forms run on, the registry row, the cost models and auto's hand-over rule that table.c's
+ * rows name, and the engines and buffer helpers shared by several algorithms. The
+ * algorithms' step functions are declared in table.c, next to their rows
+ * (docs/contributing.md).
  */
 #ifndef TUNA_ALLREDUCE_H
 #define TUNA_ALLREDUCE_H
 
+#include "../core/op.h"
 #include "../ring_recmul/ring_recmul.h"
 
 /*
@@ -24,6 +26,7 @@ typedef struct tuna_ar_args {
     bool contig;                /* elements are extent == size contiguous bytes */
     tuna_ctx *ctx;
     int rank, size;
+    int tag_shift;                    /* added to every tag (tuna_op_tag_shift; 0: blocking) */
     const tuna_algorithm_info *info;  /* the running row: its parameters by name */
     long param[TUNA_MAX_PARAMS];      /* resolved values, in the row's order */
 } tuna_ar_args;
@@ -34,23 +37,52 @@ static inline long tuna_ar_param(const tuna_ar_args *a, const char *name)
     return tuna_param_get(a->info, a->param, name);
 }
 
-typedef int tuna_ar_run_fn(const tuna_ar_args *a);
+/*
+ * An allreduce operation (src/core/op.h; docs/nonblocking.md): the engine's record, the
+ * normalised arguments and where the row's schedule is between its steps (small counters
+ * here, a row's buffers at `state`, freed by state_free when the operation ends). The
+ * blocking call, tuna_iallreduce and plans run the same steps on it.
+ */
+typedef struct tuna_ar_op tuna_ar_op;
+/* A row's step (tuna_step_fn on the allreduce operation). */
+typedef int tuna_ar_step_fn(tuna_ar_op *o, int wait_rc);
+struct tuna_ar_op {
+    tuna_op op;                 /* first member: the engine's view */
+    tuna_ar_args a;
+    const struct tuna_ar_algorithm *row;
+    tuna_ar_step_fn *run;       /* the steps that run: the row's (the ring rows run recursive
+                                   doubling's for a non-commutative op) */
+    int phase;                  /* the schedule's position (0: not started) */
+    int i, hi;                  /* counters: rounds posted, the fold-in's batch */
+    MPI_Request pair[2];        /* the rows with at most two requests in flight */
+    MPI_Request *req;           /* the recmul family's 2k requests */
+    tuna_fold f;
+    char *const *fold_tmp;      /* the fold-in's receive buffers (fold_ntmp of them) */
+    int fold_ntmp;
+    void *state;
+    void (*state_free)(tuna_ar_op *o);
+};
 
-/* A registry row: the algorithm, then how to run it. */
+/* A registry row: the algorithm, then its step form (every form runs it). */
 typedef struct tuna_ar_algorithm {
     tuna_algorithm desc;
-    tuna_ar_run_fn *run; /* NULL for vendor and auto: decided before normalisation */
+    tuna_ar_step_fn *step; /* NULL for vendor and auto: decided before normalisation */
 } tuna_ar_algorithm;
 
 extern const tuna_ar_algorithm tuna_ar_table[];
 extern const tuna_registry tuna_ar_registry;
 
-/* Run `row` on a (whose param holds the row's resolved values). */
-static inline int tuna_ar_run_row(const tuna_ar_algorithm *row, tuna_ar_args *a)
-{
-    a->info = &row->desc.info;
-    return row->run(a);
-}
+/*
+ * The operation for `row` (a->param: its resolved values, a->count > 0 elements of a->type;
+ * the rest of *a is filled here) on checked arguments: the datatype's layout, the input
+ * copied into the receive buffer unless MPI_IN_PLACE (local). o->op keeps what the caller set
+ * (its step: tuna_ar_op_step or one that calls it). tuna_op_run (blocking) or tuna_op_start
+ * (nonblocking, plans) then runs it; it frees its buffers when it finishes.
+ */
+int tuna_ar_op_setup(tuna_ar_op *o, const tuna_ar_algorithm *row, const tuna_ar_args *a,
+                     const void *sendbuf);
+/* The operation's step (the engine's op->step after setup; tuna_iallreduce's steps call it). */
+int tuna_ar_op_step(tuna_op *op, int wait_rc);
 
 /* The blocking call's local argument checks (dispatch.c), for the plans' init. */
 int tuna_ar_check_args(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type,
@@ -61,7 +93,8 @@ int tuna_ar_vendor(const void *sendbuf, void *recvbuf, int count, MPI_Datatype t
                    MPI_Comm comm);
 /* auto's choice for a vector of `bytes` (and the statistics record of it); a choice whose
  * row has no run function is the library's own MPI_Allreduce. *learning: the class of
- * auto's learning whose candidate this is (time the call, then tuna_learn_after), or NULL. */
+ * auto's learning whose candidate this is (time the call, then tuna_learn_after), or NULL;
+ * learning NULL: no learning (nonblocking calls). */
 int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *c,
                         tuna_learn_class **learning);
 /* auto: whether the MPI library runs the model's choice itself (the registry's hook). */
@@ -80,19 +113,33 @@ double tuna_ar_cost_recmul(const tuna_profile *m, const tuna_select_input *in,
 double tuna_ar_cost_recmul_permuted(const tuna_profile *m, const tuna_select_input *in,
                                     const tuna_algorithm_info *info, const long *param);
 
-/* Recursive multiplying engine with radix k (recursive doubling is k = 2). */
-int tuna_ar_recmul_run(const tuna_ar_args *a, int k);
-/* Folding steps of the recmul family (see tuna_fold): a member sends its vector to its
- * leader and receives the result; a leader reduces its members' vectors into rbuf in
- * rank order (receiving up to ntmp at a time into tmp[0..ntmp-1], n elements each, with
- * req[0..ntmp)) before the rounds and sends them the result afterwards (req: room for one
- * request per member). A failed step is recorded in *comm_rc and the steps go on, without
- * reducing; fold-in returns a failed reduction (local) at once. */
-int tuna_ar_fold_member(const tuna_ar_args *a, const tuna_fold *f);
-int tuna_ar_fold_in(const tuna_ar_args *a, const tuna_fold *f, char *const *tmp, int ntmp,
-                    MPI_Request *req, int *comm_rc);
-void tuna_ar_fold_out(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req,
-                      int *comm_rc);
+/*
+ * The recursive multiplying schedule with folding as steps (see tuna_fold): a member sends
+ * its vector to its leader, then receives the result; a leader reduces its members' vectors
+ * into rbuf in rank order (receiving up to o->fold_ntmp at a time into o->fold_tmp, which
+ * `begin` sets) before the rounds and sends them the result afterwards. `rounds` is the
+ * rounds' form: recmul's on whole vectors, or recmul-permuted's reduce-scatter and allgather.
+ * A failed exchange is recorded in o->op.comm_rc and the steps go on without reducing (so the
+ * peers, who know nothing of it, finish too); a failed reduction or allocation (local) ends
+ * the schedule at once.
+ */
+typedef struct tuna_ar_rounds {
+    int (*begin)(tuna_ar_op *o);                  /* a leader, before the fold-in */
+    int (*placed)(tuna_ar_op *o);                 /* after the fold-in */
+    /* Post the next round into o->req (*n requests; *post_rc its outcome), or false when no
+     * round is left. */
+    bool (*post)(tuna_ar_op *o, int *n, int *post_rc);
+    int (*received)(tuna_ar_op *o);               /* a round complete: its reduction (the
+                                                     data is void once o->op.comm_rc is
+                                                     set) */
+    int (*end)(tuna_ar_op *o);                    /* after the rounds, before the fold-out */
+    const char *name;                             /* in failure messages */
+    int per_level;                                /* rounds per power of k (statistics) */
+} tuna_ar_rounds;
+int tuna_ar_recmul_steps(tuna_ar_op *o, int wait_rc, int k, const tuna_ar_rounds *rounds);
+/* recmul's steps with radix k (recursive doubling: k = 2; the ring rows' non-commutative
+ * fallback). */
+int tuna_ar_recmul_k_step(tuna_ar_op *o, int wait_rc, int k);
 
 /* Temporary buffer for n elements of the type; *mem is what to free(). NULL on failure. */
 char *tuna_ar_tmp(const tuna_ar_args *a, int n, void **mem);
@@ -103,24 +150,45 @@ static inline char *tuna_ar_elem(const tuna_ar_args *a, char *base, MPI_Aint i)
 }
 /* inout = in op inout over n elements (MPI_Reduce_local's operand order). */
 int tuna_ar_reduce(const tuna_ar_args *a, const void *in, void *inout, int n);
-/* Copy n elements between buffers of the type (non-overlapping). */
+/* Copy n elements between buffers of the type (non-overlapping); a derived type's copy is a
+ * message to the rank itself (local: it completes inside the call). */
 int tuna_ar_copy(const tuna_ar_args *a, const void *src, void *dst, int n);
 
 /*
- * Ring building blocks over m members (member i's left neighbour is rank
- * left, right neighbour is rank right) and m segments, segment s being
- * elements [off[s], off[s] + cnt[s]) of rbuf. Reduce-scatter: afterwards
- * member `me` holds segment (me + 1) % m reduced over the ring (commutative
- * ops only). Allgather: starting from that, every member holds all segments.
- * tmp holds at least max(cnt) elements. A failed step (a communication failure:
- * complete all the same) is recorded in *comm_rc unless an earlier one is, and the
- * steps go on without reducing (so the peers, who know nothing of it, finish
- * too); the reduce-scatter returns a failed reduction (local) at once.
+ * The ring rows' schedule: phases of ring rounds over m members (member i's left neighbour
+ * is rank left, right neighbour rank right) and m segments, segment s being elements
+ * [off[s], off[s] + cnt[s]) of rbuf. A reduce-scatter phase leaves member `me` holding
+ * segment (me + 1) % m reduced over the ring (commutative ops only); an allgather phase
+ * starting from that leaves every member holding all segments. tmp holds at least max(cnt)
+ * elements. One round per step; a failed round (complete all the same) is recorded and the
+ * rounds go on without reducing; a failed reduction (local) ends them.
  */
-int tuna_ar_ring_reduce_scatter(const tuna_ar_args *a, int m, int me, int left, int right,
-                                const MPI_Aint *off, const int *cnt, char *tmp, int tag,
-                                int *comm_rc);
-void tuna_ar_ring_allgather(const tuna_ar_args *a, int m, int me, int left, int right,
-                            const MPI_Aint *off, const int *cnt, int tag, int *comm_rc);
+typedef struct tuna_ar_ring_phase {
+    int m, me, left, right;
+    const MPI_Aint *off;
+    const int *cnt;
+    int tag;
+    bool reduce;                /* reduce-scatter (else allgather) */
+} tuna_ar_ring_phase;
+typedef struct tuna_ar_ring_state {
+    tuna_ar_ring_phase phase[4];
+    int nphases;
+    char *tmp;
+    void *tmp_mem;              /* tmp's allocation */
+    MPI_Aint *off;              /* the phases' offsets and counts */
+    int *cnt;
+} tuna_ar_ring_state;
+/* The ring rows' steps on o->state (a tuna_ar_ring_state the row set up). */
+int tuna_ar_ring_phases_step(tuna_ar_op *o, int wait_rc);
+/* The ring state's state_free. */
+void tuna_ar_ring_state_free(tuna_ar_op *o);
+/* A ring row's first step: recursive doubling for a non-commutative op (logged, naming
+ * `row`), else the ring state at o->state with room for tmp_count elements in tmp and nindex
+ * offsets and counts. false: the step is decided (*r its answer); true: the row fills the
+ * phases, then runs tuna_ar_ring_phases_step. */
+bool tuna_ar_ring_begin(tuna_ar_op *o, int wait_rc, const char *row, int tmp_count, int nindex,
+                        int *r);
+/* Recursive doubling's steps (the ring rows' fallback for non-commutative ops). */
+tuna_ar_step_fn tuna_ar_recursive_doubling_step;
 
 #endif /* TUNA_ALLREDUCE_H */

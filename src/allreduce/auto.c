@@ -15,7 +15,7 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
     tuna_select_input in = {.P = ctx->size, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
                             .max_block = bytes, .mean_block = bytes, .total_max = bytes,
                             .bytes = bytes, .commute = commute};
-    if (tuna_select_last_find(ctx, TUNA_ALLREDUCE, &in, c)) {
+    if (learning && tuna_select_last_find(ctx, TUNA_ALLREDUCE, &in, c)) {
         *learning = NULL;
         return MPI_SUCCESS;
     }
@@ -27,6 +27,10 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
                     "%.3g us",
                  in.P, in.Q, in.N, bytes, commute ? "" : ", non-commutative op",
                  tuna_ar_table[c->algorithm].desc.info.name, c->param[0], c->predicted * 1e6);
+    if (!learning) { /* a nonblocking call: no learning (its time overlaps other work) */
+        tuna_select_record(c);
+        return MPI_SUCCESS;
+    }
     rc = tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
     if (rc == MPI_SUCCESS)
         tuna_select_last_keep(ctx, TUNA_ALLREDUCE, &in, c, *learning);

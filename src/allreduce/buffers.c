@@ -39,8 +39,9 @@ int tuna_ar_copy(const tuna_ar_args *a, const void *src, void *dst, int n)
         return MPI_SUCCESS;
     }
     /* Any datatype: a message to self on the private communicator, no staging copy. */
-    int rc = MPI_Sendrecv(src, n, a->type, a->rank, TUNA_TAG_AR_SELF_COPY, dst, n, a->type, a->rank,
-                          TUNA_TAG_AR_SELF_COPY, a->ctx->comm, MPI_STATUS_IGNORE);
+    const int tag = TUNA_TAG_AR_SELF_COPY + a->tag_shift;
+    int rc = MPI_Sendrecv(src, n, a->type, a->rank, tag, dst, n, a->type, a->rank, tag,
+                          a->ctx->comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "local copy of %d elements failed", n);
     return MPI_SUCCESS;

@@ -1,7 +1,8 @@
 /*
  * tuna_allreduce: argument checks (local; agreed on by all ranks under
- * TUNA_ARGCHECK=collective, a debugging mode), normalisation (the
- * input copied into recvbuf unless MPI_IN_PLACE, datatype extents), dispatch.
+ * TUNA_ARGCHECK=collective, a debugging mode), dispatch, and the operation (operation.c:
+ * datatype extents, the input copied into recvbuf unless MPI_IN_PLACE, the row's steps) run
+ * here.
  */
 #include "allreduce.h"
 #include "../select/tuna_select.h"
@@ -48,22 +49,15 @@ static int check_args(const void *sendbuf, const void *recvbuf, int count, MPI_D
 }
 
 /* The chosen row (vendor: the library's own call) on checked arguments (a: all but the
- * datatype's layout, filled here). */
+ * datatype's layout): its steps, run here (the same steps tuna_iallreduce and plans run). */
 static int allreduce_run(const tuna_ar_algorithm *alg, tuna_ar_args *a, const void *sendbuf,
-                         int tsize, MPI_Comm comm)
+                         MPI_Comm comm)
 {
     if (alg->desc.kind == TUNA_ROW_VENDOR)
         return tuna_ar_vendor(sendbuf, a->rbuf, a->count, a->type, a->op, comm);
-    int rc = MPI_SUCCESS;
-    MPI_Aint lb;
-    MPI_Type_get_extent(a->type, &lb, &a->extent);
-    MPI_Type_get_true_extent(a->type, &a->true_lb, &a->true_extent);
-    a->contig = tuna_type_is_contiguous(a->type) && a->extent == (MPI_Aint)tsize;
-    if (sendbuf != MPI_IN_PLACE)
-        rc = tuna_ar_copy(a, sendbuf, a->rbuf, a->count);
-    if (rc == MPI_SUCCESS && a->size > 1)
-        rc = tuna_ar_run_row(alg, a);
-    return rc;
+    tuna_ar_op o = {.op.step = tuna_ar_op_step};
+    int rc = tuna_ar_op_setup(&o, alg, a, sendbuf);
+    return rc != MPI_SUCCESS ? rc : tuna_op_run(&o.op);
 }
 
 static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
@@ -109,7 +103,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);
         memcpy(tuna_stats_current.params, a.param, sizeof a.param);
-        return allreduce_run(alg, &a, sendbuf, tsize, comm);
+        return allreduce_run(alg, &a, sendbuf, comm);
     }
     /* auto decides here, before any copy: the library's own call when it runs the choice
      * itself, else the chosen row with its parameters; a candidate of its learning is timed. */
@@ -120,7 +114,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
         return rc;
     memcpy(a.param, c.param, sizeof a.param);
     const double t0 = learning ? MPI_Wtime() : 0;
-    rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, tsize, comm);
+    rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, comm);
     return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
 }
 

@@ -12,10 +12,10 @@
  * Any P: k is lowered to the largest divisor of P not above k (prime P with
  * k < P gives k = 1, the plain ring). Non-commutative ops: runs
  * recursive-doubling instead (rank order kept), logged at TUNA_VERBOSE >= 1.
+ * The four phases run as the ring's steps (tuna_ar_ring_phases_step, ring.c).
  */
 #include "allreduce.h"
 
-#include <stdlib.h>
 
 /* First element of the segment at position pos (P segments of n/P or n/P + 1 elements). */
 static MPI_Aint seg_start(int n, int P, int pos)
@@ -23,30 +23,21 @@ static MPI_Aint seg_start(int n, int P, int pos)
     return (MPI_Aint)pos * (n / P) + (pos < n % P ? pos : n % P);
 }
 
-int tuna_ar_kring(const tuna_ar_args *a)
+int tuna_ar_kring_step(tuna_ar_op *o, int wait_rc)
 {
-    if (!a->commute) {
-        tuna_log(1, "allreduce kring: non-commutative op, running recursive-doubling instead");
-        return tuna_ar_recmul_run(a, 2);
-    }
+    const tuna_ar_args *a = &o->a;
     const int P = a->size, me = a->rank, n = a->count;
     const int k = tuna_coll_kring_group(P, tuna_ar_param(a, "k")), G = P / k;
     const int g = me / k, l = me % k;
+    int r;
+    if (o->state)
+        return tuna_ar_ring_phases_step(o, wait_rc);
     /* Columns (k of them) and the segments of this rank's column (G of them). */
-    MPI_Aint *coff = tuna_malloc(sizeof(MPI_Aint) * ((size_t)k + (size_t)G));
-    int *ccnt = tuna_malloc(sizeof(int) * ((size_t)k + (size_t)G));
-    void *mem = NULL;
-    char *tmp = NULL;
-    if (coff && ccnt)
-        tmp = tuna_ar_tmp(a, (int)(seg_start(n, P, G) + G), &mem);
-    int rc = tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (rc != MPI_SUCCESS) {
-        free(coff);
-        free(ccnt);
-        return rc;
-    }
-    MPI_Aint *soff = coff + k;
-    int *scnt = ccnt + k;
+    if (!tuna_ar_ring_begin(o, wait_rc, "kring", (int)(seg_start(n, P, G) + G), k + G, &r))
+        return r;
+    tuna_ar_ring_state *st = o->state;
+    MPI_Aint *coff = st->off, *soff = st->off + k;
+    int *ccnt = st->cnt, *scnt = st->cnt + k;
     for (int c = 0; c < k; c++) {
         coff[c] = seg_start(n, P, c * G);
         ccnt[c] = (int)(seg_start(n, P, (c + 1) * G) - coff[c]);
@@ -59,20 +50,14 @@ int tuna_ar_kring(const tuna_ar_args *a)
     }
     const int ileft = g * k + (l - 1 + k) % k, iright = g * k + (l + 1) % k;
     const int xleft = ((g - 1 + G) % G) * k + l, xright = ((g + 1) % G) * k + l;
-    int comm_rc = MPI_SUCCESS;
-    rc = tuna_ar_ring_reduce_scatter(a, k, l, ileft, iright, coff, ccnt, tmp,
-                                     TUNA_TAG_AR_KRING_INTRA_RS, &comm_rc);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_reduce_scatter(a, G, g, xleft, xright, soff, scnt, tmp,
-                                         TUNA_TAG_AR_KRING_INTER_RS, &comm_rc);
-    if (rc == MPI_SUCCESS) {
-        tuna_ar_ring_allgather(a, G, g, xleft, xright, soff, scnt, TUNA_TAG_AR_KRING_INTER_AG,
-                               &comm_rc);
-        tuna_ar_ring_allgather(a, k, l, ileft, iright, coff, ccnt, TUNA_TAG_AR_KRING_INTRA_AG,
-                               &comm_rc);
-    }
-    free(mem);
-    free(coff);
-    free(ccnt);
-    return tuna_first_error(comm_rc, rc);
+    st->phase[0] = (tuna_ar_ring_phase){k, l, ileft, iright, coff, ccnt,
+                                        TUNA_TAG_AR_KRING_INTRA_RS, true};
+    st->phase[1] = (tuna_ar_ring_phase){G, g, xleft, xright, soff, scnt,
+                                        TUNA_TAG_AR_KRING_INTER_RS, true};
+    st->phase[2] = (tuna_ar_ring_phase){G, g, xleft, xright, soff, scnt,
+                                        TUNA_TAG_AR_KRING_INTER_AG, false};
+    st->phase[3] = (tuna_ar_ring_phase){k, l, ileft, iright, coff, ccnt,
+                                        TUNA_TAG_AR_KRING_INTRA_AG, false};
+    st->nphases = 4;
+    return tuna_ar_ring_phases_step(o, wait_rc);
 }

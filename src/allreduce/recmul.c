@@ -10,99 +10,136 @@
  * Any P: with Q = k^m the largest power of k not above P, ranks fold into Q
  * groups of consecutive ranks (at most k each); members send their vector
  * to the group's last rank, which reduces the group in rank order before the
- * rounds and sends the result back after them (2 extra rounds).
+ * rounds and sends the result back after them (2 extra rounds). The schedule of steps
+ * with folding is the family's (tuna_ar_recmul_steps, fold.c); these are its rounds.
  */
 #include "allreduce.h"
 
 #include <stdlib.h>
 
-/* The log_k Q rounds among leaders; pool[0] is rbuf, pool[1..k-1] temporaries. A failed
- * round is recorded in *comm_rc and the rounds go on without reducing (allreduce.h). */
-static int rounds(const tuna_ar_args *a, const tuna_fold *f, char **pool, MPI_Request *req,
-                  int *slot, int *comm_rc)
+/* A leader's buffers: pool[0] is rbuf, pool[1..k-1] temporaries (mem: their allocations);
+ * slot[j]: the pool index holding digit j's value in the round in flight; cur: mine. */
+typedef struct recmul_state {
+    char **pool;
+    void **mem;
+    int *slot;
+    int cur, d; /* d: the round in flight's distance */
+} recmul_state;
+
+static void state_free(tuna_ar_op *o)
 {
-    const int k = f->k, g = f->group;
-    int cur = 0, rc = MPI_SUCCESS;
-    for (int d = 1; d < f->Q && rc == MPI_SUCCESS; d *= k) {
-        int digit = (g / d) % k, nreq = 0;
-        /* slot[j]: pool index holding the value of digit j (mine stays where it is). */
-        for (int j = 0, next = 0; j < k; j++) {
-            if (j == digit) {
-                slot[j] = cur;
-                continue;
-            }
-            if (next == cur)
-                next++;
-            slot[j] = next++;
-        }
-        for (int j = 0; j < k && rc == MPI_SUCCESS; j++) {
-            if (j == digit)
-                continue;
-            int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
-            rc = tuna_posted(MPI_Irecv(pool[slot[j]], a->count, a->type, peer, TUNA_TAG_AR_RECMUL,
-                                       a->ctx->comm, &req[nreq]),
-                             &nreq);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_posted(MPI_Isend(pool[cur], a->count, a->type, peer, TUNA_TAG_AR_RECMUL,
-                                           a->ctx->comm, &req[nreq]),
-                                 &nreq);
-        }
-        if ((rc = tuna_requests_finish(nreq, req, rc)) != MPI_SUCCESS)
-            *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul allreduce: round "
-                                                                     "%d exchange failed", d));
-        /* Right fold in digit order: the result lands in the buffer of digit k-1. */
-        rc = MPI_SUCCESS;
-        for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS && *comm_rc == MPI_SUCCESS; j--)
-            rc = tuna_ar_reduce(a, pool[slot[j]], pool[slot[k - 1]], a->count);
-        cur = slot[k - 1];
+    recmul_state *st = o->state;
+    if (st) {
+        if (st->mem)
+            for (int i = 1; i < o->f.k; i++)
+                free(st->mem[i]);
+        free(st->mem);
+        free(st->pool);
+        free(st->slot);
+        free(st);
     }
-    if (rc == MPI_SUCCESS && *comm_rc == MPI_SUCCESS && cur != 0)
-        rc = tuna_ar_copy(a, pool[cur], a->rbuf, a->count);
+    o->state = NULL;
+    o->state_free = NULL;
+}
+
+static int begin(tuna_ar_op *o)
+{
+    const int k = o->f.k;
+    recmul_state *st = tuna_calloc(1, sizeof *st);
+    if (!st)
+        return MPI_ERR_NO_MEM;
+    o->state = st;
+    o->state_free = state_free;
+    st->pool = tuna_malloc(sizeof(char *) * (size_t)k);
+    st->mem = tuna_calloc((size_t)k, sizeof(void *));
+    st->slot = tuna_malloc(sizeof(int) * (size_t)k);
+    if (!st->pool || !st->mem || !st->slot)
+        return tuna_error_set(MPI_ERR_NO_MEM, "recmul allreduce: out of memory");
+    st->pool[0] = o->a.rbuf;
+    for (int i = 1; i < k; i++)
+        if (!(st->pool[i] = tuna_ar_tmp(&o->a, o->a.count, &st->mem[i])))
+            return tuna_error_set(MPI_ERR_NO_MEM, "recmul allreduce: out of memory");
+    tuna_stats_temp((size_t)(k - 1) * (size_t)o->a.count * (size_t)o->a.extent);
+    o->fold_tmp = st->pool + 1;
+    o->fold_ntmp = k - 1;
+    return MPI_SUCCESS;
+}
+
+/* The next of the log_k Q rounds among leaders: the whole partial result to and from the
+ * k-1 partners at distance d. */
+static bool post_round(tuna_ar_op *o, int *n, int *post_rc)
+{
+    const tuna_ar_args *a = &o->a;
+    const tuna_fold *f = &o->f;
+    recmul_state *st = o->state;
+    const int k = f->k, g = f->group;
+    st->d = o->i == 0 ? 1 : st->d * k;
+    const int d = st->d;
+    if (d >= f->Q)
+        return false;
+    const int digit = (g / d) % k, tag = TUNA_TAG_AR_RECMUL + a->tag_shift;
+    /* slot[j]: pool index holding the value of digit j (mine stays where it is). */
+    for (int j = 0, next = 0; j < k; j++) {
+        if (j == digit) {
+            st->slot[j] = st->cur;
+            continue;
+        }
+        if (next == st->cur)
+            next++;
+        st->slot[j] = next++;
+    }
+    int rc = MPI_SUCCESS;
+    for (int j = 0; j < k && rc == MPI_SUCCESS; j++) {
+        if (j == digit)
+            continue;
+        int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
+        rc = tuna_posted(MPI_Irecv(st->pool[st->slot[j]], a->count, a->type, peer, tag,
+                                   a->ctx->comm, &o->req[*n]),
+                         n);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_posted(MPI_Isend(st->pool[st->cur], a->count, a->type, peer, tag,
+                                       a->ctx->comm, &o->req[*n]),
+                             n);
+    }
+    *post_rc = rc;
+    return true;
+}
+
+/* Right fold in digit order: the result lands in the buffer of digit k-1. */
+static int received(tuna_ar_op *o)
+{
+    recmul_state *st = o->state;
+    const int k = o->f.k;
+    int rc = MPI_SUCCESS;
+    for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS && o->op.comm_rc == MPI_SUCCESS; j--)
+        rc = tuna_ar_reduce(&o->a, st->pool[st->slot[j]], st->pool[st->slot[k - 1]],
+                            o->a.count);
+    st->cur = st->slot[k - 1];
     return rc;
 }
 
-int tuna_ar_recmul_run(const tuna_ar_args *a, int k)
+/* The result into rbuf, where the last round left it elsewhere. */
+static int end(tuna_ar_op *o)
 {
-    const int P = a->size, me = a->rank;
-    tuna_fold f;
-    tuna_fold_init(&f, P, k, me);
-    tuna_stats_rounds(f.m + (f.Q < P ? 2 : 0));
-    if (me != f.last)
-        return tuna_ar_fold_member(a, &f);
-    k = f.k;
-    char **pool = tuna_malloc(sizeof(char *) * (size_t)k);
-    void **mem = tuna_calloc((size_t)k, sizeof(void *));
-    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)k);
-    int *slot = tuna_malloc(sizeof(int) * (size_t)k);
-    int rc = pool && mem && req && slot ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (rc == MPI_SUCCESS) {
-        pool[0] = a->rbuf;
-        for (int i = 1; i < k && rc == MPI_SUCCESS; i++)
-            if (!(pool[i] = tuna_ar_tmp(a, a->count, &mem[i])))
-                rc = MPI_ERR_NO_MEM;
-    }
-    int comm_rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS) {
-        tuna_stats_temp((size_t)(k - 1) * (size_t)a->count * (size_t)a->extent);
-        rc = tuna_ar_fold_in(a, &f, pool + 1, k - 1, req, &comm_rc);
-    }
-    if (rc == MPI_SUCCESS)
-        rc = rounds(a, &f, pool, req, slot, &comm_rc);
-    if (rc == MPI_SUCCESS)
-        tuna_ar_fold_out(a, &f, req, &comm_rc);
-    if (mem)
-        for (int i = 1; i < k; i++)
-            free(mem[i]);
-    free(mem);
-    free(pool);
-    free(req);
-    free(slot);
-    if (rc == MPI_ERR_NO_MEM)
-        rc = tuna_error_set(rc, "recmul allreduce: out of memory");
-    return tuna_first_error(comm_rc, rc);
+    recmul_state *st = o->state;
+    if (o->op.comm_rc == MPI_SUCCESS && st->cur != 0)
+        return tuna_ar_copy(&o->a, st->pool[st->cur], o->a.rbuf, o->a.count);
+    return MPI_SUCCESS;
 }
 
-int tuna_ar_recmul(const tuna_ar_args *a)
+static const tuna_ar_rounds recmul_rounds = {.begin = begin,
+                                             .post = post_round,
+                                             .received = received,
+                                             .end = end,
+                                             .name = "recmul allreduce",
+                                             .per_level = 1};
+
+int tuna_ar_recmul_k_step(tuna_ar_op *o, int wait_rc, int k)
 {
-    return tuna_ar_recmul_run(a, (int)tuna_ar_param(a, "k"));
+    return tuna_ar_recmul_steps(o, wait_rc, k, &recmul_rounds);
+}
+
+int tuna_ar_recmul_step(tuna_ar_op *o, int wait_rc)
+{
+    return tuna_ar_recmul_k_step(o, wait_rc, (int)tuna_ar_param(&o->a, "k"));
 }

@@ -20,17 +20,24 @@
  * their operands in rank order.
  * Rounds: 2 log_k Q (+2 if Q < P). Elements sent per leader: about
  * 2 n (Q-1)/Q. Memory: (k-1) ceil(n/k)-ish elements (n while folding in).
+ * The schedule of steps with folding is the family's (tuna_ar_recmul_steps, fold.c); these
+ * are its rounds, one per step: the reduce-scatter's, then the allgather's.
  */
 #include "allreduce.h"
 
 #include <stdlib.h>
 
+/* A leader's state: the segments' offsets, the temporaries, the round in flight. */
 typedef struct plan {
-    const tuna_ar_args *a;
-    const tuna_fold *f;
     MPI_Aint *off;      /* off[p]: first element of segment p; off[Q] = n */
     int g, rg;          /* this leader's group and its digit-reversed position */
-    MPI_Request *req;   /* 2(k-1) */
+    char **pool;        /* pool[0..k-2]: temporaries; pool[k..2k-1]: tmp[j] of a round */
+    void **mem;         /* their allocations */
+    void *fold_mem;     /* the fold-in's one vector (mem: its allocation) */
+    char *fold_tmp;
+    bool gather;        /* the allgather rounds (else the reduce-scatter's) */
+    int d, L;           /* the round in flight: distance, range length */
+    int digit, my0, my1;
 } plan;
 
 static int range_count(const plan *pl, int p0, int p1)
@@ -38,42 +45,162 @@ static int range_count(const plan *pl, int p0, int p1)
     return (int)(pl->off[p1] - pl->off[p0]);
 }
 
-static char *range_ptr(const plan *pl, char *base, int p0)
+static char *range_ptr(const tuna_ar_op *o, const plan *pl, char *base, int p0)
 {
-    return tuna_ar_elem(pl->a, base, pl->off[p0]);
+    return tuna_ar_elem(&o->a, base, pl->off[p0]);
 }
 
 /* Leader rank of the group that differs from mine only in digit value j at distance d. */
-static int partner(const plan *pl, int d, int digit, int j)
+static int partner(const tuna_ar_op *o, const plan *pl, int j)
 {
-    return tuna_fold_start(pl->f, pl->g + (j - digit) * d + 1) - 1;
+    return tuna_fold_start(&o->f, pl->g + (j - pl->digit) * pl->d + 1) - 1;
 }
 
-static int post(const plan *pl, int *nreq, bool send, char *buf, int count, int peer, int tag)
+static int post(tuna_ar_op *o, int *nreq, bool send, char *buf, int count, int peer, int tag)
 {
     if (count == 0) /* both sides compute the same sizes, so both skip */
         return MPI_SUCCESS;
-    MPI_Comm comm = pl->a->ctx->comm;
-    MPI_Request *r = &pl->req[*nreq];
-    return tuna_posted(send ? MPI_Isend(buf, count, pl->a->type, peer, tag, comm, r)
-                            : MPI_Irecv(buf, count, pl->a->type, peer, tag, comm, r),
+    MPI_Comm comm = o->a.ctx->comm;
+    MPI_Request *r = &o->req[*nreq];
+    tag += o->a.tag_shift;
+    return tuna_posted(send ? MPI_Isend(buf, count, o->a.type, peer, tag, comm, r)
+                            : MPI_Irecv(buf, count, o->a.type, peer, tag, comm, r),
                        nreq);
 }
 
-/* End of a round: every request complete; a failure recorded in *comm_rc (the rounds go on). */
-static void finish(const plan *pl, int nreq, int rc, const char *what, int *comm_rc)
+static void state_free(tuna_ar_op *o)
 {
-    if ((rc = tuna_requests_finish(nreq, pl->req, rc)) != MPI_SUCCESS)
-        *comm_rc = tuna_first_error(*comm_rc, tuna_error_set(rc, "recmul-permuted allreduce: "
-                                                                 "%s exchange failed", what));
+    plan *pl = o->state;
+    if (pl) {
+        if (pl->mem)
+            for (int i = 0; i < o->f.k - 1; i++)
+                free(pl->mem[i]);
+        free(pl->mem);
+        free(pl->pool);
+        free(pl->off);
+        free(pl->fold_mem);
+        free(pl);
+    }
+    o->state = NULL;
+    o->state_free = NULL;
 }
 
-/* Combine the k partial values of sub-range [p0, p1): mine in rbuf, digit j's in tmp[j]. */
-static int combine(const plan *pl, int p0, int p1, int digit, char **tmp)
+/* Fold-in with one vector-sized temporary (members are reduced one at a time). */
+static int begin(tuna_ar_op *o)
 {
-    const tuna_ar_args *a = pl->a;
-    const int k = pl->f->k, n = range_count(pl, p0, p1);
-    char *mine = range_ptr(pl, a->rbuf, p0);
+    plan *pl = tuna_calloc(1, sizeof *pl);
+    if (!pl)
+        return MPI_ERR_NO_MEM;
+    o->state = pl;
+    o->state_free = state_free;
+    if (o->f.last == o->f.first)
+        return MPI_SUCCESS;
+    if (!(pl->fold_tmp = tuna_ar_tmp(&o->a, o->a.count, &pl->fold_mem)))
+        return tuna_error_set(MPI_ERR_NO_MEM, "recmul-permuted allreduce: out of memory");
+    o->fold_tmp = &pl->fold_tmp;
+    o->fold_ntmp = 1;
+    return MPI_SUCCESS;
+}
+
+/* After the fold-in: the leaders' buffers (with Q > 1: there are rounds). */
+static int placed(tuna_ar_op *o)
+{
+    plan *pl = o->state;
+    const tuna_ar_args *a = &o->a;
+    const int k = o->f.k, Q = o->f.Q;
+    free(pl->fold_mem);
+    pl->fold_mem = NULL;
+    if (Q == 1)
+        return MPI_SUCCESS;
+    pl->g = o->f.group;
+    pl->rg = tuna_fold_reverse(&o->f, o->f.group);
+    pl->off = tuna_malloc(sizeof(MPI_Aint) * ((size_t)Q + 1));
+    pl->pool = tuna_malloc(sizeof(char *) * 2 * (size_t)k);
+    pl->mem = tuna_calloc((size_t)k, sizeof(void *));
+    if (!pl->off || !pl->pool || !pl->mem)
+        return tuna_error_set(MPI_ERR_NO_MEM, "recmul-permuted allreduce: out of memory");
+    /* Segment p has n/Q elements, one more for the first n % Q. */
+    const int n = a->count, base = n / Q, extra = n % Q;
+    pl->off[0] = 0;
+    for (int p = 0; p < Q; p++)
+        pl->off[p + 1] = pl->off[p] + base + (p < extra);
+    /* The first round's sub-ranges are the largest: Q/k segments, the first ones. */
+    int chunk = range_count(pl, 0, Q / k);
+    for (int i = 0; i < k - 1; i++)
+        if (!(pl->pool[i] = tuna_ar_tmp(a, chunk, &pl->mem[i])))
+            return tuna_error_set(MPI_ERR_NO_MEM, "recmul-permuted allreduce: out of memory");
+    tuna_stats_temp((size_t)(k - 1) * (size_t)chunk * (size_t)a->extent);
+    return MPI_SUCCESS;
+}
+
+/* The next round: the reduce-scatter's (distance 1 first), then the allgather's (the
+ * largest distance first). */
+static bool post_round(tuna_ar_op *o, int *n, int *post_rc)
+{
+    plan *pl = o->state;
+    const int k = o->f.k, Q = o->f.Q;
+    if (Q == 1)
+        return false;
+    if (o->i == 0) {
+        pl->d = 1;
+        pl->L = Q;
+    } else if (!pl->gather) {
+        pl->d *= k;
+        pl->L /= k;
+        if (pl->d >= Q) {
+            pl->gather = true;
+            pl->d = Q / k;
+            pl->L = k;
+        }
+    } else {
+        pl->d /= k;
+        pl->L *= k;
+        if (pl->d < 1)
+            return false;
+    }
+    const int d = pl->d, S = pl->rg / pl->L * pl->L, sub = pl->L / k;
+    char **tmp = pl->pool + k; /* tmp[j]: where digit j's partial value arrives */
+    int rc = MPI_SUCCESS;
+    pl->digit = (pl->g / d) % k;
+    pl->my0 = S + pl->digit * sub;
+    pl->my1 = pl->my0 + sub;
+    if (!pl->gather)
+        for (int j = 0, next = 0; j < k; j++)
+            tmp[j] = j == pl->digit ? NULL : pl->pool[next++];
+    for (int j = 0; j < k && rc == MPI_SUCCESS; j++) {
+        if (j == pl->digit)
+            continue;
+        const int peer = partner(o, pl, j), q0 = S + j * sub;
+        if (!pl->gather) {
+            rc = post(o, n, false, tmp[j], range_count(pl, pl->my0, pl->my1), peer,
+                      TUNA_TAG_AR_PERMUTED_RS);
+            if (rc == MPI_SUCCESS)
+                rc = post(o, n, true, range_ptr(o, pl, o->a.rbuf, q0),
+                          range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_RS);
+        } else {
+            rc = post(o, n, false, range_ptr(o, pl, o->a.rbuf, q0),
+                      range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
+            if (rc == MPI_SUCCESS)
+                rc = post(o, n, true, range_ptr(o, pl, o->a.rbuf, pl->my0),
+                          range_count(pl, pl->my0, pl->my0 + sub), peer,
+                          TUNA_TAG_AR_PERMUTED_AG);
+        }
+    }
+    *post_rc = rc;
+    return true;
+}
+
+/* A reduce-scatter round complete: combine the k partial values of my sub-range, mine in
+ * rbuf, digit j's in tmp[j]. */
+static int received(tuna_ar_op *o)
+{
+    plan *pl = o->state;
+    const tuna_ar_args *a = &o->a;
+    if (pl->gather || o->op.comm_rc != MPI_SUCCESS)
+        return MPI_SUCCESS;
+    char **tmp = pl->pool + o->f.k;
+    const int k = o->f.k, digit = pl->digit, n = range_count(pl, pl->my0, pl->my1);
+    char *mine = range_ptr(o, pl, a->rbuf, pl->my0);
     int rc = MPI_SUCCESS;
     if (a->commute) {
         for (int j = 0; j < k && rc == MPI_SUCCESS; j++)
@@ -90,122 +217,14 @@ static int combine(const plan *pl, int p0, int p1, int digit, char **tmp)
     return rc;
 }
 
-/* The reduce-scatter rounds: a failed round is recorded in *comm_rc and the rounds go on
- * without combining (allreduce.h); a failed combination (local) ends them. */
-static int reduce_scatter(const plan *pl, char **pool, int *comm_rc)
-{
-    const int k = pl->f->k, Q = pl->f->Q;
-    char **tmp = pool + k; /* tmp[j]: where digit j's partial value arrives */
-    int rc = MPI_SUCCESS;
-    for (int d = 1, L = Q; d < Q && rc == MPI_SUCCESS; d *= k, L /= k) {
-        int digit = (pl->g / d) % k, S = pl->rg / L * L, sub = L / k, nreq = 0;
-        for (int j = 0, next = 0; j < k; j++)
-            tmp[j] = j == digit ? NULL : pool[next++];
-        int my0 = S + digit * sub, my1 = my0 + sub;
-        for (int j = 0; j < k && rc == MPI_SUCCESS; j++) {
-            if (j == digit)
-                continue;
-            int peer = partner(pl, d, digit, j), q0 = S + j * sub;
-            rc = post(pl, &nreq, false, tmp[j], range_count(pl, my0, my1), peer,
-                      TUNA_TAG_AR_PERMUTED_RS);
-            if (rc == MPI_SUCCESS)
-                rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, q0),
-                          range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_RS);
-        }
-        finish(pl, nreq, rc, "reduce-scatter", comm_rc);
-        rc = *comm_rc == MPI_SUCCESS ? combine(pl, my0, my1, digit, tmp) : MPI_SUCCESS;
-    }
-    return rc;
-}
+static const tuna_ar_rounds permuted_rounds = {.begin = begin,
+                                               .placed = placed,
+                                               .post = post_round,
+                                               .received = received,
+                                               .name = "recmul-permuted allreduce",
+                                               .per_level = 2};
 
-static void allgather(const plan *pl, int *comm_rc)
+int tuna_ar_recmul_permuted_step(tuna_ar_op *o, int wait_rc)
 {
-    const int k = pl->f->k, Q = pl->f->Q;
-    for (int d = Q / k, L = k; d >= 1; d /= k, L *= k) {
-        int digit = (pl->g / d) % k, S = pl->rg / L * L, sub = L / k, nreq = 0, rc = MPI_SUCCESS;
-        int my0 = S + digit * sub;
-        for (int j = 0; j < k && rc == MPI_SUCCESS; j++) {
-            if (j == digit)
-                continue;
-            int peer = partner(pl, d, digit, j), q0 = S + j * sub;
-            rc = post(pl, &nreq, false, range_ptr(pl, pl->a->rbuf, q0),
-                      range_count(pl, q0, q0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
-            if (rc == MPI_SUCCESS)
-                rc = post(pl, &nreq, true, range_ptr(pl, pl->a->rbuf, my0),
-                          range_count(pl, my0, my0 + sub), peer, TUNA_TAG_AR_PERMUTED_AG);
-        }
-        finish(pl, nreq, rc, "allgather", comm_rc);
-    }
-}
-
-/* Fold-in with one vector-sized temporary (members are reduced one at a time). */
-static int fold_in(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc)
-{
-    if (f->last == f->first)
-        return MPI_SUCCESS;
-    void *mem;
-    char *tmp = tuna_ar_tmp(a, a->count, &mem);
-    if (!tmp)
-        return tuna_error_set(MPI_ERR_NO_MEM, "recmul-permuted allreduce: out of memory");
-    int rc = tuna_ar_fold_in(a, f, &tmp, 1, req, comm_rc);
-    free(mem);
-    return rc;
-}
-
-/* The leaders' rounds, with req: room for 2k requests. */
-static int leader(const tuna_ar_args *a, const tuna_fold *f, MPI_Request *req, int *comm_rc)
-{
-    const int k = f->k, Q = f->Q;
-    plan pl = {.a = a, .f = f, .g = f->group, .rg = tuna_fold_reverse(f, f->group), .req = req};
-    pl.off = tuna_malloc(sizeof(MPI_Aint) * ((size_t)Q + 1));
-    char **pool = tuna_malloc(sizeof(char *) * 2 * (size_t)k);
-    void **mem = tuna_calloc((size_t)k, sizeof(void *));
-    int rc = pl.off && pool && mem ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (rc == MPI_SUCCESS) {
-        /* Segment p has n/Q elements, one more for the first n % Q. */
-        const int n = a->count, base = n / Q, extra = n % Q;
-        pl.off[0] = 0;
-        for (int p = 0; p < Q; p++)
-            pl.off[p + 1] = pl.off[p] + base + (p < extra);
-        /* The first round's sub-ranges are the largest: Q/k segments, the first ones. */
-        int chunk = range_count(&pl, 0, Q / k);
-        for (int i = 0; i < k - 1 && rc == MPI_SUCCESS; i++)
-            if (!(pool[i] = tuna_ar_tmp(a, chunk, &mem[i])))
-                rc = MPI_ERR_NO_MEM;
-        if (rc == MPI_SUCCESS)
-            tuna_stats_temp((size_t)(k - 1) * (size_t)chunk * (size_t)a->extent);
-    }
-    if (rc == MPI_SUCCESS)
-        rc = reduce_scatter(&pl, pool, comm_rc);
-    if (rc == MPI_SUCCESS)
-        allgather(&pl, comm_rc);
-    if (mem)
-        for (int i = 0; i < k - 1; i++)
-            free(mem[i]);
-    free(mem);
-    free(pool);
-    free(pl.off);
-    return rc == MPI_ERR_NO_MEM ? tuna_error_set(rc, "recmul-permuted allreduce: out of memory")
-                                : rc;
-}
-
-int tuna_ar_recmul_permuted(const tuna_ar_args *a)
-{
-    tuna_fold f;
-    tuna_fold_init(&f, a->size, (int)tuna_ar_param(a, "k"), a->rank);
-    tuna_stats_rounds(2 * f.m + (f.Q < a->size ? 2 : 0));
-    if (a->rank != f.last)
-        return tuna_ar_fold_member(a, &f);
-    /* Requests of every step: 2(k-1) in a round, one per member when folding. */
-    MPI_Request *req = tuna_malloc(sizeof(MPI_Request) * 2 * (size_t)f.k);
-    if (!req)
-        return tuna_error_set(MPI_ERR_NO_MEM, "recmul-permuted allreduce: out of memory");
-    int comm_rc = MPI_SUCCESS;
-    int rc = fold_in(a, &f, req, &comm_rc);
-    if (rc == MPI_SUCCESS && f.Q > 1)
-        rc = leader(a, &f, req, &comm_rc);
-    if (rc == MPI_SUCCESS)
-        tuna_ar_fold_out(a, &f, req, &comm_rc);
-    free(req);
-    return tuna_first_error(comm_rc, rc);
+    return tuna_ar_recmul_steps(o, wait_rc, (int)tuna_ar_param(&o->a, "k"), &permuted_rounds);
 }

@@ -7,7 +7,7 @@
  */
 #include "allreduce.h"
 
-int tuna_ar_recursive_doubling(const tuna_ar_args *a)
+int tuna_ar_recursive_doubling_step(tuna_ar_op *o, int wait_rc)
 {
-    return tuna_ar_recmul_run(a, 2);
+    return tuna_ar_recmul_k_step(o, wait_rc, 2);
 }

@@ -7,84 +7,122 @@
  * Any P: segments of n/P or n/P + 1 elements. Non-commutative ops: the ring
  * combines operands in a rotated order, so it runs recursive-doubling instead
  * (which keeps MPI's rank order), logged at TUNA_VERBOSE >= 1.
+ * The ring phases' steps (tuna_ar_ring_phases_step) are kring's too: one round per step,
+ * o->phase the phase, o->i its rounds posted so far.
  */
 #include "allreduce.h"
 
 #include <stdlib.h>
 
-/* One ring step: rcount elements from left into rbuf while scount go from sbuf to right. The
- * step is complete when it returns, failed or not (tuna_requests_finish). */
-static int exchange(const tuna_ar_args *a, const void *sbuf, int scount, void *rbuf, int rcount,
-                    int left, int right, int tag)
+void tuna_ar_ring_state_free(tuna_ar_op *o)
 {
-    MPI_Request req[2];
+    tuna_ar_ring_state *st = o->state;
+    if (st) {
+        free(st->tmp_mem);
+        free(st->off);
+        free(st->cnt);
+        free(st);
+    }
+    o->state = NULL;
+    o->state_free = NULL;
+}
+
+/* Round s of phase ph: rcount elements from left (into tmp when reducing, else into their
+ * segment) while scount go right. */
+static int post_round(tuna_ar_op *o, const tuna_ar_ring_phase *ph, int s)
+{
+    const tuna_ar_args *a = &o->a;
+    const tuna_ar_ring_state *st = o->state;
+    const int m = ph->m, me = ph->me, tag = ph->tag + a->tag_shift;
+    const int ss = ph->reduce ? (me - s + m) % m : (me + 1 - s + m) % m;
+    const int rs = ph->reduce ? (me - s - 1 + m) % m : (me - s + m) % m;
+    char *rbuf = ph->reduce ? st->tmp : tuna_ar_elem(a, a->rbuf, ph->off[rs]);
     int n = 0;
-    int rc = tuna_posted(MPI_Irecv(rbuf, rcount, a->type, left, tag, a->ctx->comm, &req[n]), &n);
+    int rc = tuna_posted(MPI_Irecv(rbuf, ph->cnt[rs], a->type, ph->left, tag, a->ctx->comm,
+                                   &o->pair[n]),
+                         &n);
     if (rc == MPI_SUCCESS)
-        rc = tuna_posted(MPI_Isend(sbuf, scount, a->type, right, tag, a->ctx->comm, &req[n]), &n);
-    rc = tuna_requests_finish(n, req, rc);
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "allreduce ring: exchange with ranks %d and %d failed", left,
-                              right);
-    return MPI_SUCCESS;
+        rc = tuna_posted(MPI_Isend(tuna_ar_elem(a, a->rbuf, ph->off[ss]), ph->cnt[ss], a->type,
+                                   ph->right, tag, a->ctx->comm, &o->pair[n]),
+                         &n);
+    return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
 
-int tuna_ar_ring_reduce_scatter(const tuna_ar_args *a, int m, int me, int left, int right,
-                                const MPI_Aint *off, const int *cnt, char *tmp, int tag,
-                                int *comm_rc)
+int tuna_ar_ring_phases_step(tuna_ar_op *o, int wait_rc)
 {
-    for (int s = 0; s < m - 1; s++) {
-        int ss = (me - s + m) % m, rs = (me - s - 1 + m) % m;
-        char *seg = tuna_ar_elem(a, a->rbuf, off[rs]);
-        int rc = exchange(a, tuna_ar_elem(a, a->rbuf, off[ss]), cnt[ss], tmp, cnt[rs], left,
-                          right, tag);
-        *comm_rc = tuna_first_error(*comm_rc, rc);
+    const tuna_ar_ring_state *st = o->state;
+    const tuna_ar_args *a = &o->a;
+    if (o->i > 0) { /* round o->i - 1 of the phase completed */
+        const tuna_ar_ring_phase *ph = &st->phase[o->phase];
+        tuna_op_step_record(&o->op, wait_rc,
+                            "allreduce ring: exchange with ranks %d and %d failed", ph->left,
+                            ph->right);
         /* After a failed step the data is void: the steps go on, the reductions stop. */
-        if (*comm_rc == MPI_SUCCESS && (rc = tuna_ar_reduce(a, tmp, seg, cnt[rs])) != MPI_SUCCESS)
-            return rc;
+        if (ph->reduce && o->op.comm_rc == MPI_SUCCESS) {
+            const int rs = (ph->me - o->i + ph->m) % ph->m;
+            int rc = tuna_ar_reduce(a, st->tmp, tuna_ar_elem(a, a->rbuf, ph->off[rs]),
+                                    ph->cnt[rs]);
+            if (rc != MPI_SUCCESS)
+                return tuna_op_step_done(&o->op, rc);
+        }
     }
-    tuna_stats_rounds(m - 1);
-    return MPI_SUCCESS;
+    for (; o->phase < st->nphases; o->phase++, o->i = 0) {
+        const tuna_ar_ring_phase *ph = &st->phase[o->phase];
+        if (o->i < ph->m - 1)
+            return post_round(o, ph, o->i++);
+        tuna_stats_rounds(ph->m - 1);
+    }
+    return tuna_op_step_done(&o->op, o->op.comm_rc);
 }
 
-void tuna_ar_ring_allgather(const tuna_ar_args *a, int m, int me, int left, int right,
-                            const MPI_Aint *off, const int *cnt, int tag, int *comm_rc)
+/* The first step of a ring row: recursive doubling for a non-commutative op, else the ring
+ * state (tmp: `tmp_count` elements; offsets and counts for `nindex` segments). false: the
+ * step is decided (*r its answer); true: the row fills the state's phases. */
+bool tuna_ar_ring_begin(tuna_ar_op *o, int wait_rc, const char *row, int tmp_count, int nindex,
+                        int *r)
 {
-    for (int s = 0; s < m - 1; s++) {
-        int ss = (me + 1 - s + m) % m, rs = (me - s + m) % m;
-        int rc = exchange(a, tuna_ar_elem(a, a->rbuf, off[ss]), cnt[ss],
-                          tuna_ar_elem(a, a->rbuf, off[rs]), cnt[rs], left, right, tag);
-        *comm_rc = tuna_first_error(*comm_rc, rc);
+    if (!o->a.commute) {
+        tuna_log(1, "allreduce %s: non-commutative op, running recursive-doubling instead", row);
+        o->run = tuna_ar_recursive_doubling_step;
+        *r = o->run(o, wait_rc);
+        return false;
     }
-    tuna_stats_rounds(m - 1);
+    tuna_ar_ring_state *st = tuna_calloc(1, sizeof *st);
+    if (!st) {
+        *r = tuna_op_step_done(&o->op, MPI_ERR_NO_MEM);
+        return false;
+    }
+    o->state = st;
+    o->state_free = tuna_ar_ring_state_free;
+    st->off = tuna_malloc(sizeof(MPI_Aint) * (size_t)nindex);
+    st->cnt = tuna_malloc(sizeof(int) * (size_t)nindex);
+    if (st->off && st->cnt)
+        st->tmp = tuna_ar_tmp(&o->a, tmp_count, &st->tmp_mem);
+    if (!st->tmp) {
+        *r = tuna_op_step_done(&o->op, MPI_ERR_NO_MEM);
+        return false;
+    }
+    return true;
 }
 
-int tuna_ar_ring(const tuna_ar_args *a)
+int tuna_ar_ring_step(tuna_ar_op *o, int wait_rc)
 {
-    if (!a->commute) {
-        tuna_log(1, "allreduce ring: non-commutative op, running recursive-doubling instead");
-        return tuna_ar_recmul_run(a, 2);
+    const int P = o->a.size, me = o->a.rank, n = o->a.count;
+    int r;
+    if (!o->state) {
+        if (!tuna_ar_ring_begin(o, wait_rc, "ring", n / P + 1, P, &r))
+            return r;
+        tuna_ar_ring_state *st = o->state;
+        for (int j = 0; j < P; j++) {
+            st->off[j] = (MPI_Aint)j * (n / P) + (j < n % P ? j : n % P);
+            st->cnt[j] = n / P + (j < n % P);
+        }
+        const int left = (me - 1 + P) % P, right = (me + 1) % P;
+        st->phase[0] = (tuna_ar_ring_phase){P, me, left, right, st->off, st->cnt,
+                                            TUNA_TAG_AR_RING_RS, true};
+        st->phase[1] = (tuna_ar_ring_phase){P, me, left, right, st->off, st->cnt,
+                                            TUNA_TAG_AR_RING_AG, false};
+        st->nphases = 2;
     }
-    const int P = a->size, me = a->rank, n = a->count;
-    MPI_Aint *off = tuna_malloc(sizeof(MPI_Aint) * (size_t)P);
-    int *cnt = tuna_malloc(sizeof(int) * (size_t)P);
-    void *mem = NULL;
-    char *tmp = NULL;
-    if (off && cnt)
-        tmp = tuna_ar_tmp(a, n / P + 1, &mem);
-    int rc = tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    for (int j = 0; j < P && rc == MPI_SUCCESS; j++) {
-        off[j] = (MPI_Aint)j * (n / P) + (j < n % P ? j : n % P);
-        cnt[j] = n / P + (j < n % P);
-    }
-    int left = (me - 1 + P) % P, right = (me + 1) % P, comm_rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = tuna_ar_ring_reduce_scatter(a, P, me, left, right, off, cnt, tmp, TUNA_TAG_AR_RING_RS,
-                                         &comm_rc);
-    if (rc == MPI_SUCCESS)
-        tuna_ar_ring_allgather(a, P, me, left, right, off, cnt, TUNA_TAG_AR_RING_AG, &comm_rc);
-    free(mem);
-    free(off);
-    free(cnt);
-    return tuna_first_error(comm_rc, rc);
+    return tuna_ar_ring_phases_step(o, wait_rc);
 }

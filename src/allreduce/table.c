@@ -2,14 +2,14 @@
  * The allreduce registry: one row per algorithm, everything about it in one place (see
  * src/core/tuna_registry.h): name, description, parameters (key, range, default, clamping
  * rule; k values above P clamp to P), kind, family, cost model (model.c), auto's candidate
- * grid, and its run function, declared here next to its row. Adding an algorithm adds its
+ * grid, and its step function, declared here next to its row. Adding an algorithm adds its
  * file and one row here (docs/contributing.md).
  */
 #include "allreduce.h"
 
-/* The run functions, one file each. */
-tuna_ar_run_fn tuna_ar_ring, tuna_ar_kring, tuna_ar_recursive_doubling, tuna_ar_recmul,
-    tuna_ar_recmul_permuted;
+/* The step functions, one file each (recursive doubling's: allreduce.h). */
+tuna_ar_step_fn tuna_ar_ring_step, tuna_ar_kring_step, tuna_ar_recmul_step,
+    tuna_ar_recmul_permuted_step;
 
 const tuna_ar_algorithm tuna_ar_table[] = {
     {.desc = {.info = {"vendor", "the MPI library's own MPI_Allreduce (PMPI_Allreduce), passed "
@@ -20,7 +20,7 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                                "elements (non-commutative ops: runs recursive-doubling)",
                        0, {{0}}},
               .family = "ring", .cost = tuna_ar_cost_ring},
-     .run = tuna_ar_ring},
+     .step = tuna_ar_ring_step},
     {.desc = {.info = {"kring", "k-ring reduce-scatter + allgather: rings inside groups of k "
                                 "consecutive ranks and across groups (non-commutative ops: runs "
                                 "recursive-doubling)",
@@ -29,20 +29,20 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                          "group size, in [2, P]; larger values clamp to P, then lowered to the "
                          "largest divisor of P not above it"}}},
               .family = "ring", .cost = tuna_ar_cost_kring, .grid = tuna_grid_k},
-     .run = tuna_ar_kring},
+     .step = tuna_ar_kring_step},
     {.desc = {.info = {"recursive-doubling", "recursive doubling: log2 P rounds exchanging the "
                                              "whole vector, rank-ordered reduction (extra ranks "
                                              "folded in and out)",
                        0, {{0}}},
               .family = "recmul", .cost = tuna_ar_cost_recursive_doubling},
-     .run = tuna_ar_recursive_doubling},
+     .step = tuna_ar_recursive_doubling_step},
     {.desc = {.info = {"recmul", "recursive multiplying: log_k P rounds, whole vector with k-1 "
                                  "partners at distance k^r, rank-ordered reduction (extra ranks "
                                  "folded in and out)",
                        1,
                        {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
               .family = "recmul", .cost = tuna_ar_cost_recmul, .grid = tuna_grid_k},
-     .run = tuna_ar_recmul},
+     .step = tuna_ar_recmul_step},
     {.desc = {.info = {"recmul-permuted",
                        "radix-k reduce-scatter (distance 1 first) + allgather (largest distance "
                        "first) on contiguous ranges, segment ownership in digit-reversed order; "
@@ -50,7 +50,7 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                        1,
                        {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
               .family = "recmul", .cost = tuna_ar_cost_recmul_permuted, .grid = tuna_grid_k},
-     .run = tuna_ar_recmul_permuted},
+     .step = tuna_ar_recmul_permuted_step},
     {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "
                                "topology, the vector size and the op's commutativity "
                                "(docs/tuning.md)",

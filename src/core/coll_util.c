@@ -27,21 +27,24 @@ int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out)
     return tuna_message_type((MPI_Count)bytes, MPI_BYTE, 1, &n, out, &made);
 }
 
-int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
-                         const char *const *names, int n)
+/* max of (failed, v, -v): a value is the same everywhere iff max v = min v */
+static int agree_fill(const char *coll, int local_rc, const long long *same, int n,
+                      long long *v)
 {
-    /* max of (failed, v, -v): a value is the same everywhere iff max v = min v */
-    long long v[1 + 2 * 4] = {local_rc != MPI_SUCCESS};
-    if (n > 4)
-        return tuna_error_set(MPI_ERR_INTERN, "tuna_%s: %d values to agree on, at most 4", coll,
-                              n);
+    if (n > TUNA_COLL_AGREE_MAX)
+        return tuna_error_set(MPI_ERR_INTERN, "tuna_%s: %d values to agree on, at most %d", coll,
+                              n, TUNA_COLL_AGREE_MAX);
+    v[0] = local_rc != MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
         v[1 + 2 * i] = same[i];
         v[2 + 2 * i] = -same[i];
     }
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 1 + 2 * n, MPI_LONG_LONG, MPI_MAX, ctx->comm);
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "tuna_%s: agreement allreduce failed", coll);
+    return MPI_SUCCESS;
+}
+
+int tuna_coll_agree_args_judge(const char *coll, int local_rc, const long long *v,
+                               const char *const *names, int n)
+{
     if (local_rc != MPI_SUCCESS)
         return local_rc;
     if (v[0])
@@ -53,5 +56,30 @@ int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const lo
                                   "tuna_%s: %s differs across ranks (%lld to %lld); no data "
                                   "moved",
                                   coll, names[i], -v[2 + 2 * i], v[1 + 2 * i]);
+    return MPI_SUCCESS;
+}
+
+int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
+                         const char *const *names, int n)
+{
+    long long v[1 + 2 * TUNA_COLL_AGREE_MAX];
+    int rc = agree_fill(coll, local_rc, same, n, v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Allreduce(MPI_IN_PLACE, v, 1 + 2 * n, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "tuna_%s: agreement allreduce failed", coll);
+    return tuna_coll_agree_args_judge(coll, local_rc, v, names, n);
+}
+
+int tuna_coll_agree_args_start(tuna_ctx *ctx, const char *coll, int local_rc,
+                               const long long *same, int n, long long *v, MPI_Request *req)
+{
+    int rc = agree_fill(coll, local_rc, same, n, v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Iallreduce(MPI_IN_PLACE, v, 1 + 2 * n, MPI_LONG_LONG, MPI_MAX, ctx->comm, req);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "tuna_%s: agreement MPI_Iallreduce failed", coll);
     return MPI_SUCCESS;
 }

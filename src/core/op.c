@@ -11,6 +11,8 @@
 #include "op.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -207,6 +209,21 @@ void tuna_op_progress_all(void)
         advance_claimed(mine[i]);
         unclaim(mine[i]);
     }
+}
+
+int tuna_op_step_record(tuna_op *op, int wait_rc, const char *fmt, ...)
+{
+    int rc = op->post_rc != MPI_SUCCESS ? op->post_rc : wait_rc;
+    op->post_rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        return rc;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    op->comm_rc = tuna_first_error(op->comm_rc, tuna_error_set(rc, "%s", what));
+    return rc;
 }
 
 /* ------------------------------------------------------------------ tags */

@@ -65,6 +65,9 @@ struct tuna_request_s {
     MPI_Status *status;           /* TUNA_WAIT_ALL: room for nreq (<= TUNA_WAIT_CHUNK)
                                      statuses, or NULL */
     int rc;                       /* outcome, once done */
+    int post_rc;                  /* allgather, allreduce: the current step's failed post */
+    int comm_rc;                  /* allgather, allreduce: the first failed step so far (their
+                                     steps go on after a failure: tuna_op_step_record) */
     bool done;
     bool active;                  /* in the progress list (nonblocking and persistent) */
     bool busy;                    /* a thread is stepping it (progress skips it) */
@@ -73,6 +76,30 @@ struct tuna_request_s {
     double t_start;
     tuna_op *next, *prev;         /* the progress list */
 };
+
+/* Helpers of a step: hand the engine the n requests just posted (post_rc: the first failed
+ * post, which ends the step early; the posted ones still complete), returning
+ * TUNA_STEP_WAIT; end the operation with outcome rc, returning TUNA_STEP_DONE. */
+static inline int tuna_op_step_wait(tuna_op *op, MPI_Request *reqs, int n, int post_rc)
+{
+    op->req = reqs;
+    op->nreq = n;
+    op->post_rc = post_rc;
+    return TUNA_STEP_WAIT;
+}
+static inline int tuna_op_step_done(tuna_op *op, int rc)
+{
+    op->rc = rc;
+    return TUNA_STEP_DONE;
+}
+/* After a step's requests completed: its outcome (the failed post, else the failed wait); a
+ * failure is recorded in op->comm_rc (the first one kept) with the message fmt, and the
+ * steps go on (the peers, who know nothing of it, post their sides). Returns the outcome. */
+int tuna_op_step_record(tuna_op *op, int wait_rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Run op to completion here (a blocking call): its steps and waits. While other operations
  * of the process are active, the wait progresses them too (a peer may wait for one of them

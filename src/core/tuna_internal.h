@@ -421,6 +421,13 @@ int tuna_coll_context(MPI_Comm comm, const char *algorithm, tuna_ctx **ctx, bool
  */
 int tuna_coll_agree_args(tuna_ctx *ctx, const char *coll, int local_rc, const long long *same,
                          const char *const *names, int n);
+/* The same agreement for a nonblocking call: started (v: room for 1 + 2n values that live
+ * until *req completes), then judged on the reduced v as tuna_coll_agree_args judges. */
+#define TUNA_COLL_AGREE_MAX 4
+int tuna_coll_agree_args_start(tuna_ctx *ctx, const char *coll, int local_rc,
+                               const long long *same, int n, long long *v, MPI_Request *req);
+int tuna_coll_agree_args_judge(const char *coll, int local_rc, const long long *v,
+                               const char *const *names, int n);
 
 /* MPI_Waitall returning the failed request's own error code (not MPI_ERR_IN_STATUS, which
  * MPI returns when any request fails and which says nothing about why). It completes the

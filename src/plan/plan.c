@@ -373,16 +373,22 @@ static void log_candidate(const struct tuna_plan_s *p, const tuna_choice *c, dou
                  c->predicted * 1e6);
 }
 
-/* Whether a plan that runs c starts locally (alltoallv and alltoall rows with a step form:
- * not the library's own call; the other collectives' plans complete in the start whatever
- * they run). */
+/* Whether a plan that runs c starts locally: a row with a step form, not the library's own
+ * call (which completes in the start, docs/nonblocking.md). */
 static bool local_start(const struct tuna_plan_s *p, const tuna_choice *c)
 {
-    if (p->coll == TUNA_ALLTOALLV)
+    switch (p->coll) {
+    case TUNA_ALLTOALLV:
         return tuna_a2av_table[c->algorithm].step != NULL;
-    if (p->coll == TUNA_ALLTOALL)
+    case TUNA_ALLTOALL:
         return tuna_a2a_table[c->algorithm].step != NULL;
-    return true;
+    case TUNA_ALLGATHER:
+        return tuna_ag_table[c->algorithm].step != NULL;
+    case TUNA_ALLREDUCE:
+        return tuna_ar_table[c->algorithm].step != NULL;
+    default:
+        return false;
+    }
 }
 
 /* The model's best choice whose starts are local, where the model's best is not. */
@@ -412,8 +418,8 @@ static int measure(struct tuna_plan_s *p, const tuna_select_input *in, double bu
     int rc = tuna_select_candidates_within(reg, in, 4.0, cand, TUNA_PLAN_MAX_CANDIDATES, &n);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* alltoallv: only rows whose starts are local (docs/nonblocking.md); the model's best
-     * of them when none is within the factor. */
+    /* Only rows whose starts are local (docs/nonblocking.md); the model's best of them when
+     * none is within the factor. */
     int kept = 0;
     for (int i = 0; i < n; i++)
         if (local_start(p, &cand[i]))
@@ -466,7 +472,7 @@ int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigne
                                        : tuna_select_collective(reg, in, &c);
         if (rc != MPI_SUCCESS)
             return rc;
-        /* alltoallv, alltoall: the model's best among the rows whose starts are local. */
+        /* The model's best among the rows whose starts are local. */
         if (!local_start(p, &c))
             (void)best_local(p, in, &c);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);

@@ -55,11 +55,16 @@ struct tuna_plan_s {
     MPI_Datatype owned[2];
     int nowned;
 
-    /* allgather / allreduce: the blocking call with the chosen algorithm */
+    /* allgather / allreduce: the blocking call with the chosen algorithm (the measure; the
+     * start of a vendor choice), and the operation a local start runs */
     int scount, rcount;
     MPI_Datatype dtype;
     MPI_Op op;
     tuna_options chosen;
+    size_t block;               /* the agreed block's / vector's bytes */
+    bool commute;               /* allreduce: whether the op commutes */
+    tuna_ag_op ag_op;
+    tuna_ar_op ar_op;
 };
 
 /* Plans on alltoallv's operation (alltoallv, alltoall; plan_alltoallv.c): the local start of

@@ -1,7 +1,10 @@
 /*
  * tuna_allgather_init / tuna_allreduce_init: arguments checked and agreed once (every rank
- * the same block size), the algorithm and k chosen once (forced, model, measure or wisdom).
- * A start is the blocking call with that concrete algorithm: no agreement, no selection.
+ * the same block size), the algorithm and k chosen once (forced, model, measure or wisdom;
+ * auto among the rows whose starts are local). A start is local: the chosen row's operation
+ * with the plan's tags, its first step posted (docs/nonblocking.md); a plan forced to vendor,
+ * and the measure, run the blocking call with that concrete algorithm: no agreement, no
+ * selection.
  */
 #include "plan.h"
 
@@ -25,10 +28,49 @@ static int allgather_start(struct tuna_plan_s *p)
                           p->recvtype, p->comm, &p->chosen);
 }
 
+/* The local start of a row with a step form (1: vendor, or nothing to move: the start runs
+ * the blocking call). */
+static int allgather_begin(struct tuna_plan_s *p)
+{
+    const tuna_ag_algorithm *row = &tuna_ag_table[p->chosen.algorithm];
+    if (row->desc.kind == TUNA_ROW_VENDOR || p->block == 0)
+        return 1;
+    long param[TUNA_MAX_PARAMS] = {0};
+    tuna_params_resolve(&row->desc.info, p->chosen.value, p->ctx->size, param);
+    p->ag_op.op = (tuna_op){.step = tuna_ag_op_step, .publish_stats = true};
+    int rc = tuna_ag_op_setup(&p->ag_op, p->ctx, row, param, p->tag_shift, p->sendbuf,
+                              p->scount, p->sendtype, p->recvbuf, p->rcount, p->recvtype,
+                              p->block);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    p->inflight = &p->ag_op.op;
+    tuna_op_start(p->inflight);
+    return MPI_SUCCESS;
+}
+
 static int allreduce_start(struct tuna_plan_s *p)
 {
     return tuna_allreduce(p->sendbuf, p->recvbuf, p->rcount, p->dtype, p->op, p->comm,
                           &p->chosen);
+}
+
+/* The local start of a row with a step form (1: vendor, or nothing to move). */
+static int allreduce_begin(struct tuna_plan_s *p)
+{
+    const tuna_ar_algorithm *row = &tuna_ar_table[p->chosen.algorithm];
+    if (row->desc.kind == TUNA_ROW_VENDOR || p->block == 0)
+        return 1;
+    tuna_ar_args a = {.rbuf = p->recvbuf, .count = p->rcount, .type = p->dtype, .op = p->op,
+                      .commute = p->commute, .ctx = p->ctx, .rank = p->ctx->rank,
+                      .size = p->ctx->size, .tag_shift = p->tag_shift};
+    tuna_params_resolve(&row->desc.info, p->chosen.value, p->ctx->size, a.param);
+    p->ar_op.op = (tuna_op){.step = tuna_ar_op_step, .publish_stats = true};
+    int rc = tuna_ar_op_setup(&p->ar_op, row, &a, p->sendbuf);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    p->inflight = &p->ar_op.op;
+    tuna_op_start(p->inflight);
+    return MPI_SUCCESS;
 }
 
 /* The shared part: context, agreed check (local_rc, and `same` equal on every rank), key,
@@ -58,6 +100,7 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
     if (rc != MPI_SUCCESS)
         return rc;
     p->ctx = ctx;
+    p->tag_shift = tuna_op_tag_shift(ctx, true); /* its local starts' tags */
     const int P = p->ctx->size;
     const long long sig[] = {same, commute};
     tuna_plan_fill_key(p, sig, 2);
@@ -114,6 +157,7 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     size_t block = 0;
     if (local == MPI_SUCCESS) {
         p->start = allgather_start;
+        p->begin = allgather_begin;
         p->scount = sendcount;
         p->sendtype = sendtype;
         p->rcount = recvcount;
@@ -126,6 +170,8 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
         local = tuna_plan_keep_type(p, &p->sendtype);
     if (local == MPI_SUCCESS)
         local = tuna_plan_keep_type(p, &p->recvtype);
+    if (local == MPI_SUCCESS)
+        p->block = block;
     int rc = coll_init(p, TUNA_ALLGATHER, comm, "tuna_allgather_init", opt, flags, local,
                        (long long)block,
                        "recvcount * type size (bytes)", (double)block, true, recvtype,
@@ -151,6 +197,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         /* The datatype is kept as the caller's handle, not a duplicate: a user op is called
          * with it and may compare it (so it must stay valid while the plan lives). */
         p->start = allreduce_start;
+        p->begin = allreduce_begin;
         p->rcount = count;
         p->dtype = datatype;
         p->op = op;
@@ -159,6 +206,10 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (local == MPI_SUCCESS && MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_OP, "tuna_allreduce_init: MPI_Op_commutative failed");
     const double bytes = (double)count * tsize;
+    if (local == MPI_SUCCESS) {
+        p->block = (size_t)bytes;
+        p->commute = commute != 0;
+    }
     int rc = coll_init(p, TUNA_ALLREDUCE, comm, "tuna_allreduce_init", opt, flags, local,
                        (long long)bytes, "count * type size (bytes)", bytes, commute != 0,
                        datatype, count);

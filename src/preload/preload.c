@@ -1,7 +1,7 @@
 /*
  * libtuna-preload.so: MPI_Alltoallv and MPI_Alltoall (and their large-count forms
  * MPI_Alltoallv_c, MPI_Alltoall_c, MPI_Ialltoall_c where the MPI library has them),
- * MPI_Allgather and MPI_Allreduce on top of tuna's
+ * MPI_Allgather and MPI_Allreduce (allgather_allreduce.c) on top of tuna's
  * collectives and PMPI_*, for applications that change nothing:
  * LD_PRELOAD=libtuna-preload.so TUNA_ALLTOALLV=... mpiexec ...
  *
@@ -25,22 +25,16 @@
  * MPI's MPIX_ forms): the same choice; tuna's path makes a tuna plan
  * (TUNA_PLAN=estimate|measure, TUNA_WISDOM=FILE) and hands the application a proxy
  * request, and MPI_Start, MPI_Startall and MPI_Request_free act on the proxies; so do
- * MPI_Ialltoallv and MPI_Ialltoall (docs/preload.md, docs/nonblocking.md).
+ * MPI_Ialltoallv and MPI_Ialltoall, and the nonblocking and persistent allgather and
+ * allreduce (docs/preload.md, docs/nonblocking.md).
  * The preload assumes its collectives are not called concurrently by several
  * threads of one process (see docs/preload.md).
  */
-#include "preload.h"
+#include "preload_internal.h"
 #include "tuna_internal.h"
 #include "op.h" /* TUNA_PROGRESS */
 #include "../select/tuna_select.h"
 
-#if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
-#include <mpi-ext.h>   /* Open MPI's persistent collectives: MPIX_*_init */
-#endif
-#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) ||          \
-    defined(TUNA_HAVE_MPI_ALLTOALL_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
-#define TUNA_PRELOAD_PERSISTENT 1
-#endif
 
 #include <errno.h>
 #include <pthread.h>
@@ -51,11 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OPT_MAX 256      /* longest option string accepted in an info key */
-#define LABEL_MAX 128
-
-/* The collectives the preload takes, and how each is configured. */
-enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL };
+/* How each collective the preload takes is configured. */
 static const struct {
     tuna_collective id;
     const char *name;       /* TUNA_STATS' collective column */
@@ -76,24 +66,28 @@ static const struct {
 
 /* ------------------------------------------------------------------ stats */
 
-/* Statistics rows only: the nonblocking alltoallv and alltoall (configured as their
- * blocking forms). */
-#define STAT_IALLTOALLV ((enum coll)NCOLL)
-#define STAT_IALLTOALL ((enum coll)(NCOLL + 1))
 static const char *stat_coll_name(enum coll c)
 {
-    return c == STAT_IALLTOALLV ? "ialltoallv" : c == STAT_IALLTOALL ? "ialltoall" : colls[c].name;
+    static const char *const nonblocking[] = {"ialltoallv", "ialltoall", "iallgather",
+                                              "iallreduce"};
+    return c >= NCOLL ? nonblocking[c - NCOLL] : colls[c].name;
 }
 
-/* The statistics collective of the nonblocking form of `c` (alltoallv or alltoall). */
+/* The statistics collective of the nonblocking form of `c`. */
 static enum coll stat_nonblocking(enum coll c)
 {
-    return c == COLL_ALLTOALL ? STAT_IALLTOALL : STAT_IALLTOALLV;
+    switch (c) {
+    case COLL_ALLTOALL:
+        return STAT_IALLTOALL;
+    case COLL_ALLGATHER:
+        return STAT_IALLGATHER;
+    case COLL_ALLREDUCE:
+        return STAT_IALLREDUCE;
+    default:
+        return STAT_IALLTOALLV;
+    }
 }
 
-/* plan: starts of a persistent alltoallv that tuna planned; plan_init: its inits. */
-/* error: calls tuna's code answered with an error (labelled with the algorithm asked for). */
-enum path { PATH_TUNA, PATH_VENDOR, PATH_FALLBACK, PATH_PLAN, PATH_PLAN_INIT, PATH_ERROR };
 static const char *const path_name[] = {"tuna", "vendor", "fallback", "plan", "plan_init",
                                         "error"};
 
@@ -119,12 +113,11 @@ typedef struct comm_record {
 static comm_record *records, **records_tail = &records;
 static int records_count;
 
-/* TUNA_STATS set (read at start-up): without it no call pays for clocks or byte counts. */
-static bool stats_enabled;
+bool preload_stats_enabled;
 
-static double clock_now(void)
+double preload_clock_now(void)
 {
-    return stats_enabled ? PMPI_Wtime() : 0.0;
+    return preload_stats_enabled ? PMPI_Wtime() : 0.0;
 }
 
 static stat_row *stat_find(comm_record *rec, enum coll coll, enum path path, const char *label)
@@ -150,18 +143,6 @@ static stat_row *stat_find(comm_record *rec, enum coll coll, enum path path, con
 }
 
 /* ------------------------------------------------------------------ per-communicator state */
-
-/* A communicator's choice for one collective. */
-typedef struct choice {
-    char override[OPT_MAX];     /* info key value captured from set_info / dup_with_info */
-    int has_override;
-    int resolved;               /* opt, vendor, label and source are valid */
-    tuna_options opt;
-    int vendor;
-    char label[LABEL_MAX];
-    const char *source;
-    unsigned fallback_logged;   /* bit per fallback reason already printed */
-} choice;
 
 typedef struct comm_state {
     MPI_Comm comm;
@@ -340,7 +321,7 @@ static int error_code_with_message(int rc, const char *msg)
 }
 
 /* Report rc on comm as MPI does: through the communicator's error handler. */
-static int raise_error(MPI_Comm comm, int rc, const char *msg)
+int preload_raise_error(MPI_Comm comm, int rc, const char *msg)
 {
     if (tuna_verbosity() >= 1)
         say("error: %s", msg);
@@ -395,7 +376,7 @@ static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
         if (found < 0) {
             snprintf(why, sizeof why, "info key %s: value longer than %d characters", key,
                      OPT_MAX - 1);
-            return raise_error(comm, MPI_ERR_INFO_VALUE, why);
+            return preload_raise_error(comm, MPI_ERR_INFO_VALUE, why);
         }
         if (found) {
             rc = parse_choice(coll, val, &ch->opt, why, sizeof why);
@@ -403,7 +384,7 @@ static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
             if (rc != MPI_SUCCESS) {
                 char msg[1024];
                 snprintf(msg, sizeof msg, "info key %s='%s': %s", key, val, why);
-                return raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+                return preload_raise_error(comm, MPI_ERR_INFO_VALUE, msg);
             }
         } else {
             const char *env = getenv(colls[coll].env);
@@ -414,7 +395,7 @@ static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
         }
     }
     if (rc != MPI_SUCCESS)
-        return raise_error(comm, rc, why);
+        return preload_raise_error(comm, rc, why);
     ch->vendor = tuna_registry_row(tuna_registry_of(colls[coll].id), ch->opt.algorithm)->kind ==
                  TUNA_ROW_VENDOR;
     if (tuna_options_format(&ch->opt, ch->label, sizeof ch->label) != MPI_SUCCESS)
@@ -452,15 +433,7 @@ static int comm_rank0(MPI_Comm comm)
 
 /* ------------------------------------------------------------------ the call */
 
-enum reason {
-    WHY_INTER,
-    WHY_BOTTOM,
-    WHY_INPLACE_BIG,
-    WHY_NO_STEP_FORM,
-    WHY_INPLACE_BLOCK_BIG,
-    WHY_COUNT
-};
-static const char *const reason_name[WHY_COUNT] = {
+const char *const preload_reason_name[WHY_COUNT] = {
     "intercommunicator", "MPI_BOTTOM or NULL buffer with data",
     "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB",
     "the algorithm has no nonblocking form yet", "MPI_IN_PLACE with a block over 2 GiB"};
@@ -468,7 +441,7 @@ static const char *const reason_name[WHY_COUNT] = {
 static void account_rec(comm_record *rec, enum coll coll, enum path path, const char *label,
                         double secs, unsigned long long sent, unsigned long long recvd)
 {
-    stat_row *r = rec && stats_enabled ? stat_find(rec, coll, path, label) : NULL;
+    stat_row *r = rec && preload_stats_enabled ? stat_find(rec, coll, path, label) : NULL;
     if (!r)
         return;
     r->calls++;
@@ -485,10 +458,10 @@ static comm_record *state_record(comm_state *s)
     return s->rec;
 }
 
-static void account(comm_state *s, enum coll coll, enum path path, const char *label,
-                    double secs, unsigned long long sent, unsigned long long recvd)
+void preload_account(comm_state *s, enum coll coll, enum path path, const char *label,
+                     double secs, unsigned long long sent, unsigned long long recvd)
 {
-    if (stats_enabled)
+    if (preload_stats_enabled)
         account_rec(state_record(s), coll, path, label, secs, sent, recvd);
 }
 
@@ -524,23 +497,14 @@ static void account_a2av(comm_state *s, enum path path, const char *label, doubl
                          const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
                          const tuna_counts *rcv, MPI_Datatype recvtype, int P)
 {
-    if (!stats_enabled || !s)
+    if (!preload_stats_enabled || !s)
         return;
     unsigned long long sent, recvd;
     a2av_bytes(sendbuf, sc, sendtype, rcv, recvtype, P, &sent, &recvd);
-    account(s, COLL_ALLTOALLV, path, label, clock_now() - t0, sent, recvd);
+    preload_account(s, COLL_ALLTOALLV, path, label, preload_clock_now() - t0, sent, recvd);
 }
 
-/* count elements of type in bytes (0 for invalid arguments: statistics only). */
-static unsigned long long vector_bytes(int count, MPI_Datatype type)
-{
-    int size = 0;
-    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
-        return 0;
-    return (unsigned long long)count * (unsigned long long)size;
-}
-
-static void log_fallback(MPI_Comm comm, comm_state *s, enum coll coll, enum reason why)
+void preload_log_fallback(MPI_Comm comm, comm_state *s, enum coll coll, enum reason why)
 {
     choice *ch = &s->ch[coll];
     if (tuna_verbosity() < 1 || (ch->fallback_logged & (1u << why)))
@@ -549,7 +513,7 @@ static void log_fallback(MPI_Comm comm, comm_state *s, enum coll coll, enum reas
     const comm_record *rec = state_record(s);
     if (comm_rank0(comm))
         say("communicator %d '%s': %s fallback: %s", rec ? rec->id : -1, rec ? rec->name : "-",
-            colls[coll].pmpi, reason_name[why]);
+            colls[coll].pmpi, preload_reason_name[why]);
 }
 
 /* True if a buffer is NULL (MPI_BOTTOM) while this rank has data to move through it. */
@@ -617,7 +581,8 @@ static int comm_ready(MPI_Comm comm, enum coll coll, comm_state **out)
 {
     comm_state *s = *out = state_get(comm);
     if (!s)
-        return raise_error(comm, MPI_ERR_NO_MEM, "out of memory for the communicator's state");
+        return preload_raise_error(comm, MPI_ERR_NO_MEM,
+                                   "out of memory for the communicator's state");
     choice *ch = &s->ch[coll];
     if (!ch->resolved) {
         int rc = resolve(comm, s, coll);
@@ -632,14 +597,13 @@ static int comm_ready(MPI_Comm comm, enum coll coll, comm_state **out)
     return MPI_SUCCESS;
 }
 
-/*
- * The start of every intercepted call: -1 outside MPI or on an invalid communicator (the
- * library's own call then reports it as usual); else the communicator's state with its
- * choice for `coll`, whether it is an intercommunicator, its (remote) size and the start
- * time, and MPI_SUCCESS or the error raised while resolving the choice.
- */
-static int call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
-                      double *t0)
+const choice *preload_choice(const comm_state *s, enum coll coll)
+{
+    return &s->ch[coll];
+}
+
+int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
+                       double *t0)
 {
     int init = 0, fin = 0;
     PMPI_Initialized(&init);
@@ -647,7 +611,7 @@ static int call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter,
     if (!init || fin || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, inter) != MPI_SUCCESS)
         return -1;
     startup(comm);
-    *t0 = clock_now();
+    *t0 = preload_clock_now();
     int rc = comm_ready(comm, coll, s);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -658,29 +622,22 @@ static int call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter,
     return MPI_SUCCESS;
 }
 
-/* A call of tuna's that failed: counted (what the application asked for) on the statistics
- * row of `stat` (the collective, or its nonblocking form's row), reported. */
-static int tuna_failed_as(comm_state *s, enum coll coll, enum coll stat, MPI_Comm comm, int rc,
-                          double t0)
+int preload_tuna_failed_as(comm_state *s, enum coll coll, enum coll stat, MPI_Comm comm, int rc,
+                           double t0)
 {
-    account(s, stat, PATH_ERROR, s->ch[coll].label, clock_now() - t0, 0, 0);
+    preload_account(s, stat, PATH_ERROR, s->ch[coll].label, preload_clock_now() - t0, 0, 0);
     char msg[600];
     snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
-    return raise_error(comm, rc, msg);
+    return preload_raise_error(comm, rc, msg);
 }
 
 static int tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0)
 {
-    return tuna_failed_as(s, coll, coll, comm, rc, t0);
+    return preload_tuna_failed_as(s, coll, coll, comm, rc, t0);
 }
 
-/*
- * The statistics label of a call of tuna's that succeeded: the algorithm asked for, and what
- * ran when that differs (auto's choice, ", learning" on the calls that explored; flat TuNA
- * for coalesced or staggered on nodes of unequal size, with the reason). tuna records both on every call, statistics on or off.
- */
-static const char *ran_label(const char *asked, enum coll coll, int asked_alg, char *buf,
-                             size_t len)
+const char *preload_ran_label(const char *asked, enum coll coll, int asked_alg, char *buf,
+                              size_t len)
 {
     const int ran = tuna_stats_current.algorithm;
     if (ran == asked_alg || ran < 0)
@@ -704,7 +661,7 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s;
-    int rc0 = call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    int rc0 = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
     if (rc0 < 0)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
@@ -715,8 +672,8 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
         return vendor_call(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
                            recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
     if (inter) {
-        log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
-        return vendor_call(s, PATH_FALLBACK, reason_name[WHY_INTER], sendbuf, sendcounts,
+        preload_log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
+        return vendor_call(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], sendbuf, sendcounts,
                            sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P,
                            t0);
     }
@@ -724,12 +681,13 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
     int rc = tuna_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm, &ch->opt);
     if (rc == MPI_SUCCESS) {
-        if (!stats_enabled)
+        if (!preload_stats_enabled)
             return MPI_SUCCESS;
         const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
         char buf[LABEL_MAX];
         account_a2av(s, PATH_TUNA,
-                     ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
+                     preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf,
+                                       sizeof buf),
                      t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
         return MPI_SUCCESS;
     }
@@ -745,8 +703,8 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
     int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts, recvtype, P);
     if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any < 0)
         return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
-    log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)any);
-    return vendor_call(s, PATH_FALLBACK, reason_name[any], sendbuf, sendcounts, sdispls,
+    preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)any);
+    return vendor_call(s, PATH_FALLBACK, preload_reason_name[any], sendbuf, sendcounts, sdispls,
                        sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
 }
 
@@ -756,116 +714,6 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 {
     return tuna_preload_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                   rdispls, recvtype, comm);
-}
-
-/*
- * MPI_Allgather and MPI_Allreduce: the same pattern. tuna takes every intracommunicator call
- * (MPI_IN_PLACE, derived types, user-defined and non-commutative operations); the library
- * keeps intercommunicators, and a NULL buffer with data (MPI_BOTTOM with absolute
- * addresses), which tuna's allgather and allreduce do not address.
- */
-static int bottom_vector(const void *buf, int count, MPI_Datatype type)
-{
-    /* Only a type that may hold absolute addresses (true lower bound not 0) makes NULL mean
-     * MPI_BOTTOM; a NULL buffer of any other type with data is an error, which tuna reports
-     * (MPI_ERR_BUFFER) on the rank that passes it, as MPICH does. */
-    MPI_Aint true_lb = 0, true_extent = 0;
-    return buf == NULL && vector_bytes(count, type) > 0 &&
-           MPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
-}
-
-/* The library's own call for one of the two, counted on `path` with `label`. */
-static int coll_library_call(enum coll coll, comm_state *s, enum path path, const char *label,
-                             const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                             int rcount, MPI_Datatype rtype, MPI_Op op, MPI_Comm comm, int P,
-                             double t0)
-{
-    int rc = coll == COLL_ALLGATHER
-                 ? PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm)
-                 : PMPI_Allreduce(sendbuf, recvbuf, rcount, rtype, op, comm);
-    if (rc == MPI_SUCCESS && s && stats_enabled) {
-        unsigned long long in = vector_bytes(rcount, rtype);
-        unsigned long long out = coll == COLL_ALLGATHER && sendbuf != MPI_IN_PLACE
-                                     ? vector_bytes(scount, stype)
-                                     : in;
-        account(s, coll, path, label, clock_now() - t0, out,
-                coll == COLL_ALLGATHER ? in * (unsigned long long)P : in);
-    }
-    return rc;   /* the library has invoked the error handler */
-}
-
-/* scount/stype: allgather's send side (unused for allreduce); rcount/rtype: its receive side,
- * allreduce's count and datatype. */
-static int preload_coll(enum coll coll, const void *sendbuf, int scount, MPI_Datatype stype,
-                        void *recvbuf, int rcount, MPI_Datatype rtype, MPI_Op op, MPI_Comm comm)
-{
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s;
-    int rc = call_begin(comm, coll, &s, &inter, &P, &t0);
-    if (rc < 0)
-        return coll_library_call(coll, NULL, PATH_VENDOR, NULL, sendbuf, scount, stype, recvbuf,
-                                 rcount, rtype, op, comm, 0, 0.0);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const choice *ch = &s->ch[coll];
-    if (ch->vendor)
-        return coll_library_call(coll, s, PATH_VENDOR, ch->label, sendbuf, scount, stype,
-                                 recvbuf, rcount, rtype, op, comm, P, t0);
-    int why = -1;
-    if (inter)
-        why = WHY_INTER;
-    else if ((sendbuf != MPI_IN_PLACE &&
-              bottom_vector(sendbuf, coll == COLL_ALLGATHER ? scount : rcount,
-                            coll == COLL_ALLGATHER ? stype : rtype)) ||
-             bottom_vector(recvbuf, rcount, rtype))
-        why = WHY_BOTTOM;
-    if (why >= 0) {
-        log_fallback(comm, s, coll, (enum reason)why);
-        return coll_library_call(coll, s, PATH_FALLBACK, reason_name[why], sendbuf, scount,
-                                 stype, recvbuf, rcount, rtype, op, comm, P, t0);
-    }
-    rc = coll == COLL_ALLGATHER
-             ? tuna_allgather(sendbuf, scount, stype, recvbuf, rcount, rtype, comm, &ch->opt)
-             : tuna_allreduce(sendbuf, recvbuf, rcount, rtype, op, comm, &ch->opt);
-    if (rc != MPI_SUCCESS)
-        return tuna_failed(s, coll, comm, rc, t0);
-    if (!stats_enabled)
-        return MPI_SUCCESS;
-    unsigned long long in = vector_bytes(rcount, rtype);
-    unsigned long long out =
-        coll == COLL_ALLGATHER && sendbuf != MPI_IN_PLACE ? vector_bytes(scount, stype) : in;
-    char buf[LABEL_MAX];
-    account(s, coll, PATH_TUNA, ran_label(ch->label, coll, ch->opt.algorithm, buf, sizeof buf),
-            clock_now() - t0, out, coll == COLL_ALLGATHER ? in * (unsigned long long)P : in);
-    return MPI_SUCCESS;
-}
-
-int tuna_preload_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return preload_coll(COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                        recvtype, MPI_OP_NULL, comm);
-}
-
-int tuna_preload_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                           MPI_Op op, MPI_Comm comm)
-{
-    return preload_coll(COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count, datatype,
-                        op, comm);
-}
-
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return tuna_preload_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  comm);
-}
-
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
-{
-    return tuna_preload_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 /*
@@ -916,12 +764,12 @@ static void account_a2a(comm_state *s, enum coll stat, enum path path, const cha
                         double t0, const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype sendtype, MPI_Count recvcount, MPI_Datatype recvtype, int P)
 {
-    if (!stats_enabled || !s)
+    if (!preload_stats_enabled || !s)
         return;
     const unsigned long long n = (unsigned long long)P;
-    account(s, stat, path, label, clock_now() - t0,
-            n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
-            n * count_bytes(recvcount, recvtype));
+    preload_account(s, stat, path, label, preload_clock_now() - t0,
+                    n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
+                    n * count_bytes(recvcount, recvtype));
 }
 
 /* The library's own MPI_Alltoall, or MPI_Alltoall_c for a call that came as one (`large` is
@@ -948,7 +796,7 @@ static int preload_alltoall(bool large, const void *sendbuf, MPI_Count sendcount
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s;
-    int rc = call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0);
+    int rc = preload_call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0);
     if (rc < 0)
         return library_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                 recvtype, comm);
@@ -962,10 +810,10 @@ static int preload_alltoall(bool large, const void *sendbuf, MPI_Count sendcount
         if (rc != MPI_SUCCESS)
             return rc;   /* the library has invoked the error handler */
         if (why >= 0)
-            log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
+            preload_log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
         account_a2a(s, COLL_ALLTOALL, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                    why >= 0 ? reason_name[why] : ch->label, t0, sendbuf, sendcount, sendtype,
-                    recvcount, recvtype, P);
+                    why >= 0 ? preload_reason_name[why] : ch->label, t0, sendbuf, sendcount,
+                    sendtype, recvcount, recvtype, P);
         return MPI_SUCCESS;
     }
     rc = large ? tuna_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -974,11 +822,12 @@ static int preload_alltoall(bool large, const void *sendbuf, MPI_Count sendcount
                                recvtype, comm, &ch->opt);
     if (rc != MPI_SUCCESS)
         return tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
-    if (stats_enabled) {
+    if (preload_stats_enabled) {
         char buf[LABEL_MAX];
         account_a2a(s, COLL_ALLTOALL, PATH_TUNA,
-                    ran_label(ch->label, COLL_ALLTOALL, ch->opt.algorithm, buf, sizeof buf), t0,
-                    sendbuf, sendcount, sendtype, recvcount, recvtype, P);
+                    preload_ran_label(ch->label, COLL_ALLTOALL, ch->opt.algorithm, buf,
+                                      sizeof buf),
+                    t0, sendbuf, sendcount, sendtype, recvcount, recvtype, P);
     }
     return MPI_SUCCESS;
 }
@@ -1035,7 +884,7 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s;
-    int rc = call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    int rc = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
     if (rc < 0)
         return library_c(NULL, PATH_VENDOR, NULL, sendbuf, sendcounts, sdispls, sendtype,
                          recvbuf, recvcounts, rdispls, recvtype, comm, 0, 0.0);
@@ -1046,21 +895,22 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
         return library_c(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
                          recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
     if (inter) {
-        log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
-        return library_c(s, PATH_FALLBACK, reason_name[WHY_INTER], sendbuf, sendcounts,
+        preload_log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
+        return library_c(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], sendbuf, sendcounts,
                          sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
     }
     rc = tuna_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm, &ch->opt);
     if (rc != MPI_SUCCESS)
         return tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
-    if (!stats_enabled)
+    if (!preload_stats_enabled)
         return MPI_SUCCESS;
     const tuna_counts sc = {.nl = sendcounts}, rcv = {.nl = recvcounts};
     char buf[LABEL_MAX];
     account_a2av(s, PATH_TUNA,
-                 ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf), t0,
-                 sendbuf, &sc, sendtype, &rcv, recvtype, P);
+                 preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf,
+                                   sizeof buf),
+                 t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
     return MPI_SUCCESS;
 }
 #endif
@@ -1068,17 +918,17 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 /* ------------------------------------------------------------------ persistent alltoallv */
 
 /* TUNA_PLAN: the planner's flags for the plans the preload makes (checked at start-up). */
-static unsigned plan_flags = TUNA_PLAN_ESTIMATE;
+unsigned preload_plan_flags = TUNA_PLAN_ESTIMATE;
 
 /* Read TUNA_PLAN; 0, or -1 with a message for an invalid value. */
 static int read_plan_config(char *msg, size_t len)
 {
     const char *v = getenv("TUNA_PLAN");
-    plan_flags = TUNA_PLAN_ESTIMATE;
+    preload_plan_flags = TUNA_PLAN_ESTIMATE;
     if (!v || !*v || strcmp(v, "estimate") == 0)
         return 0;
     if (strcmp(v, "measure") == 0) {
-        plan_flags = TUNA_PLAN_MEASURE;
+        preload_plan_flags = TUNA_PLAN_MEASURE;
         return 0;
     }
     snprintf(msg, len, "TUNA_PLAN=%s: expected 'estimate' or 'measure'", v);
@@ -1088,9 +938,10 @@ static int read_plan_config(char *msg, size_t len)
 /* ------------------------------------------------------------------ requests */
 
 /*
- * tuna's operations behind the application's MPI requests: MPI_Ialltoallv that tuna takes
- * (a tuna_request), and MPI_Alltoallv_init (MPI 4) / MPIX_Alltoallv_init (Open MPI's
- * pcollreq extension) that tuna takes (a tuna plan). The application holds a proxy: a real
+ * tuna's operations behind the application's MPI requests: MPI_Ialltoallv (and the other
+ * nonblocking collectives) that tuna takes (a tuna_request), and MPI_Alltoallv_init (MPI 4) /
+ * MPIX_Alltoallv_init (Open MPI's pcollreq extension; the other persistent collectives
+ * likewise) that tuna takes (a tuna plan). The application holds a proxy: a real
  * request of the library, a 0-byte receive from this process on a private duplicate of
  * MPI_COMM_SELF under a tag of its own, which completes when the preload sends it its
  * message, once tuna's operation has finished. Starts are local (MPI_Ialltoallv; MPI_Start of
@@ -1108,7 +959,7 @@ static int read_plan_config(char *msg, size_t len)
 typedef struct proxy_req {
     MPI_Request req;                /* the application's handle: the proxy */
     int tag;                        /* the proxy's own tag on proxy_comm */
-    enum coll coll;                 /* COLL_ALLTOALLV or COLL_ALLTOALL */
+    enum coll coll;                 /* the collective (its blocking form) */
     bool persistent;                /* a plan (else one nonblocking call) */
     bool in_flight;                 /* started, tuna's operation not finished yet */
     bool freed;                     /* MPI_Request_free'd in flight: the proxy is completed and
@@ -1234,13 +1085,17 @@ static void proxy_finished(proxy_req *e, int rc)
     nin_flight--;
     e->rc = rc;
     if (rc != MPI_SUCCESS) {
-        account_rec(e->rec, e->coll, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
+        account_rec(e->rec, e->coll, PATH_ERROR, e->label, preload_clock_now() - e->t0, 0, 0);
     } else {
+        /* A nonblocking call's label says what its start chose (preload_proxy_for_op): the
+         * thread's record may be another call's by now. */
         char buf[LABEL_MAX];
         account_rec(e->rec, e->persistent ? e->coll : stat_nonblocking(e->coll),
                     e->persistent ? PATH_PLAN : PATH_TUNA,
-                    ran_label(e->label, e->coll, e->algorithm, buf, sizeof buf),
-                    clock_now() - e->t0, e->sent, e->recvd);
+                    e->persistent
+                        ? preload_ran_label(e->label, e->coll, e->algorithm, buf, sizeof buf)
+                        : e->label,
+                    preload_clock_now() - e->t0, e->sent, e->recvd);
     }
     int prc = proxy_complete(e);
     if (prc != MPI_SUCCESS && e->rc == MPI_SUCCESS)
@@ -1305,7 +1160,7 @@ static int proxy_report(proxy_req *e, MPI_Status *st)
         return MPI_SUCCESS;
     if (st && st != MPI_STATUS_IGNORE)
         st->MPI_ERROR = rc;
-    return raise_error(comm, rc, msg);
+    return preload_raise_error(comm, rc, msg);
 }
 
 /* Report the completed entries of an array call: indices idx[0..n) (all when idx is NULL). */
@@ -1485,17 +1340,15 @@ int MPI_Cancel(MPI_Request *request)
     proxy_req *e = nproxies && request ? proxy_find(*request) : NULL;
     if (!e)
         return PMPI_Cancel(request);
-    return raise_error(e->comm, MPI_ERR_REQUEST,
-                       "MPI_Cancel: the request is a collective's (MPI_Ialltoallv, "
-                       "MPI_Ialltoall or a persistent alltoallv or alltoall), which cannot be "
-                       "cancelled");
+    return preload_raise_error(e->comm, MPI_ERR_REQUEST,
+                               "MPI_Cancel: the request is a collective's (MPI_Ialltoallv, "
+                               "MPI_Ialltoall, MPI_Iallgather, MPI_Iallreduce or a persistent "
+                               "one of these), which cannot be cancelled");
 }
 
-/* tuna's nonblocking operation `op` of `coll` (its choice in s) behind a new proxy, handed to
- * the application in *request; sent/recvd: this rank's bytes, for the statistics. */
-static int proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm comm,
-                        double t0, unsigned long long sent, unsigned long long recvd,
-                        MPI_Request *request)
+int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm comm,
+                         double t0, unsigned long long sent, unsigned long long recvd,
+                         MPI_Request *request)
 {
     int rc;
     proxy_req *e = proxy_new(coll, false, &rc);
@@ -1504,7 +1357,7 @@ static int proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm
         tuna_request_wait(&op);
         char msg[100];
         snprintf(msg, sizeof msg, "no request for the nonblocking %s", colls[coll].name);
-        return raise_error(comm, rc, msg);
+        return preload_raise_error(comm, rc, msg);
     }
     const choice *ch = &s->ch[coll];
     e->op = op;
@@ -1512,7 +1365,10 @@ static int proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm
     e->rec = state_record(s);
     e->t0 = t0;
     e->algorithm = ch->opt.algorithm;
-    snprintf(e->label, sizeof e->label, "%s", ch->label);
+    /* What the start chose (the thread's record is the start's until the next call). */
+    char buf[LABEL_MAX];
+    snprintf(e->label, sizeof e->label, "%s",
+             preload_ran_label(ch->label, coll, ch->opt.algorithm, buf, sizeof buf));
     e->sent = sent;
     e->recvd = recvd;
     pthread_mutex_lock(&proxy_lock);
@@ -1562,7 +1418,7 @@ static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *r
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s = NULL;
-    int rc = request ? call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
         return library_ialltoallv(a, comm, request);
     if (rc != MPI_SUCCESS)
@@ -1579,26 +1435,27 @@ static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *r
         if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the row has no nonblocking form yet */
             why = WHY_NO_STEP_FORM;
         else if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
-            return tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, t0);
+            return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, t0);
     }
     if (why != -2) { /* the library's own */
         rc = library_ialltoallv(a, comm, request);
         if (rc != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
         if (why >= 0)
-            log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
-        if (stats_enabled) {
+            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
+        if (preload_stats_enabled) {
             unsigned long long sent, recvd;
             a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
-            account(s, STAT_IALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                    why >= 0 ? reason_name[why] : ch->label, clock_now() - t0, sent, recvd);
+            preload_account(s, STAT_IALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                            why >= 0 ? preload_reason_name[why] : ch->label,
+                            preload_clock_now() - t0, sent, recvd);
         }
         return MPI_SUCCESS;
     }
     unsigned long long sent = 0, recvd = 0;
-    if (stats_enabled)
+    if (preload_stats_enabled)
         a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
-    return proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
+    return preload_proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
 }
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -1648,7 +1505,7 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s = NULL;
-    int rc = request ? call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
+    int rc = request ? preload_call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
         return library_ialltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                  recvtype, comm, request);
@@ -1665,9 +1522,9 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
                    : tuna_ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
                                     recvtype, comm, &ch->opt, &op);
         if (rc != MPI_SUCCESS)
-            return tuna_failed_as(s, COLL_ALLTOALL, STAT_IALLTOALL, comm, rc, t0);
+            return preload_tuna_failed_as(s, COLL_ALLTOALL, STAT_IALLTOALL, comm, rc, t0);
         const unsigned long long n = (unsigned long long)P;
-        return proxy_for_op(s, COLL_ALLTOALL, op, comm, t0,
+        return preload_proxy_for_op(s, COLL_ALLTOALL, op, comm, t0,
                             n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount,
                                                 recvtype),
                             n * count_bytes(recvcount, recvtype), request);
@@ -1677,10 +1534,10 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
     if (rc != MPI_SUCCESS)
         return rc; /* the library has invoked the error handler */
     if (why >= 0)
-        log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
+        preload_log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
     account_a2a(s, STAT_IALLTOALL, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                why >= 0 ? reason_name[why] : ch->label, t0, sendbuf, sendcount, sendtype,
-                recvcount, recvtype, P);
+                why >= 0 ? preload_reason_name[why] : ch->label, t0, sendbuf, sendcount,
+                sendtype, recvcount, recvtype, P);
     return MPI_SUCCESS;
 }
 
@@ -1743,10 +1600,9 @@ static const char *plan_label(tuna_plan plan, char *buf, size_t len, int *algori
     return info.source >= 0 && info.source <= 3 ? plan_source_name[info.source] : "?";
 }
 
-/* A plan tuna made for a persistent `coll` on comm, behind a new persistent proxy handed to
- * the application in *request; sent/recvd: this rank's bytes per start. */
-static int plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm, double t0,
-                        unsigned long long sent, unsigned long long recvd, MPI_Request *request)
+int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm,
+                         double t0, unsigned long long sent, unsigned long long recvd,
+                         MPI_Request *request)
 {
     int rc;
     proxy_req *e = proxy_new(coll, true, &rc);
@@ -1754,7 +1610,7 @@ static int plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm 
         tuna_plan_free(&plan);
         char msg[100];
         snprintf(msg, sizeof msg, "no persistent request for the %s plan", colls[coll].name);
-        return raise_error(comm, rc, msg);
+        return preload_raise_error(comm, rc, msg);
     }
     e->plan = plan;
     e->comm = comm;
@@ -1765,7 +1621,7 @@ static int plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm 
     char label[LABEL_MAX + 32];
     const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
     snprintf(label, sizeof label, "%s (%s)", e->label, source);
-    account(s, coll, PATH_PLAN_INIT, label, clock_now() - t0, 0, 0);
+    preload_account(s, coll, PATH_PLAN_INIT, label, preload_clock_now() - t0, 0, 0);
     if (tuna_verbosity() >= 1 && comm_rank0(comm))
         say("communicator %d '%s': %s_init: plan %s (%s)", s->rec ? s->rec->id : -1,
             s->rec ? s->rec->name : "-", colls[coll].name, e->label, source);
@@ -1773,18 +1629,18 @@ static int plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm 
     return MPI_SUCCESS;
 }
 
-/* After the library's own persistent init of `coll` succeeded (its request goes back
- * untouched): counted once, on the vendor path or as a fallback for reason `why`. */
-static void library_init_done(comm_state *s, enum coll coll, int why, MPI_Comm comm, double t0)
+void preload_library_init_done(comm_state *s, enum coll coll, int why, MPI_Comm comm,
+                               double t0)
 {
     char label[LABEL_MAX + 32];
     if (why >= 0) {
-        log_fallback(comm, s, coll, (enum reason)why);
-        snprintf(label, sizeof label, "%s (%s_init)", reason_name[why], colls[coll].name);
+        preload_log_fallback(comm, s, coll, (enum reason)why);
+        snprintf(label, sizeof label, "%s (%s_init)", preload_reason_name[why], colls[coll].name);
     } else {
         snprintf(label, sizeof label, "%s_init", colls[coll].name);
     }
-    account(s, coll, why >= 0 ? PATH_FALLBACK : PATH_VENDOR, label, clock_now() - t0, 0, 0);
+    preload_account(s, coll, why >= 0 ? PATH_FALLBACK : PATH_VENDOR, label,
+                    preload_clock_now() - t0, 0, 0);
 }
 
 #if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
@@ -1802,7 +1658,7 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
     double t0 = 0;
     comm_state *s = NULL;
     /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
-    int rc = request ? call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
         return library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                        recvtype, comm, info, request);
@@ -1817,7 +1673,7 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
          * right after the init, as MPI allows. */
         tuna_plan plan = NULL;
         rc = tuna_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, &ch->opt, plan_flags, &plan);
+                                 rdispls, recvtype, comm, &ch->opt, preload_plan_flags, &plan);
         if (rc != MPI_SUCCESS) {
             char msg[600];
             snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
@@ -1829,15 +1685,16 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
                 any < 0) {
                 char label[LABEL_MAX + 32];
                 snprintf(label, sizeof label, "%s (alltoallv_init)", ch->label);
-                account(s, COLL_ALLTOALLV, PATH_ERROR, label, clock_now() - t0, 0, 0);
-                return raise_error(comm, rc, msg);
+                preload_account(s, COLL_ALLTOALLV, PATH_ERROR, label,
+                                preload_clock_now() - t0, 0, 0);
+                return preload_raise_error(comm, rc, msg);
             }
             why = any;
         } else {
             const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
             unsigned long long sent, recvd;
             a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
-            return plan_request(s, COLL_ALLTOALLV, plan, comm, t0, sent, recvd, request);
+            return preload_plan_request(s, COLL_ALLTOALLV, plan, comm, t0, sent, recvd, request);
         }
     }
     /* The library's own persistent alltoallv; its request goes back untouched. */
@@ -1845,7 +1702,7 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
                  comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
-    library_init_done(s, COLL_ALLTOALLV, why, comm, t0);
+    preload_library_init_done(s, COLL_ALLTOALLV, why, comm, t0);
     return MPI_SUCCESS;
 }
 
@@ -1889,7 +1746,7 @@ static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbu
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s = NULL;
-    int rc = request ? call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
+    int rc = request ? preload_call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
         return library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
                        request);
@@ -1901,16 +1758,16 @@ static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbu
         /* The plan duplicates derived datatypes itself (freeing them after init is valid). */
         tuna_plan plan = NULL;
         rc = tuna_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                &ch->opt, plan_flags, &plan);
+                                &ch->opt, preload_plan_flags, &plan);
         if (rc != MPI_SUCCESS) {
             char label[LABEL_MAX + 32], msg[600];
             snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
             snprintf(label, sizeof label, "%s (alltoall_init)", ch->label);
-            account(s, COLL_ALLTOALL, PATH_ERROR, label, clock_now() - t0, 0, 0);
-            return raise_error(comm, rc, msg);
+            preload_account(s, COLL_ALLTOALL, PATH_ERROR, label, preload_clock_now() - t0, 0, 0);
+            return preload_raise_error(comm, rc, msg);
         }
         const unsigned long long n = (unsigned long long)P;
-        return plan_request(s, COLL_ALLTOALL, plan, comm, t0,
+        return preload_plan_request(s, COLL_ALLTOALL, plan, comm, t0,
                             n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount,
                                                 recvtype),
                             n * count_bytes(recvcount, recvtype), request);
@@ -1920,7 +1777,7 @@ static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbu
                  request);
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
-    library_init_done(s, COLL_ALLTOALL, why, comm, t0);
+    preload_library_init_done(s, COLL_ALLTOALL, why, comm, t0);
     return MPI_SUCCESS;
 }
 
@@ -1952,15 +1809,15 @@ int MPIX_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
  * returns. */
 static int start_plan(proxy_req *e)
 {
-    e->t0 = clock_now();
+    e->t0 = preload_clock_now();
     int rc = tuna_start(e->plan);   /* even on errors: the other ranks are in this exchange */
     if (rc != MPI_SUCCESS) {
-        account_rec(e->rec, e->coll, PATH_ERROR, e->label, clock_now() - e->t0, 0, 0);
+        account_rec(e->rec, e->coll, PATH_ERROR, e->label, preload_clock_now() - e->t0, 0, 0);
         (void)proxy_complete(e);
         char msg[700];
         snprintf(msg, sizeof msg, "persistent %s (%s): %s", colls[e->coll].name, e->label,
                  tuna_error_string(rc));
-        return raise_error(e->comm, rc, msg);
+        return preload_raise_error(e->comm, rc, msg);
     }
     pthread_mutex_lock(&proxy_lock);
     e->in_flight = true;
@@ -2029,7 +1886,7 @@ int MPI_Request_free(MPI_Request *request)
         char msg[600];
         snprintf(msg, sizeof msg, "freeing the %s plan: %s", colls[coll].name,
                  tuna_error_string(rc));
-        return raise_error(comm, rc, msg);
+        return preload_raise_error(comm, rc, msg);
     }
     return MPI_SUCCESS;
 }
@@ -2051,11 +1908,11 @@ static int capture_info(MPI_Comm comm, MPI_Info info, char vals[NCOLL][OPT_MAX],
         if (found[c] < 0) {
             snprintf(msg, sizeof msg, "info key %s: value longer than %d characters", key,
                      OPT_MAX - 1);
-            return raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+            return preload_raise_error(comm, MPI_ERR_INFO_VALUE, msg);
         }
         if (parse_choice((enum coll)c, vals[c], &opt, why, sizeof why) != MPI_SUCCESS) {
             snprintf(msg, sizeof msg, "info key %s='%s': %s", key, vals[c], why);
-            return raise_error(comm, MPI_ERR_INFO_VALUE, msg);
+            return preload_raise_error(comm, MPI_ERR_INFO_VALUE, msg);
         }
     }
     return MPI_SUCCESS;
@@ -2251,7 +2108,7 @@ static void startup(MPI_Comm comm)
         return;
     startup_done = 1;
     const char *stats = getenv("TUNA_STATS");
-    stats_enabled = stats && *stats;
+    preload_stats_enabled = stats && *stats;
     keyval_init();
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_fn, &finalize_keyval, NULL) ==
         MPI_SUCCESS)

@@ -1,11 +1,13 @@
 /*
  * What the allgather and allreduce families share: the k-ring group rule, rank folding for
- * recursive multiplying when P is not a power of k, the in-place block permutation, and
- * auto's grid over their one parameter, k.
+ * recursive multiplying when P is not a power of k, the in-place block permutation, auto's
+ * grid over their one parameter, k, and the phases of their nonblocking calls around the
+ * row (icoll.c).
  */
 #ifndef TUNA_RING_RECMUL_H
 #define TUNA_RING_RECMUL_H
 
+#include "../core/op.h"
 #include "../select/tuna_select.h"
 
 /* Largest divisor of P that is <= k (at least 1): the k-ring group size rule. */
@@ -55,5 +57,41 @@ void tuna_grid_k(const tuna_select_input *in, const tuna_algorithm_info *info,
  * families add their size rules.
  */
 bool tuna_library_runs_recursive_doubling(double rd_time, double best_time);
+
+/*
+ * A nonblocking allgather or allreduce around its row (tuna_iallgather, tuna_iallreduce;
+ * docs/nonblocking.md): the library's call (vendor, auto's hand-over, a communicator tuna has
+ * not set up), or under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
+ * values every rank must hold alike, then the row's steps. The family's operation embeds it
+ * after its engine record; its step calls tuna_icoll_step.
+ */
+typedef struct tuna_icoll {
+    const char *name;              /* "iallgather", in messages */
+    tuna_ctx *ctx;                 /* NULL: the library's call */
+    int phase;
+    bool agree, library;
+    int local_rc;                  /* this rank's check (agreed under collective checks) */
+    int tag_shift;
+    int nsame;                     /* values every rank must hold alike, and their names */
+    long long same[2];
+    const char *const *names;
+    long long v[5];                /* the agreement in flight */
+    MPI_Request lib;               /* the library's call or the agreement */
+    int (*post_library)(struct tuna_icoll *w);  /* posts into lib */
+    int (*begin_row)(struct tuna_icoll *w);     /* the row's set-up and first step (answer) */
+    tuna_step_fn *row_step;                     /* the row's later steps */
+} tuna_icoll;
+
+/* Where a start of a row of `kind` goes (w->name set): the library's call (w->library;
+ * vendor, or no context on comm, or auto without an agreed selector: recorded in the
+ * statistics with its fallback) or tuna's rows on w->ctx (the operation's tag shift taken,
+ * w->agree under TUNA_ARGCHECK=collective). */
+int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, tuna_row_kind kind,
+                     MPI_Comm comm);
+/* The start's end: this rank's error (w->local_rc) returned at once where nothing agrees on
+ * it (op released, *req stays NULL); else the first step runs and *req is the operation. */
+int tuna_icoll_launch(tuna_icoll *w, tuna_op *op, tuna_request *req);
+/* The operation's step around the row. */
+int tuna_icoll_step(tuna_icoll *w, tuna_op *op, int wait_rc);
 
 #endif /* TUNA_RING_RECMUL_H */

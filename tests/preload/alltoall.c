@@ -42,6 +42,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "completion.h"
+
 #if MPI_VERSION >= 4
 #define ALLTOALL_INIT MPI_Alltoall_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
@@ -195,44 +197,8 @@ static int x_init(xbuf *x, MPI_Request *req)
 static void complete(int mode, MPI_Request r[3], int it)
 {
     MPI_Status st[3];
-    int flag = 0, idx, outcount, done = 0, indices[3];
-    switch (mode) {
-    case 0:
-        for (int i = 0; i < 3; i++)
-            MPI_Wait(&r[i], &st[i]);
-        break;
-    case 1:
-        for (int i = 0; i < 3; i++)
-            for (flag = 0; !flag;)
-                MPI_Test(&r[i], &flag, &st[i]);
-        break;
-    case 2: MPI_Waitall(3, r, st); break;
-    case 3:
-        while (!flag)
-            MPI_Testall(3, r, &flag, st);
-        break;
-    case 4:
-        for (done = 0; done < 3; done++)
-            MPI_Waitany(3, r, &idx, st);
-        break;
-    case 5:
-        while (done < 3) {
-            MPI_Testany(3, r, &idx, &flag, st);
-            done += flag && idx != MPI_UNDEFINED;
-        }
-        break;
-    case 6:
-        while (done < 3) {
-            MPI_Waitsome(3, r, &outcount, indices, st);
-            done += outcount;
-        }
-        break;
-    default: /* MPI_Request_get_status until complete, then MPI_Waitall frees */
-        while (!flag)
-            MPI_Request_get_status(r[0], &flag, st);
-        MPI_Waitall(3, r, st);
-        break;
-    }
+    /* the completion calls but MPI_Testsome (mode 7), MPI_Request_get_status last */
+    complete_with(mode == NMODES - 1 ? COMPLETION_MODES - 1 : mode, 3, r, st);
     for (int i = 0; i < 3; i++)
         expect(r[i] == MPI_REQUEST_NULL, "requests freed by the completion", it);
 }

@@ -28,6 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "completion.h"
+
 #if MPI_VERSION >= 4
 #define ALLTOALLV_INIT MPI_Alltoallv_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
@@ -129,7 +131,7 @@ static int ex_start(ex *x, MPI_Request *req)
 /* 1. Each completion call, with point-to-point requests in the same array. */
 static void completion_calls(void)
 {
-    for (int mode = 0; mode < 9; mode++) {
+    for (int mode = 0; mode < COMPLETION_MODES; mode++) {
         trace("completion mode", mode);
         ex x;
         ex_make(&x, mode + 1);
@@ -139,50 +141,7 @@ static void completion_calls(void)
         MPI_Irecv(&in, 1, MPI_INT, (me - 1 + P) % P, 5, MPI_COMM_WORLD, &r[1]);
         MPI_Isend(&out, 1, MPI_INT, (me + 1) % P, 5, MPI_COMM_WORLD, &r[2]);
         MPI_Status st[3];
-        int flag = 0, idx, outcount, done = 0, indices[3];
-        switch (mode) {
-        case 0:
-            for (int i = 0; i < 3; i++)
-                MPI_Wait(&r[i], &st[i]);
-            break;
-        case 1:
-            for (int i = 0; i < 3; i++)
-                for (flag = 0; !flag;)
-                    MPI_Test(&r[i], &flag, &st[i]);
-            break;
-        case 2: MPI_Waitall(3, r, st); break;
-        case 3:
-            while (!flag)
-                MPI_Testall(3, r, &flag, st);
-            break;
-        case 4:
-            for (done = 0; done < 3; done++)
-                MPI_Waitany(3, r, &idx, st);
-            break;
-        case 5:
-            while (done < 3) {
-                MPI_Testany(3, r, &idx, &flag, st);
-                done += flag && idx != MPI_UNDEFINED;
-            }
-            break;
-        case 6:
-            while (done < 3) {
-                MPI_Waitsome(3, r, &outcount, indices, st);
-                done += outcount;
-            }
-            break;
-        case 7:
-            while (done < 3) {
-                MPI_Testsome(3, r, &outcount, indices, st);
-                done += outcount;
-            }
-            break;
-        default: /* MPI_Request_get_status until complete, then MPI_Wait frees */
-            while (!flag)
-                MPI_Request_get_status(r[0], &flag, st);
-            MPI_Waitall(3, r, st);
-            break;
-        }
+        complete_with(mode, 3, r, st);
         for (int i = 0; i < 3; i++)
             expect(r[i] == MPI_REQUEST_NULL, "requests freed by the completion", mode);
         expect(in == (me - 1 + P) % P, "point-to-point message", mode);
@@ -248,23 +207,21 @@ static void local_starts(void)
 }
 
 /* 4. Freed in flight; 5. cancel refused. */
+static int start_any(void *x, MPI_Request *req)
+{
+    return ex_start(x, req);
+}
+
 static void free_and_cancel(void)
 {
     trace("free and cancel", 0);
-    ex x;
+    ex x, y;
     ex_make(&x, 41);
-    MPI_Request r;
-    ex_start(&x, &r);
-    expect(MPI_Request_free(&r) == MPI_SUCCESS && r == MPI_REQUEST_NULL,
-           "MPI_Request_free of an MPI_Ialltoallv in flight", 0);
-    MPI_Barrier(MPI_COMM_WORLD);
-    ex y;
     ex_make(&y, 42);
-    ex_start(&y, &r);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    expect(MPI_Cancel(&r) != MPI_SUCCESS, "MPI_Cancel of an MPI_Ialltoallv is an error", 0);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    int freed, refused;
+    free_and_cancel_with(start_any, &x, &y, &freed, &refused);
+    expect(freed, "MPI_Request_free of an MPI_Ialltoallv in flight", 0);
+    expect(refused, "MPI_Cancel of an MPI_Ialltoallv is an error", 0);
     expect(ex_ok(&y), "MPI_Ialltoallv after a refused cancel", 0);
     MPI_Barrier(MPI_COMM_WORLD);
     ex_free(&y);

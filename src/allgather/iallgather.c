@@ -1,0 +1,123 @@
+/*
+ * tuna_iallgather: the nonblocking allgather (docs/nonblocking.md). The start is local: this
+ * rank's checks, the choice (auto's from the block size, the same on every rank: no
+ * agreement, no learning), then the operation's first step, which only posts. Everything the
+ * operation needs until it completes is its own (its tag shift, its buffers).
+ *
+ * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
+ * flag and the block size; then the row's steps (operation.c: the own block placed, the
+ * rounds, the unpacking), or the library's MPI_Iallgather (vendor, auto's hand-over, a
+ * communicator tuna has not set up yet, or auto where its selector is not agreed yet: only a
+ * collective call can set them up).
+ */
+#include "allgather.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct iag_op {
+    tuna_ag_op o;        /* first member: the engine's and the row's view */
+    tuna_icoll w;        /* the steps around the row */
+    const tuna_ag_algorithm *row;
+    long param[TUNA_MAX_PARAMS];
+    size_t block;
+    const void *sendbuf;
+    void *recvbuf;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm;
+} iag_op;
+
+static iag_op *of(tuna_icoll *w)
+{
+    return (iag_op *)(void *)((char *)w - offsetof(iag_op, w));
+}
+
+static void iag_release(tuna_op *op)
+{
+    free(op); /* the row's buffers went with its last step (operation.c) */
+}
+
+static int post_library(tuna_icoll *w)
+{
+    iag_op *x = of(w);
+    int rc = PMPI_Iallgather(x->sendbuf, x->scount, x->stype, x->recvbuf, x->rcount, x->rtype,
+                             x->comm, &w->lib);
+    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Iallgather failed");
+}
+
+/* The row: its set-up (the own block into its slot), then its first step. */
+static int begin_row(tuna_icoll *w)
+{
+    iag_op *x = of(w);
+    if (x->block == 0) /* nothing to move (every rank's block: MPI's type-signature rule) */
+        return tuna_op_step_done(&x->o.op, MPI_SUCCESS);
+    int rc = tuna_ag_op_setup(&x->o, w->ctx, x->row, x->param, w->tag_shift, x->sendbuf,
+                              x->scount, x->stype, x->recvbuf, x->rcount, x->rtype, x->block);
+    return rc != MPI_SUCCESS ? tuna_op_step_done(&x->o.op, rc)
+                             : tuna_ag_op_step(&x->o.op, MPI_SUCCESS);
+}
+
+static int iag_step(tuna_op *op, int wait_rc)
+{
+    return tuna_icoll_step(&((iag_op *)op)->w, op, wait_rc);
+}
+
+/* The row the operation runs, with its parameters in x->param: auto's choice (the library's
+ * call when it is vendor), else the named row. */
+static int choose(iag_op *x, const tuna_ag_algorithm *alg, const tuna_options *opt)
+{
+    if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
+        x->row = alg;
+        tuna_params_resolve(&alg->desc.info, opt->value, x->w.ctx->size, x->param);
+        memcpy(tuna_stats_current.params, x->param, sizeof x->param);
+        return MPI_SUCCESS;
+    }
+    tuna_choice c;
+    int rc = tuna_ag_auto_choose(x->w.ctx, x->block, &c, NULL);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    x->row = &tuna_ag_table[c.algorithm];
+    x->w.library = x->row->desc.kind == TUNA_ROW_VENDOR;
+    memcpy(x->param, c.param, sizeof x->param);
+    return MPI_SUCCESS;
+}
+
+int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                    tuna_request *req)
+{
+    static const char fn[] = "tuna_iallgather";
+    static const char *const names[] = {"recvcount * type size (bytes)"};
+    if (!req)
+        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
+    *req = TUNA_REQUEST_NULL;
+    int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
+    iag_op *x = tuna_calloc(1, sizeof *x);
+    if (!x)
+        return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+    *x = (iag_op){.o.op = {.step = iag_step, .release = iag_release, .publish_stats = true},
+                  .w = {.name = "iallgather", .nsame = 1, .names = names,
+                        .post_library = post_library, .begin_row = begin_row,
+                        .row_step = tuna_ag_op_step},
+                  .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
+                  .rcount = recvcount, .stype = sendtype, .rtype = recvtype, .comm = comm};
+    if ((rc = tuna_icoll_route(&x->w, &tuna_ag_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
+        free(x);
+        return rc;
+    }
+    if (x->w.library) /* tuna's aliasing rule holds for the library's call too */
+        x->w.local_rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0);
+    else {
+        x->w.local_rc = tuna_ag_check_args(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                           recvtype, x->w.ctx->size, x->w.ctx->rank, &x->block);
+        if (x->w.local_rc == MPI_SUCCESS)
+            x->w.local_rc = choose(x, alg, opt);
+        x->w.same[0] = (long long)x->block;
+    }
+    return tuna_icoll_launch(&x->w, &x->o.op, req);
+}

@@ -1,0 +1,131 @@
+/*
+ * tuna_iallreduce: the nonblocking allreduce (docs/nonblocking.md). The start is local: this
+ * rank's checks, the choice (auto's from the vector's bytes and whether the op commutes, the
+ * same on every rank: no agreement, no learning), then the operation's first step, which
+ * only posts. Everything the operation needs until it completes is its own (its tag shift,
+ * its buffers). Reductions run on completed data inside the steps (MPI_Reduce_local), in the
+ * rank order the row keeps for non-commutative ops.
+ *
+ * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
+ * flag, the count and the type size; then the row's steps (operation.c: the input copied into
+ * the receive buffer, the rounds), or the library's MPI_Iallreduce (vendor, auto's hand-over,
+ * a communicator tuna has not set up yet, or auto where its selector is not agreed yet).
+ */
+#include "allreduce.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct iar_op {
+    tuna_ar_op o;        /* first member: the engine's and the row's view */
+    tuna_icoll w;        /* the steps around the row */
+    const tuna_ar_algorithm *row;
+    tuna_ar_args a;      /* the arguments the row's set-up completes */
+    const void *sendbuf;
+    int tsize;
+    MPI_Comm comm;
+} iar_op;
+
+static iar_op *of(tuna_icoll *w)
+{
+    return (iar_op *)(void *)((char *)w - offsetof(iar_op, w));
+}
+
+static void iar_release(tuna_op *op)
+{
+    free(op); /* the row's buffers went with its last step (operation.c) */
+}
+
+static int post_library(tuna_icoll *w)
+{
+    iar_op *x = of(w);
+    int rc = PMPI_Iallreduce(x->sendbuf, x->a.rbuf, x->a.count, x->a.type, x->a.op, x->comm,
+                             &w->lib);
+    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Iallreduce failed");
+}
+
+/* The row: its set-up (the input into the receive buffer), then its first step. */
+static int begin_row(tuna_icoll *w)
+{
+    iar_op *x = of(w);
+    if (x->a.count == 0 || x->tsize == 0) /* nothing to reduce */
+        return tuna_op_step_done(&x->o.op, MPI_SUCCESS);
+    x->a.tag_shift = w->tag_shift;
+    int rc = tuna_ar_op_setup(&x->o, x->row, &x->a, x->sendbuf);
+    return rc != MPI_SUCCESS ? tuna_op_step_done(&x->o.op, rc)
+                             : tuna_ar_op_step(&x->o.op, MPI_SUCCESS);
+}
+
+static int iar_step(tuna_op *op, int wait_rc)
+{
+    return tuna_icoll_step(&((iar_op *)op)->w, op, wait_rc);
+}
+
+/* The row the operation runs, with its parameters in x->a.param: auto's choice (the
+ * library's call when it is vendor), else the named row. */
+static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *opt)
+{
+    int commute = 0;
+    int rc = MPI_Op_commutative(x->a.op, &commute);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "tuna_iallreduce: MPI_Op_commutative failed");
+    x->a.commute = commute != 0;
+    if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
+        x->row = alg;
+        tuna_params_resolve(&alg->desc.info, opt->value, x->w.ctx->size, x->a.param);
+        memcpy(tuna_stats_current.params, x->a.param, sizeof x->a.param);
+        return MPI_SUCCESS;
+    }
+    tuna_choice c;
+    rc = tuna_ar_auto_choose(x->w.ctx, (double)x->a.count * (double)x->tsize, x->a.commute, &c,
+                             NULL);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    x->row = &tuna_ar_table[c.algorithm];
+    x->w.library = x->row->desc.kind == TUNA_ROW_VENDOR;
+    memcpy(x->a.param, c.param, sizeof x->a.param);
+    return MPI_SUCCESS;
+}
+
+int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+{
+    static const char fn[] = "tuna_iallreduce";
+    static const char *const names[] = {"count", "datatype size"};
+    if (!req)
+        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
+    *req = TUNA_REQUEST_NULL;
+    int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
+    iar_op *x = tuna_calloc(1, sizeof *x);
+    if (!x)
+        return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+    *x = (iar_op){.o.op = {.step = iar_step, .release = iar_release, .publish_stats = true},
+                  .w = {.name = "iallreduce", .nsame = 2, .names = names,
+                        .post_library = post_library, .begin_row = begin_row,
+                        .row_step = tuna_ar_op_step},
+                  .a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op},
+                  .sendbuf = sendbuf, .comm = comm};
+    if ((rc = tuna_icoll_route(&x->w, &tuna_ar_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
+        free(x);
+        return rc;
+    }
+    if (x->w.library) /* tuna's aliasing rule holds for the library's call too */
+        x->w.local_rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0);
+    else {
+        tuna_ctx *ctx = x->w.ctx;
+        x->a.ctx = ctx;
+        x->a.rank = ctx->rank;
+        x->a.size = ctx->size;
+        x->w.local_rc = tuna_ar_check_args(sendbuf, recvbuf, count, datatype, op, ctx->rank,
+                                           &x->tsize);
+        if (x->w.local_rc == MPI_SUCCESS)
+            x->w.local_rc = choose(x, alg, opt);
+        x->w.same[0] = count;
+        x->w.same[1] = x->tsize;
+    }
+    return tuna_icoll_launch(&x->w, &x->o.op, req);
+}

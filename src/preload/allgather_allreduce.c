@@ -1,0 +1,359 @@
+/*
+ * The drop-in's allgather and allreduce (docs/preload.md): MPI_Allgather and MPI_Allreduce,
+ * their nonblocking forms MPI_Iallgather and MPI_Iallreduce (tuna's operation behind a proxy
+ * request, preload.c), and their persistent forms MPI_Allgather_init and MPI_Allreduce_init
+ * (Open MPI: MPIX_; a tuna plan behind a persistent proxy, whose MPI_Start is local). All take
+ * the same choice (info keys tuna_allgather / tuna_allreduce, TUNA_ALLGATHER /
+ * TUNA_ALLREDUCE). tuna takes every intracommunicator call (MPI_IN_PLACE, derived types,
+ * user-defined and non-commutative operations); the library keeps vendor, intercommunicators
+ * and a NULL buffer with data (MPI_BOTTOM with absolute addresses), which tuna's allgather and
+ * allreduce do not address. Statistics: "allgather" / "allreduce" (and their plans),
+ * "iallgather" / "iallreduce".
+ */
+#include "preload_internal.h"
+
+#include <stdio.h>
+
+/* One call's arguments: scount/stype are allgather's send side (unused for allreduce);
+ * rcount/rtype its receive side, allreduce's count and datatype. */
+typedef struct coll_call {
+    enum coll coll;
+    const void *sendbuf;
+    int scount;
+    MPI_Datatype stype;
+    void *recvbuf;
+    int rcount;
+    MPI_Datatype rtype;
+    MPI_Op op;
+    MPI_Comm comm;
+} coll_call;
+
+/* count elements of type in bytes (0 for invalid arguments: statistics only). */
+static unsigned long long vector_bytes(int count, MPI_Datatype type)
+{
+    int size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
+        return 0;
+    return (unsigned long long)count * (unsigned long long)size;
+}
+
+/* Whether buf is NULL standing for MPI_BOTTOM with data. Only a type that may hold absolute
+ * addresses (true lower bound not 0) makes NULL mean MPI_BOTTOM; a NULL buffer of any other
+ * type with data is an error, which tuna reports (MPI_ERR_BUFFER) on the rank that passes
+ * it, as MPICH does. */
+static int bottom_vector(const void *buf, int count, MPI_Datatype type)
+{
+    MPI_Aint true_lb = 0, true_extent = 0;
+    return buf == NULL && vector_bytes(count, type) > 0 &&
+           MPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
+}
+
+/* Why tuna leaves the call to the library, or -1. */
+static int library_reason(const coll_call *c, int inter)
+{
+    const bool ag = c->coll == COLL_ALLGATHER;
+    if (inter)
+        return WHY_INTER;
+    if ((c->sendbuf != MPI_IN_PLACE &&
+         bottom_vector(c->sendbuf, ag ? c->scount : c->rcount, ag ? c->stype : c->rtype)) ||
+        bottom_vector(c->recvbuf, c->rcount, c->rtype))
+        return WHY_BOTTOM;
+    return -1;
+}
+
+/* This rank's bytes sent and received by one call. */
+static void call_bytes(const coll_call *c, int P, unsigned long long *sent,
+                       unsigned long long *recvd)
+{
+    const bool ag = c->coll == COLL_ALLGATHER;
+    const unsigned long long in = vector_bytes(c->rcount, c->rtype);
+    *sent = ag && c->sendbuf != MPI_IN_PLACE ? vector_bytes(c->scount, c->stype) : in;
+    *recvd = ag ? in * (unsigned long long)P : in;
+}
+
+/* One call counted on `stat`'s row (nothing without TUNA_STATS). */
+static void count_call(comm_state *s, enum coll stat, enum path path, const char *label,
+                       double t0, const coll_call *c, int P)
+{
+    if (!preload_stats_enabled || !s)
+        return;
+    unsigned long long sent, recvd;
+    call_bytes(c, P, &sent, &recvd);
+    preload_account(s, stat, path, label, preload_clock_now() - t0, sent, recvd);
+}
+
+/* The library's own call. */
+static int library_call(const coll_call *c)
+{
+    return c->coll == COLL_ALLGATHER ? PMPI_Allgather(c->sendbuf, c->scount, c->stype,
+                                                      c->recvbuf, c->rcount, c->rtype, c->comm)
+                                     : PMPI_Allreduce(c->sendbuf, c->recvbuf, c->rcount,
+                                                      c->rtype, c->op, c->comm);
+}
+
+static int library_icall(const coll_call *c, MPI_Request *request)
+{
+    return c->coll == COLL_ALLGATHER
+               ? PMPI_Iallgather(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                 c->rtype, c->comm, request)
+               : PMPI_Iallreduce(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
+                                 request);
+}
+
+/* The library's call where tuna leaves it (vendor, or reason *why >= 0); false: tuna's. The
+ * caller counts it once it succeeded. */
+static bool to_library(comm_state *s, const coll_call *c, int inter, int *why)
+{
+    const choice *ch = preload_choice(s, c->coll);
+    *why = ch->vendor ? -1 : library_reason(c, inter);
+    if (*why >= 0)
+        preload_log_fallback(c->comm, s, c->coll, (enum reason)*why);
+    return ch->vendor || *why >= 0;
+}
+
+/* The statistics label of the library's call (vendor: the choice's). */
+static const char *library_label(comm_state *s, enum coll coll, int why)
+{
+    return why >= 0 ? preload_reason_name[why] : preload_choice(s, coll)->label;
+}
+
+static int preload_coll(const coll_call *c)
+{
+    int inter = 0, P = 0, why;
+    double t0 = 0;
+    comm_state *s;
+    int rc = preload_call_begin(c->comm, c->coll, &s, &inter, &P, &t0);
+    if (rc < 0)
+        return library_call(c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (to_library(s, c, inter, &why)) {
+        if ((rc = library_call(c)) != MPI_SUCCESS)
+            return rc; /* the library has invoked the error handler */
+        count_call(s, c->coll, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                   library_label(s, c->coll, why), t0, c, P);
+        return MPI_SUCCESS;
+    }
+    const choice *ch = preload_choice(s, c->coll);
+    rc = c->coll == COLL_ALLGATHER
+             ? tuna_allgather(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount, c->rtype,
+                              c->comm, &ch->opt)
+             : tuna_allreduce(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
+                              &ch->opt);
+    if (rc != MPI_SUCCESS)
+        return preload_tuna_failed_as(s, c->coll, c->coll, c->comm, rc, t0);
+    if (preload_stats_enabled) {
+        char buf[LABEL_MAX];
+        count_call(s, c->coll, PATH_TUNA,
+                   preload_ran_label(ch->label, c->coll, ch->opt.algorithm, buf, sizeof buf), t0,
+                   c, P);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The nonblocking form: tuna's operation behind a proxy (its start is local), counted on the
+ * "iallgather" / "iallreduce" rows. */
+static int preload_icoll(const coll_call *c, MPI_Request *request)
+{
+    const enum coll stat = c->coll == COLL_ALLGATHER ? STAT_IALLGATHER : STAT_IALLREDUCE;
+    int inter = 0, P = 0, why;
+    double t0 = 0;
+    comm_state *s = NULL;
+    int rc = request ? preload_call_begin(c->comm, c->coll, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return library_icall(c, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (to_library(s, c, inter, &why)) {
+        if ((rc = library_icall(c, request)) != MPI_SUCCESS)
+            return rc; /* the library has invoked the error handler */
+        count_call(s, stat, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                   library_label(s, c->coll, why), t0, c, P);
+        return MPI_SUCCESS;
+    }
+    /* Every row has a step form: tuna takes the call (vendor inside auto, or a communicator
+     * tuna has not set up yet, runs the library's call inside tuna's request). */
+    const choice *ch = preload_choice(s, c->coll);
+    tuna_request op = TUNA_REQUEST_NULL;
+    rc = c->coll == COLL_ALLGATHER
+             ? tuna_iallgather(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount, c->rtype,
+                               c->comm, &ch->opt, &op)
+             : tuna_iallreduce(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
+                               &ch->opt, &op);
+    if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
+        return preload_tuna_failed_as(s, c->coll, stat, c->comm, rc, t0);
+    unsigned long long sent = 0, recvd = 0;
+    if (preload_stats_enabled)
+        call_bytes(c, P, &sent, &recvd);
+    return preload_proxy_for_op(s, c->coll, op, c->comm, t0, sent, recvd, request);
+}
+
+int tuna_preload_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const coll_call c = {COLL_ALLGATHER, sendbuf,  sendcount,   sendtype, recvbuf,
+                         recvcount,      recvtype, MPI_OP_NULL, comm};
+    return preload_coll(&c);
+}
+
+int tuna_preload_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm)
+{
+    const coll_call c = {COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count,
+                         datatype,       op,      comm};
+    return preload_coll(&c);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return tuna_preload_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  comm);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    return tuna_preload_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const coll_call c = {COLL_ALLGATHER, sendbuf,  sendcount,   sendtype, recvbuf,
+                         recvcount,      recvtype, MPI_OP_NULL, comm};
+    return preload_icoll(&c, request);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    const coll_call c = {COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count,
+                         datatype,       op,      comm};
+    return preload_icoll(&c, request);
+}
+
+/* ------------------------------------------------------------------ persistent */
+
+#if defined(TUNA_HAVE_MPI_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLGATHER_INIT) ||          \
+    defined(TUNA_HAVE_MPI_ALLREDUCE_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
+/* The library's own persistent init (MPI 4's, or Open MPI's MPIX_ form; the preload defines
+ * only the entry points whose library form exists). */
+typedef int (*allgather_init_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                                 MPI_Comm, MPI_Info, MPI_Request *);
+typedef int (*allreduce_init_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm,
+                                 MPI_Info, MPI_Request *);
+typedef struct library_init {
+    allgather_init_fn allgather;
+    allreduce_init_fn allreduce;
+} library_init;
+
+static int library_init_call(const library_init *lib, const coll_call *c, MPI_Info info,
+                             MPI_Request *request)
+{
+    return c->coll == COLL_ALLGATHER
+               ? lib->allgather(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                c->rtype, c->comm, info, request)
+               : lib->allreduce(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
+                                info, request);
+}
+
+/* The same decision as the blocking call's; tuna's path is a plan (its argument errors
+ * agreed over the communicator) behind a persistent proxy, whose starts are local. */
+static int persistent_init(const library_init *lib, const coll_call *c, MPI_Info info,
+                           MPI_Request *request)
+{
+    int inter = 0, P = 0, why;
+    double t0 = 0;
+    comm_state *s = NULL;
+    int rc = request ? preload_call_begin(c->comm, c->coll, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return library_init_call(lib, c, info, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (to_library(s, c, inter, &why)) {
+        /* The library's own persistent collective; its request goes back untouched. */
+        if ((rc = library_init_call(lib, c, info, request)) != MPI_SUCCESS)
+            return rc; /* the library has invoked the error handler */
+        preload_library_init_done(s, c->coll, why, c->comm, t0);
+        return MPI_SUCCESS;
+    }
+    const choice *ch = preload_choice(s, c->coll);
+    tuna_plan plan = NULL;
+    rc = c->coll == COLL_ALLGATHER
+             ? tuna_allgather_init(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                   c->rtype, c->comm, &ch->opt, preload_plan_flags, &plan)
+             : tuna_allreduce_init(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
+                                   &ch->opt, preload_plan_flags, &plan);
+    if (rc != MPI_SUCCESS) {
+        char label[LABEL_MAX + 32], msg[600];
+        snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+        snprintf(label, sizeof label, "%s (%s_init)", ch->label,
+                 c->coll == COLL_ALLGATHER ? "allgather" : "allreduce");
+        preload_account(s, c->coll, PATH_ERROR, label, preload_clock_now() - t0, 0, 0);
+        return preload_raise_error(c->comm, rc, msg);
+    }
+    unsigned long long sent, recvd;
+    call_bytes(c, P, &sent, &recvd);
+    return preload_plan_request(s, c->coll, plan, c->comm, t0, sent, recvd, request);
+}
+#endif
+
+#if defined(TUNA_HAVE_MPI_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
+static int allgather_init(allgather_init_fn library, const void *sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    const library_init lib = {.allgather = library};
+    const coll_call c = {COLL_ALLGATHER, sendbuf,  sendcount,   sendtype, recvbuf,
+                         recvcount,      recvtype, MPI_OP_NULL, comm};
+    return persistent_init(&lib, &c, info, request);
+}
+#endif
+#ifdef TUNA_HAVE_MPI_ALLGATHER_INIT
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    return allgather_init(PMPI_Allgather_init, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm, info, request);
+}
+#endif
+#ifdef TUNA_HAVE_MPIX_ALLGATHER_INIT
+int MPIX_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    return allgather_init(PMPIX_Allgather_init, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, info, request);
+}
+#endif
+
+#if defined(TUNA_HAVE_MPI_ALLREDUCE_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
+static int allreduce_init(allreduce_init_fn library, const void *sendbuf, void *recvbuf,
+                          int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *request)
+{
+    const library_init lib = {.allreduce = library};
+    const coll_call c = {COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count,
+                         datatype,       op,      comm};
+    return persistent_init(&lib, &c, info, request);
+}
+#endif
+#ifdef TUNA_HAVE_MPI_ALLREDUCE_INIT
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return allreduce_init(PMPI_Allreduce_init, sendbuf, recvbuf, count, datatype, op, comm,
+                          info, request);
+}
+#endif
+#ifdef TUNA_HAVE_MPIX_ALLREDUCE_INIT
+int MPIX_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return allreduce_init(PMPIX_Allreduce_init, sendbuf, recvbuf, count, datatype, op, comm,
+                          info, request);
+}
+#endif
