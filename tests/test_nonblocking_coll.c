@@ -213,7 +213,7 @@ static void case_describe(const ccase *c, const char *opts, char *what, size_t n
 {
     static const char *const dnames[2][3] = {{"int", "int->vector", "vector"},
                                              {"int", "vector", "?"}};
-    snprintf(what, n, "%s %s count=%d %s%s%s", c->coll == TUNA_ALLGATHER ? "iallgather"
+    snprintf(what, n, "%s %.160s count=%d %s%s%s", c->coll == TUNA_ALLGATHER ? "iallgather"
                                                                            : "iallreduce",
              opts, c->count, dnames[c->coll == TUNA_ALLREDUCE][c->derived],
              c->noncomm ? " non-commutative" : "", c->inplace ? " in-place" : "");
