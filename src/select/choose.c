@@ -126,8 +126,11 @@ static void load_files(void)
         sel.library = tuna_mpi_library_detect(version);
     /* The built-in call_overhead is CPU time, which SMPI does not charge (tuna sim runs with
      * smpi/simulate-computation:no): under SMPI tuna's algorithms cost only their messages. */
-    if (sel.library == TUNA_MPILIB_SMPI && !(pf && *pf))
+    if (sel.library == TUNA_MPILIB_SMPI && !(pf && *pf)) {
         sel.profile.call_overhead = 0;
+        sel.profile.datatype_overhead = 0; /* building a datatype is CPU time too */
+        sel.profile.datatype_block = 0;
+    }
     /* The library's own call path, as measured for the built-in profile; a file says its own. */
     if (!(pf && *pf))
         sel.profile.vendor_call_overhead = tuna_vendor_call_overhead_guess(sel.library);
