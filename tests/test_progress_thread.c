@@ -15,30 +15,19 @@
 #include "tuna.h"
 
 #include <mpi.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "support/test_data.h"
 #include "support/test_expect.h"
+#include "support/watchdog.h"
 
 #define SENTINEL 0x5A
 #define WATCHDOG_S 120
 
-static char current[160] = "start";
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    char msg[256];
-    int n = snprintf(msg, sizeof msg, "FAIL P=%d rank=%d: HANG in %s\n", P, me, current);
-    if (n > 0)
-        (void)!write(2, msg, (size_t)n);
-    _exit(1);
-}
+static char case_name[160]; /* the watchdog's `current` while a case runs */
 
 enum { BLOCK_RECV, BLOCK_BARRIER };
 enum { FORM_IALLTOALLV, FORM_PLAN, FORM_IALLTOALL };
@@ -67,7 +56,8 @@ static void others_signal(int how, MPI_Comm other)
 
 static void one_case(const char *row, int form, int how, MPI_Comm other, uint64_t seed)
 {
-    snprintf(current, sizeof current, "%s %s, rank 0 in %s", row,
+    current = case_name;
+    snprintf(case_name, sizeof case_name, "%s %s, rank 0 in %s", row,
              form == FORM_IALLTOALLV ? "tuna_ialltoallv"
              : form == FORM_PLAN     ? "tuna_start"
                                      : "tuna_ialltoall",
@@ -135,8 +125,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    signal(SIGALRM, on_alarm);
-    alarm(WATCHDOG_S);
+    watchdog_start(WATCHDOG_S);
     const char *mode = getenv("TUNA_PROGRESS");
     expect(mode && strcmp(mode, "thread") == 0, "TUNA_PROGRESS=thread is set", "setup", 0);
     expect(provided == MPI_THREAD_MULTIPLE, "MPI provides MPI_THREAD_MULTIPLE", "setup", 0);

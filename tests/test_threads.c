@@ -14,12 +14,10 @@
 
 #include <mpi.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "support/test_data.h"
 
@@ -30,13 +28,7 @@
 
 static int P, me;
 
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "FAIL test_threads: HANG (watchdog)\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(1);
-}
+#include "support/watchdog.h"
 
 typedef struct worker {
     int id;
@@ -193,8 +185,8 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    signal(SIGALRM, on_alarm);
-    alarm(WATCHDOG_S);
+    current = "threads calling tuna on their own communicators";
+    watchdog_start(WATCHDOG_S);
     int bad = provided != MPI_THREAD_MULTIPLE;
     if (bad)
         fprintf(stderr, "FAIL rank=%d: MPI provides thread level %d, not MPI_THREAD_MULTIPLE\n",

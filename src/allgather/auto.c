@@ -16,10 +16,8 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                             .max_block = (double)block, .mean_block = (double)block,
                             .total_max = (double)block * ctx->size, .bytes = (double)block,
                             .commute = true};
-    if (learning && tuna_select_last_find(ctx, TUNA_ALLGATHER, &in, c)) {
-        *learning = NULL;
+    if (tuna_learn_last_find(ctx, &tuna_ag_registry, &in, c, learning))
         return MPI_SUCCESS;
-    }
     rc = tuna_select_collective(&tuna_ag_registry, &in, c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -28,14 +26,7 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                     "%.3g us",
                  in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].desc.info.name, c->param[0],
                  c->predicted * 1e6);
-    if (!learning) { /* a nonblocking call: no learning (its time overlaps other work) */
-        tuna_select_record(c);
-        return MPI_SUCCESS;
-    }
-    rc = tuna_learn_collective(ctx, &tuna_ag_registry, &in, c, learning);
-    if (rc == MPI_SUCCESS)
-        tuna_select_last_keep(ctx, TUNA_ALLGATHER, &in, c, *learning);
-    return rc;
+    return tuna_learn_collective(ctx, &tuna_ag_registry, &in, c, learning);
 }
 
 /*

@@ -15,10 +15,8 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
     tuna_select_input in = {.P = ctx->size, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
                             .max_block = bytes, .mean_block = bytes, .total_max = bytes,
                             .bytes = bytes, .commute = commute};
-    if (learning && tuna_select_last_find(ctx, TUNA_ALLREDUCE, &in, c)) {
-        *learning = NULL;
+    if (tuna_learn_last_find(ctx, &tuna_ar_registry, &in, c, learning))
         return MPI_SUCCESS;
-    }
     rc = tuna_select_collective(&tuna_ar_registry, &in, c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -27,14 +25,7 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
                     "%.3g us",
                  in.P, in.Q, in.N, bytes, commute ? "" : ", non-commutative op",
                  tuna_ar_table[c->algorithm].desc.info.name, c->param[0], c->predicted * 1e6);
-    if (!learning) { /* a nonblocking call: no learning (its time overlaps other work) */
-        tuna_select_record(c);
-        return MPI_SUCCESS;
-    }
-    rc = tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
-    if (rc == MPI_SUCCESS)
-        tuna_select_last_keep(ctx, TUNA_ALLREDUCE, &in, c, *learning);
-    return rc;
+    return tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
 }
 
 /*

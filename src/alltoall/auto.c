@@ -24,10 +24,8 @@ int tuna_a2a_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                          tuna_learn_class **learning)
 {
     tuna_select_input in = input_of(ctx, block);
-    if (learning && tuna_select_last_find(ctx, TUNA_ALLTOALL, &in, c)) {
-        *learning = NULL;
+    if (tuna_learn_last_find(ctx, &tuna_a2a_registry, &in, c, learning))
         return MPI_SUCCESS;
-    }
     int rc = tuna_select_collective(&tuna_a2a_registry, &in, c);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -35,14 +33,7 @@ int tuna_a2a_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
         tuna_log(2, "auto alltoall: P=%d Q=%d N=%d, %zu-byte blocks: %s, predicted %.3g us",
                  in.P, in.Q, in.N, block, tuna_a2a_table[c->algorithm].desc.info.name,
                  c->predicted * 1e6);
-    if (!learning) {
-        tuna_select_record(c);
-        return MPI_SUCCESS;
-    }
-    rc = tuna_learn_collective(ctx, &tuna_a2a_registry, &in, c, learning);
-    if (rc == MPI_SUCCESS)
-        tuna_select_last_keep(ctx, TUNA_ALLTOALL, &in, c, *learning);
-    return rc;
+    return tuna_learn_collective(ctx, &tuna_a2a_registry, &in, c, learning);
 }
 
 /* A linear row at its default parameters within this much of the model's best counts as

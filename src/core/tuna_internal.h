@@ -183,7 +183,7 @@ typedef struct tuna_ctx {
     void (*learn_free)(struct tuna_learn *);
     struct tuna_learn_class *learn_class;
     /* auto's last settled choice per collective whose call sizes are the same on every rank
-     * (alltoall, allgather, allreduce; src/select/choose.c, tuna_select_last_*): a caller
+     * (alltoall, allgather, allreduce; src/select/learn.c, tuna_learn_last_find): a caller
      * repeating a blocking call gets it back without the model's memo or learning's class
      * search. Written only once no learning runs for that size (settled, or learning off):
      * what those would return again. */

@@ -568,29 +568,6 @@ void tuna_select_record(const tuna_choice *c)
     tuna_stats_current.auto_source = c->from_table ? 2 : 1;
 }
 
-bool tuna_select_last_find(tuna_ctx *ctx, tuna_collective coll, const tuna_select_input *in,
-                           tuna_choice *c)
-{
-    const struct tuna_auto_last *l = &ctx->auto_last[coll];
-    if (!l->valid || l->bytes != in->bytes || l->commute != in->commute)
-        return false;
-    *c = l->choice;
-    tuna_select_record(c);
-    tuna_stats_current.auto_source = l->source;
-    return true;
-}
-
-void tuna_select_last_keep(tuna_ctx *ctx, tuna_collective coll, const tuna_select_input *in,
-                           const tuna_choice *c, const struct tuna_learn_class *learning)
-{
-    struct tuna_auto_last *l = &ctx->auto_last[coll];
-    l->valid = !learning;
-    l->bytes = in->bytes;
-    l->commute = in->commute;
-    l->source = tuna_stats_current.auto_source;
-    l->choice = *c;
-}
-
 int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
                            tuna_choice *out)
 {

@@ -556,9 +556,38 @@ int tuna_learn_round_end(tuna_ctx *ctx, tuna_learn_class *cl)
     return MPI_SUCCESS;
 }
 
+bool tuna_learn_last_find(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
+                          tuna_choice *c, tuna_learn_class **learning)
+{
+    const struct tuna_auto_last *l = &ctx->auto_last[reg->coll];
+    if (!learning || !l->valid || l->bytes != in->bytes || l->commute != in->commute)
+        return false;
+    *c = l->choice;
+    tuna_select_record(c);
+    tuna_stats_current.auto_source = l->source;
+    *learning = NULL;
+    return true;
+}
+
+/* The choice this call made, for tuna_learn_last_find once no class learns for it. */
+static void last_keep(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
+                      const tuna_choice *c, const tuna_learn_class *learning)
+{
+    struct tuna_auto_last *l = &ctx->auto_last[reg->coll];
+    l->valid = !learning;
+    l->bytes = in->bytes;
+    l->commute = in->commute;
+    l->source = tuna_stats_current.auto_source;
+    l->choice = *c;
+}
+
 int tuna_learn_collective(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
                           tuna_choice *c, tuna_learn_class **learning)
 {
+    if (!learning) { /* a nonblocking call: no learning (its time overlaps other work) */
+        tuna_select_record(c);
+        return MPI_SUCCESS;
+    }
     *learning = NULL;
     int source = c->from_table ? 2 : 1;
     tuna_learn_class *cl = NULL;
@@ -576,6 +605,7 @@ int tuna_learn_collective(tuna_ctx *ctx, const tuna_registry *reg, const tuna_se
     }
     tuna_select_record(c);
     tuna_stats_current.auto_source = source;
+    last_keep(ctx, reg, in, c, *learning);
     return MPI_SUCCESS;
 }
 

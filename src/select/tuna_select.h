@@ -281,16 +281,6 @@ void tuna_select_record(const tuna_choice *c);
 int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
                            tuna_choice *out);
 
-/* auto's last choice on ctx for a collective whose sizes every rank shares (alltoall,
- * allgather, allreduce), as tuna_learn_collective() left it for in->bytes and in->commute:
- * true with *c filled and recorded into this call's statistics, or false (find it the long
- * way). tuna_select_last_keep() stores it after that way, unless learning still runs for
- * the class (learning != NULL). */
-bool tuna_select_last_find(tuna_ctx *ctx, tuna_collective coll, const tuna_select_input *in,
-                           tuna_choice *c);
-void tuna_select_last_keep(tuna_ctx *ctx, tuna_collective coll, const tuna_select_input *in,
-                           const tuna_choice *c, const struct tuna_learn_class *learning);
-
 /* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
 int tuna_select_profile(const tuna_profile **out);
 
@@ -442,10 +432,19 @@ void tuna_learn_set_pending(tuna_ctx *ctx, tuna_learn_class *cl);
  * its samples (every rank reaches it on the same call). */
 int tuna_learn_round_end(tuna_ctx *ctx, tuna_learn_class *cl);
 void tuna_learn_free(tuna_learn *l);
-/* allgather / allreduce: learning around the model's choice c (replaced by what this call
- * runs; the statistics record of it); *learning: the class whose candidate c is, to be timed
- * and handed to tuna_learn_after (which returns rc, or the round's reduction's error). */
+/* alltoall / allgather / allreduce: learning around the model's choice c (replaced by what
+ * this call runs; the statistics record of it); *learning: the class whose candidate c is,
+ * to be timed and handed to tuna_learn_after (which returns rc, or the round's reduction's
+ * error). learning == NULL (a nonblocking call): c as the model chose it, no learning. Once
+ * no learning runs for the size, the context keeps the choice for
+ * tuna_learn_last_find. */
 int tuna_learn_collective(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
+                          tuna_choice *c, tuna_learn_class **learning);
+/* A blocking call (learning != NULL) of the same size (and commutativity) as the context's
+ * last settled one for reg's collective: true, with its choice in *c, recorded into this
+ * call's statistics, and *learning = NULL (what tuna_learn_collective would give again: a
+ * settled class of these collectives never changes); else false (choose the long way). */
+bool tuna_learn_last_find(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
                           tuna_choice *c, tuna_learn_class **learning);
 int tuna_learn_after(tuna_ctx *ctx, tuna_learn_class *cl, double seconds, int rc);
 

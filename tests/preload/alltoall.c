@@ -36,12 +36,11 @@
 #include <mpi-ext.h>
 #endif
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "client.h"
 #include "completion.h"
 
 #if MPI_VERSION >= 4
@@ -55,25 +54,7 @@
 #define SENTINEL 0xA5
 #define GUARD 64
 
-static int failures, me, P;
 static int library; /* TUNA_ALLTOALL=vendor: the library's own calls */
-
-static void expect(int cond, const char *what, int it)
-{
-    if (!cond) {
-        if (failures < 20)
-            fprintf(stderr, "FAIL rank %d P=%d: %s (case %d)\n", me, P, what, it);
-        failures++;
-    }
-}
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "FAIL: HANG (a start that is not local, or no progress)\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(1);
-}
 
 static unsigned char pattern(int rank, size_t i, int salt)
 {
@@ -463,12 +444,9 @@ static void count_beyond_int(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    client_start(240);
     const char *choice = getenv("TUNA_ALLTOALL");
     library = choice && strcmp(choice, "vendor") == 0;
-    signal(SIGALRM, on_alarm);
-    alarm(240);
 
     MPI_Datatype vec, pair;
     MPI_Type_vector(2, 1, 2, MPI_INT, &vec); /* 2 ints with a one-int hole: extent 3 ints */
@@ -504,11 +482,7 @@ int main(int argc, char **argv)
     }
     intercommunicator(&tc[1]);
 
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    alarm(0);
-    if (me == 0)
-        printf("preload alltoall P=%d: %s\n", P, total ? "FAILED" : "passed");
+    const int total = client_outcome("preload alltoall");
     MPI_Type_free(&vec);
     MPI_Type_free(&pair);
     MPI_Finalize();

@@ -22,12 +22,11 @@
 #ifdef OPEN_MPI
 #include <mpi-ext.h>
 #endif
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "client.h"
 #include "completion.h"
 
 #if MPI_VERSION >= 4
@@ -37,30 +36,12 @@
 #endif
 
 #define SENTINEL (-7777)
-static int failures, me, P;
 
 /* NB_TRACE=1: each rank says which case it enters (to locate a crash). */
 static void trace(const char *what, int it)
 {
     if (getenv("NB_TRACE"))
         fprintf(stderr, "rank %d: %s %d\n", me, what, it);
-}
-
-static void expect(int cond, const char *what, int it)
-{
-    if (!cond) {
-        if (failures < 20)
-            fprintf(stderr, "FAIL rank %d: %s (case %d)\n", me, what, it);
-        failures++;
-    }
-}
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "FAIL: HANG (a start that is not local, or no progress)\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(1);
 }
 
 /* Counts, displacements (gaps between blocks) and values from formulas. */
@@ -278,10 +259,7 @@ static void progress_while_blocked(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    signal(SIGALRM, on_alarm);
-    alarm(120);
+    client_start(120);
     /* A blocking call first: tuna sets MPI_COMM_WORLD up then (a nonblocking start may
      * not communicate to do it). */
     ex w;
@@ -297,11 +275,7 @@ int main(int argc, char **argv)
     const char *progress = getenv("TUNA_PROGRESS");
     if (progress && strcmp(progress, "thread") == 0)
         progress_while_blocked();
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    alarm(0);
-    if (me == 0)
-        printf("nonblocking_alltoallv P=%d: %s\n", P, total ? "FAILED" : "passed");
+    const int total = client_outcome("nonblocking_alltoallv");
     MPI_Finalize();
     ex_free(&freed_in_flight);
     return total ? 1 : 0;

@@ -21,12 +21,11 @@
 #ifdef OPEN_MPI
 #include <mpi-ext.h>
 #endif
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "client.h"
 #include "completion.h"
 
 #if MPI_VERSION >= 4
@@ -39,24 +38,6 @@
 
 #define SENTINEL (-7777)
 #define GUARD 3
-static int failures, me, P;
-
-static void expect(int cond, const char *what, int it)
-{
-    if (!cond) {
-        if (failures < 20)
-            fprintf(stderr, "FAIL rank %d: %s (case %d)\n", me, what, it);
-        failures++;
-    }
-}
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char msg[] = "FAIL: HANG (a start that is not local, or no progress)\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(1);
-}
 
 static int val(int rank, int i, int salt) { return rank * 1000 + i * 10 + salt; }
 
@@ -242,10 +223,7 @@ static void free_and_cancel(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &P);
-    signal(SIGALRM, on_alarm);
-    alarm(120);
+    client_start(120);
     /* Blocking calls first: tuna sets MPI_COMM_WORLD up then (a nonblocking start may not
      * communicate to do it). */
     for (int gather = 0; gather < 2; gather++) {
@@ -262,11 +240,7 @@ int main(int argc, char **argv)
     outstanding();
     local_starts();
     free_and_cancel();
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    alarm(0);
-    if (me == 0)
-        printf("nonblocking_coll P=%d: %s\n", P, total ? "FAILED" : "passed");
+    const int total = client_outcome("nonblocking_coll");
     MPI_Finalize();
     call_free(&freed_in_flight);
     return total ? 1 : 0;

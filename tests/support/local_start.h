@@ -1,37 +1,15 @@
 /*
  * The local-start scenario of the nonblocking tests (docs/nonblocking.md): rank 0 starts,
  * then hands rank 1 a token with MPI_Ssend, which rank 1 receives before it starts. A start
- * that waited for rank 1 would never return: the watchdog reports the hang, naming what the
- * test was doing (`current`). Include after test_expect.h (P, me, expect).
+ * that waited for rank 1 would never return: the watchdog (watchdog.h) reports the hang,
+ * naming what the test was doing (`current`). Include after test_expect.h (P, me, expect).
  */
 #ifndef TUNA_TEST_LOCAL_START_H
 #define TUNA_TEST_LOCAL_START_H
 
 #include "test_expect.h"
 
-#include <signal.h>
-#include <stdio.h>
-#include <unistd.h>
-
-/* What the test is doing, for the watchdog's report. */
-static const char *current = "start";
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    char msg[256];
-    int n = snprintf(msg, sizeof msg, "FAIL P=%d rank=%d: HANG in %s\n", P, me, current);
-    if (n > 0)
-        (void)!write(2, msg, (size_t)n);
-    _exit(1);
-}
-
-/* A hang from now on fails the run after `seconds`. */
-static void watchdog_start(unsigned seconds)
-{
-    signal(SIGALRM, on_alarm);
-    alarm(seconds);
-}
+#include "watchdog.h"
 
 /* start(arg) between the token's hand-over (tag: the kind of start); its outcome. */
 static int token_start(int tag, int (*start)(void *arg), void *arg)
