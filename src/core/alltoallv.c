@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,12 +121,15 @@ enum { ARGCHECK_LOCAL, ARGCHECK_COLLECTIVE, ARGCHECK_INVALID };
 
 int tuna_argcheck_collective(bool *collective)
 {
-    static int cached = -1;
+    /* Read once; atomic because threads may ask first at once (they store the same). */
+    static atomic_int read_once = -1;
+    int cached = atomic_load_explicit(&read_once, memory_order_relaxed);
     if (cached < 0) {
         const char *s = getenv("TUNA_ARGCHECK");
         cached = !s || !*s || strcmp(s, "local") == 0 ? ARGCHECK_LOCAL
                  : strcmp(s, "collective") == 0       ? ARGCHECK_COLLECTIVE
                                                       : ARGCHECK_INVALID;
+        atomic_store_explicit(&read_once, cached, memory_order_relaxed);
     }
     if (cached == ARGCHECK_INVALID)
         return tuna_error_set(MPI_ERR_ARG, "TUNA_ARGCHECK='%s': expected 'local' or 'collective'",

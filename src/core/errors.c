@@ -2,6 +2,7 @@
 #include "tuna_internal.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,33 +54,35 @@ const char *tuna_error_string(int code)
  * Allocation-failure test hook (docs/testing.md; a testing facility, not a user feature):
  * every internal allocation is counted from the last tuna_test_alloc_fail(k), and the k-th
  * fails as if memory were exhausted. Per process, not per thread: the tests that use it
- * call tuna from one thread. Costs one increment and one comparison per allocation.
+ * call tuna from one thread. Atomic (relaxed) because threads calling tuna at once all count
+ * here (ThreadSanitizer found the plain counter racing): one locked increment per allocation.
  */
-static long alloc_count, alloc_fail_at;
-static bool alloc_hit;
+static atomic_long alloc_count, alloc_fail_at;
+static atomic_bool alloc_hit;
 
 void tuna_test_alloc_fail(long k)
 {
-    alloc_count = 0;
-    alloc_fail_at = k > 0 ? k : 0;
-    alloc_hit = false;
+    atomic_store_explicit(&alloc_count, 0, memory_order_relaxed);
+    atomic_store_explicit(&alloc_fail_at, k > 0 ? k : 0, memory_order_relaxed);
+    atomic_store_explicit(&alloc_hit, false, memory_order_relaxed);
 }
 
 long tuna_test_alloc_count(void)
 {
-    return alloc_count;
+    return atomic_load_explicit(&alloc_count, memory_order_relaxed);
 }
 
 bool tuna_test_alloc_hit(void)
 {
-    return alloc_hit;
+    return atomic_load_explicit(&alloc_hit, memory_order_relaxed);
 }
 
 static bool alloc_fails(void)
 {
-    if (++alloc_count != alloc_fail_at)
+    const long n = atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed) + 1;
+    if (n != atomic_load_explicit(&alloc_fail_at, memory_order_relaxed))
         return false;
-    alloc_hit = true;
+    atomic_store_explicit(&alloc_hit, true, memory_order_relaxed);
     return true;
 }
 
@@ -116,14 +119,18 @@ void *tuna_realloc(void *old, size_t bytes)
 
 int tuna_verbosity(void)
 {
-    static int level = -1;
-    if (level < 0) {
+    /* Read once; atomic because threads may ask first at the same time (the value they
+     * store is the same). */
+    static atomic_int level = -1;
+    int v = atomic_load_explicit(&level, memory_order_relaxed);
+    if (v < 0) {
         const char *s = getenv("TUNA_VERBOSE");
-        level = s && *s ? atoi(s) : 0;
-        if (level < 0)
-            level = 0;
+        v = s && *s ? atoi(s) : 0;
+        if (v < 0)
+            v = 0;
+        atomic_store_explicit(&level, v, memory_order_relaxed);
     }
-    return level;
+    return v;
 }
 
 void tuna_log(int level, const char *fmt, ...)

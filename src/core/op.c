@@ -187,7 +187,9 @@ void tuna_op_advance(tuna_op *op, bool *done)
         unclaim(op);
     }
     pthread_mutex_lock(&list_lock);
-    *done = op->done && !op->active && !op->busy;
+    /* busy first: while another thread steps op it may be writing op->done (outside the
+     * lock); once it unclaimed (under the lock) its writes are visible here. */
+    *done = !op->busy && !op->active && op->done;
     pthread_mutex_unlock(&list_lock);
 }
 
