@@ -70,6 +70,12 @@
 /* The collectives the preload takes (preload_colls[] says how each is configured). */
 enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL };
 
+/* Statistics rows only: the nonblocking forms (configured as their blocking forms). */
+#define STAT_IALLTOALLV ((enum coll)NCOLL)
+#define STAT_IALLTOALL ((enum coll)(NCOLL + 1))
+#define STAT_IALLGATHER ((enum coll)(NCOLL + 2))
+#define STAT_IALLREDUCE ((enum coll)(NCOLL + 3))
+
 /* How each collective the preload takes is configured. */
 typedef struct coll_config {
     tuna_collective id;
@@ -80,11 +86,6 @@ typedef struct coll_config {
     const char *by_info;    /* where the choice came from, for messages */
 } coll_config;
 extern const coll_config preload_colls[NCOLL];
-/* Statistics rows only: the nonblocking forms (configured as their blocking forms). */
-#define STAT_IALLTOALLV ((enum coll)NCOLL)
-#define STAT_IALLTOALL ((enum coll)(NCOLL + 1))
-#define STAT_IALLGATHER ((enum coll)(NCOLL + 2))
-#define STAT_IALLREDUCE ((enum coll)(NCOLL + 3))
 
 /* plan: starts of a persistent collective that tuna planned; plan_init: its inits. */
 /* error: calls tuna's code answered with an error (labelled with the algorithm asked for). */
@@ -125,6 +126,7 @@ typedef struct comm_record {
     struct comm_record *next;
 } comm_record;
 
+/* The drop-in's state of one communicator (comm_state.c): an attribute of it. */
 typedef struct comm_state {
     MPI_Comm comm;
     choice ch[NCOLL];
@@ -186,6 +188,7 @@ void preload_account(comm_state *s, enum coll stat, enum path path, const char *
  */
 const char *preload_ran_label(const char *asked, enum coll coll, int asked_alg, char *buf,
                               size_t len);
+
 /* messages.c. One line on stderr, prefixed with the world rank. */
 void preload_say(const char *fmt, ...)
 #if defined(__GNUC__)
