@@ -22,7 +22,7 @@
 
 /* tuna completes its own requests through PMPI_: the drop-in library intercepts MPI_Wait*,
  * MPI_Test* and MPI_Request_free for the requests it hands the application (proxies), and
- * tuna's internal requests are never those (src/preload/preload.c, "requests"). */
+ * tuna's internal requests are never those (src/preload/requests.c). */
 
 /* Statuses are read in chunks from the stack: no allocation on the call path. */
 #define WAIT_CHUNK TUNA_WAIT_CHUNK

@@ -16,7 +16,7 @@
 #define TUNA_TAGS_H
 
 enum tuna_tag {
-    /* preload (src/preload/preload.c): zero-byte completion message of a persistent proxy
+    /* preload (src/preload/requests.c): zero-byte completion message of a persistent proxy
      * request, on the preload's own communicator */
     TUNA_TAG_PRELOAD_PROXY = 1,
 

@@ -1,7 +1,7 @@
 /*
  * The drop-in's allgather and allreduce (docs/preload.md): MPI_Allgather and MPI_Allreduce,
  * their nonblocking forms MPI_Iallgather and MPI_Iallreduce (tuna's operation behind a proxy
- * request, preload.c), and their persistent forms MPI_Allgather_init and MPI_Allreduce_init
+ * request, requests.c), and their persistent forms MPI_Allgather_init and MPI_Allreduce_init
  * (Open MPI: MPIX_; a tuna plan behind a persistent proxy, whose MPI_Start is local). All take
  * the same choice (info keys tuna_allgather / tuna_allreduce, TUNA_ALLGATHER /
  * TUNA_ALLREDUCE). tuna takes every intracommunicator call (MPI_IN_PLACE, derived types,

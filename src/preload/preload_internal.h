@@ -1,8 +1,48 @@
 /*
- * What the drop-in's own files share beyond the MPI entry points (preload.c defines these):
- * the collectives it configures, a call's start on a communicator with its configured
- * choice, the statistics and errors, and tuna's operations behind proxy requests. Not
- * exported from libtuna-preload.so (exports.map keeps only the MPI entry points).
+ * libtuna-preload.so: MPI_Alltoallv and MPI_Alltoall (and their large-count forms
+ * MPI_Alltoallv_c, MPI_Alltoall_c, MPI_Ialltoall_c where the MPI library has them),
+ * MPI_Allgather and MPI_Allreduce on top of tuna's collectives and PMPI_*, for applications
+ * that change nothing:
+ * LD_PRELOAD=libtuna-preload.so TUNA_ALLTOALLV=... mpiexec ...
+ *
+ * The choice of algorithm is per communicator and collective (info key, environment,
+ * built-in default: choice.c), cached on the communicator with an attribute.
+ * Calls tuna cannot take go to the library's own call and are counted as fallbacks.
+ * Every such decision is the same on all ranks of the communicator (a local
+ * decision would pair tuna's messages with the vendor's on other ranks).
+ * TUNA_STATS=FILE: rank 0 writes one file at MPI_Finalize (from an
+ * MPI_COMM_SELF attribute delete callback, so Fortran's MPI_FINALIZE, which
+ * calls PMPI_Finalize, is covered) with one row per rank x communicator x
+ * collective x path.
+ * Persistent alltoallv and alltoall (MPI_Alltoallv_init, MPI_Alltoall_init, or Open
+ * MPI's MPIX_ forms): the same choice; tuna's path makes a tuna plan
+ * (TUNA_PLAN=estimate|measure, TUNA_WISDOM=FILE) and hands the application a proxy
+ * request, and MPI_Start, MPI_Startall and MPI_Request_free act on the proxies; so do
+ * MPI_Ialltoallv and MPI_Ialltoall, and the nonblocking and persistent allgather and
+ * allreduce (docs/preload.md, docs/nonblocking.md).
+ * The preload assumes its collectives are not called concurrently by several
+ * threads of one process (see docs/preload.md).
+ *
+ * This header: what the drop-in's own files share beyond the MPI entry points: the
+ * collectives it configures, a call's start on a communicator with its configured choice, the
+ * statistics and errors, and tuna's operations behind proxy requests. Not exported from
+ * libtuna-preload.so (exports.map keeps only the MPI entry points).
+ *
+ * The files, one concern each:
+ *   choice.c              the collectives' configuration (preload_colls), the choice per
+ *                         communicator (info key, environment, default), a call's start
+ *   comm_state.c          per-communicator state: the attribute, its copy (dup) and delete
+ *                         callbacks, the live list released at finalize
+ *   stats.c               TUNA_STATS: records per communicator, the file written at finalize
+ *   messages.c            messages on stderr, errors raised on the communicator, fallbacks
+ *   alltoallv.c           MPI_Alltoallv, _c, MPI_Ialltoallv, _c, MPI(X)_Alltoallv_init
+ *   alltoall.c            MPI_Alltoall, _c, MPI_Ialltoall, _c, MPI(X)_Alltoall_init
+ *   allgather_allreduce.c the same for MPI_Allgather and MPI_Allreduce
+ *   requests.c            proxy requests, their progress, the completion calls, MPI_Start*,
+ *                         MPI_Request_free, MPI_Cancel
+ *   info_keys.c           MPI_Comm_set_info, MPI_Comm_dup_with_info (info keys captured)
+ *   init_finalize.c       MPI_Init*, the configuration check at start-up, MPI_Finalize's work
+ *   fortran_openmpi.c     Open MPI's Fortran bindings
  */
 #ifndef TUNA_PRELOAD_INTERNAL_H
 #define TUNA_PRELOAD_INTERNAL_H
@@ -27,13 +67,25 @@
 #define OPT_MAX 256      /* longest option string accepted in an info key */
 #define LABEL_MAX 128
 
-/* The collectives the preload takes (colls[] in preload.c says how each is configured). */
+/* The collectives the preload takes (preload_colls[] says how each is configured). */
 enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL };
+
 /* Statistics rows only: the nonblocking forms (configured as their blocking forms). */
 #define STAT_IALLTOALLV ((enum coll)NCOLL)
 #define STAT_IALLTOALL ((enum coll)(NCOLL + 1))
 #define STAT_IALLGATHER ((enum coll)(NCOLL + 2))
 #define STAT_IALLREDUCE ((enum coll)(NCOLL + 3))
+
+/* How each collective the preload takes is configured. */
+typedef struct coll_config {
+    tuna_collective id;
+    const char *name;       /* TUNA_STATS' collective column */
+    const char *info_key;   /* per-communicator choice */
+    const char *env;        /* job-wide choice */
+    const char *pmpi;       /* the library's own call, for messages */
+    const char *by_info;    /* where the choice came from, for messages */
+} coll_config;
+extern const coll_config preload_colls[NCOLL];
 
 /* plan: starts of a persistent collective that tuna planned; plan_init: its inits. */
 /* error: calls tuna's code answered with an error (labelled with the algorithm asked for). */
@@ -62,7 +114,39 @@ typedef struct choice {
     unsigned fallback_logged;   /* bit per fallback reason already printed */
 } choice;
 
-typedef struct comm_state comm_state;
+typedef struct stat_row stat_row;   /* stats.c */
+
+/* Statistics of one communicator; outlives the communicator (written at finalize). */
+typedef struct comm_record {
+    int id;                     /* order of first MPI_Alltoallv on this rank */
+    int size;
+    char name[MPI_MAX_OBJECT_NAME];
+    stat_row *rows;
+    int nrows, cap;
+    struct comm_record *next;
+} comm_record;
+
+/* The drop-in's state of one communicator (comm_state.c): an attribute of it. */
+typedef struct comm_state {
+    MPI_Comm comm;
+    choice ch[NCOLL];
+    int detached;               /* off the live list; only the delete callback frees it */
+    comm_record *rec;
+    struct comm_state *next, *prev;  /* live states, released at MPI_Finalize */
+} comm_state;
+
+/* comm_state.c. State of comm, created empty if absent; NULL on failure. */
+comm_state *preload_state_get(MPI_Comm comm);
+/* The keyval of the states (made once; start-up makes it first). */
+int preload_keyval_init(void);
+/* At MPI_Finalize: the states of the communicators the application never freed. */
+void preload_states_release(void);
+
+/* choice.c. Parse `str` as the choice for coll; on failure tuna's message in why. */
+int preload_parse_choice(enum coll coll, const char *str, tuna_options *opt, char *why,
+                         size_t len);
+/* Value of info key `key` in `info` (val holds OPT_MAX): 1 found, 0 absent, -1 too long. */
+int preload_info_value(MPI_Info info, const char *key, char *val);
 /* s's choice for coll (resolved by preload_call_begin). */
 const choice *preload_choice(const comm_state *s, enum coll coll);
 
@@ -75,9 +159,24 @@ const choice *preload_choice(const comm_state *s, enum coll coll);
 int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
                        double *t0);
 
-/* TUNA_STATS set (read at start-up): without it no call pays for clocks or byte counts. */
+/* init_finalize.c. First contact with MPI: keyvals, the finalize hook, the configuration
+ * check over `comm` (collective over it). */
+void preload_startup(MPI_Comm comm);
+
+/* stats.c. TUNA_STATS set (read at start-up): without it no call pays for clocks or byte
+ * counts. */
 extern bool preload_stats_enabled;
 double preload_clock_now(void);
+/* The statistics row of the nonblocking form of `c`. */
+enum coll preload_stat_nonblocking(enum coll c);
+/* One call counted on a record (NULL, or statistics off: nothing). */
+void preload_account_rec(comm_record *rec, enum coll coll, enum path path, const char *label,
+                         double secs, unsigned long long sent, unsigned long long recvd);
+/* The communicator's statistics record, made on first use (NULL without memory). */
+comm_record *preload_state_record(comm_state *s);
+/* At MPI_Finalize: the statistics file (collective over MPI_COMM_WORLD), then the records. */
+void preload_write_stats(void);
+void preload_stats_release(void);
 /* One call counted on s's statistics row (stat: the collective or its nonblocking row). */
 void preload_account(comm_state *s, enum coll stat, enum path path, const char *label,
                      double secs, unsigned long long sent, unsigned long long recvd);
@@ -89,6 +188,15 @@ void preload_account(comm_state *s, enum coll stat, enum path path, const char *
  */
 const char *preload_ran_label(const char *asked, enum coll coll, int asked_alg, char *buf,
                               size_t len);
+
+/* messages.c. One line on stderr, prefixed with the world rank. */
+void preload_say(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Whether this process is rank 0 of comm (the one that prints a communicator's messages). */
+int preload_comm_rank0(MPI_Comm comm);
 /* A fallback to the library for reason why, reported once per communicator and reason
  * (TUNA_VERBOSE >= 1). */
 void preload_log_fallback(MPI_Comm comm, comm_state *s, enum coll coll, enum reason why);
@@ -98,7 +206,10 @@ int preload_raise_error(MPI_Comm comm, int rc, const char *msg);
  * row of `stat` (the collective, or its nonblocking form's row), raised on comm. */
 int preload_tuna_failed_as(comm_state *s, enum coll coll, enum coll stat, MPI_Comm comm, int rc,
                            double t0);
+/* The same on the collective's own row. */
+int preload_tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0);
 
+/* requests.c (the proxies). */
 /* tuna's nonblocking operation `op` of `coll` (its choice in s) behind a new proxy, handed to
  * the application in *request; sent/recvd: this rank's bytes, for the statistics. */
 int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm comm,
@@ -113,7 +224,11 @@ int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm
  * untouched): counted once, on the vendor path or as a fallback for reason `why`. */
 void preload_library_init_done(comm_state *s, enum coll coll, int why, MPI_Comm comm,
                                double t0);
-/* TUNA_PLAN: the planner's flags for the plans the preload makes. */
+/* At MPI_Finalize: first the operations still in flight finish (a freed request's: its peers
+ * are in it); after the statistics, the plans the application never freed go. */
+void preload_proxies_drain(void);
+void preload_proxies_release(void);
+/* TUNA_PLAN (init_finalize.c): the planner's flags for the plans the preload makes. */
 extern unsigned preload_plan_flags;
 
 #endif /* TUNA_PRELOAD_INTERNAL_H */

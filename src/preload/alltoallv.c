@@ -1,0 +1,418 @@
+/*
+ * The drop-in's alltoallv (docs/preload.md): MPI_Alltoallv and its large-count form
+ * MPI_Alltoallv_c, the nonblocking MPI_Ialltoallv and MPI_Ialltoallv_c (tuna's operation behind
+ * a proxy request, requests.c), and the persistent MPI_Alltoallv_init (Open MPI:
+ * MPIX_Alltoallv_init; a tuna plan behind a persistent proxy). All take the communicator's
+ * choice (info key tuna_alltoallv, TUNA_ALLTOALLV); the library's own call takes
+ * intercommunicators, and arguments that are valid MPI that tuna does not take, all ranks
+ * together. Statistics: "alltoallv" (and its plans), "ialltoallv".
+ */
+#include "preload_internal.h"
+#include "tuna_internal.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Bytes of one side of an alltoallv, int or large counts (0 for invalid arguments:
+ * statistics only). */
+static unsigned long long block_bytes(const tuna_counts *k, MPI_Datatype type, int P)
+{
+    MPI_Count size = 0;
+    if ((!k->n && !k->nl) || type == MPI_DATATYPE_NULL ||
+        PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0)
+        return 0;
+    unsigned long long n = 0;
+    for (int j = 0; j < P; j++) {
+        const MPI_Count c = tuna_counts_n(k, j);
+        if (c > 0)
+            n += (unsigned long long)c * (unsigned long long)size;
+    }
+    return n;
+}
+
+/* This rank's bytes sent and received by an alltoallv (MPI_IN_PLACE: the receive side). */
+static void a2av_bytes(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                       const tuna_counts *rcv, MPI_Datatype recvtype, int P,
+                       unsigned long long *sent, unsigned long long *recvd)
+{
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    *sent = block_bytes(inplace ? rcv : sc, inplace ? recvtype : sendtype, P);
+    *recvd = block_bytes(rcv, recvtype, P);
+}
+
+/* One alltoallv call counted on `path` (nothing without TUNA_STATS). */
+static void account_a2av(comm_state *s, enum path path, const char *label, double t0,
+                         const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                         const tuna_counts *rcv, MPI_Datatype recvtype, int P)
+{
+    if (!preload_stats_enabled || !s)
+        return;
+    unsigned long long sent, recvd;
+    a2av_bytes(sendbuf, sc, sendtype, rcv, recvtype, P, &sent, &recvd);
+    preload_account(s, COLL_ALLTOALLV, path, label, preload_clock_now() - t0, sent, recvd);
+}
+
+/* True if a buffer is NULL (MPI_BOTTOM) while this rank has data to move through it. */
+static int bottom_with_data(const void *buf, const int *counts, MPI_Datatype type, int P)
+{
+    if (buf != NULL || !counts || type == MPI_DATATYPE_NULL)
+        return 0;
+    int size = 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == 0)
+        return 0;
+    for (int j = 0; j < P; j++)
+        if (counts[j] > 0)
+            return 1;
+    return 0;
+}
+
+/* Why this rank's valid-MPI arguments are beyond tuna, or -1. */
+static int local_unsupported(const void *sendbuf, const int *sendcounts, MPI_Datatype sendtype,
+                             const void *recvbuf, const int *recvcounts, MPI_Datatype recvtype,
+                             int P)
+{
+    int inplace = sendbuf == MPI_IN_PLACE;
+    if ((!inplace && bottom_with_data(sendbuf, sendcounts, sendtype, P)) ||
+        bottom_with_data(recvbuf, recvcounts, recvtype, P))
+        return WHY_BOTTOM;
+    if (inplace && recvcounts && recvtype != MPI_DATATYPE_NULL &&
+        !tuna_type_is_contiguous(recvtype)) {
+        int size = 0;
+        PMPI_Type_size(recvtype, &size);
+        for (int j = 0; j < P; j++)
+            if ((long long)recvcounts[j] * size > INT_MAX)
+                return WHY_INPLACE_BIG;
+    }
+    return -1;
+}
+
+/* tuna's argument errors are agreed on by all ranks before any data moves. */
+static int is_agreed_argument_error(int rc)
+{
+    int cls = MPI_ERR_OTHER;
+    PMPI_Error_class(rc, &cls);
+    return cls == MPI_ERR_ARG || cls == MPI_ERR_BUFFER || cls == MPI_ERR_COUNT ||
+           cls == MPI_ERR_TYPE || cls == MPI_ERR_TRUNCATE;
+}
+
+static int vendor_call(comm_state *s, enum path path, const char *label, const void *sendbuf,
+                       const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                       void *recvbuf, const int *recvcounts, const int *rdispls,
+                       MPI_Datatype recvtype, MPI_Comm comm, int P, double t0)
+{
+    int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm);
+    if (rc == MPI_SUCCESS) {
+        const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+        account_a2av(s, path, label, t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
+    }
+    return rc;   /* the vendor has already invoked the error handler */
+}
+
+int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s;
+    int rc0 = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    if (rc0 < 0)
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
+    if (ch->vendor)
+        return vendor_call(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
+                           recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+    if (inter) {
+        preload_log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
+        return vendor_call(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], sendbuf, sendcounts,
+                           sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P,
+                           t0);
+    }
+
+    int rc = tuna_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm, &ch->opt);
+    if (rc == MPI_SUCCESS) {
+        if (!preload_stats_enabled)
+            return MPI_SUCCESS;
+        const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+        char buf[LABEL_MAX];
+        account_a2av(s, PATH_TUNA,
+                     preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf,
+                                       sizeof buf),
+                     t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
+        return MPI_SUCCESS;
+    }
+    /* By default argument errors are this rank's alone (as in MPI libraries): reported here.
+     * Under TUNA_ARGCHECK=collective every rank got an argument error and no data moved: if
+     * some rank's arguments are valid MPI that tuna does not take (MPI_IN_PLACE with a
+     * non-contiguous type and a block over 2 GiB), all ranks hand the call to the vendor
+     * together; otherwise it is an error. */
+    bool collective = false;
+    if (!is_agreed_argument_error(rc) || tuna_argcheck_collective(&collective) != MPI_SUCCESS ||
+        !collective)
+        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+    int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts, recvtype, P);
+    if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any < 0)
+        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+    preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)any);
+    return vendor_call(s, PATH_FALLBACK, preload_reason_name[any], sendbuf, sendcounts, sdispls,
+                       sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return tuna_preload_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm);
+}
+
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+/*
+ * Large-count variant: tuna_alltoallv_c runs tuna's algorithms with any counts (each rank
+ * describes its own large blocks as derived types, no agreement needed), so the choice is
+ * the communicator's, as for MPI_Alltoallv, with no extra collective.
+ */
+static int library_c(comm_state *s, enum path path, const char *label, const void *sendbuf,
+                     const MPI_Count *sendcounts, const MPI_Aint *sdispls, MPI_Datatype sendtype,
+                     void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                     MPI_Datatype recvtype, MPI_Comm comm, int P, double t0)
+{
+    int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    if (rc == MPI_SUCCESS) {
+        const tuna_counts sc = {.nl = sendcounts}, rcv = {.nl = recvcounts};
+        account_a2av(s, path, label, t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
+    }
+    return rc;   /* the library has invoked the error handler */
+}
+
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s;
+    int rc = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    if (rc < 0)
+        return library_c(NULL, PATH_VENDOR, NULL, sendbuf, sendcounts, sdispls, sendtype,
+                         recvbuf, recvcounts, rdispls, recvtype, comm, 0, 0.0);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
+    if (ch->vendor)
+        return library_c(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
+                         recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+    if (inter) {
+        preload_log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
+        return library_c(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], sendbuf, sendcounts,
+                         sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+    }
+    rc = tuna_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm, &ch->opt);
+    if (rc != MPI_SUCCESS)
+        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+    if (!preload_stats_enabled)
+        return MPI_SUCCESS;
+    const tuna_counts sc = {.nl = sendcounts}, rcv = {.nl = recvcounts};
+    char buf[LABEL_MAX];
+    account_a2av(s, PATH_TUNA,
+                 preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf,
+                                   sizeof buf),
+                 t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
+    return MPI_SUCCESS;
+}
+#endif
+
+/* The arguments of MPI_Ialltoallv or (large) MPI_Ialltoallv_c: int or MPI_Count counts,
+ * int or MPI_Aint displacements. */
+typedef struct ia2av_args {
+    bool large;
+    const void *sendbuf, *scounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const void *rcounts, *rdispls;
+    MPI_Datatype recvtype;
+} ia2av_args;
+
+static int library_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *request)
+{
+#ifdef TUNA_HAVE_MPI_IALLTOALLV_C
+    if (a->large)
+        return PMPI_Ialltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                 a->rcounts, a->rdispls, a->recvtype, comm, request);
+#endif
+    return PMPI_Ialltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                           a->rcounts, a->rdispls, a->recvtype, comm, request);
+}
+
+static int tuna_ialltoallv_of(const ia2av_args *a, MPI_Comm comm, const tuna_options *opt,
+                              tuna_request *op)
+{
+    if (a->large)
+        return tuna_ialltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                 a->rcounts, a->rdispls, a->recvtype, comm, opt, op);
+    return tuna_ialltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                           a->rcounts, a->rdispls, a->recvtype, comm, opt, op);
+}
+
+/* MPI_Ialltoallv, MPI_Ialltoallv_c: as MPI_Alltoallv, nonblocking (tuna_ialltoallv behind
+ * a proxy), counted on the "ialltoallv" rows either way. */
+static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *request)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s = NULL;
+    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return library_ialltoallv(a, comm, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
+    const tuna_counts sc = a->large ? (tuna_counts){.nl = a->scounts}
+                                    : (tuna_counts){.n = a->scounts},
+                      rcv = a->large ? (tuna_counts){.nl = a->rcounts}
+                                     : (tuna_counts){.n = a->rcounts};
+    int why = ch->vendor ? -1 : inter ? WHY_INTER : -2;
+    tuna_request op = TUNA_REQUEST_NULL;
+    if (why == -2) {
+        rc = tuna_ialltoallv_of(a, comm, &ch->opt, &op);
+        if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the row has no nonblocking form yet */
+            why = WHY_NO_STEP_FORM;
+        else if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
+            return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, t0);
+    }
+    if (why != -2) { /* the library's own */
+        rc = library_ialltoallv(a, comm, request);
+        if (rc != MPI_SUCCESS)
+            return rc; /* the library has invoked the error handler */
+        if (why >= 0)
+            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
+        if (preload_stats_enabled) {
+            unsigned long long sent, recvd;
+            a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
+            preload_account(s, STAT_IALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                            why >= 0 ? preload_reason_name[why] : ch->label,
+                            preload_clock_now() - t0, sent, recvd);
+        }
+        return MPI_SUCCESS;
+    }
+    unsigned long long sent = 0, recvd = 0;
+    if (preload_stats_enabled)
+        a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
+    return preload_proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return preload_ialltoallv(&a, comm, request);
+}
+
+#ifdef TUNA_HAVE_MPI_IALLTOALLV_C
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    const ia2av_args a = {true,    sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return preload_ialltoallv(&a, comm, request);
+}
+#endif
+
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
+typedef int (*alltoallv_init_fn)(const void *, const int[], const int[], MPI_Datatype, void *,
+                                 const int[], const int[], MPI_Datatype, MPI_Comm, MPI_Info,
+                                 MPI_Request *);
+
+static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
+                           const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                           void *recvbuf, const int recvcounts[], const int rdispls[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s = NULL;
+    /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
+    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                       recvtype, comm, info, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
+    int why = -1;
+    if (!ch->vendor && inter) {
+        why = WHY_INTER;
+    } else if (!ch->vendor) {
+        /* The plan duplicates derived datatypes itself: the application may free its own
+         * right after the init, as MPI allows. */
+        tuna_plan plan = NULL;
+        rc = tuna_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, &ch->opt, preload_plan_flags, &plan);
+        if (rc != MPI_SUCCESS) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+            /* Init errors are agreed (every rank is here): if some rank's arguments are
+             * valid MPI that tuna does not take, all ranks hand the init to the library. */
+            int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts,
+                                        recvtype, P);
+            if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS ||
+                any < 0) {
+                char label[LABEL_MAX + 32];
+                snprintf(label, sizeof label, "%s (alltoallv_init)", ch->label);
+                preload_account(s, COLL_ALLTOALLV, PATH_ERROR, label,
+                                preload_clock_now() - t0, 0, 0);
+                return preload_raise_error(comm, rc, msg);
+            }
+            why = any;
+        } else {
+            const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+            unsigned long long sent, recvd;
+            a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
+            return preload_plan_request(s, COLL_ALLTOALLV, plan, comm, t0, sent, recvd, request);
+        }
+    }
+    /* The library's own persistent alltoallv; its request goes back untouched. */
+    rc = library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                 comm, info, request);
+    if (rc != MPI_SUCCESS)
+        return rc;   /* the library has invoked the error handler */
+    preload_library_init_done(s, COLL_ALLTOALLV, why, comm, t0);
+    return MPI_SUCCESS;
+}
+
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    return persistent_init(PMPI_Alltoallv_init, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                           recvcounts, rdispls, recvtype, comm, info, request);
+}
+#endif
+
+#ifdef TUNA_HAVE_MPIX_ALLTOALLV_INIT
+int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    return persistent_init(PMPIX_Alltoallv_init, sendbuf, sendcounts, sdispls, sendtype,
+                           recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+}
+#endif
+#endif /* a persistent alltoallv */
