@@ -325,6 +325,10 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
             bench_args.append("--no-phases")
         if args.plan:
             bench_args += ["--plan", args.plan]
+        if args.nonblocking:
+            bench_args.append("--nonblocking")
+        if args.poll is not None:
+            bench_args += ["--poll", f"{args.poll:g}"]
         bench_args += launch.bench_workload(args.collective, args.dist)
         for p in args.param or []:
             bench_args += ["--param", p]
@@ -748,6 +752,11 @@ def register(subparsers):
                         "(memory flat in P)")
     r.add_argument("--plan", choices=["estimate", "measure"],
                    help="tuna-bench --plan: time persistent plans (docs/plans.md)")
+    r.add_argument("--nonblocking", action="store_true",
+                   help="tuna-bench --nonblocking: overlap of the nonblocking form with "
+                        "simulated computation (docs/nonblocking.md, Overlap)")
+    r.add_argument("--poll", type=float,
+                   help="tuna-bench --poll F: with --nonblocking, test every F of the pure time")
     r.add_argument("--phases", action="store_true",
                    help="record tuna_stats phase times (prepare, metadata, data, ...) in extra "
                         "calls after the timed ones (the timed calls never record: same "

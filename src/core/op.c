@@ -284,6 +284,29 @@ int tuna_request_test(tuna_request *req, int *flag)
     return done ? finish(req) : MPI_SUCCESS;
 }
 
+/*
+ * Whether a wait may block in MPI on its operation's own requests, as a blocking call's wait
+ * does: no other operation is active, and no other thread can start one meanwhile (below
+ * MPI_THREAD_MULTIPLE one thread calls MPI at a time). Polling instead would burn the same
+ * CPU natively and, under SimGrid SMPI, cost simulated time per test (smpi/test).
+ */
+static bool wait_may_block(void)
+{
+    if (atomic_load_explicit(&list_count, memory_order_relaxed) != 1)
+        return false;
+    int level;
+    return PMPI_Query_thread(&level) == MPI_SUCCESS && level < MPI_THREAD_MULTIPLE;
+}
+
+/* Steps a claimed operation to its end, blocking in MPI between steps. */
+static void advance_blocking(tuna_op *op)
+{
+    while (!op->done) {
+        const int wait_rc = op->nreq > 0 ? wait_here(op) : MPI_SUCCESS;
+        run_step(op, wait_rc);
+    }
+}
+
 int tuna_request_wait(tuna_request *req)
 {
     if (!req)
@@ -292,6 +315,10 @@ int tuna_request_wait(tuna_request *req)
         return MPI_SUCCESS;
     for (;;) {
         bool done;
+        if (wait_may_block() && claim(*req)) {
+            advance_blocking(*req);
+            unclaim(*req);
+        }
         tuna_op_advance(*req, &done);
         if (done)
             return finish(req);

@@ -19,6 +19,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "distributions.h"
+#include "overlap.h"
 #include "run_meta.h"
 #include "specs.h"
 #include "tuna.h"
@@ -78,6 +79,8 @@ typedef struct bench_args {
     int list, help;
     int facts_procs; /* --facts P: print the data sets' facts for P ranks and exit (0: off) */
     int facts_matrix; /* --matrix: --facts also prints the P x P block sizes in bytes */
+    int nonblocking;  /* --nonblocking: overlap of the nonblocking form (overlap.h) */
+    double poll;      /* --poll: tests every this fraction of the pure time (0: none) */
 } bench_args;
 
 static int me = 0, P = 1;
@@ -130,6 +133,14 @@ static void usage(FILE *f)
             "                          time persistent plans (tuna_*_init once per configuration,\n"
             "                          then tuna_start + tuna_wait per iteration); the plan's\n"
             "                          init time (max over ranks) is reported apart\n"
+            "      --nonblocking       overlap of the nonblocking form (tuna_ialltoallv, ...), as\n"
+            "                          the OSU benchmarks measure it: pure time (start, wait),\n"
+            "                          then start, computation as long as the pure time, wait;\n"
+            "                          overlap = 100 (1 - (total - computation) / pure). The\n"
+            "                          library's own nonblocking call is the 'vendor' row\n"
+            "      --poll F            with --nonblocking: test the operation every F of the\n"
+            "                          pure time during the computation (default 0.05; 0: never;\n"
+            "                          TUNA_PROGRESS=thread progresses it without tests)\n"
             "      --no-vendor         do not time the vendor MPI_Alltoallv (JSON: vendor null)\n"
             "      --no-verify         do not verify (results unverified; under SMPI the payload\n"
             "                          buffers are SMPI_SHARED_MALLOC'ed: memory flat in P)\n"
@@ -173,7 +184,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
            O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS, O_MATRIX,
-           O_PHASEITERS };
+           O_PHASEITERS, O_NONBLOCKING, O_POLL };
     static const struct option longopts[] = {
         {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
@@ -194,6 +205,8 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"no-vendor", no_argument, 0, O_NOVENDOR},
         {"no-verify", no_argument, 0, O_NOVERIFY},
         {"plan", required_argument, 0, O_PLAN},
+        {"nonblocking", no_argument, 0, O_NONBLOCKING},
+        {"poll", required_argument, 0, O_POLL},
         {"json", required_argument, 0, 'j'},
         {"append", no_argument, 0, O_APPEND},
         {"run-name", required_argument, 0, O_RUNNAME},
@@ -216,6 +229,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     a->phase_iters = -1;
     a->vendor = 1;
     a->verify = 1;
+    a->poll = 0.05;
     double scale = 0;
     opterr = 0;
     optind = 1;
@@ -351,6 +365,18 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         case O_NOVERIFY:
             a->verify = 0;
             break;
+        case O_NONBLOCKING:
+            a->nonblocking = 1;
+            break;
+        case O_POLL: {
+            char *end;
+            a->poll = strtod(optarg, &end);
+            if (*end || !(a->poll >= 0 && a->poll <= 1)) {
+                snprintf(err, errlen, "--poll '%s': expected a fraction in [0, 1]", optarg);
+                return -1;
+            }
+            break;
+        }
         case 'j':
             a->json_path = optarg;
             break;
@@ -385,6 +411,14 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     if (a->facts_matrix && !a->facts_procs) {
         snprintf(err, errlen, "--matrix goes with --facts P");
         return -1;
+    }
+    if (a->nonblocking && a->plan) {
+        snprintf(err, errlen, "--nonblocking and --plan: one at a time");
+        return -1;
+    }
+    if (a->nonblocking) { /* the library's own nonblocking call is the 'vendor' row */
+        a->vendor = 0;
+        a->phases = 0;
     }
     if (a->facts_procs && a->coll != TUNA_ALLTOALLV) {
         snprintf(err, errlen, "--facts describes alltoallv data sets only");
@@ -1105,6 +1139,12 @@ typedef struct result {
     int ntried;          /* --plan measure: the candidates it timed (options, seconds) */
     char tried[TUNA_PLAN_MAX_TRIED][96];
     double tried_seconds[TUNA_PLAN_MAX_TRIED];
+    /* --nonblocking: alg and samples hold the pure times (start, wait) */
+    summary total;       /* start, computation, wait */
+    double *tsamples;    /* their per-iteration max over ranks (rank 0) */
+    double compute;      /* the computation's length */
+    double overlap;      /* percent */
+    int tests;           /* tests during one computation */
 } result;
 
 static void verify_or_abort(const bench_args *a, const dataset *d, const config *c, int tsize,
@@ -1201,11 +1241,100 @@ static void record_choice(const bench_args *a, result *r)
  * memory and rounds come from a->phase_iters further calls after the timed ones, recording
  * on and no vendor call between them; their own times (recorded_median) are kept apart.
  */
+/* --nonblocking: one configuration's operations (overlap.h). */
+typedef struct nb_call {
+    const bench_args *a;
+    dataset *d;
+    const config *c;
+    MPI_Comm comm;
+} nb_call;
+
+static int start_nonblocking(void *ctx, tuna_request *req)
+{
+    const nb_call *x = ctx;
+    const bench_args *a = x->a;
+    dataset *d = x->d;
+    const tuna_options *o = &x->c->opt;
+    if (a->coll == TUNA_ALLGATHER)
+        return tuna_iallgather(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, x->comm,
+                               o, req);
+    if (a->coll == TUNA_ALLTOALL)
+        return tuna_ialltoall(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, x->comm,
+                              o, req);
+    if (a->coll == TUNA_ALLREDUCE)
+        return tuna_iallreduce(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, x->comm, o, req);
+    return tuna_ialltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf, d->rcounts,
+                           d->rdispls, a->type, x->comm, o, req);
+}
+
+static void run_overlap_config(const bench_args *a, dataset *d, const config *c, MPI_Comm comm,
+                               result *r)
+{
+    memset(r, 0, sizeof *r);
+    nb_call x = {a, d, c, comm};
+    /* A nonblocking start is local: it runs the library's call on a communicator no blocking
+     * tuna call has set up yet (docs/nonblocking.md). One blocking call of the configuration
+     * sets it up, as an application's earlier calls would. */
+    int rc = call_tuna(a, d, c, comm);
+    int failed = rc != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, comm);
+    if (failed) {
+        snprintf(r->error, sizeof r->error, "rank %d: %s", me,
+                 rc != MPI_SUCCESS ? tuna_error_string(rc) : "failed on another rank");
+        return;
+    }
+    /* One operation with statistics on (what ran, in the record), into a sentinel-filled
+     * buffer, checked unless --no-verify. */
+    int tsize;
+    MPI_Type_size(a->type, &tsize);
+    if (a->verify)
+        memset(d->rbuf, SENTINEL, d->rbytes);
+    tuna_request req = TUNA_REQUEST_NULL;
+    tuna_stats_enable(1);
+    rc = start_nonblocking(&x, &req);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_request_wait(&req);
+    tuna_stats_enable(0);
+    failed = rc != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, comm);
+    if (failed) {
+        snprintf(r->error, sizeof r->error, "rank %d: %s", me,
+                 rc != MPI_SUCCESS ? tuna_error_string(rc) : "failed on another rank");
+        return;
+    }
+    record_choice(a, r);
+    if (a->verify)
+        verify_or_abort(a, d, c, tsize, comm);
+    bench_overlap o;
+    bench_overlap_run(comm, a->warmup, a->iters, a->poll, start_nonblocking, &x, &o);
+    if (o.rc != MPI_SUCCESS) {
+        snprintf(r->error, sizeof r->error, "%s", o.error);
+    } else {
+        r->ok = 1;
+        r->compute = o.compute;
+        r->overlap = o.overlap;
+        r->tests = o.tests;
+        r->alg = summarize(o.pure, a->iters);
+        r->total = summarize(o.total, a->iters);
+        if (me == 0) {
+            r->samples = o.pure;
+            r->tsamples = o.total;
+            o.pure = o.total = NULL;
+        }
+    }
+    free(o.pure);
+    free(o.total);
+}
+
 static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Comm comm,
                        result *r)
 {
     int tsize;
     MPI_Type_size(a->type, &tsize);
+    if (a->nonblocking) {
+        run_overlap_config(a, d, c, comm, r);
+        return;
+    }
     const int nph = a->phase_iters;
     /* auto learns on its first calls (docs/tuning.md, "Learning"): with warm-up asked for,
      * it gets at least the calls one class's learning takes with the default budget, so
@@ -1490,6 +1619,19 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     }
     json_object_set_new(rec, "samples", samples);
     json_object_set_new(rec, "vendor_samples", vsamples);
+    if (a->nonblocking) { /* time and samples: the pure operation; here the overlapped one */
+        const char *progress = getenv("TUNA_PROGRESS");
+        json_t *ts = json_array();
+        for (int k = 0; k < a->iters; k++)
+            json_array_append_new(ts, json_real(r->tsamples[k]));
+        json_object_set_new(
+            rec, "nonblocking",
+            json_pack("{s:f, s:s, s:f, s:o, s:o, s:f, s:i, s:s}", "poll", a->poll, "progress",
+                      progress && *progress ? progress : "poll", "compute", r->compute,
+                      "total", summary_json(&r->total), "total_samples", ts,
+                      "overlap_percent", r->overlap, "tests", r->tests, "ran",
+                      r->has_choice ? r->choice : "?"));
+    }
     if (a->phases) {
         json_t *ph = json_object();
         for (int p = 0; p < TUNA_PHASE_COUNT; p++)
@@ -1526,14 +1668,25 @@ static void print_group_header(const bench_args *a, const dataset *d, int rpn_lo
                "empty)\n",
                d->dist->spec, size, a->type_name, P, rpn, d->mean_block_bytes,
                d->max_block_bytes, 100.0 * d->zero_fraction);
-    printf("%-36s %10s %10s %10s %7s %10s %8s %10s\n", "algorithm", "median_us", "min_us",
-           "p90_us", "spread", "vendor_us", "speedup", "temp_KiB");
+    if (a->nonblocking)
+        printf("%-36s %10s %10s %10s %10s %8s %6s\n", "algorithm", "pure_us", "p90_us",
+               "compute_us", "total_us", "overlap", "tests");
+    else
+        printf("%-36s %10s %10s %10s %7s %10s %8s %10s\n", "algorithm", "median_us", "min_us",
+               "p90_us", "spread", "vendor_us", "speedup", "temp_KiB");
 }
 
-static void print_row(const config *c, const result *r, int best, int vendor)
+static void print_row(const bench_args *a, const config *c, const result *r, int best)
 {
+    const int vendor = a->vendor;
     if (!r->ok) {
         printf("%-36s error: %s\n", c->name, r->error);
+        return;
+    }
+    if (a->nonblocking) {
+        printf("%-36s %10.1f %10.1f %10.1f %10.1f %7.1f%% %6d\n", c->name, 1e6 * r->alg.median,
+               1e6 * r->alg.p90, 1e6 * r->compute, 1e6 * r->total.median, r->overlap,
+               r->tests);
         return;
     }
     char vt[32] = "-", sp[32] = "-"; /* --no-vendor: not measured */
@@ -1763,7 +1916,14 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    MPI_Init(&argc, &argv);
+    /* TUNA_PROGRESS=thread: tuna's progress thread calls MPI beside the main thread. */
+    const char *progress = getenv("TUNA_PROGRESS");
+    if (progress && strcmp(progress, "thread") == 0) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     if (!physical_nodes())
@@ -1894,13 +2054,14 @@ int main(int argc, char **argv)
                         int multi = 0;
                         for (int cj = 0; cj < ncfg; cj++)
                             multi += cfg[cj].opt.algorithm == cfg[ci].opt.algorithm;
-                        print_row(&cfg[ci], &res[ci], best && multi > 1, a.vendor);
+                        print_row(&a, &cfg[ci], &res[ci], best && multi > 1);
                     }
                     fflush(stdout);
                 }
                 for (int ci = 0; ci < ncfg; ci++) {
                     free(res[ci].samples);
                     free(res[ci].vsamples);
+                    free(res[ci].tsamples);
                     memset(&res[ci], 0, sizeof res[ci]);
                 }
                 dataset_free(&d);
@@ -1908,7 +2069,13 @@ int main(int argc, char **argv)
         }
         MPI_Comm_free(&comm);
     }
-    if (me == 0) {
+    if (me == 0 && a.nonblocking) {
+        printf("\ntimes: per iteration the maximum over ranks, medians; pure = start + wait; "
+               "total = start, computation of the pure median's length (tested every %g of "
+               "it), wait; overlap = 100 (1 - (total - computation) / pure), in [0, 100]; "
+               "progress: %s\n",
+               a.poll, progress && *progress ? progress : "poll");
+    } else if (me == 0) {
         printf("\ntimes: per iteration the maximum over ranks; spread = (p90 - min) / median; "
                "speedup = vendor median / algorithm median (same run, interleaved); "
                "* = fastest parameters of an algorithm\n"
