@@ -8,8 +8,13 @@
  * proxy requests, and its point-to-point requests pass through to the library
  * as a C program's do. The starts and the completions are taken together: a
  * proxy made by a binding here must never reach the library's own PMPI_Wait
- * (nothing would progress its operation). (MPICH's Fortran wrappers call the C
- * MPI_ functions: this file is built for Open MPI only.)
+ * (nothing would progress its operation).
+ *
+ * MPICH 4.0.2 (TUNA_PRELOAD_MPICH): mpif.h and `use mpi` call the C MPI_Ialltoallv, MPI_Wait,
+ * ..., and so do mpi_f08's collectives (through its descriptor functions), but mpi_f08's
+ * request calls call PMPI_Wait, PMPI_Test, ... (libmpichfort, checked by disassembly): a
+ * Fortran MPI_Ialltoallv completed by MPI_Wait would hang. There only those are taken, under
+ * their one mpi_f08 name, with MPICH's mpi_f08 status sentinels.
  */
 #include "fortran_openmpi.h"
 #include "preload_internal.h" /* mpi-ext.h where the MPIX_ persistent collectives exist */
@@ -26,12 +31,29 @@ _Static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "a status is whole IN
  * are built with on Debian; its own bindings store 1 too). */
 #define F_TRUE 1
 
+#if defined(TUNA_PRELOAD_MPICH)
+static int f_status_ignore(const MPI_Fint *status)
+{
+    return (const void *)status == (const void *)MPI_F08_STATUS_IGNORE;
+}
+static int f_statuses_ignore(const MPI_Fint *statuses)
+{
+    return (const void *)statuses == (const void *)MPI_F08_STATUSES_IGNORE;
+}
+#define REQUEST_NAMES(impl, params, args, lo, UP) PRELOAD_F_BIND(impl, params, args, lo##_f08_)
+#else
+#define f_status_ignore preload_f_status_ignore
+#define f_statuses_ignore preload_f_statuses_ignore
+#define REQUEST_NAMES PRELOAD_F_NAMES
+#endif
+
 static void set_ierr(MPI_Fint *ierr, int rc)
 {
     if (ierr) /* optional in mpi_f08 */
         *ierr = (MPI_Fint)rc;
 }
 
+#if !defined(TUNA_PRELOAD_MPICH)
 /* The send type, unless the send buffer is MPI_IN_PLACE (its type argument is
  * then ignored). */
 static MPI_Datatype send_type(const void *sbuf, const MPI_Fint *type)
@@ -202,6 +224,7 @@ static void allreduce_init_f(void *sendbuf, void *recvbuf, const MPI_Fint *count
 PRELOAD_F_NAMES(allreduce_init_f, ALLREDUCE_INIT_P, ALLREDUCE_INIT_A, mpix_allreduce_init,
                 MPIX_ALLREDUCE_INIT)
 #endif
+#endif /* !TUNA_PRELOAD_MPICH */
 
 /* ---- request arrays: the C copies of a Fortran array call's requests,
  * statuses and indices (on the stack for a few requests, the usual case in a
@@ -239,7 +262,7 @@ static int arrays_get(c_arrays *a, int n, const MPI_Fint *freqs, const MPI_Fint 
     }
     for (int i = 0; i < n; i++)
         a->reqs[i] = PMPI_Request_f2c(freqs[i]);
-    if (preload_f_statuses_ignore(fstatuses))
+    if (f_statuses_ignore(fstatuses))
         a->sts = MPI_STATUSES_IGNORE;
     return MPI_SUCCESS;
 }
@@ -261,7 +284,7 @@ static void arrays_put(c_arrays *a, int n, MPI_Fint *freqs, int nst, MPI_Fint *f
 static MPI_Status *c_status(MPI_Status *st, const MPI_Fint *fstatus)
 {
     memset(st, 0, sizeof *st);
-    return preload_f_status_ignore(fstatus) ? MPI_STATUS_IGNORE : st;
+    return f_status_ignore(fstatus) ? MPI_STATUS_IGNORE : st;
 }
 
 static void status_put(const MPI_Status *st, MPI_Fint *fstatus)
@@ -427,25 +450,25 @@ static void startall_f(const MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr
 #define ONE_P (MPI_Fint * request, MPI_Fint * ierr)
 #define STARTALL_P (const MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
 
-PRELOAD_F_NAMES(wait_f, WAIT_P, (request, status, ierr), mpi_wait, MPI_WAIT)
-PRELOAD_F_NAMES(test_f, TEST_P, (request, flag, status, ierr), mpi_test, MPI_TEST)
-PRELOAD_F_NAMES(waitall_f, WAITALL_P, (count, requests, statuses, ierr), mpi_waitall, MPI_WAITALL)
-PRELOAD_F_NAMES(testall_f, TESTALL_P, (count, requests, flag, statuses, ierr), mpi_testall,
+REQUEST_NAMES(wait_f, WAIT_P, (request, status, ierr), mpi_wait, MPI_WAIT)
+REQUEST_NAMES(test_f, TEST_P, (request, flag, status, ierr), mpi_test, MPI_TEST)
+REQUEST_NAMES(waitall_f, WAITALL_P, (count, requests, statuses, ierr), mpi_waitall, MPI_WAITALL)
+REQUEST_NAMES(testall_f, TESTALL_P, (count, requests, flag, statuses, ierr), mpi_testall,
                 MPI_TESTALL)
-PRELOAD_F_NAMES(waitany_f, WAITANY_P, (count, requests, index, status, ierr), mpi_waitany,
+REQUEST_NAMES(waitany_f, WAITANY_P, (count, requests, index, status, ierr), mpi_waitany,
                 MPI_WAITANY)
-PRELOAD_F_NAMES(testany_f, TESTANY_P, (count, requests, index, flag, status, ierr), mpi_testany,
+REQUEST_NAMES(testany_f, TESTANY_P, (count, requests, index, flag, status, ierr), mpi_testany,
                 MPI_TESTANY)
-PRELOAD_F_NAMES(some_f, SOME_P,
+REQUEST_NAMES(some_f, SOME_P,
                 (MPI_Waitsome, incount, requests, outcount, indices, statuses, ierr), mpi_waitsome,
                 MPI_WAITSOME)
-PRELOAD_F_NAMES(some_f, SOME_P,
+REQUEST_NAMES(some_f, SOME_P,
                 (MPI_Testsome, incount, requests, outcount, indices, statuses, ierr), mpi_testsome,
                 MPI_TESTSOME)
-PRELOAD_F_NAMES(request_get_status_f, GET_STATUS_P, (request, flag, status, ierr),
+REQUEST_NAMES(request_get_status_f, GET_STATUS_P, (request, flag, status, ierr),
                 mpi_request_get_status, MPI_REQUEST_GET_STATUS)
-PRELOAD_F_NAMES(one_request_f, ONE_P, (MPI_Start, request, 1, ierr), mpi_start, MPI_START)
-PRELOAD_F_NAMES(one_request_f, ONE_P, (MPI_Request_free, request, 1, ierr), mpi_request_free,
+REQUEST_NAMES(one_request_f, ONE_P, (MPI_Start, request, 1, ierr), mpi_start, MPI_START)
+REQUEST_NAMES(one_request_f, ONE_P, (MPI_Request_free, request, 1, ierr), mpi_request_free,
                 MPI_REQUEST_FREE)
-PRELOAD_F_NAMES(one_request_f, ONE_P, (MPI_Cancel, request, 0, ierr), mpi_cancel, MPI_CANCEL)
-PRELOAD_F_NAMES(startall_f, STARTALL_P, (count, requests, ierr), mpi_startall, MPI_STARTALL)
+REQUEST_NAMES(one_request_f, ONE_P, (MPI_Cancel, request, 0, ierr), mpi_cancel, MPI_CANCEL)
+REQUEST_NAMES(startall_f, STARTALL_P, (count, requests, ierr), mpi_startall, MPI_STARTALL)

@@ -27,6 +27,12 @@
 #define IE , ierr
 #define IE0 ierr
 #endif
+#if defined(TUNA_MPICH) && !defined(TUNA_F08)
+! MPICH 4.0.2's mpif.h / `use mpi` MPI_WAITANY and MPI_TESTANY add 1 to MPI_UNDEFINED too.
+#define UNDEFINED_INDEX (MPI_UNDEFINED + 1)
+#else
+#define UNDEFINED_INDEX MPI_UNDEFINED
+#endif
 #ifdef TUNA_MPIX
 #define ALLTOALLV_INIT MPIX_Alltoallv_init
 #else
@@ -173,13 +179,13 @@ program nonblocking_mixed
            if (idx >= 1 .and. idx <= NREQ) call check_status(st, idx)
         end do
         call MPI_Waitany(NREQ, req, idx, st IE)
-        if (idx /= MPI_UNDEFINED) call fail('MPI_WAITANY after all: index', idx)
+        if (idx /= UNDEFINED_INDEX) call fail('MPI_WAITANY after all: index', idx)
      case (6)   ! MPI_TESTANY loop, status ignored
         n = 0
         do while (n < NREQ)
            call MPI_Testany(NREQ, req, idx, flag, MPI_STATUS_IGNORE IE)
            if (flag) then
-              if (idx == MPI_UNDEFINED) then
+              if (idx == UNDEFINED_INDEX) then
                  call fail('MPI_TESTANY: no active request left after', n)
                  exit
               end if
