@@ -119,19 +119,17 @@ static void iallreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
     (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,            \
      const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, \
      MPI_Fint *ierr)
-#define IALLTOALL_A                                                                                \
-    (MPI_Ialltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
-#define IALLGATHER_A                                                                               \
-    (MPI_Iallgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request,    \
-     ierr)
+/* MPI_IALLTOALL and MPI_IALLGATHER: the arguments with the C function to call. */
+#define COUNTED_A(fn)                                                                              \
+    (fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
 #define ALLREDUCE_P                                                                                \
     (void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,                \
      const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 #define ALLREDUCE_A (sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
 
 PRELOAD_F_NAMES(ialltoallv_f, ALLTOALLV_P, ALLTOALLV_A, mpi_ialltoallv, MPI_IALLTOALLV)
-PRELOAD_F_NAMES(counted_f, COUNTED_P, IALLTOALL_A, mpi_ialltoall, MPI_IALLTOALL)
-PRELOAD_F_NAMES(counted_f, COUNTED_P, IALLGATHER_A, mpi_iallgather, MPI_IALLGATHER)
+PRELOAD_F_NAMES(counted_f, COUNTED_P, COUNTED_A(MPI_Ialltoall), mpi_ialltoall, MPI_IALLTOALL)
+PRELOAD_F_NAMES(counted_f, COUNTED_P, COUNTED_A(MPI_Iallgather), mpi_iallgather, MPI_IALLGATHER)
 PRELOAD_F_NAMES(iallreduce_f, ALLREDUCE_P, ALLREDUCE_A, mpi_iallreduce, MPI_IALLREDUCE)
 
 /* ---- the persistent collectives: Open MPI 4.1's MPIX_ forms (the pcollreq
@@ -187,20 +185,16 @@ static void counted_init_f(counted_init_fn fn, void *sendbuf, const MPI_Fint *se
     (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,            \
      const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm,                    \
      const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+#define COUNTED_INIT_A(fn)                                                                         \
+    (fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr)
 #endif
 #if defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
-#define ALLTOALL_INIT_A                                                                            \
-    (MPIX_Alltoall_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,   \
-     request, ierr)
-PRELOAD_F_NAMES(counted_init_f, COUNTED_INIT_P, ALLTOALL_INIT_A, mpix_alltoall_init,
-                MPIX_ALLTOALL_INIT)
+PRELOAD_F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(MPIX_Alltoall_init),
+                mpix_alltoall_init, MPIX_ALLTOALL_INIT)
 #endif
 #if defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
-#define ALLGATHER_INIT_A                                                                           \
-    (MPIX_Allgather_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,  \
-     request, ierr)
-PRELOAD_F_NAMES(counted_init_f, COUNTED_INIT_P, ALLGATHER_INIT_A, mpix_allgather_init,
-                MPIX_ALLGATHER_INIT)
+PRELOAD_F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(MPIX_Allgather_init),
+                mpix_allgather_init, MPIX_ALLGATHER_INIT)
 #endif
 
 #if defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
@@ -454,21 +448,19 @@ REQUEST_NAMES(wait_f, WAIT_P, (request, status, ierr), mpi_wait, MPI_WAIT)
 REQUEST_NAMES(test_f, TEST_P, (request, flag, status, ierr), mpi_test, MPI_TEST)
 REQUEST_NAMES(waitall_f, WAITALL_P, (count, requests, statuses, ierr), mpi_waitall, MPI_WAITALL)
 REQUEST_NAMES(testall_f, TESTALL_P, (count, requests, flag, statuses, ierr), mpi_testall,
-                MPI_TESTALL)
+              MPI_TESTALL)
 REQUEST_NAMES(waitany_f, WAITANY_P, (count, requests, index, status, ierr), mpi_waitany,
-                MPI_WAITANY)
+              MPI_WAITANY)
 REQUEST_NAMES(testany_f, TESTANY_P, (count, requests, index, flag, status, ierr), mpi_testany,
-                MPI_TESTANY)
-REQUEST_NAMES(some_f, SOME_P,
-                (MPI_Waitsome, incount, requests, outcount, indices, statuses, ierr), mpi_waitsome,
-                MPI_WAITSOME)
-REQUEST_NAMES(some_f, SOME_P,
-                (MPI_Testsome, incount, requests, outcount, indices, statuses, ierr), mpi_testsome,
-                MPI_TESTSOME)
+              MPI_TESTANY)
+REQUEST_NAMES(some_f, SOME_P, (MPI_Waitsome, incount, requests, outcount, indices, statuses, ierr),
+              mpi_waitsome, MPI_WAITSOME)
+REQUEST_NAMES(some_f, SOME_P, (MPI_Testsome, incount, requests, outcount, indices, statuses, ierr),
+              mpi_testsome, MPI_TESTSOME)
 REQUEST_NAMES(request_get_status_f, GET_STATUS_P, (request, flag, status, ierr),
-                mpi_request_get_status, MPI_REQUEST_GET_STATUS)
+              mpi_request_get_status, MPI_REQUEST_GET_STATUS)
 REQUEST_NAMES(one_request_f, ONE_P, (MPI_Start, request, 1, ierr), mpi_start, MPI_START)
 REQUEST_NAMES(one_request_f, ONE_P, (MPI_Request_free, request, 1, ierr), mpi_request_free,
-                MPI_REQUEST_FREE)
+              MPI_REQUEST_FREE)
 REQUEST_NAMES(one_request_f, ONE_P, (MPI_Cancel, request, 0, ierr), mpi_cancel, MPI_CANCEL)
 REQUEST_NAMES(startall_f, STARTALL_P, (count, requests, ierr), mpi_startall, MPI_STARTALL)
