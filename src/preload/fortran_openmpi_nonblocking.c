@@ -23,8 +23,8 @@
 #include <string.h>
 
 /* A Fortran status is INTEGER(MPI_STATUS_SIZE), as long as the C one (Open MPI
- * copies it integer by integer; TYPE(MPI_Status) of mpi_f08 has the C layout).
- */
+ * copies it integer by integer; TYPE(MPI_Status) of mpi_f08 has the C layout, in
+ * Open MPI 4.1 and MPICH 4.0 alike). */
 #define F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
 _Static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "a status is whole INTEGERs");
 /* Fortran LOGICAL .TRUE. of gfortran (the compiler Open MPI's Fortran bindings
