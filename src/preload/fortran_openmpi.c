@@ -9,7 +9,7 @@
  * MPI_Init, so this file is built for Open MPI only.)
  */
 #define _GNU_SOURCE   /* RTLD_DEFAULT */
-#include "preload.h"
+#include "fortran_openmpi.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -17,44 +17,53 @@
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as int");
 
 /*
- * Fortran MPI_IN_PLACE and MPI_BOTTOM are common-block variables of libmpi
- * whose addresses are the sentinels; Open MPI accepts every name mangling.
+ * Fortran MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are common-block
+ * variables of libmpi (mpif.h and `use mpi`; `use mpi_f08` refers to the same ones) whose
+ * addresses are the sentinels; Open MPI accepts every name mangling.
  */
-static const char *const in_place_names[] = {"mpi_fortran_in_place", "mpi_fortran_in_place_",
-                                             "mpi_fortran_in_place__", "MPI_FORTRAN_IN_PLACE"};
-static const char *const bottom_names[] = {"mpi_fortran_bottom", "mpi_fortran_bottom_",
-                                           "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"};
-static void *in_place_addr[4], *bottom_addr[4];
+enum { IN_PLACE, BOTTOM, STATUS_IGNORE, STATUSES_IGNORE, NSENTINEL };
+static const char *const sentinel_names[NSENTINEL][4] = {
+    {"mpi_fortran_in_place", "mpi_fortran_in_place_", "mpi_fortran_in_place__",
+     "MPI_FORTRAN_IN_PLACE"},
+    {"mpi_fortran_bottom", "mpi_fortran_bottom_", "mpi_fortran_bottom__", "MPI_FORTRAN_BOTTOM"},
+    {"mpi_fortran_status_ignore", "mpi_fortran_status_ignore_", "mpi_fortran_status_ignore__",
+     "MPI_FORTRAN_STATUS_IGNORE"},
+    {"mpi_fortran_statuses_ignore", "mpi_fortran_statuses_ignore_",
+     "mpi_fortran_statuses_ignore__", "MPI_FORTRAN_STATUSES_IGNORE"}};
+static void *sentinel_addr[NSENTINEL][4];
 static int sentinels_loaded;
 
-static void load_sentinels(void)
+static int is_sentinel(const void *p, int which)
 {
-    if (sentinels_loaded)
-        return;
-    for (int i = 0; i < 4; i++) {
-        in_place_addr[i] = dlsym(RTLD_DEFAULT, in_place_names[i]);
-        bottom_addr[i] = dlsym(RTLD_DEFAULT, bottom_names[i]);
+    if (!sentinels_loaded) {
+        for (int s = 0; s < NSENTINEL; s++)
+            for (int i = 0; i < 4; i++)
+                sentinel_addr[s][i] = dlsym(RTLD_DEFAULT, sentinel_names[s][i]);
+        sentinels_loaded = 1;
     }
-    sentinels_loaded = 1;
-}
-
-static int is_one_of(const void *p, void *const addr[4])
-{
     for (int i = 0; i < 4; i++)
-        if (addr[i] && p == addr[i])
+        if (sentinel_addr[which][i] && p == sentinel_addr[which][i])
             return 1;
     return 0;
 }
 
-/* Fortran buffer address to the C one: MPI_IN_PLACE / MPI_BOTTOM sentinels converted. */
-static void *c_buffer(void *buf)
+void *preload_f_buffer(void *buf)
 {
-    load_sentinels();
-    if (is_one_of(buf, in_place_addr))
+    if (is_sentinel(buf, IN_PLACE))
         return MPI_IN_PLACE;
-    if (is_one_of(buf, bottom_addr))
+    if (is_sentinel(buf, BOTTOM))
         return MPI_BOTTOM;
     return buf;
+}
+
+int preload_f_status_ignore(const MPI_Fint *status)
+{
+    return is_sentinel(status, STATUS_IGNORE);
+}
+
+int preload_f_statuses_ignore(const MPI_Fint *statuses)
+{
+    return is_sentinel(statuses, STATUSES_IGNORE);
 }
 
 static void alltoallv_f(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
@@ -62,10 +71,11 @@ static void alltoallv_f(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fin
                         const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm,
                         MPI_Fint *ierr)
 {
-    void *sbuf = c_buffer(sendbuf);
+    void *sbuf = preload_f_buffer(sendbuf);
     MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
-    int rc = tuna_preload_alltoallv(sbuf, sendcounts, sdispls, st, c_buffer(recvbuf), recvcounts,
-                                    rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    int rc = tuna_preload_alltoallv(sbuf, sendcounts, sdispls, st, preload_f_buffer(recvbuf),
+                                    recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
+                                    PMPI_Comm_f2c(*comm));
     if (ierr)   /* optional in mpi_f08 */
         *ierr = (MPI_Fint)rc;
 }
@@ -101,10 +111,11 @@ static void alltoall_f(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint 
                        void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
                        const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    void *sbuf = c_buffer(sendbuf);
+    void *sbuf = preload_f_buffer(sendbuf);
     MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
-    int rc = tuna_preload_alltoall(sbuf, (int)*sendcount, st, c_buffer(recvbuf), (int)*recvcount,
-                                   PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    int rc = tuna_preload_alltoall(sbuf, (int)*sendcount, st, preload_f_buffer(recvbuf),
+                                   (int)*recvcount, PMPI_Type_f2c(*recvtype),
+                                   PMPI_Comm_f2c(*comm));
     if (ierr)
         *ierr = (MPI_Fint)rc;
 }
@@ -113,9 +124,9 @@ static void allgather_f(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint
                         void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
                         const MPI_Fint *comm, MPI_Fint *ierr)
 {
-    void *sbuf = c_buffer(sendbuf);
+    void *sbuf = preload_f_buffer(sendbuf);
     MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
-    int rc = tuna_preload_allgather(sbuf, (int)*sendcount, st, c_buffer(recvbuf),
+    int rc = tuna_preload_allgather(sbuf, (int)*sendcount, st, preload_f_buffer(recvbuf),
                                     (int)*recvcount, PMPI_Type_f2c(*recvtype),
                                     PMPI_Comm_f2c(*comm));
     if (ierr)
@@ -126,8 +137,8 @@ static void allreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
                         const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
                         MPI_Fint *ierr)
 {
-    int rc = tuna_preload_allreduce(c_buffer(sendbuf), c_buffer(recvbuf), (int)*count,
-                                    PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op),
+    int rc = tuna_preload_allreduce(preload_f_buffer(sendbuf), preload_f_buffer(recvbuf),
+                                    (int)*count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op),
                                     PMPI_Comm_f2c(*comm));
     if (ierr)
         *ierr = (MPI_Fint)rc;
