@@ -319,7 +319,7 @@ int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)
 
 int tuna_a2av_auto(const tuna_a2av_args *a)
 {
-    /* Callers holding normalised arguments: the core decides before normalising (so that a
+    /* Callers holding normalised arguments: the front end decides before normalising (so that a
      * vendor choice runs on the user's own arguments) and never comes here. */
     tuna_a2av_args chosen = *a;
     int alg;

@@ -364,7 +364,7 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
     s->h.out_bytes = m->bytes;
     s->h.in_bytes = m->bytes + nio;
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
-    /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
+    /* The own block: sbytes[me] <= rbytes[me] was checked by the front end (front.c). */
     if (v->sbytes[me])
         memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], v->sbytes[me]);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);

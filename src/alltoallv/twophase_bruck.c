@@ -311,7 +311,7 @@ static int begin(tuna_a2av_op *o)
     o->state = s;
     o->state_free = state_free;
     const tuna_bytes_view *v = &s->v;
-    /* Own block: never leaves this rank (the core checked it fits). */
+    /* Own block: never leaves this rank (the front end checked it fits). */
     size_t own = v->sbytes[me] < v->rbytes[me] ? v->sbytes[me] : v->rbytes[me];
     if (own)
         memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], own);
