@@ -171,10 +171,8 @@ static tuna_select_input global_input(int pat, int seed)
     tuna_ctx *ctx;
     tuna_ctx_get(MPI_COMM_WORLD, "test_auto", &ctx);
     double blocks = (double)P * P;
-    return (tuna_select_input){.P = P, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
-                               .max_block = (double)mx[0], .mean_block = (double)sum[1] / blocks,
-                               .total_max = (double)mx[1],
-                               .zero_fraction = (double)sum[0] / blocks};
+    return tuna_select_input_a2av(ctx, (double)mx[0], (double)sum[1] / blocks, (double)mx[1],
+                                  (double)sum[0] / blocks, false);
 }
 
 static bool same_choice(const tuna_stats *s, const tuna_choice *c)

@@ -10,7 +10,7 @@
  *     TuNA: slots*m + S <= temp <= 2*slots*m + S (+ L) on a fresh communicator
  *     (the old arena lives on while a growth waits for sends from it), and
  *     exactly (slots + H)*b (+ (N-1)(Q-1)*b) for uniform blocks of b bytes;
- *     twophase-bruck exactly (P-K-1)*m + largest round out + in + 16*floor(P/2).
+ *     twophase-bruck exactly (P-K-1)*m + largest round out + in + 16*floor(P/2) + 2.
  *     The round count equals K;
  *   - one huge block among tiny or empty ones, sent over the most hops: exact
  *     data, nothing written outside the receive blocks, and ranks that never
@@ -204,7 +204,8 @@ static bound tuna_bound(int radix, int batch, long Q, const long *sz, const boun
     return bd;
 }
 
-/* twophase-bruck on this rank: (P-K-1)*m + largest round out + in + 16*floor(P/2). */
+/* twophase-bruck on this rank: (P-K-1)*m + largest round out + in + 16*floor(P/2) + 2
+ * (the sizes out and in, each with the metadata's header byte: src/alltoallv/sizes_wire.h). */
 static long twophase_expected(const long *sz, long *held)
 {
     int K = 0;
@@ -236,7 +237,7 @@ static long twophase_expected(const long *sz, long *held)
     free(out);
     free(in);
     *held = m;
-    return P == 1 ? 0 : (P - K - 1) * m + mo + mi + 16L * (P / 2);
+    return P == 1 ? 0 : (P - K - 1) * m + mo + mi + 16L * (P / 2) + 2;
 }
 
 /* Byte `off` of the block from s to d. */

@@ -1,5 +1,5 @@
 /*
- * The two-rank path of spreadout, pairwise and xor (src/core/alltoallv.c,
+ * The two-rank path of spreadout, pairwise and xor (src/alltoallv/front.c,
  * run_two_rank_exchange): at P = 2 with plain arguments they run the own block's memcpy and
  * one MPI_Sendrecv straight from the arguments; anything else takes the full path. Each rank
  * decides alone, so both mixes are checked: both ranks on the short path, one on each (the

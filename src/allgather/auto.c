@@ -12,10 +12,7 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
     int rc = tuna_select_agree(ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-    tuna_select_input in = {.P = ctx->size, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
-                            .max_block = (double)block, .mean_block = (double)block,
-                            .total_max = (double)block * ctx->size, .bytes = (double)block,
-                            .commute = true};
+    tuna_select_input in = tuna_select_input_of(ctx, TUNA_ALLGATHER, (double)block, true);
     if (tuna_learn_last_find(ctx, &tuna_ag_registry, &in, c, learning))
         return MPI_SUCCESS;
     rc = tuna_select_collective(&tuna_ag_registry, &in, c);

@@ -12,9 +12,7 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
     int rc = tuna_select_agree(ctx);
     if (rc != MPI_SUCCESS)
         return rc;
-    tuna_select_input in = {.P = ctx->size, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
-                            .max_block = bytes, .mean_block = bytes, .total_max = bytes,
-                            .bytes = bytes, .commute = commute};
+    tuna_select_input in = tuna_select_input_of(ctx, TUNA_ALLREDUCE, bytes, commute);
     if (tuna_learn_last_find(ctx, &tuna_ar_registry, &in, c, learning))
         return MPI_SUCCESS;
     rc = tuna_select_collective(&tuna_ar_registry, &in, c);

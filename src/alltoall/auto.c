@@ -10,20 +10,11 @@
 #include <math.h>
 #include <string.h>
 
-/* The uniform statistics: every block `block` bytes. */
-static tuna_select_input input_of(const tuna_ctx *ctx, size_t block)
-{
-    const double b = (double)block;
-    return (tuna_select_input){.P = ctx->size, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
-                               .max_block = b, .mean_block = b,
-                               .total_max = b * ctx->size, .zero_fraction = block ? 0 : 1,
-                               .bytes = b, .commute = true};
-}
 
 int tuna_a2a_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                          tuna_learn_class **learning)
 {
-    tuna_select_input in = input_of(ctx, block);
+    tuna_select_input in = tuna_select_input_of(ctx, TUNA_ALLTOALL, (double)block, true);
     if (tuna_learn_last_find(ctx, &tuna_a2a_registry, &in, c, learning))
         return MPI_SUCCESS;
     int rc = tuna_select_collective(&tuna_a2a_registry, &in, c);

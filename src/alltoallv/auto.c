@@ -99,16 +99,8 @@ static void log_choice(const tuna_a2av_args *a, const tuna_select_input *in,
 
 static tuna_select_input input_of(const tuna_a2av_args *a, bool reusing)
 {
-    return (tuna_select_input){
-        .P = a->size,
-        .Q = a->ctx->ranks_per_node,
-        .N = a->ctx->nnodes,
-        .max_block = (double)a->max_block_bytes,
-        .mean_block = a->mean_block_bytes,
-        .total_max = (double)a->total_bytes_max,
-        .zero_fraction = a->zero_fraction,
-        .agree_pending = reusing,
-    };
+    return tuna_select_input_a2av(a->ctx, (double)a->max_block_bytes, a->mean_block_bytes,
+                                  (double)a->total_bytes_max, a->zero_fraction, reusing);
 }
 
 /* What ran and why, recorded on every call (the preload labels its statistics with them);
@@ -319,7 +311,7 @@ int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)
 
 int tuna_a2av_auto(const tuna_a2av_args *a)
 {
-    /* Callers holding normalised arguments: the core decides before normalising (so that a
+    /* Callers holding normalised arguments: the front end decides before normalising (so that a
      * vendor choice runs on the user's own arguments) and never comes here. */
     tuna_a2av_args chosen = *a;
     int alg;

@@ -40,7 +40,7 @@ typedef struct hier_mem {
     char **ptrs;
     size_t *bytes;
     uint64_t *meta;
-    unsigned char *wire; /* the sizes encoded (tuna_meta_encode): out, then in */
+    unsigned char *wire; /* the sizes encoded (tuna_sizes_encode): out, then in */
     MPI_Request *req;
     char *discard;
     size_t discard_len;
@@ -98,7 +98,7 @@ static int inter_meta_post(tuna_a2av_op *o, hier_state *s)
     const int Q = h->Q, nd = h->N - 1, tag = TUNA_TAG_INTER_META + h->a->tag_shift;
     MPI_Comm comm = h->a->ctx->comm;
     uint64_t *out = m->meta;
-    const size_t wb = TUNA_META_BYTES(Q);
+    const size_t wb = TUNA_SIZES_BYTES(Q);
     unsigned char *wout = m->wire, *win = m->wire + (size_t)nd * wb;
     int rc = MPI_SUCCESS;
     for (int i = 0; i < 2 * nd; i++) /* entries not posted stay null */
@@ -110,8 +110,8 @@ static int inter_meta_post(tuna_a2av_op *o, hier_state *s)
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
         for (int l = 0; l < Q; l++)
             out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
-        size_t len = tuna_meta_encode(out + (size_t)(d - 1) * Q, (size_t)Q,
-                                      wout + (size_t)(d - 1) * wb);
+        size_t len = tuna_sizes_encode(out + (size_t)(d - 1) * Q, (size_t)Q,
+                                       wout + (size_t)(d - 1) * wb);
         if ((rc = MPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
                             tag, comm, &m->req[2 * (d - 1) + 1])) != MPI_SUCCESS)
             m->req[2 * (d - 1) + 1] = MPI_REQUEST_NULL;
@@ -167,11 +167,12 @@ static int inter_meta_place(hier_state *s)
     hier_mem *m = &s->m;
     const int Q = s->h.Q, nd = s->h.N - 1;
     uint64_t *in = m->meta + (size_t)nd * Q;
-    const size_t wb = TUNA_META_BYTES(Q);
+    const size_t wb = TUNA_SIZES_BYTES(Q);
     unsigned char *win = m->wire + (size_t)nd * wb;
     int rc = MPI_SUCCESS;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
-        rc = tuna_meta_decode(win + (size_t)(d - 1) * wb, (size_t)Q, in + (size_t)(d - 1) * Q);
+        rc = tuna_sizes_decode(win + (size_t)(d - 1) * wb, wb, (size_t)Q,
+                               in + (size_t)(d - 1) * Q, "tuna");
     return rc != MPI_SUCCESS ? rc : inter_place(s, in);
 }
 
@@ -305,7 +306,7 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
     m->ptrs = tuna_malloc(sizeof(char *) * (2 * nio + 1));
     m->bytes = tuna_malloc(sizeof(size_t) * (2 * nio + 1));
     m->meta = tuna_malloc(sizeof(uint64_t) * (2 * nio + 1));
-    m->wire = tuna_malloc(2 * (size_t)(N - 1) * TUNA_META_BYTES(Q) + 1);
+    m->wire = tuna_malloc(2 * (size_t)(N - 1) * TUNA_SIZES_BYTES(Q) + 1);
     m->req = tuna_malloc(sizeof(MPI_Request) * (2 * (size_t)N + 1));
     if (!m->rp || !m->sb || !m->members || !m->ptrs || !m->bytes || !m->meta || !m->wire ||
         !m->req)
@@ -364,7 +365,7 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
     s->h.out_bytes = m->bytes;
     s->h.in_bytes = m->bytes + nio;
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
-    /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
+    /* The own block: sbytes[me] <= rbytes[me] was checked by the front end (front.c). */
     if (v->sbytes[me])
         memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], v->sbytes[me]);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);

@@ -129,7 +129,7 @@ static double window(const model *x, long s)
 
 /*
  * Bytes of a size announcement for n blocks of at most B bytes: a header byte, then each size
- * in the narrowest of 0, 1, 2, 4, 8 bytes that holds B (tuna_meta_encode, tuna_engine.c).
+ * in the narrowest of 0, 1, 2, 4, 8 bytes that holds B (tuna_sizes_encode, sizes_wire.c).
  */
 static double meta_bytes(double n, double B)
 {

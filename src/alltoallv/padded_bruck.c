@@ -1,6 +1,6 @@
 /*
  * padded-bruck: the padded Bruck baseline of the TuNA paper. Every block is
- * padded to the global maximum block size B (already allreduced by the core),
+ * padded to the global maximum block size B (already allreduced by the front end),
  * a uniform radix-2 Bruck exchange runs on the padded slots, and the real
  * bytes are scanned out. There are no explicit rotations: padding writes slot
  * i from the block for rank me+i, and scan-out reads the block from rank s in

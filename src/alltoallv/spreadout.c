@@ -2,7 +2,7 @@
  * spreadout: every receive and send posted at once, peer i steps away from
  * self in round-robin order (receive from rank-i, send to rank+i), so no
  * single rank is the first target of everyone. One Waitall. (At P = 2 the
- * blocking call takes the core's two-rank path, one MPI_Sendrecv.)
+ * blocking call takes the front end's two-rank path, one MPI_Sendrecv.)
  * Rounds: 1. Messages: 2(P-1) per rank. Temporary memory: 2(P-1) requests.
  */
 #include "alltoallv.h"

@@ -7,8 +7,8 @@
  * adds its file and one row here (docs/contributing.md); the rows alltoall runs too are in
  * rows.h.
  *
- * Only the padded Bruck algorithms need the globally agreed size statistics (the core's
- * allreduce then runs on every call; src/core/alltoallv.c). TuNA, hierarchical TuNA and
+ * Only the padded Bruck algorithms need the globally agreed size statistics (the front end's
+ * allreduce then runs on every call; src/alltoallv/front.c). TuNA, hierarchical TuNA and
  * two-phase Bruck learn the sizes from their metadata rounds.
  */
 #include "rows.h"
@@ -58,7 +58,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "
                                "a TUNA_TUNING table entry, else the cost model (docs/tuning.md)",
                        0, {{0}}},
-              /* agrees itself when the core did not (auto.c) */
+              /* agrees itself when the front end did not (auto.c) */
               .kind = TUNA_ROW_AUTO, .family = "auto"},
      .run = tuna_a2av_auto},
 };

@@ -90,7 +90,7 @@ static int tuna_begin(tuna_a2av_op *o)
                          .sizes_known = a->uniform,
                          .known_bytes = a->uniform ? (size_t)tuna_scount(a, 0) * a->ssize : 0};
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
-    /* The own block: sbytes[me] <= rbytes[me] was checked by the core. */
+    /* The own block: sbytes[me] <= rbytes[me] was checked by the front end (front.c). */
     if (v->sbytes[me])
         memcpy(s->rp[me], s->sp[me], v->sbytes[me]);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);

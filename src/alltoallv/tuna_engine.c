@@ -110,38 +110,6 @@ int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm, 
     return regions_post(m, peer, tag, comm, req, false);
 }
 
-/* ------------------------------------------------------------ announced sizes */
-
-size_t tuna_meta_encode(const uint64_t *sizes, size_t cnt, unsigned char *out)
-{
-    uint64_t max = 0;
-    for (size_t k = 0; k < cnt; k++)
-        max = sizes[k] > max ? sizes[k] : max;
-    unsigned w = max == 0 ? 0 : max <= UINT8_MAX ? 1 : max <= UINT16_MAX ? 2
-                                : max <= UINT32_MAX ? 4 : 8;
-    out[0] = (unsigned char)w;
-    unsigned char *o = out + 1;
-    for (size_t k = 0; k < cnt && w; k++)
-        for (unsigned b = 0; b < w; b++)
-            *o++ = (unsigned char)(sizes[k] >> (8 * b));
-    return 1 + (size_t)w * cnt;
-}
-
-int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes)
-{
-    unsigned w = in[0];
-    if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8)
-        return tuna_error_set(MPI_ERR_INTERN, "tuna: metadata with a size width of %u bytes", w);
-    const unsigned char *i = in + 1;
-    for (size_t k = 0; k < cnt; k++) {
-        uint64_t v = 0;
-        for (unsigned b = 0; b < w; b++)
-            v |= (uint64_t)*i++ << (8 * b);
-        sizes[k] = v;
-    }
-    return MPI_SUCCESS;
-}
-
 /* ------------------------------------------------------------ schedule */
 
 /* Blocks of round (x, z): i in [1, n) whose digit x (place value px) is z, ascending. */
@@ -393,7 +361,7 @@ static int arena_grow(engine_state *st, size_t need, bool pending)
 /* Byte offset of round q's encoded sizes in wire_send / wire_recv. */
 static size_t wire_off(const engine_state *st, int q)
 {
-    return TUNA_META_BYTES((size_t)st->start[q] * (size_t)st->e->nsub) - 1 + (size_t)q;
+    return TUNA_SIZES_BYTES((size_t)st->start[q] * (size_t)st->e->nsub) - 1 + (size_t)q;
 }
 
 /* The batch's received sizes, decoded into meta_recv (known sizes: filled in). */
@@ -408,8 +376,9 @@ static int meta_unpack(engine_state *st, int nb)
     int rc = MPI_SUCCESS;
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
         size_t cnt = (size_t)(st->start[q + 1] - st->start[q]) * (size_t)st->e->nsub;
-        rc = tuna_meta_decode(st->wire_recv + wire_off(st, q), cnt,
-                              st->meta_recv + (size_t)st->start[q] * (size_t)st->e->nsub);
+        rc = tuna_sizes_decode(st->wire_recv + wire_off(st, q), TUNA_SIZES_BYTES(cnt), cnt,
+                               st->meta_recv + (size_t)st->start[q] * (size_t)st->e->nsub,
+                               "tuna");
     }
     return rc;
 }
@@ -613,7 +582,7 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
     for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
         int dist = (int)((z0 + q) * px), from = (me - dist + n) % n;
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
-        rc = MPI_Irecv(st->wire_recv + wire_off(st, q), (int)TUNA_META_BYTES(cnt), MPI_BYTE,
+        rc = MPI_Irecv(st->wire_recv + wire_off(st, q), (int)TUNA_SIZES_BYTES(cnt), MPI_BYTE,
                        member(e, from), e->tag_meta, e->comm, &mreq[2 * q]);
     }
     for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
@@ -626,8 +595,8 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
                                       : st->slot_sizes[(size_t)slot_of(i, r) * nsub + k];
         }
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
-        size_t len = tuna_meta_encode(st->meta_send + (size_t)st->start[q] * nsub, (size_t)cnt,
-                                      st->wire_send + wire_off(st, q));
+        size_t len = tuna_sizes_encode(st->meta_send + (size_t)st->start[q] * nsub, (size_t)cnt,
+                                       st->wire_send + wire_off(st, q));
         rc = MPI_Isend(st->wire_send + wire_off(st, q), (int)len, MPI_BYTE, member(e, to),
                        e->tag_meta, e->comm, &mreq[2 * q + 1]);
     }

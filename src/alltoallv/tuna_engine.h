@@ -7,6 +7,7 @@
 #define TUNA_ENGINE_H
 
 #include "alltoallv.h"
+#include "sizes_wire.h"
 #include "tuna_keep.h"
 
 #include <stdint.h>
@@ -35,20 +36,6 @@ int tuna_regions_isend(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
                        MPI_Request *req);
 int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
                        MPI_Request *req);
-
-/*
- * Announced sizes (metadata messages) on the wire: a header byte w in {0, 1, 2, 4, 8},
- * then the cnt sizes in w bytes each, little-endian; w is the narrowest width that holds
- * the largest size (0: all are 0). At small blocks this is 8x fewer bytes than uint64
- * words, which matter where the metadata shares links with the data (docs/simulation.md,
- * "The gap to the attainable bound"). The receiver, who knows cnt, posts
- * TUNA_META_BYTES(cnt) bytes of MPI_BYTE and decodes what arrived.
- */
-#define TUNA_META_BYTES(cnt) (1 + 8 * (size_t)(cnt))
-/* Encode sizes[0..cnt) into out (TUNA_META_BYTES(cnt) bytes of room); returns the length. */
-size_t tuna_meta_encode(const uint64_t *sizes, size_t cnt, unsigned char *out);
-/* Decode cnt sizes; MPI_ERR_INTERN (with a message) on a bad header. */
-int tuna_meta_decode(const unsigned char *in, size_t cnt, uint64_t *sizes);
 
 /* ------------------------------------------------------------ the TuNA engine */
 
@@ -132,7 +119,7 @@ typedef struct tuna_engine_state {
     int *blk;                    /* block indices of the current batch, by round */
     int *start;                  /* [q]: first entry of round q in blk; [nb]: end */
     uint64_t *meta_send, *meta_recv;
-    unsigned char *wire_send, *wire_recv; /* the same sizes encoded (tuna_meta_encode) */
+    unsigned char *wire_send, *wire_recv; /* the same sizes encoded (tuna_sizes_encode) */
     char **rptr;                 /* region pools: per round, blocks*nsub entries */
     size_t *rlen;
     tuna_regions *sreg, *rreg;

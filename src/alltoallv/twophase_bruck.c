@@ -20,17 +20,18 @@
  * no send reads the regions when they grow (realloc, then the live regions
  * move to the new stride).
  *
- * Steps: two per round, the sizes (an Irecv and an Isend, the receive's length
- * giving their width) and the data.
+ * Steps: two per round, the sizes (an Irecv and an Isend, in the metadata format
+ * of TuNA: sizes_wire.h) and the data.
  *
  * Temporary memory: (P - K - 1)*m for the passing-through blocks (K =
  * ceil(log2 P); slots 1, 2, 4, ... go straight to the receive buffer; m = the
  * largest block this rank holds between rounds), plus one send and one
  * receive buffer as large as the largest round's real data of this rank,
- * plus 16*floor(P/2) bytes of sizes. With blocks of at most B bytes that is
- * at most (P - K - 1 + 2*floor(P/2))*B + 16*floor(P/2).
+ * plus 16*floor(P/2) + 2 bytes of sizes. With blocks of at most B bytes that
+ * is at most (P - K - 1 + 2*floor(P/2))*B + 16*floor(P/2) + 2.
  */
 #include "alltoallv.h"
+#include "sizes_wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,39 +48,6 @@ static int reserve(char **buf, size_t *cap, size_t need)
     return *buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-/*
- * Sizes on the wire: the n words packed in place into w bytes each (little-endian), w the
- * narrowest of 0, 1, 2, 4, 8 that holds the largest; returns w. Word k only moves down to
- * bytes [k*w, (k+1)*w), below or on its own, so nothing unread is overwritten.
- */
-static int sizes_pack(uint64_t *v, int n)
-{
-    uint64_t max = 0;
-    for (int k = 0; k < n; k++)
-        max = v[k] > max ? v[k] : max;
-    int w = max == 0 ? 0 : max <= UINT8_MAX ? 1 : max <= UINT16_MAX ? 2
-          : max <= UINT32_MAX ? 4 : 8;
-    unsigned char *o = (unsigned char *)v;
-    for (int k = 0; k < n && w > 0; k++) {
-        uint64_t x = v[k];
-        for (int b = 0; b < w; b++)
-            o[(size_t)k * w + b] = (unsigned char)(x >> (8 * b));
-    }
-    return w;
-}
-
-/* The inverse, in place, highest word first (its bytes lie at or below its own word). */
-static void sizes_unpack(uint64_t *v, int n, int w)
-{
-    const unsigned char *in = (const unsigned char *)v;
-    for (int k = n - 1; k >= 0; k--) {
-        uint64_t x = 0;
-        for (int b = 0; b < w; b++)
-            x |= (uint64_t)in[(size_t)k * w + b] << (8 * b);
-        v[k] = x;
-    }
-}
-
 /* The operation between its steps (o->state). */
 typedef struct twophase_op {
     tuna_bytes_view v;
@@ -88,13 +56,14 @@ typedef struct twophase_op {
     size_t *len;              /* and how many bytes */
     long long *tslot;         /* slot i's region in tmp, or -1 */
     unsigned char *in_tmp;    /* slot i's data is in its region */
-    uint64_t *meta;           /* the sizes out [0, P/2) and in [P/2, P) */
+    uint64_t *meta;           /* the round's sizes: out (encoded in place), then in */
+    unsigned char *wire_in;   /* the sizes in as they arrive (in meta's allocation) */
     char *tmp, *sbuf, *rbuf;  /* regions; a round's data out and in */
     size_t ntemp, stride, scap, rcap, out;
     int k, K, n;              /* the round, the rounds, its slots */
     int err;                  /* a receive-side error: reported after all rounds, so no peer
                                  hangs */
-    MPI_Status st[2];         /* the size exchange's: the receive's length gives the width */
+    MPI_Status st[2];         /* the size exchange's: the receive's length bounds the decode */
     int idx[];                /* the slots of round k (at most P/2) */
 } twophase_op;
 
@@ -129,7 +98,7 @@ static int finish(tuna_a2av_op *o, int rc)
     if (rc == MPI_SUCCESS)
         rc = s->err;
     tuna_stats_temp(s->ntemp * s->stride + s->scap + s->rcap +
-                    sizeof(uint64_t) * 2 * (size_t)(o->a->size / 2));
+                    2 * TUNA_SIZES_BYTES(o->a->size / 2));
     tuna_stats_rounds(s->K);
     return close_op(o, rc);
 }
@@ -140,7 +109,7 @@ static int post_sizes(tuna_a2av_op *o)
 {
     const tuna_a2av_args *a = o->a;
     twophase_op *s = o->state;
-    int P = a->size, me = a->rank, half = P / 2, k = s->k;
+    int P = a->size, me = a->rank, k = s->k;
     long long d = 1LL << k;
     int n = s->n = tuna_bruck_round_slots(P, k, s->idx);
     s->out = 0;
@@ -148,15 +117,14 @@ static int post_sizes(tuna_a2av_op *o)
         s->meta[j] = (uint64_t)s->len[s->idx[j]];
         s->out += s->len[s->idx[j]];
     }
-    /* The sizes go in the narrowest of 0, 1, 2, 4, 8 bytes each that holds the largest,
-     * packed in place; the receiver learns the width from the message's length. */
-    int wout = sizes_pack(s->meta, n);
+    /* Encoded in place (meta's first TUNA_SIZES_BYTES(P/2) bytes have the room). */
+    const size_t wout = tuna_sizes_encode(s->meta, (size_t)n, (unsigned char *)s->meta);
     int tag = TUNA_TAG_TWOPHASE_META + a->tag_shift, posted = 0;
-    int prc = tuna_posted(MPI_Irecv(s->meta + half, 8 * n, MPI_BYTE, tuna_bruck_rank(me, -d, P),
-                                    tag, a->ctx->comm, &o->pair[0]),
+    int prc = tuna_posted(MPI_Irecv(s->wire_in, (int)TUNA_SIZES_BYTES(n), MPI_BYTE,
+                                    tuna_bruck_rank(me, -d, P), tag, a->ctx->comm, &o->pair[0]),
                           &posted);
     if (prc == MPI_SUCCESS)
-        prc = tuna_posted(MPI_Isend(s->meta, wout * n, MPI_BYTE, tuna_bruck_rank(me, d, P), tag,
+        prc = tuna_posted(MPI_Isend(s->meta, (int)wout, MPI_BYTE, tuna_bruck_rank(me, d, P), tag,
                                     a->ctx->comm, &o->pair[1]),
                           &posted);
     if (prc != MPI_SUCCESS)
@@ -172,22 +140,21 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
 {
     const tuna_a2av_args *a = o->a;
     twophase_op *s = o->state;
-    int P = a->size, me = a->rank, half = P / 2, k = s->k, n = s->n, got = 0, rc;
+    int P = a->size, me = a->rank, k = s->k, n = s->n, got = 0, rc;
     long long d = 1LL << k;
     if ((rc = o->post_rc) != MPI_SUCCESS)
         return finish(o, rc);
     if (wait_rc != MPI_SUCCESS || (rc = MPI_Get_count(&s->st[0], MPI_BYTE, &got)) != MPI_SUCCESS)
         return finish(o, tuna_error_set(wait_rc != MPI_SUCCESS ? wait_rc : rc,
                                         "twophase-bruck: size exchange of round %d failed", k));
-    if (got % n != 0 ||
-        (got / n != 0 && got / n != 1 && got / n != 2 && got / n != 4 && got / n != 8))
-        return finish(o, tuna_error_set(MPI_ERR_INTERN,
-                                        "twophase-bruck: %d bytes of sizes for %d slots", got, n));
+    /* The sizes out were sent (the exchange is complete): the sizes in take their place. */
     uint64_t *meta = s->meta;
-    sizes_unpack(meta + half, n, got / n);
+    if ((rc = tuna_sizes_decode(s->wire_in, got > 0 ? (size_t)got : 0, (size_t)n, meta,
+                                "twophase-bruck")) != MPI_SUCCESS)
+        return finish(o, rc);
     size_t in = 0;
     for (int j = 0; j < n; j++)
-        in += (size_t)meta[half + j];
+        in += (size_t)meta[j];
     tuna_timer_stop(&s->tm, TUNA_PHASE_METADATA);
 
     if ((rc = reserve(&s->sbuf, &s->scap, s->out)) != MPI_SUCCESS ||
@@ -200,8 +167,8 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
             memcpy(s->sbuf + off, s->ptr[i], s->len[i]);
         off += s->len[i];
         s->in_tmp[i] = 0; /* packed: its region is free until the slot comes back */
-        if ((i >> (k + 1)) != 0 && (size_t)meta[half + j] > need)
-            need = (size_t)meta[half + j]; /* stays here after this round */
+        if ((i >> (k + 1)) != 0 && (size_t)meta[j] > need)
+            need = (size_t)meta[j]; /* stays here after this round */
     }
     /* Regions too small for a block announced this round: raise the stride now. */
     if (need > s->stride) {
@@ -244,7 +211,7 @@ static int take_data(tuna_a2av_op *o, int wait_rc)
 {
     const tuna_a2av_args *a = o->a;
     twophase_op *s = o->state;
-    int P = a->size, me = a->rank, half = P / 2, k = s->k;
+    int P = a->size, me = a->rank, k = s->k;
     int rc = tuna_a2av_step_outcome(o, wait_rc, "Bruck: MPI_Waitall of a round failed");
     tuna_timer_stop(&s->tm, TUNA_PHASE_DATA);
     if (rc != MPI_SUCCESS)
@@ -253,7 +220,7 @@ static int take_data(tuna_a2av_op *o, int wait_rc)
     size_t off = 0;
     for (int j = 0; j < s->n; j++) {
         int i = s->idx[j];
-        size_t got = (size_t)s->meta[half + j], keep = got;
+        size_t got = (size_t)s->meta[j], keep = got;
         if ((i >> (k + 1)) == 0) {
             /* Highest bit of i is k: this is the block from me-i, delivered now. */
             int from = tuna_bruck_rank(me, -(long long)i, P);
@@ -311,7 +278,7 @@ static int begin(tuna_a2av_op *o)
     o->state = s;
     o->state_free = state_free;
     const tuna_bytes_view *v = &s->v;
-    /* Own block: never leaves this rank (the core checked it fits). */
+    /* Own block: never leaves this rank (the front end checked it fits). */
     size_t own = v->sbytes[me] < v->rbytes[me] ? v->sbytes[me] : v->rbytes[me];
     if (own)
         memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], own);
@@ -321,7 +288,9 @@ static int begin(tuna_a2av_op *o)
     s->ptr = tuna_malloc(sizeof(char *) * (size_t)P);
     s->len = tuna_malloc(sizeof(size_t) * (size_t)P);
     s->tslot = tuna_malloc(sizeof(long long) * (size_t)P);
-    s->meta = tuna_malloc(sizeof(uint64_t) * 2 * (size_t)half);
+    /* Sizes out (as words, then encoded over them), then the sizes in as they arrive. */
+    s->meta = tuna_malloc(2 * TUNA_SIZES_BYTES(half));
+    s->wire_in = s->meta ? (unsigned char *)s->meta + TUNA_SIZES_BYTES(half) : NULL;
     s->in_tmp = tuna_malloc((size_t)P);
     if (!s->ptr || !s->len || !s->tslot || !s->meta || !s->in_tmp)
         return close_op(o, MPI_ERR_NO_MEM);

@@ -1,28 +1,13 @@
 /*
- * The registries of the collectives (each family's table.c holds its rows) and the helpers
- * that read a row's parameters by name.
+ * The helpers every registry shares: finding a row by kind and reading a row's parameters by
+ * name. The list of the collectives' registries (tuna_registry_of) is src/collectives.c.
  */
 #include "tuna_internal.h"
-#include "../allgather/allgather.h"
-#include "../allreduce/allreduce.h"
-#include "../alltoall/alltoall.h"
-#include "../alltoallv/alltoallv.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const tuna_registry *tuna_registry_of(tuna_collective coll)
-{
-    switch (coll) {
-    case TUNA_ALLTOALLV: return &tuna_a2av_registry;
-    case TUNA_ALLGATHER: return &tuna_ag_registry;
-    case TUNA_ALLREDUCE: return &tuna_ar_registry;
-    case TUNA_ALLTOALL: return &tuna_a2a_registry;
-    default: return NULL;
-    }
-}
 
 int tuna_registry_find_kind(const tuna_registry *r, tuna_row_kind kind)
 {

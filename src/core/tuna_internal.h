@@ -50,6 +50,8 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
 /* End of a call: its total time (from t_start, an MPI_Wtime taken when stats are on)
  * and the current record become tuna_stats_last(). No-op when stats are off. */
 void tuna_stats_publish(double t_start);
+/* The same for a call that was the MPI library's own (vendor): all of it is data exchange. */
+void tuna_stats_publish_library(double t_start);
 /* A finished operation's record becomes tuna_stats_last() (nonblocking operations). */
 void tuna_stats_publish_record(const tuna_stats *record);
 /* TUNA_ARGCHECK (read once): *collective is true for "collective", false for "local" (the
@@ -224,95 +226,18 @@ static inline MPI_Request *tuna_scratch_requests(tuna_scratch *s, size_t n)
     return (MPI_Request *)tuna_scratch_get(s, 1, sizeof(MPI_Request) * n);
 }
 
-/* ------------------------------------------------------------------ alltoallv */
+/* ------------------------------------------------------------------ agreement */
 
-/*
- * Arguments after validation and normalisation. Displacements are in BYTES
- * (already multiplied by the extent, as MPI_Aint, so offsets beyond 2 GiB
- * cannot overflow). For MPI_IN_PLACE the core packs the receive buffer's
- * blocks into a temporary buffer first, so algorithms never see in-place.
- */
-typedef struct tuna_a2av_args {
-    const char *sbuf;
-    const int *scounts;         /* in units of stype (tuna_scount(): NULL for large counts) */
-    const MPI_Count *scounts_l; /* the large-count arrays (tuna_alltoallv_c), else NULL */
-    const MPI_Count *rcounts_l;
-    const MPI_Aint *sdisp;      /* byte offsets from sbuf */
-    MPI_Datatype stype;
-    MPI_Aint sext;              /* extent of stype */
-    size_t ssize;               /* MPI_Type_size(stype) */
-    bool scontig;               /* stype's data is ssize contiguous bytes at the displacement */
-    char *rbuf;
-    const int *rcounts;
-    const MPI_Aint *rdisp;
-    MPI_Datatype rtype;
-    MPI_Aint rext;
-    size_t rsize;
-    bool rcontig;
-    tuna_ctx *ctx;              /* ctx->comm is the private communicator */
-    tuna_scratch *scr;          /* the call's buffers: &ctx->scr, or the operation's own */
-    int tag_shift;              /* added to every tag of the call (tuna_op_tag_shift): 0 for
-                                 * blocking calls; the block helpers below add it */
-    int rank, size;
-    const tuna_algorithm_info *info; /* the running row (tuna_a2av_run_row): its parameters */
-    long param[TUNA_MAX_PARAMS];/* resolved values in the row's order (defaults applied,
-                                 * clamped): algorithms read them by name, tuna_a2av_param() */
-    size_t max_block_bytes;     /* global maximum over all ranks of any block's bytes */
-    size_t total_bytes_max;     /* global maximum over ranks of bytes sent by one rank */
-    double zero_fraction;       /* global fraction of empty blocks */
-    double mean_block_bytes;    /* global mean block size in bytes */
-    bool stats_agreed;          /* the four fields above are set (else TUNA_ARGCHECK=local
-                                 * skipped the agreement: they are 0) */
-    bool uniform;               /* a uniform all-to-all (tuna_alltoall): every block of every
-                                 * rank is tuna_scount(a, 0) * ssize bytes, known to all ranks
-                                 * without a message (MPI's type-signature rule), so rows may
-                                 * skip their size metadata; the statistics are then set */
-} tuna_a2av_args;
-
-/* Reduce v (TUNA_AGREE_N values) over ctx->comm in place. */
+/* Reduce v (TUNA_AGREE_N values) over ctx->comm in place (src/core/agree.c). */
 int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N]);
-/* The same for n values, nonblocking (MPI_Iallreduce into *req): a nonblocking operation's
+/* The same for n values: the TUNA_AGREE_N entries, then values reduced by their maximum
+ * (auto's learning samples). */
+int tuna_agree_n(tuna_ctx *ctx, long long *v, int n);
+/* tuna_agree_n, nonblocking (MPI_Iallreduce into *req): a nonblocking operation's
  * agreement. */
 int tuna_agree_start(tuna_ctx *ctx, long long *v, int n, MPI_Request *req);
-/* Fill a's global statistics fields from agreed values. */
-void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N]);
-/* After an agreement: MPI_ERR_TRUNCATE on every rank when the ranks send more bytes in all
- * than their receive counts hold (a type-signature mismatch that some receiver would have
- * to truncate; found this way even by the rows that pad blocks and so cannot see it). */
-int tuna_a2av_check_totals(const long long v[TUNA_AGREE_N]);
 
 /* ------------------------------------------------------------------ helpers */
-
-/* Pointer to block j of the send / receive buffer. The buffer may be MPI_BOTTOM (NULL, the
- * datatype holding absolute addresses): address arithmetic, not pointer arithmetic on NULL. */
-static inline const char *tuna_sblock(const tuna_a2av_args *a, int j)
-{
-    return (const char *)((uintptr_t)a->sbuf + (uintptr_t)a->sdisp[j]);
-}
-static inline char *tuna_rblock(const tuna_a2av_args *a, int j)
-{
-    return (char *)((uintptr_t)a->rbuf + (uintptr_t)a->rdisp[j]);
-}
-
-/* Count of send / receive block j, in elements of stype / rtype (int or large arrays). */
-static inline MPI_Count tuna_scount(const tuna_a2av_args *a, int j)
-{
-    return a->scounts ? a->scounts[j] : a->scounts_l[j];
-}
-static inline MPI_Count tuna_rcount(const tuna_a2av_args *a, int j)
-{
-    return a->rcounts ? a->rcounts[j] : a->rcounts_l[j];
-}
-
-/* Whether block j is sent / received at all (zero-byte messages are skipped on both sides). */
-static inline bool tuna_a2av_sends(const tuna_a2av_args *a, int j)
-{
-    return tuna_scount(a, j) > 0 && a->ssize > 0;
-}
-static inline bool tuna_a2av_recvs(const tuna_a2av_args *a, int j)
-{
-    return tuna_rcount(a, j) > 0 && a->rsize > 0;
-}
 
 /*
  * count elements of type as a message: (count, type) when count fits in int, else one
@@ -322,57 +247,6 @@ static inline bool tuna_a2av_recvs(const tuna_a2av_args *a, int j)
  */
 int tuna_message_type(MPI_Count count, MPI_Datatype type, MPI_Aint extent, int *n,
                       MPI_Datatype *msg, bool *made);
-
-/* Post the send / receive of block `peer` (the peer's rank) with the user's datatypes. */
-int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
-int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
-/* Send block `peer` of large-count args: MPI_Isend into *req, or MPI_Send when req is NULL. */
-int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
-/* Post the receive from `src` and the send to `dst` if non-empty, appending to reqs[*n]. */
-int tuna_a2av_post_pair(const tuna_a2av_args *a, int src, int dst, int tag, MPI_Request *reqs,
-                        int *n);
-/* Copy this rank's own block (sendbuf block `rank` to recvbuf block `rank`). */
-int tuna_a2av_copy_self(const tuna_a2av_args *a);
-
-/*
- * Byte-level view for algorithms that move blocks as raw bytes (Bruck family,
- * TuNA, hierarchical). For contiguous types the view points into the user's
- * buffers; otherwise send blocks are packed into, and receive blocks later
- * unpacked from, temporary buffers.
- */
-typedef struct tuna_bytes_view {
-    const char *sbase;          /* block j at sbase + soff[j], sbytes[j] bytes */
-    const MPI_Aint *soff;
-    size_t *sbytes;
-    char *rbase;                /* block j at rbase + roff[j], rbytes[j] bytes (capacity) */
-    const MPI_Aint *roff;
-    size_t *rbytes;
-    /* private */
-    void *spack, *rpack;
-    MPI_Aint *soff_own, *roff_own;
-} tuna_bytes_view;
-
-int tuna_bytes_view_open(const tuna_a2av_args *a, tuna_bytes_view *v);
-/* Unpack received blocks (if needed) and release the view's memory. */
-int tuna_bytes_view_close(const tuna_a2av_args *a, tuna_bytes_view *v, int rc);
-
-/*
- * Radix-2 Bruck family helpers (src/alltoallv/bruck_common.c). "Slot" i of a
- * rank's working set holds the block travelling distance i (to rank+i before
- * the rounds, from rank-i after them); round k moves the slots with bit k set.
- */
-int tuna_bruck_rounds(int P);                        /* ceil(log2 P); 0 for P = 1 */
-int tuna_bruck_round_slots(int P, int k, int *idx);  /* slots of round k; <= P/2 of them */
-static inline int tuna_bruck_rank(int me, long long off, int P)
-{
-    return (int)((((long long)me + off) % P + P) % P);
-}
-int tuna_bruck_padded_size(size_t nslots, size_t B, size_t *bytes);
-void tuna_bruck_pad(const tuna_bytes_view *v, int P, int shift, size_t B, char *w);
-void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative, size_t B,
-                         const char *w, const unsigned char *upper);
-void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool inverse);
-int tuna_bruck_block_type(size_t bytes, MPI_Datatype *type);
 
 /* Send / receive `bytes` raw bytes (any size, including > INT_MAX). */
 int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
@@ -577,48 +451,6 @@ static inline MPI_Count tuna_counts_n(const tuna_counts *k, int j)
 static inline MPI_Aint tuna_counts_d(const tuna_counts *k, int j)
 {
     return k->n ? k->d[j] : k->dl[j];
-}
-
-/* The pieces of tuna_alltoallv() that a plan (src/plan/) runs once at init. */
-/* Local argument checks; on success sinfo/rinfo and this rank's statistics in v. */
-int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
-                         MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
-                         const int *rdispls, MPI_Datatype recvtype, int P, int me,
-                         tuna_type_info *sinfo, tuna_type_info *rinfo,
-                         long long v[TUNA_AGREE_N]);
-/* Bytes of the in-place send copy. */
-size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P);
-/* Fill a's buffer fields (a->size set): byte displacements in disp[2P]; in place, the send
- * side is `copy` (copy_counts: P ints, needed when the receive type is not contiguous),
- * which tuna_a2av_pack_inplace() fills from the receive blocks before each run. */
-void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendcounts,
-                        const int *sdispls, MPI_Datatype sendtype, const tuna_type_info *si,
-                        void *recvbuf, const int *recvcounts, const int *rdispls,
-                        MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
-                        char *copy, int *copy_counts);
-int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy);
-/*
- * The nonblocking front end's preparation (src/alltoallv/ialltoallv.c), all local: this
- * rank's checks and its contribution to the agreement (v), the byte displacements into disp
- * (2P entries), a's buffer fields (a->ctx, size, rank set). In place, *copy (and, for a
- * non-contiguous receive type, *copy_counts) are allocated here and packed from the receive
- * blocks; the caller frees them when the operation ends. Nothing is allocated on an error.
- */
-int tuna_a2av_prepare(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
-                      MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
-                      MPI_Datatype recvtype, long long v[TUNA_AGREE_N], MPI_Aint *disp,
-                      char **copy, int **copy_counts);
-
-/* The library's own alltoallv (vendor, and the nonblocking call on a communicator tuna has
- * not set up): with sendbuf == recvbuf, MPI_ERR_BUFFER if this rank sends and receives data
- * (tuna_check_alias's rule), local; MPI_SUCCESS otherwise. */
-int tuna_a2av_library_alias(const char *fn, const void *sendbuf, const void *recvbuf,
-                            const tuna_counts *sc, const tuna_counts *rcv, MPI_Comm comm);
-
-/* The running algorithm's parameter `name` (resolved: default applied, clamped). */
-static inline long tuna_a2av_param(const tuna_a2av_args *a, const char *name)
-{
-    return tuna_param_get(a->info, a->param, name);
 }
 
 #endif /* TUNA_INTERNAL_H */

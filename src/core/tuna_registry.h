@@ -44,7 +44,7 @@ typedef enum tuna_row_kind {
 /* What an algorithm needs from a call beyond its arguments. */
 enum {
     /* the globally agreed size statistics (max block & co): the agreement allreduce runs on
-     * every call of it (src/core/alltoallv.c), and auto charges it where it is not agreed */
+     * every call of it (src/alltoallv/front.c), and auto charges it where it is not agreed */
     TUNA_NEEDS_GLOBAL_STATS = 1u << 0,
     /* equal nodes (node structure): otherwise it falls back to a flat algorithm */
     TUNA_NEEDS_NODES = 1u << 1,
@@ -89,7 +89,7 @@ typedef struct tuna_algorithm {
                                   (vendor and auto: the selector asks vendor's model row) */
     /* alltoallv rows, non-zero: at P = 2 the algorithm is the own block's copy and one
      * MPI_Sendrecv with the peer under this tag, which tuna_alltoallv runs straight from
-     * plain arguments (src/core/alltoallv.c, run_two_rank_exchange), without tuna's
+     * plain arguments (src/alltoallv/front.c, run_two_rank_exchange), without tuna's
      * per-call set-up; auto's model charges no call_overhead there (src/select/choose.c). */
     int pair_tag;
 } tuna_algorithm;
@@ -118,7 +118,7 @@ static inline const tuna_algorithm *tuna_registry_row(const tuna_registry *r, in
     return (const tuna_algorithm *)(const void *)((const char *)r->rows + (size_t)i * r->stride);
 }
 
-/* The registry of a collective (NULL for an unknown one); src/core/registry.c. */
+/* The registry of a collective (NULL for an unknown one); src/collectives.c. */
 const tuna_registry *tuna_registry_of(tuna_collective coll);
 /* Index of the first row of `kind`, or -1. */
 int tuna_registry_find_kind(const tuna_registry *r, tuna_row_kind kind);

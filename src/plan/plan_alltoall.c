@@ -126,10 +126,7 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                             &p->private_offset);
     if (rc != MPI_SUCCESS)
         goto out;
-    const double b = (double)block;
-    tuna_select_input in = {.P = P, .Q = ctx->ranks_per_node, .N = ctx->nnodes,
-                            .max_block = b, .mean_block = b, .total_max = b * P,
-                            .zero_fraction = block ? 0 : 1, .bytes = b, .commute = true};
+    tuna_select_input in = tuna_select_input_of(ctx, TUNA_ALLTOALL, (double)block, true);
     rc = tuna_plan_decide(p, &in, flags);
 out: /* rc: MPI_SUCCESS, or the error that stopped the init */
     return tuna_plan_finish(p, rc, t0, plan);

@@ -250,16 +250,10 @@ int tuna_alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         &p->private_offset);
     if (rc != MPI_SUCCESS)
         goto out;
-    tuna_select_input in = {
-        .P = P,
-        .Q = p->ctx->ranks_per_node,
-        .N = p->ctx->nnodes,
-        .max_block = (double)p->a.max_block_bytes,
-        .mean_block = p->a.mean_block_bytes,
-        .total_max = (double)p->a.total_bytes_max,
-        .zero_fraction = p->a.zero_fraction,
-        .commute = true,
-    };
+    tuna_select_input in = tuna_select_input_a2av(p->ctx, (double)p->a.max_block_bytes,
+                                                  p->a.mean_block_bytes,
+                                                  (double)p->a.total_bytes_max,
+                                                  p->a.zero_fraction, false);
     rc = tuna_plan_decide(p, &in, flags);
 out: /* rc: MPI_SUCCESS, or the error that stopped the init */
     return tuna_plan_finish(p, rc, t0, plan);

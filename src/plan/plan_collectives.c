@@ -114,11 +114,8 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
     rc = tuna_plan_span_run(rtype, rcount_total, &p->private_bytes, &p->private_offset);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* The inputs the blocking calls' auto gives the model (src/allgather|allreduce/auto.c). */
-    tuna_select_input in = {.P = P, .Q = p->ctx->ranks_per_node, .N = p->ctx->nnodes,
-                            .max_block = bytes, .mean_block = bytes,
-                            .total_max = p->coll == TUNA_ALLGATHER ? bytes * P : bytes,
-                            .bytes = bytes, .commute = commute};
+    /* The input the blocking calls' auto gives the model (src/allgather|allreduce/auto.c). */
+    tuna_select_input in = tuna_select_input_of(p->ctx, coll, bytes, commute);
     return tuna_plan_decide(p, &in, flags);
 }
 

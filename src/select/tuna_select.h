@@ -136,6 +136,20 @@ typedef struct tuna_select_input {
     bool commute;           /* allreduce: the op commutes */
 } tuna_select_input;
 
+/*
+ * The selector's input for a call on ctx's communicator, built only here (src/select/input.c)
+ * so that every caller (auto, plans; blocking or not) describes a call alike: the layout
+ * (P, Q, N) from ctx and the call's sizes. alltoall, allgather: every block is `bytes` bytes
+ * on every rank; allreduce: the vector is, and `commute` says whether its op commutes (the
+ * others pass true). alltoallv: use tuna_select_input_a2av.
+ */
+tuna_select_input tuna_select_input_of(const tuna_ctx *ctx, tuna_collective coll, double bytes,
+                                       bool commute);
+/* alltoallv: the agreed statistics (bytes 0), agree_pending when they are a former call's. */
+tuna_select_input tuna_select_input_a2av(const tuna_ctx *ctx, double max_block,
+                                         double mean_block, double total_max,
+                                         double zero_fraction, bool agree_pending);
+
 /* Size and sparsity buckets: the keys of tuning tables and of TUNA_VERBOSE's log, defined by
  * python/tuna_tools/data/selection.json (selection_tables.c). */
 int tuna_select_size_bucket(double max_block);       /* ceil(log2 max_block), 0 if <= 1 */

@@ -1,5 +1,5 @@
 /* Block-level helpers shared by the alltoallv algorithms. */
-#include "tuna_internal.h"
+#include "alltoallv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,89 +4,14 @@
  * normalisation (byte displacements, in-place), dispatch. The lean path: a
  * cached context, cached defaults and datatype facts, no collective unless the
  * algorithm (or auto's periodic agreement) needs one; docs/algorithms.md.
+ * The pieces that the nonblocking call (ialltoallv.c) and plans (src/plan/) run are
+ * here too: tuna_a2av_prepare, tuna_a2av_check_args, tuna_a2av_describe.
  */
-#include "tuna_internal.h"
-#include "../alltoallv/alltoallv.h"
+#include "alltoallv.h"
 
 #include <limits.h>
-#include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-int tuna_stats_on;
-_Thread_local tuna_stats tuna_stats_thread;
-_Thread_local tuna_stats *tuna_stats_cur;
-static _Thread_local tuna_stats stats_last;
-
-void tuna_stats_enable(int on)
-{
-    tuna_stats_on = on != 0;
-}
-
-const tuna_stats *tuna_stats_last(void)
-{
-    return &stats_last;
-}
-
-void tuna_stats_publish(double t_start)
-{
-    if (!tuna_stats_on)
-        return;
-    tuna_stats_current.total = MPI_Wtime() - t_start;
-    stats_last = tuna_stats_current;
-}
-
-void tuna_stats_publish_record(const tuna_stats *record)
-{
-    stats_last = *record;
-}
-
-const char *tuna_phase_name(tuna_phase phase)
-{
-    static const char *const names[TUNA_PHASE_COUNT] = {
-        "prepare", "metadata", "data", "copy", "rearrange", "inter"};
-    return (int)phase >= 0 && phase < TUNA_PHASE_COUNT ? names[phase] : "?";
-}
-
-/* Element-wise: sum of the TUNA_AGREE_ZERO_BLOCKS .. TUNA_AGREE_N - 1 entries, max of the
- * others (the first three, and auto's learning samples after TUNA_AGREE_N). One vector per
- * call: the reduction is of at most TUNA_AGREE_N + TUNA_LEARN_FIELDS values. */
-static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
-{
-    (void)type;
-    const long long *a = in;
-    long long *b = inout;
-    for (int i = 0; i < *len; i++) {
-        if (i >= TUNA_AGREE_ZERO_BLOCKS && i < TUNA_AGREE_N)
-            b[i] += a[i];
-        else if (a[i] > b[i])
-            b[i] = a[i];
-    }
-}
-
-static MPI_Op agree_op = MPI_OP_NULL;
-
-int tuna_agree_n(tuna_ctx *ctx, long long *v, int n)
-{
-    if (agree_op == MPI_OP_NULL)
-        TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
-    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, agree_op, ctx->comm));
-    return MPI_SUCCESS;
-}
-
-int tuna_agree_start(tuna_ctx *ctx, long long *v, int n, MPI_Request *req)
-{
-    if (agree_op == MPI_OP_NULL)
-        TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
-    TUNA_MPI_CHECK(PMPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, agree_op, ctx->comm, req));
-    return MPI_SUCCESS;
-}
-
-int tuna_agree(tuna_ctx *ctx, long long v[TUNA_AGREE_N])
-{
-    return tuna_agree_n(ctx, v, TUNA_AGREE_N);
-}
 
 int tuna_a2av_check_totals(const long long v[TUNA_AGREE_N])
 {
@@ -109,33 +34,6 @@ void tuna_a2av_set_stats(tuna_a2av_args *a, const long long v[TUNA_AGREE_N])
     a->zero_fraction = (double)v[TUNA_AGREE_ZERO_BLOCKS] / blocks;
     a->mean_block_bytes = (double)v[TUNA_AGREE_SUM_BYTES] / blocks;
     a->stats_agreed = true;
-}
-
-/*
- * TUNA_ARGCHECK: "local" (default) checks each rank's arguments on that rank and returns
- * the error there, as MPI libraries do: a rank with bad arguments returns at once and its
- * peers may wait for it. "collective" (a debugging mode) agrees on argument errors with one
- * allreduce per call, so every rank returns an error and none waits.
- */
-enum { ARGCHECK_LOCAL, ARGCHECK_COLLECTIVE, ARGCHECK_INVALID };
-
-int tuna_argcheck_collective(bool *collective)
-{
-    /* Read once; atomic because threads may ask first at once (they store the same). */
-    static atomic_int read_once = -1;
-    int cached = atomic_load_explicit(&read_once, memory_order_relaxed);
-    if (cached < 0) {
-        const char *s = getenv("TUNA_ARGCHECK");
-        cached = !s || !*s || strcmp(s, "local") == 0 ? ARGCHECK_LOCAL
-                 : strcmp(s, "collective") == 0       ? ARGCHECK_COLLECTIVE
-                                                      : ARGCHECK_INVALID;
-        atomic_store_explicit(&read_once, cached, memory_order_relaxed);
-    }
-    if (cached == ARGCHECK_INVALID)
-        return tuna_error_set(MPI_ERR_ARG, "TUNA_ARGCHECK='%s': expected 'local' or 'collective'",
-                              getenv("TUNA_ARGCHECK"));
-    *collective = cached == ARGCHECK_COLLECTIVE;
-    return MPI_SUCCESS;
 }
 
 /* slot: 0 send, 1 receive side of ctx's type_seen (ctx may be NULL: no memo). */
@@ -550,9 +448,7 @@ static int run_vendor_passthrough(const void *sendbuf, const int *sendcounts, co
                             rdispls, recvtype, comm);
     if (rc != MPI_SUCCESS)
         rc = tuna_error_set(rc, "PMPI_Alltoallv failed");
-    tuna_stats_publish(t_start);
-    if (tuna_stats_on) /* all of the call is the library's data exchange */
-        stats_last.phase[TUNA_PHASE_DATA] = stats_last.total;
+    tuna_stats_publish_library(t_start);
     return rc;
 }
 
