@@ -6,7 +6,6 @@
 #include "tuna_internal.h"
 
 #include <stdatomic.h>
-
 #include <stdlib.h>
 #include <string.h>
 
