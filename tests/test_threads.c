@@ -21,7 +21,7 @@
 
 #include "support/test_data.h"
 
-#define NT 3
+#define NT 4 /* threads per rank, each on its own communicator */
 #define ROUNDS 4
 #define SENTINEL 0x5A
 #define WATCHDOG_S 240
@@ -165,9 +165,11 @@ static void *work(void *arg)
         {"auto", "tuna:radix=2,block=1", "pairwise"},
         {"auto", "bruck", "coalesced:radix=2,block=1"},
         {"auto", "twophase-bruck", "multipair-waitany:stride=2"},
+        {"auto", "staggered:radix=2,block=1", "padded-bruck"},
     };
     static const char *const a_rows[NT][2] = {
-        {"auto", "bruck-radix:radix=3"}, {"auto", "tuna:radix=2,block=2"}, {"auto", "xor"}};
+        {"auto", "bruck-radix:radix=3"}, {"auto", "tuna:radix=2,block=2"}, {"auto", "xor"},
+        {"auto", "mesh:dims=2"}};
     for (int round = 0; round < ROUNDS; round++) {
         const uint64_t seed = (uint64_t)(1000 * w->id + 10 * round);
         for (int k = 0; k < 3; k++)
