@@ -25,14 +25,20 @@ def load(files):
     return cells
 
 
+def row_order(by_size):
+    """The rows of a platform in the run's order, over every size."""
+    rows = []
+    for S in sorted(by_size):
+        for name, _ in by_size[S]:
+            if name not in rows:
+                rows.append(name)
+    return rows
+
+
 def table(cells):
     for plat, by_size in sorted(cells.items()):
         sizes = sorted(by_size)
-        rows = []
-        for S in sizes:
-            for name, _ in by_size[S]:
-                if name not in rows:
-                    rows.append(name)
+        rows = row_order(by_size)
         print(f"\n{plat}-like, P = 64: pure us / with computation us / overlap %\n")
         print("| row | " + " | ".join(f"S = {S} B" for S in sizes) + " |")
         print("|---|" + "---|" * len(sizes))
@@ -59,11 +65,7 @@ def figure(cells, path):
     for ax, plat in zip(axes[0], plats):
         by_size = cells[plat]
         sizes = sorted(by_size)
-        rows = []
-        for S in sizes:
-            for name, _ in by_size[S]:
-                if name not in rows:
-                    rows.append(name)
+        rows = row_order(by_size)
         width = 0.8 / max(1, len(sizes))
         for k, S in enumerate(sizes):
             d = dict(by_size[S])
