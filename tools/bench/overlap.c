@@ -7,10 +7,7 @@
  */
 #include "overlap.h"
 
-#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #ifdef SMPI_SHARED_MALLOC /* SimGrid SMPI: computation is simulated time */
 void bench_compute(double seconds)
@@ -27,24 +24,6 @@ void bench_compute(double seconds)
     }
 }
 #endif
-
-static int by_value(const void *x, const void *y)
-{
-    const double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(const double *v, int n)
-{
-    double *s = malloc((size_t)n * sizeof *s);
-    if (!s)
-        return v[n / 2]; /* no memory for a sorted copy: any sample */
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, by_value);
-    const double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    free(s);
-    return m;
-}
 
 /* One operation: start, `compute` seconds of computation in pieces of `piece` (tested after
  * each while it runs), wait. The elapsed time; *tests the tests made. */
@@ -70,7 +49,7 @@ static int one(bench_start_fn start, void *ctx, double compute, double piece, in
 }
 
 /* The lowest failing rank's message on every rank; true if any rank failed. */
-static bool agree_failure(MPI_Comm comm, int rc, bench_overlap *out)
+static bool agree_failure(MPI_Comm comm, int rc, char *err, size_t errlen)
 {
     int me, size;
     MPI_Comm_rank(comm, &me);
@@ -79,58 +58,26 @@ static bool agree_failure(MPI_Comm comm, int rc, bench_overlap *out)
     MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, comm);
     if (who == size)
         return false;
-    char msg[sizeof out->error - 16];
+    char msg[384];
     snprintf(msg, sizeof msg, "%s", rc != MPI_SUCCESS ? tuna_error_string(rc) : "");
     MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, who, comm);
-    snprintf(out->error, sizeof out->error, "rank %d: %s", who, msg);
-    out->rc = rc != MPI_SUCCESS ? rc : MPI_ERR_OTHER;
+    snprintf(err, errlen, "rank %d: %.384s", who, msg);
     return true;
 }
 
-/* `n` operations with `compute` seconds between start and wait; the timed ones (after
- * `warmup`) into t[], each the maximum over ranks. */
-static bool series(MPI_Comm comm, int warmup, int n, double compute, double piece,
-                   bench_start_fn start, void *ctx, double *t, int *tests, bench_overlap *out)
+bool bench_overlap_series(MPI_Comm comm, int warmup, int n, double compute, double piece,
+                          bench_start_fn start, void *ctx, double *t, int *tests, char *err,
+                          size_t errlen)
 {
     for (int it = 0; it < warmup + n; it++) {
         MPI_Barrier(comm);
         double dt;
         const int rc = one(start, ctx, compute, piece, tests, &dt);
-        if (agree_failure(comm, rc, out))
+        if (agree_failure(comm, rc, err, errlen))
             return false;
         if (it >= warmup)
             t[it - warmup] = dt;
     }
     MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, comm);
     return true;
-}
-
-void bench_overlap_run(MPI_Comm comm, int warmup, int iters, double poll, bench_start_fn start,
-                       void *ctx, bench_overlap *out)
-{
-    memset(out, 0, sizeof *out);
-    out->pure = calloc((size_t)iters, sizeof *out->pure);
-    out->total = calloc((size_t)iters, sizeof *out->total);
-    int ok = out->pure && out->total;
-    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!ok) {
-        out->rc = MPI_ERR_NO_MEM;
-        snprintf(out->error, sizeof out->error, "out of memory for timings");
-        return;
-    }
-    int tests = 0;
-    if (!series(comm, warmup, iters, 0, 1, start, ctx, out->pure, &tests, out))
-        return;
-    const double pure = median(out->pure, iters);
-    out->compute = pure;
-    /* poll 0: one piece, no test before the wait */
-    const double piece = poll > 0 ? poll * pure : pure;
-    if (!series(comm, warmup, iters, pure, piece > 0 ? piece : 1, start, ctx, out->total, &tests,
-                out))
-        return;
-    out->tests = tests;
-    MPI_Bcast(&out->tests, 1, MPI_INT, 0, comm);
-    const double total = median(out->total, iters);
-    double o = pure > 0 ? 100.0 * (1.0 - (total - pure) / pure) : 0;
-    out->overlap = o < 0 ? 0 : o > 100 ? 100 : o;
 }
