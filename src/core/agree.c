@@ -5,6 +5,7 @@
  */
 #include "tuna_internal.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,20 +27,32 @@ static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *type)
 }
 
 static MPI_Op agree_op = MPI_OP_NULL;
+static pthread_mutex_t agree_op_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The agreement's reduction, made on first use; under the lock because threads may agree
+ * first on their communicators at once. */
+static int agree_op_get(MPI_Op *op)
+{
+    pthread_mutex_lock(&agree_op_lock);
+    int rc = agree_op == MPI_OP_NULL ? MPI_Op_create(agree_fn, 1, &agree_op) : MPI_SUCCESS;
+    *op = agree_op;
+    pthread_mutex_unlock(&agree_op_lock);
+    return rc;
+}
 
 int tuna_agree_n(tuna_ctx *ctx, long long *v, int n)
 {
-    if (agree_op == MPI_OP_NULL)
-        TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
-    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, agree_op, ctx->comm));
+    MPI_Op op;
+    TUNA_MPI_CHECK(agree_op_get(&op));
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, op, ctx->comm));
     return MPI_SUCCESS;
 }
 
 int tuna_agree_start(tuna_ctx *ctx, long long *v, int n, MPI_Request *req)
 {
-    if (agree_op == MPI_OP_NULL)
-        TUNA_MPI_CHECK(MPI_Op_create(agree_fn, 1, &agree_op));
-    TUNA_MPI_CHECK(PMPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, agree_op, ctx->comm, req));
+    MPI_Op op;
+    TUNA_MPI_CHECK(agree_op_get(&op));
+    TUNA_MPI_CHECK(PMPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_LONG_LONG, op, ctx->comm, req));
     return MPI_SUCCESS;
 }
 
