@@ -13,7 +13,8 @@
 static int state_keyval = MPI_KEYVAL_INVALID;
 static comm_state *live_states;
 
-static void state_unlink_free(comm_state *s)
+/* Take s off the live list. */
+static void state_unlink(comm_state *s)
 {
     if (s->prev)
         s->prev->next = s->next;
@@ -21,6 +22,12 @@ static void state_unlink_free(comm_state *s)
         live_states = s->next;
     if (s->next)
         s->next->prev = s->prev;
+    s->next = s->prev = NULL;
+}
+
+static void state_unlink_free(comm_state *s)
+{
+    state_unlink(s);
     free(s);
 }
 
@@ -53,13 +60,7 @@ static int state_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 /* Take s off the live list but leave it to the attribute's delete callback. */
 static void state_detach(comm_state *s)
 {
-    if (s->prev)
-        s->prev->next = s->next;
-    else if (live_states == s)
-        live_states = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
-    s->next = s->prev = NULL;
+    state_unlink(s);
     s->detached = 1;
 }
 
