@@ -10,6 +10,11 @@
  *   test_learn                       consistency + results, alltoallv / allgather / allreduce
  *   test_learn --write-wisdom FILE   ... then export the wisdom learned
  *   test_learn --read-wisdom FILE    import FILE first: every class starts from it
+ *   test_learn --message-cost mixed  TUNA_LEARN_MESSAGE_COST 0 on rank 0, 50 us on the others:
+ *                                    the ranks must agree on one cost (the least) or their
+ *                                    candidates differ
+ *   test_learn --message-cost high   50 us on every rank: the model prices every message at
+ *                                    that (few-message rows first, floors)
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "tuna.h"
@@ -256,6 +261,11 @@ int main(int argc, char **argv)
             write_path = argv[++i];
         else if (strcmp(argv[i], "--read-wisdom") == 0)
             read_path = argv[++i];
+        else if (strcmp(argv[i], "--message-cost") == 0) {
+            /* before tuna's first call, which reads the settings */
+            const bool mixed = strcmp(argv[++i], "mixed") == 0;
+            setenv("TUNA_LEARN_MESSAGE_COST", mixed && me == 0 ? "0" : "5e-5", 1);
+        }
     }
     tuna_stats_enable(1);
     if (read_path) {

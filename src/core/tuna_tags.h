@@ -8,8 +8,8 @@
  * data, a fold-in and a fold-out). Tags are nevertheless distinct per algorithm and kind, so
  * a stray message (a hang under a debugger, an MPI_ERR_TRUNCATE) names its sender.
  *
- * Ranges: 1xx alltoallv, 2xx allgather, 3xx allreduce, below 100 the preload library's own
- * communicators. A new algorithm whose messages are of one kind may reuse the tag of the
+ * Ranges: 1xx alltoallv, 2xx allgather, 3xx allreduce, 4xx the selector, below 100 the
+ * preload library's own communicators. A new algorithm whose messages are of one kind may reuse the tag of the
  * algorithm it varies (docs/contributing.md); one with kinds of its own adds them here.
  */
 #ifndef TUNA_TAGS_H
@@ -70,6 +70,10 @@ enum tuna_tag {
     TUNA_TAG_AR_SELF_COPY = 310,   /* a derived-type copy through the rank itself */
     TUNA_TAG_AR_PERMUTED_RS = 311,
     TUNA_TAG_AR_PERMUTED_AG = 312,
+
+    /* selector (src/select/learn.c): a rank's messages to itself that time its per-message
+     * cost */
+    TUNA_TAG_LEARN_PROBE = 401,
 };
 
 #endif /* TUNA_TAGS_H */

@@ -21,12 +21,14 @@ static struct {
     int rc;                 /* load result, repeated on every call */
     char msg[512];          /* its message */
     tuna_profile profile;
+    bool profile_builtin;   /* no TUNA_PROFILE: learning may raise its per-message overhead */
     tuna_tuning tuning[TUNA_COLLECTIVE_COUNT]; /* per collective */
     tuna_mpi_library library; /* from MPI_Get_library_version: the built-in vendor model */
     int auto_period, auto_period_max; /* TUNA_AUTO_PERIOD */
     bool learn;                       /* TUNA_AUTO_LEARN */
     int learn_calls;                  /* TUNA_AUTO_LEARN_BUDGET */
     double learn_seconds;
+    double learn_message_cost;        /* TUNA_LEARN_MESSAGE_COST; < 0: measure it */
     unsigned long long checksum;
 } sel;
 
@@ -37,15 +39,30 @@ static void mix(unsigned long long *h, const void *p, size_t n)
         *h = (*h ^ c[i]) * 1099511628211ULL;
 }
 
-/* TUNA_AUTO_LEARN (0 or 1) and TUNA_AUTO_LEARN_BUDGET (CALLS[:SECONDS]); errors in sel.rc. */
+/* TUNA_AUTO_LEARN (0 or 1), TUNA_AUTO_LEARN_BUDGET (CALLS[:SECONDS]) and
+ * TUNA_LEARN_MESSAGE_COST (seconds); errors in sel.rc. */
 static void load_learn_settings(void)
 {
     sel.learn = true;
     sel.learn_calls = TUNA_LEARN_CALLS_DEFAULT;
     sel.learn_seconds = TUNA_LEARN_SECONDS_DEFAULT;
-    const char *on = getenv("TUNA_AUTO_LEARN"), *budget = getenv("TUNA_AUTO_LEARN_BUDGET");
+    sel.learn_message_cost = -1;
+    const char *on = getenv("TUNA_AUTO_LEARN"), *budget = getenv("TUNA_AUTO_LEARN_BUDGET"),
+               *cost = getenv("TUNA_LEARN_MESSAGE_COST");
     if (sel.rc != MPI_SUCCESS)
         return;
+    if (cost && *cost) {
+        char *end;
+        const double c = strtod(cost, &end);
+        if (*end || !(c >= 0) || c > 1) {
+            snprintf(sel.msg, sizeof sel.msg,
+                     "TUNA_LEARN_MESSAGE_COST='%s': expected seconds per message, 0 to 1",
+                     cost);
+            sel.rc = MPI_ERR_ARG;
+            return;
+        }
+        sel.learn_message_cost = c;
+    }
     if (on && *on) {
         if (strcmp(on, "0") != 0 && strcmp(on, "1") != 0) {
             snprintf(sel.msg, sizeof sel.msg, "TUNA_AUTO_LEARN='%s': expected 0 or 1", on);
@@ -86,6 +103,7 @@ static void load_files(void)
     const char *var = "TUNA_PROFILE";
     if (pf && *pf)
         rc = tuna_profile_load(pf, &sel.profile);
+    sel.profile_builtin = !(pf && *pf);
     if (rc == MPI_SUCCESS && tf && *tf) {
         var = "TUNA_TUNING";
         for (int c = 0; c < TUNA_COLLECTIVE_COUNT && rc == MPI_SUCCESS; c++)
@@ -155,6 +173,7 @@ static void load_files(void)
     mix(&h, vm, sizeof vm);
     for (int c = 0; c < TUNA_COLLECTIVE_COUNT; c++)
         mix(&h, &sel.tuning[c].digest, sizeof sel.tuning[c].digest);
+    mix(&h, &sel.profile_builtin, sizeof sel.profile_builtin);
     mix(&h, &sel.auto_period, sizeof sel.auto_period);
     mix(&h, &sel.auto_period_max, sizeof sel.auto_period_max);
     mix(&h, &sel.rc, sizeof sel.rc);
@@ -176,6 +195,17 @@ static int load_error(void)
     return tuna_error_set(sel.rc, "%s", sel.msg);
 }
 
+const tuna_profile *tuna_select_profile_for(const tuna_select_input *in, tuna_profile *buf)
+{
+    load_once();
+    if (!sel.profile_builtin || in->message_cost <= 0)
+        return &sel.profile;
+    *buf = sel.profile;
+    buf->intra.overhead = fmax(buf->intra.overhead, in->message_cost);
+    buf->inter.overhead = fmax(buf->inter.overhead, in->message_cost);
+    return buf;
+}
+
 int tuna_select_profile(const tuna_profile **out)
 {
     load_once();
@@ -189,6 +219,12 @@ bool tuna_select_learn_on(void)
 {
     load_once();
     return sel.learn;
+}
+
+double tuna_select_learn_message_cost(void)
+{
+    load_once();
+    return sel.learn_message_cost;
 }
 
 void tuna_select_learn_settings(int *rounds, int *calls, double *seconds)
@@ -226,14 +262,25 @@ int tuna_select_vendor_model(int P, tuna_options *opt)
 
 /* Model time of vendor: that of the algorithm modelling it (a row of reg, the alltoallv
  * registry), parameters resolved at P; negative when nothing models it. */
-static double vendor_time(const tuna_registry *reg, const tuna_select_input *in)
+/* The row and parameters the library's MPI_Alltoallv is modelled as; false: unmodelled. */
+static bool vendor_modelled_as(const tuna_registry *reg, const tuna_select_input *in,
+                               tuna_choice *as)
 {
     tuna_options o;
     if (tuna_select_vendor_model(in->P, &o) == TUNA_VENDOR_MODEL_NONE)
+        return false;
+    as->algorithm = o.algorithm;
+    tuna_params_resolve(&tuna_registry_row(reg, o.algorithm)->info, o.value, in->P, as->param);
+    return true;
+}
+
+static double vendor_time(const tuna_registry *reg, const tuna_select_input *in)
+{
+    tuna_choice as;
+    if (!vendor_modelled_as(reg, in, &as))
         return -1;
-    long param[TUNA_MAX_PARAMS];
-    tuna_params_resolve(&tuna_registry_row(reg, o.algorithm)->info, o.value, in->P, param);
-    double t = tuna_model_cost(reg, &sel.profile, in, o.algorithm, param);
+    tuna_profile buf;
+    double t = tuna_model_cost(reg, tuna_select_profile_for(in, &buf), in, as.algorithm, as.param);
     return t >= 0 ? t + sel.profile.vendor_call_overhead : t;
 }
 
@@ -244,6 +291,34 @@ double tuna_model_cost(const tuna_registry *reg, const tuna_profile *m,
         return -1;
     const tuna_algorithm *row = tuna_registry_row(reg, alg);
     return row->cost ? row->cost(m, in, &row->info, param) : -1;
+}
+
+/* The model's time of choice c under profile m (vendor: the row the library's call is
+ * modelled as, alltoallv; the vendor row's own model otherwise); < 0 when unmodelled. */
+static double choice_cost(const tuna_registry *reg, const tuna_profile *m,
+                          const tuna_select_input *in, const tuna_choice *c)
+{
+    tuna_choice as = *c;
+    if (tuna_registry_row(reg, c->algorithm)->kind == TUNA_ROW_VENDOR &&
+        reg->coll == TUNA_ALLTOALLV && !vendor_modelled_as(reg, in, &as))
+        return -1;
+    return tuna_model_cost(reg, m, in, as.algorithm, as.param);
+}
+
+double tuna_select_messages(const tuna_registry *reg, const tuna_select_input *in,
+                            const tuna_choice *c)
+{
+    load_once();
+    /* The model's sensitivity to the per-message overhead o, with o so large (1 ms) that it
+     * is every phase's bound: the messages that pay o one after the other on a rank. */
+    const double d = 1e-3;
+    tuna_profile buf;
+    const tuna_profile *base = tuna_select_profile_for(in, &buf);
+    tuna_profile big = *base;
+    big.intra.overhead += d;
+    big.inter.overhead += d;
+    const double t0 = choice_cost(reg, base, in, c), t1 = choice_cost(reg, &big, in, c);
+    return t0 < 0 || t1 < t0 ? 0 : (t1 - t0) / d;
 }
 
 /* ------------------------------------------------------------ agreement per communicator */
@@ -320,6 +395,7 @@ void tuna_grid_every_value(const tuna_select_input *in, const tuna_algorithm_inf
 struct tuna_candidates {
     const tuna_registry *reg;
     const tuna_select_input *in;
+    const tuna_profile *prof; /* tuna_select_profile_for(in) */
     int alg;
     double agree, overhead;
     tuna_choice *best;
@@ -363,7 +439,7 @@ long tuna_select_inflight(const tuna_registry *reg, const tuna_select_input *in,
 void tuna_candidate(tuna_candidates *c, const long *param)
 {
     const tuna_algorithm *row = tuna_registry_row(c->reg, c->alg);
-    double t = row->cost(&sel.profile, c->in, &row->info, param);
+    double t = row->cost(c->prof, c->in, &row->info, param);
     if (t >= 0 && (row->needs & TUNA_NEEDS_GLOBAL_STATS))
         t += c->agree;
     if (t >= 0) /* vendor's call has no tuna work on top */
@@ -383,8 +459,10 @@ static void row_candidates(const tuna_registry *reg, const tuna_select_input *in
     const tuna_algorithm *row = tuna_registry_row(reg, alg);
     if (!row->cost)
         return;
-    tuna_candidates c = {.reg = reg, .in = in, .alg = alg, .agree = agree,
-                         .overhead = overhead, .best = best, .visit = visit, .arg = arg};
+    tuna_profile buf;
+    tuna_candidates c = {.reg = reg, .in = in, .prof = tuna_select_profile_for(in, &buf),
+                         .alg = alg, .agree = agree, .overhead = overhead, .best = best,
+                         .visit = visit, .arg = arg};
     const long none[TUNA_MAX_PARAMS] = {0};
     if (row->grid)
         row->grid(in, &row->info, &c);
@@ -542,9 +620,11 @@ int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
         const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
         c.algorithm = e->opt.algorithm;
         tuna_params_resolve(&row->info, e->opt.value, in->P, c.param);
+        tuna_profile buf;
         c.predicted = row->kind == TUNA_ROW_VENDOR
                           ? vendor_time(reg, in)
-                          : tuna_model_cost(reg, &sel.profile, in, c.algorithm, c.param);
+                          : tuna_model_cost(reg, tuna_select_profile_for(in, &buf), in,
+                                            c.algorithm, c.param);
         if (c.predicted < 0) /* vendor without a model */
             c.predicted = 0;
         c.from_table = true;
@@ -584,7 +664,9 @@ int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in
         const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
         best.algorithm = e->opt.algorithm;
         tuna_params_resolve(&row->info, e->opt.value, in->P, best.param);
-        double t = tuna_model_cost(reg, &sel.profile, in, best.algorithm, best.param);
+        tuna_profile buf;
+        double t = tuna_model_cost(reg, tuna_select_profile_for(in, &buf), in, best.algorithm,
+                                   best.param);
         best.predicted = t > 0 ? t : 0; /* vendor has no model */
         best.from_table = true;
     } else {
@@ -593,7 +675,9 @@ int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in
         if (best.algorithm < 0)
             return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
         /* the library runs the same exchange with a lower constant: its own call */
-        if (reg->library_runs && reg->library_runs(&sel.profile, in, best.predicted))
+        tuna_profile buf;
+        if (reg->library_runs &&
+            reg->library_runs(tuna_select_profile_for(in, &buf), in, best.predicted))
             best.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
     }
     memo_keep(reg, in, &best);
@@ -656,8 +740,9 @@ int tuna_select_candidates(const tuna_registry *reg, const tuna_select_input *in
         tuna_choice best = {.algorithm = -1};
         if (row->kind == TUNA_ROW_VENDOR) {
             /* Always a candidate: unmodelled, it is timed anyway (predicted 0). */
+            tuna_profile buf;
             double t = a2av ? vendor_time(reg, in)
-                            : tuna_model_cost(reg, &sel.profile, in, alg,
+                            : tuna_model_cost(reg, tuna_select_profile_for(in, &buf), in, alg,
                                               (long[TUNA_MAX_PARAMS]){0});
             vendor = (tuna_choice){.algorithm = alg, .predicted = t > 0 ? t : 0};
             continue;

@@ -36,6 +36,12 @@ struct tuna_learn_class {
     double worst[TUNA_LEARN_MAX];      /* agreed: the slowest sample */
     int tries[TUNA_LEARN_MAX];
     bool alive[TUNA_LEARN_MAX];
+    /* The floor: a candidate's messages (the model's) times the agreed per-message cost; one
+     * with TUNA_LEARN_DEFER times the fewest messages is deferred past the first round and
+     * dropped untimed when its floor is above TUNA_LEARN_FLOOR_DROP times the fastest. */
+    double floor[TUNA_LEARN_MAX];      /* seconds; 0: none (no cost measured, unmodelled) */
+    bool deferred[TUNA_LEARN_MAX];
+    bool floored[TUNA_LEARN_MAX];      /* dropped by its floor, untimed */
     long long local[TUNA_LEARN_MAX];   /* this rank's ns since the last reduction; -1: none */
     int sched[TUNA_LEARN_MAX], nsched, pos; /* the candidates of the current round, in order */
     int running;                       /* the candidate the last tuna_learn_pick gave */
@@ -55,6 +61,8 @@ struct tuna_learn_class {
 struct tuna_learn {
     tuna_learn_class **cls;
     int n, cap;
+    double msg_cost;           /* agreed seconds per message pair (the least over the ranks);
+                                  < 0: not measured yet */
     tuna_learn_class *pending; /* alltoallv: whose samples the next agreement carries */
 };
 
@@ -92,6 +100,9 @@ static void log_settled(const tuna_learn_class *cl, const tuna_ctx *ctx)
         if (cl->best[i] >= 0)
             n += snprintf(line + n, sizeof line - (size_t)n, " %s %.3g us (%d)%s;", opts,
                           cl->best[i] * 1e6, cl->tries[i], cl->alive[i] ? "" : " dropped");
+        else if (cl->floored[i])
+            n += snprintf(line + n, sizeof line - (size_t)n, " %s floor %.3g us, dropped untimed;",
+                          opts, cl->floor[i] * 1e6);
         else
             n += snprintf(line + n, sizeof line - (size_t)n, " %s untimed;", opts);
     }
@@ -107,7 +118,7 @@ static void schedule(tuna_learn_class *cl)
     tuna_select_learn_settings(&rounds, &calls, &seconds);
     cl->nsched = cl->pos = 0;
     for (int i = 0; i < cl->n; i++)
-        if (cl->alive[i] && cl->tries[i] < rounds)
+        if (cl->alive[i] && !cl->deferred[i] && cl->tries[i] < rounds)
             cl->sched[cl->nsched++] = i;
 }
 
@@ -173,8 +184,10 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
     const int w = cl->winner;
     const tuna_choice win = cl->cand[w];
     const tuna_profile *prof = NULL;
+    tuna_profile buf;
     if (cl->best[w] < 0 || tuna_select_profile(&prof) != MPI_SUCCESS || !prof)
         return false;
+    prof = tuna_select_profile_for(&cl->in, &buf);
     double bound = -1; /* the model's best tuna candidate of the class, times the factor */
     for (int i = 0; i < cl->n; i++)
         if (tuna_registry_row(cl->reg, cl->cand[i].algorithm)->kind == TUNA_ROW_ALGORITHM &&
@@ -231,6 +244,8 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
         cl->tries[i] = i ? 0 : wtries;
         cl->alive[i] = true;
         cl->local[i] = -1;
+        cl->floor[i] = 0; /* phase 2's rows are the winner's and its near rows' neighbours */
+        cl->deferred[i] = cl->floored[i] = false;
     }
     cl->calls = 0;
     cl->spent = 0;
@@ -284,6 +299,15 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
     for (int i = 0; i < cl->n; i++)
         if (cl->alive[i] && cl->best[i] >= 0 && (fastest < 0 || cl->best[i] < fastest))
             fastest = cl->best[i];
+    /* The deferred candidates, after the first round: timed from the next one, unless their
+     * floor alone is TUNA_LEARN_FLOOR_DROP times the fastest (nothing timed: all of them). */
+    for (int i = 0; i < cl->n; i++) {
+        if (!cl->deferred[i])
+            continue;
+        cl->deferred[i] = false;
+        if (fastest > 0 && cl->floor[i] > TUNA_LEARN_FLOOR_DROP * fastest)
+            cl->alive[i] = false, cl->floored[i] = true;
+    }
     int alive = 0, pending = 0;
     bool repeat = true; /* every live candidate timed twice, its samples within 1% */
     for (int i = 0; i < cl->n; i++) {
@@ -316,6 +340,17 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
     settle(cl, ctx, source);
     if (!cl->refined && refine(cl, ctx))
         return; /* phase 2: settles again when its rounds end */
+}
+
+/* Which candidates wait for the first round (their floors against the fewest messages'). */
+static void defer(tuna_learn_class *cl)
+{
+    double least = 0;
+    for (int i = 0; i < cl->n; i++)
+        if (cl->floor[i] > 0 && (least == 0 || cl->floor[i] < least))
+            least = cl->floor[i];
+    for (int i = 0; i < cl->n; i++)
+        cl->deferred[i] = least > 0 && cl->floor[i] >= TUNA_LEARN_DEFER * least;
 }
 
 /* The drift check (alltoallv): the winner's agreed time on an agreement call against its
@@ -352,7 +387,9 @@ static void check_drift(tuna_learn_class *cl, const tuna_ctx *ctx, long long agr
         cl->worst[i] = 0;
         cl->tries[i] = 0;
         cl->alive[i] = true;
+        cl->floored[i] = false;
     }
+    defer(cl);
     schedule(cl);
 }
 
@@ -368,13 +405,68 @@ static int candidates(tuna_learn_class *cl, const tuna_registry *reg, const tuna
         cl->tries[i] = 0;
         cl->alive[i] = true;
         cl->local[i] = -1;
+        cl->floor[i] = 0;
+        cl->deferred[i] = cl->floored[i] = false;
     }
     return rc;
 }
 
-/* Whether every rank's wisdom holds this class with the same choice: one allreduce. */
+/*
+ * This rank's CPU cost of one message pair (an MPI_Isend and its MPI_Irecv, to itself): the
+ * difference of a batch of 32 pairs and a batch of 4, whose latency cancels, per pair; the
+ * least of three tries after one to warm up (first messages pay set-up). Local: no peer
+ * takes part. 0 when a post fails (then no floor is used). TUNA_LEARN_MESSAGE_COST gives
+ * it instead.
+ */
+static double message_cost(const tuna_ctx *ctx)
+{
+    const double given = tuna_select_learn_message_cost();
+    if (given >= 0)
+        return given;
+    enum { FEW = 4, MANY = 32, TRIES = 4 };
+    char out[MANY] = {0}, in[MANY];
+    MPI_Request req[2 * MANY];
+    double least = -1;
+    for (int t = 0; t < TRIES; t++) {
+        double took[2];
+        for (int b = 0; b < 2; b++) {
+            const int k = b ? MANY : FEW;
+            int posted = 0, rc = MPI_SUCCESS;
+            const double t0 = PMPI_Wtime();
+            for (; posted < k && rc == MPI_SUCCESS; posted++) {
+                req[2 * posted] = req[2 * posted + 1] = MPI_REQUEST_NULL;
+                rc = PMPI_Irecv(in + posted, 1, MPI_CHAR, ctx->rank, TUNA_TAG_LEARN_PROBE,
+                                ctx->comm, &req[2 * posted]);
+                if (rc == MPI_SUCCESS)
+                    rc = PMPI_Isend(out + posted, 1, MPI_CHAR, ctx->rank, TUNA_TAG_LEARN_PROBE,
+                                    ctx->comm, &req[2 * posted + 1]);
+                if (rc != MPI_SUCCESS && req[2 * posted] != MPI_REQUEST_NULL)
+                    PMPI_Cancel(&req[2 * posted]); /* its send was not posted */
+            }
+            if (rc != MPI_SUCCESS) {
+                tuna_requests_complete(2 * posted, req);
+                return 0;
+            }
+            if (PMPI_Waitall(2 * k, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+                tuna_requests_complete(2 * k, req);
+                return 0;
+            }
+            took[b] = PMPI_Wtime() - t0;
+        }
+        const double c = (took[1] - took[0]) / (MANY - FEW);
+        if (t > 0 && (least < 0 || c < least))
+            least = c;
+    }
+    return least > 0 ? least : 0;
+}
+
+/*
+ * Whether every rank's wisdom holds this class with the same choice: one allreduce. It also
+ * agrees on the per-message cost when `measure` (the least over the ranks, into *cost; the
+ * measurement is local).
+ */
 static int agree_wisdom(tuna_learn_class *cl, const tuna_ctx *ctx, bool *use, tuna_choice *c,
-                        double *seconds)
+                        double *seconds, bool measure, double *cost)
 {
     const bool found = tuna_wisdom_find(&cl->wkey, c, seconds);
     unsigned long long h = 1469598103934665603ULL; /* FNV-1a of the choice */
@@ -384,9 +476,13 @@ static int agree_wisdom(tuna_learn_class *cl, const tuna_ctx *ctx, bool *use, tu
     const unsigned char *b = (const unsigned char *)vals;
     for (size_t i = 0; i < sizeof vals; i++)
         h = (h ^ b[i]) * 1099511628211ULL;
-    long long v[3] = {!found, (long long)(h >> 2), -(long long)(h >> 2)};
-    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm));
+    /* picoseconds, negated: the maximum is the least */
+    long long v[4] = {!found, (long long)(h >> 2), -(long long)(h >> 2),
+                      measure ? -(long long)(message_cost(ctx) * 1e12) : 0};
+    TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, ctx->comm));
     *use = v[0] == 0 && v[1] == -v[2];
+    if (measure)
+        *cost = (double)-v[3] * 1e-12;
     return MPI_SUCCESS;
 }
 
@@ -406,6 +502,7 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
         if (!ctx->learn)
             return tuna_error_set(MPI_ERR_NO_MEM, "auto: no memory for learning");
         ctx->learn_free = tuna_learn_free;
+        ctx->learn->msg_cost = -1;
     }
     tuna_learn *l = ctx->learn;
     for (int i = 0; i < l->n; i++)
@@ -431,12 +528,23 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
     const long long sig[1 + TUNA_LEARN_KEY] = {TUNA_WISDOM_LEARNED, key[0], key[1], key[2]};
     tuna_wisdom_key_init(&cl->wkey, reg->coll, ctx, sig, 1 + TUNA_LEARN_KEY);
     cl->check_local = -1;
-    int rc = candidates(cl, reg, in);
+    /* The communicator's per-message cost, measured with its first class (every rank comes
+     * here on the same call), agreed with the wisdom check. The model prices the candidates
+     * with it (tuna_select_profile_for: the built-in profile's overheads are a guess), and
+     * it gives each candidate its floor. */
     bool use = false;
     tuna_choice w;
     double secs = 0;
+    int rc = agree_wisdom(cl, ctx, &use, &w, &secs, l->msg_cost < 0, &l->msg_cost);
+    cl->in.message_cost = l->msg_cost > 0 ? l->msg_cost : 0;
     if (rc == MPI_SUCCESS)
-        rc = agree_wisdom(cl, ctx, &use, &w, &secs);
+        rc = candidates(cl, reg, &cl->in);
+    /* Floors where the candidates' messages differ TUNA_LEARN_DEFER-fold (agreed inputs and
+     * cost: every rank decides alike). */
+    for (int i = 0; rc == MPI_SUCCESS && i < cl->n && l->msg_cost > 0; i++)
+        cl->floor[i] = tuna_select_messages(reg, &cl->in, &cl->cand[i]) * l->msg_cost;
+    if (rc == MPI_SUCCESS)
+        defer(cl);
     if (rc != MPI_SUCCESS || cl->n == 0) {
         free(cl);
         return rc;

@@ -134,6 +134,9 @@ typedef struct tuna_select_input {
                                pays one more allreduce */
     double bytes;           /* allgather: one rank's block; allreduce: the vector (alltoallv: 0) */
     bool commute;           /* allreduce: the op commutes */
+    double message_cost;    /* learning: the communicator's measured seconds per message pair
+                               (src/select/learn.c); 0: none. With the built-in profile the
+                               model charges at least this per message */
 } tuna_select_input;
 
 /*
@@ -297,6 +300,9 @@ int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in
 
 /* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
 int tuna_select_profile(const tuna_profile **out);
+/* The profile the model prices in's calls with: the process's, or with in->message_cost the
+ * built-in one's per-message overheads raised to it (in buf). */
+const tuna_profile *tuna_select_profile_for(const tuna_select_input *in, tuna_profile *buf);
 
 /* The planner's and learning's candidates: vendor first (predicted 0 when unmodelled), then
  * every other non-auto row with its model-best parameters (alltoallv: its best within
@@ -391,6 +397,9 @@ long tuna_wisdom_additions(void);
 #define TUNA_LEARN_ROUNDS 3          /* samples per surviving candidate */
 #define TUNA_LEARN_DROP_FIRST 4.0    /* dropped after one sample when this much slower */
 #define TUNA_LEARN_DROP 1.5          /* ... after two or more */
+#define TUNA_LEARN_DEFER 4.0         /* candidates with this many times the fewest messages wait
+                                        for the first round, to be priced by their floor */
+#define TUNA_LEARN_FLOOR_DROP 2.0    /* floor above this times the fastest: dropped untimed */
 #define TUNA_LEARN_NEAR 1.05         /* phase 2 also refines rows within this of the winner */
 #define TUNA_LEARN_DRIFT 2.0         /* winner this much slower than learned: a strike */
 #define TUNA_LEARN_DRIFT_FLOOR 2e-6  /* ... and at least this many seconds slower */
@@ -407,11 +416,20 @@ enum {
 
 bool tuna_select_learn_on(void);
 void tuna_select_learn_settings(int *rounds, int *calls, double *seconds);
+/* TUNA_LEARN_MESSAGE_COST: seconds per message pair given instead of measured (the ranks
+ * still agree on the least); < 0: measure. */
+double tuna_select_learn_message_cost(void);
 
 /* The planner's and learning's candidates: vendor first, then the rows the model prices
  * within `factor` of its best tuna row (under SimGrid SMPI not the polling rows); at most max. */
 int tuna_select_candidates_within(const tuna_registry *reg, const tuna_select_input *in,
                                   double factor, tuna_choice *out, int max, int *count);
+
+/* The messages of choice c that pay the per-message overhead one after the other on a rank,
+ * by the model (its time's growth with the profile's o; 0 when unmodelled): times a measured
+ * per-message cost, a floor under c's time that needs no call of c. */
+double tuna_select_messages(const tuna_registry *reg, const tuna_select_input *in,
+                            const tuna_choice *c);
 
 typedef struct tuna_learn tuna_learn;
 typedef struct tuna_learn_class tuna_learn_class;
