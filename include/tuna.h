@@ -300,6 +300,21 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                        const tuna_options *opt, unsigned flags, tuna_plan *plan);
+/* The large-count plans (MPI_Alltoallv_init_c, MPI_Alltoall_init_c): as tuna_alltoallv_init and
+ * tuna_alltoall_init (planner, wisdom, local starts), with the blocking _c forms' arguments and
+ * limits (MPI_IN_PLACE with a non-contiguous receive type: blocks up to 2 GiB, MPI_ERR_COUNT).
+ * vendor starts the library's MPI_Alltoallv_c / MPI_Alltoall_c where it has them (MPI 4);
+ * elsewhere tuna's linear exchange (tuna_stats_last().fallback says so), on
+ * intracommunicators only. */
+int tuna_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                          unsigned flags, tuna_plan *plan);
+int tuna_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, const tuna_options *opt, unsigned flags,
+                         tuna_plan *plan);
 
 /* Begin one exchange of the plan, and complete it. The start is local (it posts the first
  * messages, as MPI 4's MPI_Start) for plans whose algorithm has a step form (every row but

@@ -3,7 +3,7 @@
  * parameter edges, from support/coll_variants.h, plus TuNA's and the Bruck family's radix
  * edges) x datatype x count x in-place x form (blocking tuna_alltoall, tuna_alltoall_c,
  * nonblocking tuna_ialltoall with a second operation outstanding, persistent
- * tuna_alltoall_init started twice), each compared byte for byte over the whole receive
+ * tuna_alltoall_init and tuna_alltoall_init_c started twice), each compared byte for byte over the whole receive
  * region (blocks, holes and guard bytes) with PMPI_Alltoall on the same sentinel-filled
  * buffers; the send buffer must be unchanged. Then the errors each rank must report, and
  * mesh's clamp of `dims` as tuna_stats shows it (phases, temporary memory).
@@ -31,9 +31,16 @@ typedef struct type_case {
     int inplace_ok;
 } type_case;
 
-enum form { FORM_BLOCKING, FORM_LARGE, FORM_NONBLOCKING, FORM_PLAN, FORM_COUNT };
+enum form {
+    FORM_BLOCKING,
+    FORM_LARGE,
+    FORM_NONBLOCKING,
+    FORM_PLAN,
+    FORM_PLAN_LARGE,
+    FORM_COUNT
+};
 static const char *const form_name[FORM_COUNT] = {"blocking", "large-count", "nonblocking",
-                                                  "plan"};
+                                                  "plan", "large-count plan"};
 
 static unsigned char pattern(int rank, size_t i, int salt)
 {
@@ -76,11 +83,16 @@ static int run_tuna(int form, const tuna_options *opt, const void *sbuf, int sco
         free(x);
         return rc != MPI_SUCCESS ? rc : rc2;
     }
-    case FORM_PLAN: {
+    case FORM_PLAN:
+    case FORM_PLAN_LARGE: {
         tuna_plan plan;
         /* the default (auto) measures: the planner times its candidates */
-        rc = tuna_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, MPI_COMM_WORLD, opt,
-                                opt ? TUNA_PLAN_ESTIMATE : TUNA_PLAN_MEASURE, &plan);
+        const unsigned flags = opt ? TUNA_PLAN_ESTIMATE : TUNA_PLAN_MEASURE;
+        rc = form == FORM_PLAN
+                 ? tuna_alltoall_init(sbuf, scount, stype, rbuf, rcount, rtype, MPI_COMM_WORLD,
+                                      opt, flags, &plan)
+                 : tuna_alltoall_init_c(sbuf, scount, stype, rbuf, rcount, rtype,
+                                        MPI_COMM_WORLD, opt, flags, &plan);
         /* two starts: the second must give the same result (in place: the first's output is
          * the second's input, so in place starts once) */
         for (int s = 0; s < (sbuf == MPI_IN_PLACE ? 1 : 2) && rc == MPI_SUCCESS; s++)
@@ -282,8 +294,8 @@ int main(int argc, char **argv)
         }
         for (int form = 0; form < FORM_COUNT; form++)
             for (int si = 0; si < nshapes; si++) {
-                /* the large-count form on a few shapes: the same paths otherwise */
-                if (form == FORM_LARGE && si % 3 != 0)
+                /* the large-count forms on a few shapes: the same paths otherwise */
+                if ((form == FORM_LARGE || form == FORM_PLAN_LARGE) && si % 3 != 0)
                     continue;
                 run_case(name, optp, &types[shapes[si].type], shapes[si].count,
                          shapes[si].inplace, form, ++salt);

@@ -19,7 +19,10 @@
  * on every rank) and, with --wisdom-save / --wisdom-load, across processes. Datatypes freed
  * and count arrays scribbled and freed right after init (MPI's persistent semantics,
  * docs/plans.md; not for allreduce, whose plan keeps the caller's handle); a user op must
- * see the caller's datatype handle.
+ * see the caller's datatype handle. Every other alltoallv plan (in place too, init errors
+ * too) is made by tuna_alltoallv_init_c from widened MPI_Count / MPI_Aint arrays, scribbled and
+ * freed right after init; its own limit (in place, a non-contiguous block beyond INT_MAX
+ * elements on one rank) must be MPI_ERR_COUNT there and an error on every rank.
  *
  * Every failure prints P, the rank, the communicator, the variant and the input (the first
  * 40 per rank); failures are agreed with an allreduce so every rank exits the same way
@@ -36,6 +39,7 @@
 #include "tuna.h"
 #include "support/test_data.h"
 
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -311,6 +315,8 @@ typedef struct input {
     /* allgather: type, count; allreduce: case, count */
     int tcase, count;
     int lifetime; /* the plan's datatypes and arrays freed by the caller after init */
+    int large;    /* alltoallv: made by tuna_alltoallv_init_c (MPI_Count counts, MPI_Aint
+                     displacements; those arrays scribbled and freed right after init) */
 } input;
 
 static void input_alloc_bufs(input *in)
@@ -379,6 +385,14 @@ static void a2a_build(input *in, const cx *c, const a2a_spec *s)
     input_alloc_bufs(in);
     snprintf(in->desc, sizeof in->desc, "alltoallv dtype=%s dist=%s layout=%s S=%d%s", d->name,
              dist_names[s->dist], layout_names[in->layout], s->S, in->inplace ? " in-place" : "");
+}
+
+static void a2a_set_large(input *in, int large)
+{
+    in->large = large;
+    if (large)
+        snprintf(in->desc + strlen(in->desc), sizeof in->desc - strlen(in->desc),
+                 " [tuna_alltoallv_init_c]");
 }
 
 static void ag_build(input *in, const cx *c, int type, int count, int inplace)
@@ -547,6 +561,31 @@ static int input_reference(input *in)
     }
 }
 
+/* tuna_alltoallv_init_c on the int arrays widened (sendcounts/sdispls NULL: in place); the
+ * widened arrays are scribbled and freed right after init, so every start must run on the
+ * plan's own copies. */
+static int a2a_init_large(const void *sbuf, const int *sc, const int *sd, MPI_Datatype st,
+                          void *rbuf, const int *rc_, const int *rd, MPI_Datatype rt, int P,
+                          MPI_Comm comm, const tuna_options *opt, unsigned flags,
+                          tuna_plan *plan)
+{
+    MPI_Count *cnt = malloc(sizeof(MPI_Count) * 2 * (size_t)P);
+    MPI_Aint *dsp = malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    for (int j = 0; j < P; j++) {
+        cnt[j] = sc ? sc[j] : -1;
+        dsp[j] = sd ? sd[j] : -1;
+        cnt[P + j] = rc_[j];
+        dsp[P + j] = rd[j];
+    }
+    int rc = tuna_alltoallv_init_c(sbuf, sc ? cnt : NULL, sd ? dsp : NULL, st, rbuf, cnt + P,
+                                   dsp + P, rt, comm, opt, flags, plan);
+    memset(cnt, 0xff, sizeof(MPI_Count) * 2 * (size_t)P); /* -1 everywhere */
+    memset(dsp, 0xff, sizeof(MPI_Aint) * 2 * (size_t)P);
+    free(cnt);
+    free(dsp);
+    return rc;
+}
+
 /*
  * Init the plan of `in`. in->lifetime: the plan gets its own copies of the datatypes
  * (MPI_Type_dup) and of the count/displacement arrays, which are freed right after init
@@ -575,7 +614,11 @@ static int input_init(input *in, const tuna_options *opt, unsigned flags, tuna_p
             rc_ = arr + 2 * P;
             rd = arr + 3 * P;
         }
-        if (in->inplace)
+        if (in->large)
+            rc = a2a_init_large(in->inplace ? MPI_IN_PLACE : in->sbuf, in->inplace ? NULL : sc,
+                                in->inplace ? NULL : sd, in->inplace ? MPI_DATATYPE_NULL : st,
+                                in->rbuf, rc_, rd, rt, P, comm, opt, flags, plan);
+        else if (in->inplace)
             rc = tuna_alltoallv_init(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, in->rbuf, rc_,
                                      rd, rt, comm, opt, flags, plan);
         else
@@ -1048,6 +1091,8 @@ static void collective_suite(tuna_collective coll, const cx *comms[3])
                     a2a_build(&ins[n++], c, &a2a_inplace_specs[(i + WP) % 3]);
                 else
                     a2a_build(&ins[n++], c, &a2a_specs[sel % NA2A_SPECS]);
+                /* every other plan through the large-count init, in place too */
+                a2a_set_large(&ins[n - 1], (i + k) % 2);
             } else if (coll == TUNA_ALLGATHER) {
                 const shape *s = &ag_shapes[sel % NAG_SHAPES];
                 ag_build(&ins[n++], c, s->tcase, s->count, k == want - 1 ? 1 : s->inplace);
@@ -1348,13 +1393,14 @@ static void init_errors(const cx *c)
         input_fill(&in, 31);
         memcpy(in.rsnap, in.rbuf, in.rlen);
         const char *on = algs[a].opt ? algs[a].opt : "(NULL)";
+        a2a_set_large(&in, (int)(a % 2)); /* every other one through tuna_alltoallv_init_c */
         /* Negative count on one rank. */
         int save = in.sc[0];
         if (c->me == bad)
             in.sc[0] = -1;
         tuna_plan plan = NULL;
-        WHAT("alltoallv init opt=%s flags=%s, sendcounts[0] = -1 on rank %d", on,
-             flags_name(algs[a].flags), bad);
+        WHAT("alltoallv init%s opt=%s flags=%s, sendcounts[0] = -1 on rank %d",
+             in.large ? "_c" : "", on, flags_name(algs[a].flags), bad);
         int rc = input_init(&in, optp, algs[a].flags, &plan);
         in.sc[0] = save;
         expect_init_error(c, &in, rc, &plan, what);
@@ -1458,6 +1504,50 @@ static void init_errors(const cx *c)
             plan_start_checked(&in, plan, 63, what, 0);
             tuna_plan_free(&plan);
         }
+        input_free(&in);
+    }
+}
+
+/* The large-count init's own limit, as tuna_alltoallv_c's: in place with a non-contiguous
+ * receive type, a block beyond 2 GiB (here beyond INT_MAX elements too, which only the _c
+ * init can express) is MPI_ERR_COUNT on its rank, agreed by every rank before anything moves. */
+static void large_count_init_errors(const cx *c)
+{
+    char what[256];
+    const int bad = c->P - 1;
+    static const char *const opts[] = {"tuna", "vendor", NULL};
+    for (int o = 0; o < 3; o++) {
+        tuna_options opt;
+        if (opts[o])
+            tuna_options_parse(opts[o], TUNA_ALLTOALLV, &opt);
+        const unsigned flags = opts[o] ? TUNA_PLAN_ESTIMATE : TUNA_PLAN_MEASURE;
+        input in;
+        a2a_build(&in, c, &a2a_inplace_specs[0]);
+        input_fill(&in, 81);
+        memcpy(in.rsnap, in.rbuf, in.rlen);
+        MPI_Count *cnt = malloc(sizeof(MPI_Count) * (size_t)c->P);
+        MPI_Aint *dsp = malloc(sizeof(MPI_Aint) * (size_t)c->P);
+        for (int j = 0; j < c->P; j++) {
+            cnt[j] = in.rc[j];
+            dsp[j] = in.rd[j];
+        }
+        if (c->me == bad)
+            cnt[0] = (MPI_Count)INT_MAX + 10;
+        tuna_plan plan = NULL;
+        WHAT("alltoallv init_c opt=%s flags=%s in place, vector recvtype, recvcounts[0] = "
+             "INT_MAX + 10 on rank %d", opts[o] ? opts[o] : "(NULL)", flags_name(flags), bad);
+        int rc = tuna_alltoallv_init_c(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, in.rbuf, cnt,
+                                       dsp, a2a_vec, c->comm, opts[o] ? &opt : NULL, flags,
+                                       &plan);
+        int cls = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        CHECK(c, c->me != bad || cls == MPI_ERR_COUNT,
+              "%s: class %d on the rank with the count, want MPI_ERR_COUNT (%s)", what, cls,
+              errs(rc));
+        expect_init_error(c, &in, rc, &plan, what);
+        free(cnt);
+        free(dsp);
         input_free(&in);
     }
 }
@@ -1784,6 +1874,7 @@ int main(int argc, char **argv)
         state_errors(&split);
         init_errors(&world);
         init_errors(&dup);
+        large_count_init_errors(&split);
         /* Last, as it may hang: print what is known so far first. */
         int sofar = 0;
         MPI_Allreduce(&failures, &sofar, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

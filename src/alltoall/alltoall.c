@@ -35,6 +35,13 @@ int tuna_a2a_check_args(const char *fn, const void *sendbuf, MPI_Count sendcount
         return tuna_error_set(MPI_ERR_BUFFER, "%s: recvbuf is NULL but recvcount = %lld (rank %d)",
                               fn, (long long)recvcount, me);
     if (inplace) {
+        /* The in-place copy of a non-contiguous type is packed with int counts (tuna_alltoallv's
+         * limit): refused here, so that a plan's init agrees on it before preparing. */
+        if (!ri.contig && rbytes > (size_t)INT_MAX)
+            return tuna_error_set(MPI_ERR_COUNT,
+                                  "%s: MPI_IN_PLACE with a non-contiguous recvtype supports "
+                                  "blocks up to 2 GiB; recvcount is %zu bytes (rank %d)",
+                                  fn, rbytes, me);
         *block = rbytes;
         return MPI_SUCCESS;
     }

@@ -143,23 +143,23 @@ void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative,
 void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool inverse);
 int tuna_bruck_block_type(size_t bytes, MPI_Datatype *type);
 
-/* The pieces of tuna_alltoallv() that a plan (src/plan/) runs once at init. */
+/* The pieces of tuna_alltoallv() that a plan (src/plan/) runs once at init; counts of either
+ * width (tuna_counts; the send side is not read in place). */
 /* Local argument checks; on success sinfo/rinfo and this rank's statistics in v. */
-int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
-                         MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
-                         const int *rdispls, MPI_Datatype recvtype, int P, int me,
-                         tuna_type_info *sinfo, tuna_type_info *rinfo,
+int tuna_a2av_check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                         const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                         int P, int me, tuna_type_info *sinfo, tuna_type_info *rinfo,
                          long long v[TUNA_AGREE_N]);
 /* Bytes of the in-place send copy. */
-size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P);
+size_t tuna_a2av_inplace_bytes(const tuna_counts *rcv, size_t rsize, int P);
 /* Fill a's buffer fields (a->size set): byte displacements in disp[2P]; in place, the send
  * side is `copy` (copy_counts: P ints, needed when the receive type is not contiguous),
- * which tuna_a2av_pack_inplace() fills from the receive blocks before each run. */
-void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendcounts,
-                        const int *sdispls, MPI_Datatype sendtype, const tuna_type_info *si,
-                        void *recvbuf, const int *recvcounts, const int *rdispls,
-                        MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
-                        char *copy, int *copy_counts);
+ * which tuna_a2av_pack_inplace() fills from the receive blocks before each run. The arrays
+ * sc and rcv point to are read by every run: they must live as long as a. */
+void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
+                        MPI_Datatype sendtype, const tuna_type_info *si, void *recvbuf,
+                        const tuna_counts *rcv, MPI_Datatype recvtype, const tuna_type_info *ri,
+                        MPI_Aint *disp, char *copy, int *copy_counts);
 int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy);
 /*
  * The nonblocking front end's preparation (src/alltoallv/ialltoallv.c), all local: this

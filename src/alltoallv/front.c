@@ -295,18 +295,12 @@ static int run_two_rank_exchange(const tuna_a2av_algorithm *row, tuna_ctx *ctx,
     return rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(rc, "MPI_Sendrecv failed");
 }
 
-static size_t inplace_bytes(const tuna_counts *rcv, size_t rsize, int P)
+size_t tuna_a2av_inplace_bytes(const tuna_counts *rcv, size_t rsize, int P)
 {
     size_t tot = 0;
     for (int j = 0; j < P; j++)
         tot += (size_t)tuna_counts_n(rcv, j) * rsize;
     return tot;
-}
-
-size_t tuna_a2av_inplace_bytes(const int *recvcounts, size_t rsize, int P)
-{
-    const tuna_counts rcv = {.n = recvcounts};
-    return inplace_bytes(&rcv, rsize, P);
 }
 
 /* a's buffer fields from arguments whose byte displacements scan_counts() already wrote to
@@ -354,18 +348,21 @@ static void describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *
     a->sdisp = disp;
 }
 
-void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const int *sendcounts,
-                        const int *sdispls, MPI_Datatype sendtype, const tuna_type_info *si,
-                        void *recvbuf, const int *recvcounts, const int *rdispls,
-                        MPI_Datatype recvtype, const tuna_type_info *ri, MPI_Aint *disp,
-                        char *copy, int *copy_counts)
+void tuna_a2av_describe(tuna_a2av_args *a, const void *sendbuf, const tuna_counts *sc,
+                        MPI_Datatype sendtype, const tuna_type_info *si, void *recvbuf,
+                        const tuna_counts *rcv, MPI_Datatype recvtype, const tuna_type_info *ri,
+                        MPI_Aint *disp, char *copy, int *copy_counts)
 {
-    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
+    const bool inplace = sendbuf == MPI_IN_PLACE;
     long long acc[4];
-    (void)scan_counts(&sc, &rcv, sendbuf == MPI_IN_PLACE, false, a->size, si->extent, ri->extent,
-                      si->size, ri->size, disp, acc); /* the displacements; the counts were checked */
-    describe(a, sendbuf, &sc, sendtype, si, recvbuf, &rcv, recvtype, ri, disp, copy,
-             copy_counts);
+    /* the displacements; the counts were checked */
+    if (rcv->n)
+        (void)scan_counts(sc, rcv, inplace, false, a->size, si->extent, ri->extent, si->size,
+                          ri->size, disp, acc);
+    else
+        (void)scan_counts(sc, rcv, inplace, true, a->size, si->extent, ri->extent, si->size,
+                          ri->size, disp, acc);
+    describe(a, sendbuf, sc, sendtype, si, recvbuf, rcv, recvtype, ri, disp, copy, copy_counts);
 }
 
 int tuna_a2av_pack_inplace(const tuna_a2av_args *a, char *copy)
@@ -390,7 +387,7 @@ int tuna_a2av_prepare(tuna_a2av_args *a, const void *sendbuf, const tuna_counts 
     if (rc != MPI_SUCCESS)
         return rc;
     if (sendbuf == MPI_IN_PLACE) {
-        *copy = tuna_malloc(inplace_bytes(rcv, ri.size, a->size) + 1);
+        *copy = tuna_malloc(tuna_a2av_inplace_bytes(rcv, ri.size, a->size) + 1);
         if (*copy && !ri.contig)
             *copy_counts = tuna_malloc(sizeof(int) * (size_t)a->size);
         if (!*copy || (!ri.contig && !*copy_counts)) {
@@ -410,15 +407,13 @@ int tuna_a2av_prepare(tuna_a2av_args *a, const void *sendbuf, const tuna_counts 
     return rc;
 }
 
-int tuna_a2av_check_args(const void *sendbuf, const int *sendcounts, const int *sdispls,
-                         MPI_Datatype sendtype, const void *recvbuf, const int *recvcounts,
-                         const int *rdispls, MPI_Datatype recvtype, int P, int me,
-                         tuna_type_info *sinfo, tuna_type_info *rinfo,
+int tuna_a2av_check_args(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                         const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                         int P, int me, tuna_type_info *sinfo, tuna_type_info *rinfo,
                          long long v[TUNA_AGREE_N])
 {
-    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    return check_args(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, P, me, NULL, sinfo, rinfo,
-                      v, NULL);
+    return check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, P, me, NULL, sinfo, rinfo, v,
+                      NULL);
 }
 
 
@@ -599,7 +594,7 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
     char *inplace_copy = NULL;
     int *inplace_counts = NULL;
     if (inplace) {
-        inplace_copy = tuna_malloc(inplace_bytes(rcv, rinfo.size, P));
+        inplace_copy = tuna_malloc(tuna_a2av_inplace_bytes(rcv, rinfo.size, P));
         if (!rinfo.contig)
             inplace_counts = tuna_malloc(sizeof(int) * (size_t)P);
         if (!inplace_copy || (!rinfo.contig && !inplace_counts)) {

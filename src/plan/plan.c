@@ -84,8 +84,8 @@ int tuna_start(tuna_plan p)
         tuna_stats_current.predicted = p->info.predicted;
     }
     /* Always: the preload's statistics read what ran (and any fallback) from here. */
-    tuna_stats_current.algorithm = p->info.algorithm;
-    tuna_stats_current.fallback = NULL;
+    tuna_stats_current.algorithm = p->fallback ? p->fallback_algorithm : p->info.algorithm;
+    tuna_stats_current.fallback = p->fallback;
     /* A local start where the choice has a step form (the exchange then completes in
      * tuna_wait / tuna_test); else the exchange completes here and the plan is active until
      * tuna_wait. An error leaves it inactive (nothing to wait for). */
@@ -206,7 +206,7 @@ static void widen(MPI_Aint extent, MPI_Aint tlb, MPI_Aint textent, MPI_Aint firs
     *any = true;
 }
 
-int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k, size_t *bytes,
+int tuna_plan_span(MPI_Datatype type, const tuna_counts *blocks, int k, size_t *bytes,
                    MPI_Aint *lo_out)
 {
     MPI_Aint lb, extent, tlb, textent;
@@ -215,7 +215,8 @@ int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k,
     bool any = false;
     MPI_Aint lo = 0, hi = 0;
     for (int j = 0; j < k; j++)
-        widen(extent, tlb, textent, offs[j], counts[j], &any, &lo, &hi);
+        widen(extent, tlb, textent, tuna_counts_d(blocks, j), tuna_counts_n(blocks, j), &any, &lo,
+              &hi);
     *bytes = any ? (size_t)(hi - lo) : 0;
     *lo_out = lo;
     return MPI_SUCCESS;

@@ -39,9 +39,18 @@ struct tuna_plan_s {
     /* alltoallv */
     const void *sendbuf;
     void *recvbuf, *user_recvbuf;
-    int *arrays;                /* sendcounts, sdispls, recvcounts, rdispls: copies, 4P ints */
+    /* alltoallv: copies of sendcounts, sdispls, recvcounts, rdispls as wide as the caller's
+     * (sc, rcv point into them; sc is empty in place); alltoall: tuna_a2a_prepare's counts */
+    void *arrays;
+    tuna_counts sc, rcv;
+    bool large;                 /* the _c init: MPI_Count counts (vendor: the library's _c call) */
+    MPI_Count a2a_count[2];     /* alltoall: sendcount, recvcount (for a vendor start) */
     MPI_Datatype sendtype, recvtype;
     bool vendor;                /* the choice is the MPI library's own call */
+    /* What a start runs instead of the choice, and why (tuna_stats_last().fallback): vendor
+     * with large counts where the library has no _c call runs linear; NULL otherwise. */
+    const char *fallback;
+    int fallback_algorithm;
     tuna_a2av_args a;
     const tuna_a2av_algorithm *run;
     tuna_scratch scr;           /* the plan's own buffers (a.scr) */
@@ -80,7 +89,10 @@ void tuna_plan_a2av_redirect(struct tuna_plan_s *p, void *private_recv);
  * shift), its derived datatypes duplicated (the caller may free its own after init). */
 int tuna_plan_a2av_setup(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
                          tuna_ctx *ctx, int (*start)(struct tuna_plan_s *p), const void *sendbuf,
-                         MPI_Datatype sendtype, void *recvbuf, MPI_Datatype recvtype);
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Datatype recvtype, bool large);
+/* A large-count plan on an intercommunicator runs the library's _c call: MPI_ERR_COMM where the
+ * library has none (vendor's replacement, linear, needs an intracommunicator). */
+int tuna_plan_a2av_inter_large(const char *fn, tuna_collective coll, bool large);
 
 /* *type is kept by the plan: a derived one is replaced by a duplicate the plan owns. */
 int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type);
@@ -101,9 +113,9 @@ tuna_options tuna_plan_options_of(tuna_collective coll, const tuna_choice *c);
  * candidates (measure; wisdom first). Collective over p->ctx->comm. */
 int tuna_plan_decide(struct tuna_plan_s *p, const tuna_select_input *in, unsigned flags);
 
-/* Bytes and lowest offset (from the buffer pointer) that `n` elements of `type` at each of the
- * given element offsets span; counts/offs: k entries. */
-int tuna_plan_span(MPI_Datatype type, const int *counts, const int *offs, int k, size_t *bytes,
+/* Bytes and lowest offset (from the buffer pointer) that the k blocks of one side span (block j:
+ * tuna_counts_n(blocks, j) elements of `type` from element tuna_counts_d(blocks, j)). */
+int tuna_plan_span(MPI_Datatype type, const tuna_counts *blocks, int k, size_t *bytes,
                    MPI_Aint *lo);
 /* The same for one run of n elements at the buffer pointer. */
 int tuna_plan_span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *lo);

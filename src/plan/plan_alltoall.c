@@ -1,9 +1,9 @@
 /*
- * tuna_alltoall_init: the arguments checked and agreed once (error flag and block size, one
+ * tuna_alltoall_init, tuna_alltoall_init_c (one body): the arguments checked and agreed once (error flag and block size, one
  * allreduce), the choice made once (forced, model, measure or wisdom; auto among the rows
  * whose starts are local), the P blocks described and the in-place copy allocated once. A
  * start is the chosen row's exchange, local (its first step posts), or for a plan forced to
- * vendor the library's MPI_Alltoall inside the start.
+ * vendor the library's MPI_Alltoall (MPI_Alltoall_c) inside the start.
  */
 #include "plan.h"
 
@@ -11,23 +11,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The library's own alltoall on the plan's arguments (MPI_Alltoall_c for a _c plan). */
 static int a2a_start(struct tuna_plan_s *p)
 {
     if (!p->vendor)
         return tuna_plan_a2av_run(p);
-    int rc = PMPI_Alltoall(p->sendbuf, p->scount, p->sendtype, p->recvbuf, p->rcount,
-                           p->recvtype, p->comm);
+    int rc;
+    const char *call = "PMPI_Alltoall";
+    if (!p->large) {
+        rc = PMPI_Alltoall(p->sendbuf, (int)p->a2a_count[0], p->sendtype, p->recvbuf,
+                           (int)p->a2a_count[1], p->recvtype, p->comm);
+    } else {
+#ifdef TUNA_HAVE_MPI_ALLTOALL_C
+        call = "PMPI_Alltoall_c";
+        rc = PMPI_Alltoall_c(p->sendbuf, p->a2a_count[0], p->sendtype, p->recvbuf,
+                             p->a2a_count[1], p->recvtype, p->comm);
+#else
+        /* not reached: tuna_plan_a2av_choose() runs linear instead */
+        return tuna_error_set(MPI_ERR_INTERN, "the MPI library has no MPI_Alltoall_c");
+#endif
+    }
     if (rc == MPI_SUCCESS)
         return rc;
     tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
-    return tuna_error_set(rc, "PMPI_Alltoall failed");
+    return tuna_error_set(rc, "%s failed", call);
 }
 
-int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                       const tuna_options *opt, unsigned flags, tuna_plan *plan)
+/* tuna_alltoall_init and tuna_alltoall_init_c: one body (large: the _c form's MPI_Count counts,
+ * for the library's call; tuna's rows take either). */
+static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                         unsigned flags, tuna_plan *plan)
 {
-    static const char fn[] = "tuna_alltoall_init";
     const double t0 = MPI_Wtime();
     /* A local error still takes part in the agreement below: one rank's mistake fails every
      * rank instead of hanging them. */
@@ -58,6 +74,8 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         if (local == MPI_SUCCESS && sendbuf == MPI_IN_PLACE)
             local = tuna_error_set(MPI_ERR_ARG, "MPI_IN_PLACE is not valid on an "
                                                 "intercommunicator");
+        if (local == MPI_SUCCESS)
+            local = tuna_plan_a2av_inter_large(fn, TUNA_ALLTOALL, large);
         int me = 0;
         MPI_Comm_rank(comm, &me);
         if (local == MPI_SUCCESS)
@@ -86,10 +104,10 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         }
     }
     /* From here every rank's arguments are valid: p, alg and plan are set. */
-    p->scount = sendcount;
-    p->rcount = recvcount;
+    p->a2a_count[0] = sendcount;
+    p->a2a_count[1] = recvcount;
     rc = tuna_plan_a2av_setup(p, TUNA_ALLTOALL, comm, ctx, a2a_start, sendbuf, sendtype, recvbuf,
-                              recvtype);
+                              recvtype, large);
     if (rc != MPI_SUCCESS)
         goto out;
     const bool inplace = sendbuf == MPI_IN_PLACE;
@@ -130,4 +148,21 @@ int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
     rc = tuna_plan_decide(p, &in, flags);
 out: /* rc: MPI_SUCCESS, or the error that stopped the init */
     return tuna_plan_finish(p, rc, t0, plan);
+}
+
+int tuna_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                       const tuna_options *opt, unsigned flags, tuna_plan *plan)
+{
+    return alltoall_init("tuna_alltoall_init", false, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, comm, opt, flags, plan);
+}
+
+int tuna_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, const tuna_options *opt, unsigned flags,
+                         tuna_plan *plan)
+{
+    return alltoall_init("tuna_alltoall_init_c", true, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, recvtype, comm, opt, flags, plan);
 }

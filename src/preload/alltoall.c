@@ -1,10 +1,10 @@
 /*
  * The drop-in's alltoall (docs/preload.md): MPI_Alltoall and its large-count form
  * MPI_Alltoall_c, the nonblocking MPI_Ialltoall and MPI_Ialltoall_c (tuna's operation behind a
- * proxy request, requests.c), and the persistent MPI_Alltoall_init (Open MPI:
- * MPIX_Alltoall_init; a tuna plan behind a persistent proxy). All take the communicator's
- * choice (info key tuna_alltoall, TUNA_ALLTOALL). Statistics: "alltoall" (and its plans),
- * "ialltoall".
+ * proxy request, requests.c), and the persistent MPI_Alltoall_init and MPI_Alltoall_init_c
+ * (Open MPI: MPIX_Alltoall_init; a tuna plan behind a persistent proxy). All take the
+ * communicator's choice (info key tuna_alltoall, TUNA_ALLTOALL). Statistics: "alltoall" (and its
+ * plans), "ialltoall".
  */
 #include "preload_internal.h"
 
@@ -233,16 +233,35 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 
 #if defined(TUNA_HAVE_MPI_ALLTOALL_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
 /*
- * Persistent alltoall: the same decision as MPI_Alltoall's (vendor, intercommunicator, in
- * place with blocks over 2 GiB: the library's init; all known alike on every rank), else
- * tuna_alltoall_init, whose argument errors are agreed over the communicator.
+ * Persistent alltoall (MPI_Alltoall_init and its large-count form MPI_Alltoall_init_c): the
+ * same decision as MPI_Alltoall's (vendor, intercommunicator, in place with blocks over 2 GiB:
+ * the library's init; all known alike on every rank), else tuna_alltoall_init(_c), whose
+ * argument errors are agreed over the communicator.
  */
 typedef int (*alltoall_init_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
                                 MPI_Comm, MPI_Info, MPI_Request *);
 
-static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbuf,
-                                    int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+/* The library's own persistent alltoall: `library` (MPI_ or MPIX_Alltoall_init), or
+ * MPI_Alltoall_init_c for a call that came as one (`large` is never set where the library has
+ * none: the preload then defines no MPI_Alltoall_init_c). */
+static int library_alltoall_init(alltoall_init_fn library, bool large, const void *sendbuf,
+                                 MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request)
+{
+#ifdef TUNA_HAVE_MPI_ALLTOALL_INIT_C
+    if (large)
+        return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, info, request);
+#endif
+    (void)large;
+    return library(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm,
+                   info, request);
+}
+
+static int persistent_alltoall_init(alltoall_init_fn library, bool large, const void *sendbuf,
+                                    MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                     MPI_Info info, MPI_Request *request)
 {
     int inter = 0, P = 0;
@@ -250,8 +269,8 @@ static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbu
     comm_state *s = NULL;
     int rc = request ? preload_call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
-        return library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
-                       request);
+        return library_alltoall_init(library, large, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, recvtype, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
@@ -259,8 +278,11 @@ static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbu
     if (!ch->vendor && why < 0) {
         /* The plan duplicates derived datatypes itself (freeing them after init is valid). */
         tuna_plan plan = NULL;
-        rc = tuna_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                &ch->opt, preload_plan_flags, &plan);
+        rc = large ? tuna_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                          recvtype, comm, &ch->opt, preload_plan_flags, &plan)
+                   : tuna_alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf,
+                                        (int)recvcount, recvtype, comm, &ch->opt,
+                                        preload_plan_flags, &plan);
         if (rc != MPI_SUCCESS) {
             char label[LABEL_MAX + 32], msg[600];
             snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
@@ -275,8 +297,8 @@ static int persistent_alltoall_init(alltoall_init_fn library, const void *sendbu
                             n * count_bytes(recvcount, recvtype), request);
     }
     /* The library's own persistent alltoall; its request goes back untouched. */
-    rc = library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
-                 request);
+    rc = library_alltoall_init(library, large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                               recvtype, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
     preload_library_init_done(s, COLL_ALLTOALL, why, comm, t0);
@@ -288,8 +310,19 @@ int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                       MPI_Request *request)
 {
-    return persistent_alltoall_init(PMPI_Alltoall_init, sendbuf, sendcount, sendtype, recvbuf,
-                                    recvcount, recvtype, comm, info, request);
+    return persistent_alltoall_init(PMPI_Alltoall_init, false, sendbuf, sendcount, sendtype,
+                                    recvbuf, recvcount, recvtype, comm, info, request);
+}
+#endif
+
+#ifdef TUNA_HAVE_MPI_ALLTOALL_INIT_C
+/* MPI 4's large-count form (MPICH 4; Open MPI 4.1 has none): tuna_alltoall_init_c. */
+int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    return persistent_alltoall_init(PMPI_Alltoall_init, true, sendbuf, sendcount, sendtype,
+                                    recvbuf, recvcount, recvtype, comm, info, request);
 }
 #endif
 
@@ -298,8 +331,8 @@ int MPIX_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                        MPI_Request *request)
 {
-    return persistent_alltoall_init(PMPIX_Alltoall_init, sendbuf, sendcount, sendtype, recvbuf,
-                                    recvcount, recvtype, comm, info, request);
+    return persistent_alltoall_init(PMPIX_Alltoall_init, false, sendbuf, sendcount, sendtype,
+                                    recvbuf, recvcount, recvtype, comm, info, request);
 }
 #endif
 #endif /* a persistent alltoall */

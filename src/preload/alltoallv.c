@@ -1,9 +1,9 @@
 /*
  * The drop-in's alltoallv (docs/preload.md): MPI_Alltoallv and its large-count form
  * MPI_Alltoallv_c, the nonblocking MPI_Ialltoallv and MPI_Ialltoallv_c (tuna's operation behind
- * a proxy request, requests.c), and the persistent MPI_Alltoallv_init (Open MPI:
- * MPIX_Alltoallv_init; a tuna plan behind a persistent proxy). All take the communicator's
- * choice (info key tuna_alltoallv, TUNA_ALLTOALLV); the library's own call takes
+ * a proxy request, requests.c), and the persistent MPI_Alltoallv_init and MPI_Alltoallv_init_c
+ * (Open MPI: MPIX_Alltoallv_init; a tuna plan behind a persistent proxy). All take the
+ * communicator's choice (info key tuna_alltoallv, TUNA_ALLTOALLV); the library's own call takes
  * intercommunicators, and arguments that are valid MPI that tuna does not take, all ranks
  * together. Statistics: "alltoallv" (and its plans), "ialltoallv".
  */
@@ -54,34 +54,33 @@ static void account_a2av(comm_state *s, enum path path, const char *label, doubl
 }
 
 /* True if a buffer is NULL (MPI_BOTTOM) while this rank has data to move through it. */
-static int bottom_with_data(const void *buf, const int *counts, MPI_Datatype type, int P)
+static int bottom_with_data(const void *buf, const tuna_counts *k, MPI_Datatype type, int P)
 {
-    if (buf != NULL || !counts || type == MPI_DATATYPE_NULL)
-        return 0;
-    int size = 0;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == 0)
+    MPI_Count size = 0;
+    if (buf != NULL || (!k->n && !k->nl) || type == MPI_DATATYPE_NULL ||
+        PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size == 0)
         return 0;
     for (int j = 0; j < P; j++)
-        if (counts[j] > 0)
+        if (tuna_counts_n(k, j) > 0)
             return 1;
     return 0;
 }
 
-/* Why this rank's valid-MPI arguments are beyond tuna, or -1. */
-static int local_unsupported(const void *sendbuf, const int *sendcounts, MPI_Datatype sendtype,
-                             const void *recvbuf, const int *recvcounts, MPI_Datatype recvtype,
+/* Why this rank's valid-MPI arguments are beyond tuna, or -1 (int or large counts). */
+static int local_unsupported(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                             const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
                              int P)
 {
     int inplace = sendbuf == MPI_IN_PLACE;
-    if ((!inplace && bottom_with_data(sendbuf, sendcounts, sendtype, P)) ||
-        bottom_with_data(recvbuf, recvcounts, recvtype, P))
+    if ((!inplace && bottom_with_data(sendbuf, sc, sendtype, P)) ||
+        bottom_with_data(recvbuf, rcv, recvtype, P))
         return WHY_BOTTOM;
-    if (inplace && recvcounts && recvtype != MPI_DATATYPE_NULL &&
-        !tuna_type_is_contiguous(recvtype)) {
-        int size = 0;
-        PMPI_Type_size(recvtype, &size);
+    MPI_Count size = 0;
+    if (inplace && (rcv->n || rcv->nl) && recvtype != MPI_DATATYPE_NULL &&
+        !tuna_type_is_contiguous(recvtype) && PMPI_Type_size_x(recvtype, &size) == MPI_SUCCESS &&
+        size > 0) {
         for (int j = 0; j < P; j++)
-            if ((long long)recvcounts[j] * size > INT_MAX)
+            if (tuna_counts_n(rcv, j) > INT_MAX / size)
                 return WHY_INPLACE_BIG;
     }
     return -1;
@@ -156,7 +155,8 @@ int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const in
     if (!is_agreed_argument_error(rc) || tuna_argcheck_collective(&collective) != MPI_SUCCESS ||
         !collective)
         return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
-    int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts, recvtype, P);
+    const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+    int any = local_unsupported(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, P);
     if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any < 0)
         return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
     preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)any);
@@ -241,6 +241,13 @@ typedef struct ia2av_args {
     MPI_Datatype recvtype;
 } ia2av_args;
 
+/* The counts of a's two sides, for tuna_counts_n (the displacements are not needed here). */
+static void counts_of(const ia2av_args *a, tuna_counts *sc, tuna_counts *rcv)
+{
+    *sc = a->large ? (tuna_counts){.nl = a->scounts} : (tuna_counts){.n = a->scounts};
+    *rcv = a->large ? (tuna_counts){.nl = a->rcounts} : (tuna_counts){.n = a->rcounts};
+}
+
 static int library_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *request)
 {
 #ifdef TUNA_HAVE_MPI_IALLTOALLV_C
@@ -275,10 +282,8 @@ static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *r
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    const tuna_counts sc = a->large ? (tuna_counts){.nl = a->scounts}
-                                    : (tuna_counts){.n = a->scounts},
-                      rcv = a->large ? (tuna_counts){.nl = a->rcounts}
-                                     : (tuna_counts){.n = a->rcounts};
+    tuna_counts sc, rcv;
+    counts_of(a, &sc, &rcv);
     int why = ch->vendor ? -1 : inter ? WHY_INTER : -2;
     tuna_request op = TUNA_REQUEST_NULL;
     if (why == -2) {
@@ -336,11 +341,36 @@ typedef int (*alltoallv_init_fn)(const void *, const int[], const int[], MPI_Dat
                                  const int[], const int[], MPI_Datatype, MPI_Comm, MPI_Info,
                                  MPI_Request *);
 
-static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
-                           const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                           void *recvbuf, const int recvcounts[], const int rdispls[],
-                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                           MPI_Request *request)
+/* The library's own persistent alltoallv: `library` (MPI_ or MPIX_Alltoallv_init), or
+ * MPI_Alltoallv_init_c for a call that came as one (only defined where the library has it). */
+static int library_init(alltoallv_init_fn library, const ia2av_args *a, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT_C
+    if (a->large)
+        return PMPI_Alltoallv_init_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                     a->rcounts, a->rdispls, a->recvtype, comm, info, request);
+#endif
+    return library(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf, a->rcounts,
+                   a->rdispls, a->recvtype, comm, info, request);
+}
+
+static int tuna_init_of(const ia2av_args *a, MPI_Comm comm, const tuna_options *opt,
+                        tuna_plan *plan)
+{
+    if (a->large)
+        return tuna_alltoallv_init_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                     a->rcounts, a->rdispls, a->recvtype, comm, opt,
+                                     preload_plan_flags, plan);
+    return tuna_alltoallv_init(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                               a->rcounts, a->rdispls, a->recvtype, comm, opt,
+                               preload_plan_flags, plan);
+}
+
+/* MPI_Alltoallv_init and its large-count form: a tuna plan behind a persistent proxy, counted
+ * on the "alltoallv" rows either way. */
+static int persistent_init(alltoallv_init_fn library, const ia2av_args *a, MPI_Comm comm,
+                           MPI_Info info, MPI_Request *request)
 {
     int inter = 0, P = 0;
     double t0 = 0;
@@ -348,11 +378,12 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
     /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
     int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
-        return library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                       recvtype, comm, info, request);
+        return library_init(library, a, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
+    tuna_counts sc, rcv;
+    counts_of(a, &sc, &rcv);
     int why = -1;
     if (!ch->vendor && inter) {
         why = WHY_INTER;
@@ -360,15 +391,14 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
         /* The plan duplicates derived datatypes itself: the application may free its own
          * right after the init, as MPI allows. */
         tuna_plan plan = NULL;
-        rc = tuna_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, &ch->opt, preload_plan_flags, &plan);
+        rc = tuna_init_of(a, comm, &ch->opt, &plan);
         if (rc != MPI_SUCCESS) {
             char msg[600];
             snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
             /* Init errors are agreed (every rank is here): if some rank's arguments are
              * valid MPI that tuna does not take, all ranks hand the init to the library. */
-            int any = local_unsupported(sendbuf, sendcounts, sendtype, recvbuf, recvcounts,
-                                        recvtype, P);
+            int any = local_unsupported(a->sendbuf, &sc, a->sendtype, a->recvbuf, &rcv,
+                                        a->recvtype, P);
             if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS ||
                 any < 0) {
                 char label[LABEL_MAX + 32];
@@ -379,15 +409,13 @@ static int persistent_init(alltoallv_init_fn library, const void *sendbuf,
             }
             why = any;
         } else {
-            const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
             unsigned long long sent, recvd;
-            a2av_bytes(sendbuf, &sc, sendtype, &rcv, recvtype, P, &sent, &recvd);
+            a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
             return preload_plan_request(s, COLL_ALLTOALLV, plan, comm, t0, sent, recvd, request);
         }
     }
     /* The library's own persistent alltoallv; its request goes back untouched. */
-    rc = library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                 comm, info, request);
+    rc = library_init(library, a, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
     preload_library_init_done(s, COLL_ALLTOALLV, why, comm, t0);
@@ -400,8 +428,23 @@ int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sd
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                        MPI_Request *request)
 {
-    return persistent_init(PMPI_Alltoallv_init, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                           recvcounts, rdispls, recvtype, comm, info, request);
+    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return persistent_init(PMPI_Alltoallv_init, &a, comm, info, request);
+}
+#endif
+
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT_C
+/* MPI 4's large-count form (MPICH 4; Open MPI 4.1 has none): tuna_alltoallv_init_c. */
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    const ia2av_args a = {true,    sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return persistent_init(PMPI_Alltoallv_init, &a, comm, info, request);
 }
 #endif
 
@@ -411,8 +454,9 @@ int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                         MPI_Request *request)
 {
-    return persistent_init(PMPIX_Alltoallv_init, sendbuf, sendcounts, sdispls, sendtype,
-                           recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return persistent_init(PMPIX_Alltoallv_init, &a, comm, info, request);
 }
 #endif
 #endif /* a persistent alltoallv */

@@ -27,7 +27,10 @@
  * through both (the nonblocking one completed by another completion call than MPI_Ialltoall's),
  * and so do the info key's duplicate, the errors (a negative MPI_Count) and the
  * intercommunicator; then a count beyond INT_MAX of an empty type, which moves nothing and is
- * valid only if the count reaches tuna as an MPI_Count (cut to an int it is negative).
+ * valid only if the count reaches tuna as an MPI_Count (cut to an int it is negative). Where it
+ * has MPI_Alltoall_init_c too (TUNA_TEST_ALLTOALL_INIT_C), every shape also runs a large-count
+ * persistent request started twice with new contents, the errors add its negative count, and
+ * the empty type's count beyond INT_MAX is started once as a persistent request.
  * run_client.py checks in the TUNA_STATS file that tuna ran every call (tests/preload/
  * CMakeLists.txt has the counts per rank).
  */
@@ -166,6 +169,14 @@ static int x_ialltoall_c(xbuf *x, MPI_Request *req)
 }
 #endif
 
+#ifdef TUNA_TEST_ALLTOALL_INIT_C
+static int x_init_c(xbuf *x, MPI_Request *req)
+{
+    return MPI_Alltoall_init_c(sbuf_of(x), (MPI_Count)x->scount, x->t->stype, x->r,
+                               (MPI_Count)x->rcount, x->t->rtype, x->comm, MPI_INFO_NULL, req);
+}
+#endif
+
 static int x_init(xbuf *x, MPI_Request *req)
 {
     return ALLTOALL_INIT(sbuf_of(x), x->scount, x->t->stype, x->r, x->rcount, x->t->rtype,
@@ -235,6 +246,20 @@ static void shape(const tcase *t, int count, int inplace, int it)
     }
     MPI_Request_free(&pr);
     expect(pr == MPI_REQUEST_NULL, "MPI_Request_free of a persistent alltoall", it);
+#ifdef TUNA_TEST_ALLTOALL_INIT_C
+    expect(x_init_c(&x, &pr) == MPI_SUCCESS, "MPI_Alltoall_init_c", it);
+    for (int start = 0; start < 2; start++) {
+        xb_fill(&x, it * 10 + 6 + start);
+        MPI_Start(&pr);
+        for (int flag = 0; start && !flag;)
+            MPI_Test(&pr, &flag, MPI_STATUS_IGNORE);
+        if (!start)
+            MPI_Wait(&pr, MPI_STATUS_IGNORE);
+        xb_check(&x, "persistent alltoall, MPI_Alltoall_init_c", it);
+    }
+    MPI_Request_free(&pr);
+    expect(pr == MPI_REQUEST_NULL, "MPI_Request_free of MPI_Alltoall_init_c's request", it);
+#endif
     xb_free(&x);
 }
 
@@ -386,6 +411,11 @@ static void errors(void)
     expect_error(MPI_Ialltoall_c(s, 1, MPI_INT, r, -1, MPI_INT, MPI_COMM_WORLD, &req),
                  MPI_ERR_COUNT, "MPI_Ialltoall_c with a negative recvcount");
 #endif
+#ifdef TUNA_TEST_ALLTOALL_INIT_C
+    expect_error(MPI_Alltoall_init_c(s, 1, MPI_INT, r, -1, MPI_INT, MPI_COMM_WORLD,
+                                     MPI_INFO_NULL, &req),
+                 MPI_ERR_COUNT, "MPI_Alltoall_init_c with a negative recvcount");
+#endif
     /* Only rank 0's blocks differ in size: the init's agreement fails every rank. */
     expect_error(ALLTOALL_INIT(s, me == 0 ? 2 : 1, MPI_INT, r, 1, MPI_INT, MPI_COMM_WORLD,
                                MPI_INFO_NULL, &req),
@@ -434,6 +464,17 @@ static void count_beyond_int(void)
            "MPI_Ialltoall_c with a count beyond INT_MAX of an empty type", 0);
     if (req != MPI_REQUEST_NULL)
         MPI_Wait(&req, MPI_STATUS_IGNORE);
+#ifdef TUNA_TEST_ALLTOALL_INIT_C
+    req = MPI_REQUEST_NULL;
+    expect(MPI_Alltoall_init_c(s, huge, empty, r, huge, empty, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &req) == MPI_SUCCESS,
+           "MPI_Alltoall_init_c with a count beyond INT_MAX of an empty type", 0);
+    if (req != MPI_REQUEST_NULL) {
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MPI_Request_free(&req);
+    }
+#endif
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     expect(memcmp(r, want, sizeof r) == 0,
            "receive buffer of a count beyond INT_MAX of an empty type", 0);

@@ -9,7 +9,9 @@
  * Under TUNA_ALLTOALLV=vendor the library's own persistent alltoallv runs; otherwise tuna's
  * plans do, and two more phases run: MPI_IN_PLACE, and an init error on one rank that every
  * rank must see (tuna agrees on init errors). An intercommunicator (P >= 2) always goes to
- * the library. run_client.py checks in the TUNA_STATS file that the plans really ran.
+ * the library. Where the preload has MPI_Alltoallv_init_c (MPI 4: MPICH), a large-count
+ * request is started 3 times too, and (under tuna) its init error on rank 0 must reach every
+ * rank. run_client.py checks in the TUNA_STATS file that the plans really ran.
  * Exit status 0 when every check holds on every rank.
  */
 #include <mpi.h>
@@ -209,6 +211,33 @@ int main(int argc, char **argv)
         tuna_starts += 2;
     }
 
+#ifdef TUNA_TEST_ALLTOALLV_INIT_C
+    /* 6. The large-count MPI_Alltoallv_init_c (MPI 4; the build defines the macro where the
+     * preload intercepts it): layout a's counts (zeros among them) as MPI_Count / MPI_Aint,
+     * started 3 times with the send buffer rewritten. */
+    MPI_Count *lcnt = malloc(sizeof(MPI_Count) * 2 * (size_t)P);
+    MPI_Aint *ldsp = malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+    for (int j = 0; j < P; j++) {
+        lcnt[j] = a.sc[j];
+        ldsp[j] = a.sd[j];
+        lcnt[P + j] = a.rc[j];
+        ldsp[P + j] = a.rd[j];
+    }
+    MPI_Request rl = MPI_REQUEST_NULL;
+    expect(MPI_Alltoallv_init_c(a.sbuf, lcnt, ldsp, MPI_INT, a.rbuf, lcnt + P, ldsp + P, MPI_INT,
+                                MPI_COMM_WORLD, MPI_INFO_NULL, &rl) == MPI_SUCCESS,
+           "MPI_Alltoallv_init_c", 0);
+    for (int it = 0; it < 3; it++) {
+        fill(&a, 50 + it);
+        expect(MPI_Start(&rl) == MPI_SUCCESS, "MPI_Start of MPI_Alltoallv_init_c's request", it);
+        complete(&rl, it + 2);
+        check(&a, 50 + it, "alltoallv data after MPI_Alltoallv_init_c");
+        tuna_starts++;
+    }
+    MPI_Request_free(&rl);
+    expect(rl == MPI_REQUEST_NULL, "MPI_Request_free of MPI_Alltoallv_init_c's request", 0);
+#endif
+
     if (!library) {
         /* 3. MPI_IN_PLACE (symmetric counts): the data to send is in the receive buffer. */
         layout c;
@@ -252,6 +281,23 @@ int main(int argc, char **argv)
         }
         if (err == MPI_SUCCESS && re != MPI_REQUEST_NULL)
             MPI_Request_free(&re);
+#ifdef TUNA_TEST_ALLTOALLV_INIT_C
+        /* The same with a negative MPI_Count on rank 0, through MPI_Alltoallv_init_c. */
+        if (me == 0)
+            lcnt[P] = -1;
+        re = MPI_REQUEST_NULL;
+        err = MPI_Alltoallv_init_c(a.sbuf, lcnt, ldsp, MPI_INT, a.rbuf, lcnt + P, ldsp + P,
+                                   MPI_INT, errcomm, MPI_INFO_NULL, &re);
+        expect(err != MPI_SUCCESS, "an MPI_Alltoallv_init_c error on rank 0 is an error on every "
+                                   "rank", 0);
+        if (me == 0) {
+            int cls = MPI_SUCCESS;
+            MPI_Error_class(err, &cls);
+            expect(cls == MPI_ERR_COUNT, "the negative MPI_Count has class MPI_ERR_COUNT", 0);
+        }
+        if (err == MPI_SUCCESS && re != MPI_REQUEST_NULL)
+            MPI_Request_free(&re);
+#endif
         MPI_Comm_free(&errcomm);
     }
 
@@ -297,6 +343,10 @@ int main(int argc, char **argv)
     MPI_Request_free(&rrecv);
     expect(ra == MPI_REQUEST_NULL && rb == MPI_REQUEST_NULL, "freed requests are null", 0);
     MPI_Comm_free(&dup);
+#ifdef TUNA_TEST_ALLTOALLV_INIT_C
+    free(lcnt);
+    free(ldsp);
+#endif
     layout_free(&a);
     layout_free(&b);
 
