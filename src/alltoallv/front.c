@@ -647,26 +647,55 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     return rc;
 }
 
+/*
+ * The start tuna_alltoallv and tuna_alltoallv_c share: the clock (stats on), the call's checks
+ * and options, the row (*alg), the MPI library itself with no tuna work on top for the vendor
+ * row (after the alias check), else the communicator's context (*ctx). Returns the call's
+ * result when it is done, or -1 to run *alg on *ctx (also vendor with large counts where the
+ * library has no MPI_Alltoallv_c: the row then runs tuna's linear exchange).
+ * `large` says which call this is, not the counts: NULL counts given to tuna_alltoallv go to
+ * PMPI_Alltoallv, which reports them.
+ */
+static int alltoallv_begin(bool large, const void *sendbuf, const tuna_counts *sc,
+                           MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
+                           MPI_Datatype recvtype, MPI_Comm comm, const tuna_options **opt,
+                           const tuna_a2av_algorithm **alg, tuna_ctx **ctx, double *t_start)
+{
+    *t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, opt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *alg = &tuna_a2av_table[(*opt)->algorithm];
+    if ((*alg)->desc.kind == TUNA_ROW_VENDOR) {
+        rc = tuna_a2av_library_alias(large ? "tuna_alltoallv_c" : "tuna_alltoallv", sendbuf,
+                                     recvbuf, sc, rcv, comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        rc = large ? run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm,
+                                       *t_start)
+                   : run_vendor_passthrough(sendbuf, sc->n, sc->d, sendtype, recvbuf, rcv->n,
+                                            rcv->d, recvtype, comm, *t_start);
+        if (rc >= 0)
+            return rc;
+    }
+    rc = tuna_ctx_get(comm, (*alg)->desc.info.name, ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return -1;
+}
+
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt)
 {
-    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
+    const tuna_a2av_algorithm *alg = NULL;
+    tuna_ctx *ctx = NULL;
+    double t_start = 0.0;
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    if (alg->desc.kind == TUNA_ROW_VENDOR) { /* the MPI library itself, no tuna work on top */
-        if ((rc = tuna_a2av_library_alias("tuna_alltoallv", sendbuf, recvbuf, &sc, &rcv, comm)))
-            return rc;
-        return run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                      recvcounts, rdispls, recvtype, comm, t_start);
-    }
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
-    if (rc != MPI_SUCCESS)
+    int rc = alltoallv_begin(false, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
+                             &alg, &ctx, &t_start);
+    if (rc >= 0)
         return rc;
     /* auto between agreements, reusing the library's own call or a row's two-rank path,
      * with plain arguments: the common case, kept to the countdown and one pass over the
@@ -710,27 +739,18 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt)
 {
-    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
-    if (rc != MPI_SUCCESS)
-        return rc;
     const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
                       rcv = {.nl = recvcounts, .dl = rdispls};
-    const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
-    if (alg->desc.kind == TUNA_ROW_VENDOR) {
-        if ((rc = tuna_a2av_library_alias("tuna_alltoallv_c", sendbuf, recvbuf, &sc, &rcv, comm)))
-            return rc;
-        rc = run_vendor_counts(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, t_start);
-        if (rc >= 0)
-            return rc;
-    }
+    const tuna_a2av_algorithm *alg = NULL;
+    tuna_ctx *ctx = NULL;
+    double t_start = 0.0;
+    int rc = alltoallv_begin(true, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
+                             &alg, &ctx, &t_start);
+    if (rc >= 0)
+        return rc;
     /* Everything else (and vendor without the library's MPI_Alltoallv_c, which the vendor row
      * replaces by linear) on the full path: large blocks travel as messages of derived types,
      * decided by each rank alone. */
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, alg->desc.info.name, &ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);
 }

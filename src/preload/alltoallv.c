@@ -95,73 +95,119 @@ static int is_agreed_argument_error(int rc)
            cls == MPI_ERR_TYPE || cls == MPI_ERR_TRUNCATE;
 }
 
-static int vendor_call(comm_state *s, enum path path, const char *label, const void *sendbuf,
-                       const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
-                       void *recvbuf, const int *recvcounts, const int *rdispls,
-                       MPI_Datatype recvtype, MPI_Comm comm, int P, double t0)
+/* The arguments of MPI_Alltoallv, MPI_Ialltoallv or (large) MPI_Alltoallv_c,
+ * MPI_Ialltoallv_c: int or MPI_Count counts, int or MPI_Aint displacements. One body per call
+ * serves both widths. */
+typedef struct ia2av_args {
+    bool large;
+    const void *sendbuf, *scounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const void *rcounts, *rdispls;
+    MPI_Datatype recvtype;
+} ia2av_args;
+
+/* One side's counts as tuna_counts, of the width the call came with. */
+static tuna_counts counts_of(bool large, const void *counts)
 {
-    int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                            rdispls, recvtype, comm);
-    if (rc == MPI_SUCCESS) {
-        const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
-        account_a2av(s, path, label, t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
-    }
-    return rc;   /* the vendor has already invoked the error handler */
+    return large ? (tuna_counts){.nl = counts} : (tuna_counts){.n = counts};
 }
 
-int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+/* The library's own MPI_Alltoallv, or MPI_Alltoallv_c for a call that came as one (`large` is
+ * never set where the library has no MPI_Alltoallv_c: the preload then defines none). */
+static int library_alltoallv(const ia2av_args *a, MPI_Comm comm)
+{
+#ifdef TUNA_HAVE_MPI_ALLTOALLV_C
+    if (a->large)
+        return PMPI_Alltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                a->rcounts, a->rdispls, a->recvtype, comm);
+#endif
+    return PMPI_Alltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                          a->rcounts, a->rdispls, a->recvtype, comm);
+}
+
+/* The library's own call, counted on `path` when it succeeds. */
+static int library_call(comm_state *s, enum path path, const char *label, const ia2av_args *a,
+                        MPI_Comm comm, int P, double t0)
+{
+    int rc = library_alltoallv(a, comm);
+    if (rc == MPI_SUCCESS) {
+        const tuna_counts sc = counts_of(a->large, a->scounts),
+                          rcv = counts_of(a->large, a->rcounts);
+        account_a2av(s, path, label, t0, a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P);
+    }
+    return rc;   /* the library has already invoked the error handler */
+}
+
+/* tuna_alltoallv_c runs tuna's algorithms with any counts (each rank describes its own large
+ * blocks as derived types, no agreement needed), so the choice is the communicator's for
+ * both widths, with no extra collective. */
+static int tuna_alltoallv_of(const ia2av_args *a, MPI_Comm comm, const tuna_options *opt)
+{
+    if (a->large)
+        return tuna_alltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                                a->rcounts, a->rdispls, a->recvtype, comm, opt);
+    return tuna_alltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
+                          a->rcounts, a->rdispls, a->recvtype, comm, opt);
+}
+
+/* MPI_Alltoallv (large: MPI_Alltoallv_c), counted on the "alltoallv" rows either way. */
+static int preload_alltoallv(const ia2av_args *a, MPI_Comm comm)
 {
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s;
-    int rc0 = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
-    if (rc0 < 0)
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
-    if (rc0 != MPI_SUCCESS)
-        return rc0;
+    int rc = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    if (rc < 0)
+        return library_alltoallv(a, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
     if (ch->vendor)
-        return vendor_call(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
-                           recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+        return library_call(s, PATH_VENDOR, ch->label, a, comm, P, t0);
     if (inter) {
         preload_log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
-        return vendor_call(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], sendbuf, sendcounts,
-                           sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P,
-                           t0);
+        return library_call(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], a, comm, P, t0);
     }
 
-    int rc = tuna_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm, &ch->opt);
+    rc = tuna_alltoallv_of(a, comm, &ch->opt);
     if (rc == MPI_SUCCESS) {
         if (!preload_stats_enabled)
             return MPI_SUCCESS;
-        const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
+        const tuna_counts sc = counts_of(a->large, a->scounts),
+                          rcv = counts_of(a->large, a->rcounts);
         char buf[LABEL_MAX];
         account_a2av(s, PATH_TUNA,
                      preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf,
                                        sizeof buf),
-                     t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
+                     t0, a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P);
         return MPI_SUCCESS;
     }
     /* By default argument errors are this rank's alone (as in MPI libraries): reported here.
      * Under TUNA_ARGCHECK=collective every rank got an argument error and no data moved: if
      * some rank's arguments are valid MPI that tuna does not take (MPI_IN_PLACE with a
      * non-contiguous type and a block over 2 GiB), all ranks hand the call to the vendor
-     * together; otherwise it is an error. */
+     * together; otherwise it is an error. MPI_Alltoallv_c reports every error here, as it
+     * always has (local_unsupported reads int counts). */
     bool collective = false;
-    if (!is_agreed_argument_error(rc) || tuna_argcheck_collective(&collective) != MPI_SUCCESS ||
-        !collective)
+    if (a->large || !is_agreed_argument_error(rc) ||
+        tuna_argcheck_collective(&collective) != MPI_SUCCESS || !collective)
         return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
-    const tuna_counts sc = {.n = sendcounts}, rcv = {.n = recvcounts};
-    int any = local_unsupported(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, P);
+    const tuna_counts sc = counts_of(false, a->scounts), rcv = counts_of(false, a->rcounts);
+    int any = local_unsupported(a->sendbuf, &sc, a->sendtype, a->recvbuf, &rcv, a->recvtype, P);
     if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any < 0)
         return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
     preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)any);
-    return vendor_call(s, PATH_FALLBACK, preload_reason_name[any], sendbuf, sendcounts, sdispls,
-                       sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
+    return library_call(s, PATH_FALLBACK, preload_reason_name[any], a, comm, P, t0);
+}
+
+int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return preload_alltoallv(&a, comm);
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -173,80 +219,16 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 }
 
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
-/*
- * Large-count variant: tuna_alltoallv_c runs tuna's algorithms with any counts (each rank
- * describes its own large blocks as derived types, no agreement needed), so the choice is
- * the communicator's, as for MPI_Alltoallv, with no extra collective.
- */
-static int library_c(comm_state *s, enum path path, const char *label, const void *sendbuf,
-                     const MPI_Count *sendcounts, const MPI_Aint *sdispls, MPI_Datatype sendtype,
-                     void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
-                     MPI_Datatype recvtype, MPI_Comm comm, int P, double t0)
-{
-    int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
-    if (rc == MPI_SUCCESS) {
-        const tuna_counts sc = {.nl = sendcounts}, rcv = {.nl = recvcounts};
-        account_a2av(s, path, label, t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
-    }
-    return rc;   /* the library has invoked the error handler */
-}
-
+/* Large counts: the same choice, statistics and fallbacks. */
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s;
-    int rc = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
-    if (rc < 0)
-        return library_c(NULL, PATH_VENDOR, NULL, sendbuf, sendcounts, sdispls, sendtype,
-                         recvbuf, recvcounts, rdispls, recvtype, comm, 0, 0.0);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALLV];
-    if (ch->vendor)
-        return library_c(s, PATH_VENDOR, ch->label, sendbuf, sendcounts, sdispls, sendtype,
-                         recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
-    if (inter) {
-        preload_log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
-        return library_c(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], sendbuf, sendcounts,
-                         sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, P, t0);
-    }
-    rc = tuna_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm, &ch->opt);
-    if (rc != MPI_SUCCESS)
-        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
-    if (!preload_stats_enabled)
-        return MPI_SUCCESS;
-    const tuna_counts sc = {.nl = sendcounts}, rcv = {.nl = recvcounts};
-    char buf[LABEL_MAX];
-    account_a2av(s, PATH_TUNA,
-                 preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf,
-                                   sizeof buf),
-                 t0, sendbuf, &sc, sendtype, &rcv, recvtype, P);
-    return MPI_SUCCESS;
+    const ia2av_args a = {true,    sendbuf,    sendcounts, sdispls, sendtype,
+                          recvbuf, recvcounts, rdispls,    recvtype};
+    return preload_alltoallv(&a, comm);
 }
 #endif
-
-/* The arguments of MPI_Ialltoallv or (large) MPI_Ialltoallv_c: int or MPI_Count counts,
- * int or MPI_Aint displacements. */
-typedef struct ia2av_args {
-    bool large;
-    const void *sendbuf, *scounts, *sdispls;
-    MPI_Datatype sendtype;
-    void *recvbuf;
-    const void *rcounts, *rdispls;
-    MPI_Datatype recvtype;
-} ia2av_args;
-
-/* The counts of a's two sides, for tuna_counts_n (the displacements are not needed here). */
-static void counts_of(const ia2av_args *a, tuna_counts *sc, tuna_counts *rcv)
-{
-    *sc = a->large ? (tuna_counts){.nl = a->scounts} : (tuna_counts){.n = a->scounts};
-    *rcv = a->large ? (tuna_counts){.nl = a->rcounts} : (tuna_counts){.n = a->rcounts};
-}
 
 static int library_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *request)
 {
@@ -282,8 +264,8 @@ static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *r
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    tuna_counts sc, rcv;
-    counts_of(a, &sc, &rcv);
+    const tuna_counts sc = counts_of(a->large, a->scounts),
+                      rcv = counts_of(a->large, a->rcounts);
     int why = ch->vendor ? -1 : inter ? WHY_INTER : -2;
     tuna_request op = TUNA_REQUEST_NULL;
     if (why == -2) {
@@ -382,8 +364,8 @@ static int persistent_init(alltoallv_init_fn library, const ia2av_args *a, MPI_C
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    tuna_counts sc, rcv;
-    counts_of(a, &sc, &rcv);
+    const tuna_counts sc = counts_of(a->large, a->scounts),
+                      rcv = counts_of(a->large, a->rcounts);
     int why = -1;
     if (!ch->vendor && inter) {
         why = WHY_INTER;

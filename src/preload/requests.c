@@ -420,31 +420,58 @@ int MPI_Cancel(MPI_Request *request)
                                "one of these), which cannot be cancelled");
 }
 
+/*
+ * A new proxy (as proxy_new) for a call on comm, s's communicator, that moves sent and recvd
+ * bytes: for its tuna operation op (nonblocking) or its plan (persistent). What the two kinds
+ * share, failure too: the operation then runs on (its peers take part) and is completed here,
+ * or the plan is freed, before the error is raised (its handler may not return); NULL, with
+ * *rc the code to return.
+ */
+static proxy_req *proxy_for_call(comm_state *s, enum coll coll, bool persistent,
+                                 tuna_request op, tuna_plan plan, MPI_Comm comm,
+                                 unsigned long long sent, unsigned long long recvd, int *rc)
+{
+    proxy_req *e = proxy_new(coll, persistent, rc);
+    if (!e) {
+        char msg[100];
+        if (persistent) {
+            tuna_plan_free(&plan);
+            snprintf(msg, sizeof msg, "no persistent request for the %s plan",
+                     preload_colls[coll].name);
+        } else {
+            tuna_request_wait(&op);
+            snprintf(msg, sizeof msg, "no request for the nonblocking %s",
+                     preload_colls[coll].name);
+        }
+        *rc = preload_raise_error(comm, *rc, msg);
+        return NULL;
+    }
+    if (persistent)
+        e->plan = plan;
+    else
+        e->op = op;
+    e->comm = comm;
+    e->rec = preload_state_record(s);
+    e->sent = sent;
+    e->recvd = recvd;
+    return e;
+}
+
 int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm comm,
                          double t0, unsigned long long sent, unsigned long long recvd,
                          MPI_Request *request)
 {
     int rc;
-    proxy_req *e = proxy_new(coll, false, &rc);
-    if (!e) {
-        /* The operation runs on (its peers take part): complete it here, then report. */
-        tuna_request_wait(&op);
-        char msg[100];
-        snprintf(msg, sizeof msg, "no request for the nonblocking %s", preload_colls[coll].name);
-        return preload_raise_error(comm, rc, msg);
-    }
+    proxy_req *e = proxy_for_call(s, coll, false, op, NULL, comm, sent, recvd, &rc);
+    if (!e)
+        return rc;
     const choice *ch = &s->ch[coll];
-    e->op = op;
-    e->comm = comm;
-    e->rec = preload_state_record(s);
     e->t0 = t0;
     e->algorithm = ch->opt.algorithm;
     /* What the start chose (the thread's record is the start's until the next call). */
     char buf[LABEL_MAX];
     snprintf(e->label, sizeof e->label, "%s",
              preload_ran_label(ch->label, coll, ch->opt.algorithm, buf, sizeof buf));
-    e->sent = sent;
-    e->recvd = recvd;
     pthread_mutex_lock(&proxy_lock);
     e->in_flight = true;
     nin_flight++;
@@ -508,20 +535,11 @@ int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm
                          MPI_Request *request)
 {
     int rc;
-    proxy_req *e = proxy_new(coll, true, &rc);
-    if (!e) {
-        tuna_plan_free(&plan);
-        char msg[100];
-        snprintf(msg, sizeof msg, "no persistent request for the %s plan",
-                 preload_colls[coll].name);
-        return preload_raise_error(comm, rc, msg);
-    }
-    e->plan = plan;
-    e->comm = comm;
-    e->rec = preload_state_record(s);
-    /* Fixed at init, so counted once here for every start. */
-    e->sent = sent;
-    e->recvd = recvd;
+    /* The bytes are fixed at init, so counted once for every start. */
+    proxy_req *e =
+        proxy_for_call(s, coll, true, TUNA_REQUEST_NULL, plan, comm, sent, recvd, &rc);
+    if (!e)
+        return rc;
     char label[LABEL_MAX + 32];
     const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
     snprintf(label, sizeof label, "%s (%s)", e->label, source);
