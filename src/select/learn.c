@@ -143,9 +143,11 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
     log_settled(cl, ctx);
 }
 
-/* The neighbouring parameter sets of candidate i (each parameter at v/2, v-1, v+1, 2v, one at
- * a time, clamped to its range; the model's time filled in), into out; how many. None for a
- * row without parameters or without a model. */
+/* The neighbouring parameter sets of candidate i (each parameter at v/2, 2v, its least value,
+ * v-1 and v+1, one at a time, clamped to its range; the model's time filled in), into out; how
+ * many. None for a row without parameters or without a model. The far ones first: where the
+ * model misjudges a machine's per-message cost it misjudges a radix by more than one (SMPI,
+ * P = 64, 16 KiB power law: coalesced timed at the model's radix 6, 29.3 us, radix 2 22.4). */
 static int neighbours(const tuna_learn_class *cl, const tuna_profile *prof, int i,
                       tuna_choice *out, int max)
 {
@@ -156,8 +158,8 @@ static int neighbours(const tuna_learn_class *cl, const tuna_profile *prof, int 
     int m = 0;
     for (int k = 0; k < row->info.nparams; k++) {
         const long v = base.param[k];
-        const long tries[4] = {v / 2, v - 1, v + 1, 2 * v};
-        for (int j = 0; j < 4 && m < max; j++) {
+        const long tries[5] = {v / 2, 2 * v, row->info.params[k].min, v - 1, v + 1};
+        for (int j = 0; j < 5 && m < max; j++) {
             tuna_choice c = base;
             c.param[k] = tuna_param_resolve(&row->info.params[k], tries[j], cl->in.P);
             c.predicted = tuna_model_cost(cl->reg, prof, &cl->in, c.algorithm, c.param);
@@ -195,7 +197,7 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
             bound = cl->cand[i].predicted;
     bound *= TUNA_LEARN_MODEL_FACTOR;
     /* The rows refined, the winner first, and each one's neighbours. */
-    enum { PER_ROW = 4 * TUNA_MAX_PARAMS };
+    enum { PER_ROW = 5 * TUNA_MAX_PARAMS };
     tuna_choice nb[TUNA_LEARN_MAX][PER_ROW];
     int nnb[TUNA_LEARN_MAX], pos[TUNA_LEARN_MAX], nrows = 0;
     for (int pass = 0; pass < 2; pass++)
@@ -535,7 +537,12 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
     bool use = false;
     tuna_choice w;
     double secs = 0;
-    int rc = agree_wisdom(cl, ctx, &use, &w, &secs, l->msg_cost < 0, &l->msg_cost);
+    const bool measure = l->msg_cost < 0;
+    int rc = agree_wisdom(cl, ctx, &use, &w, &secs, measure, &l->msg_cost);
+    if (rc == MPI_SUCCESS && measure && tuna_verbosity() >= 1 && ctx->rank == 0)
+        tuna_log(1, "auto: per-message cost %.3g us (the least over the ranks, %s)",
+                 l->msg_cost * 1e6,
+                 tuna_select_learn_message_cost() >= 0 ? "TUNA_LEARN_MESSAGE_COST" : "measured");
     cl->in.message_cost = l->msg_cost > 0 ? l->msg_cost : 0;
     if (rc == MPI_SUCCESS)
         rc = candidates(cl, reg, &cl->in);
@@ -545,6 +552,14 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
         cl->floor[i] = tuna_select_messages(reg, &cl->in, &cl->cand[i]) * l->msg_cost;
     if (rc == MPI_SUCCESS)
         defer(cl);
+    for (int i = 0; rc == MPI_SUCCESS && i < cl->n && tuna_verbosity() >= 2 && ctx->rank == 0;
+         i++) {
+        char opts[160];
+        describe(cl, i, opts, sizeof opts);
+        tuna_log(2, "auto: candidate %s: model %.3g us, floor %.3g us%s", opts,
+                 cl->cand[i].predicted * 1e6, cl->floor[i] * 1e6,
+                 cl->deferred[i] ? ", deferred" : "");
+    }
     if (rc != MPI_SUCCESS || cl->n == 0) {
         free(cl);
         return rc;
