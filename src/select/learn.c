@@ -196,20 +196,25 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
             (bound < 0 || cl->cand[i].predicted < bound))
             bound = cl->cand[i].predicted;
     bound *= TUNA_LEARN_MODEL_FACTOR;
-    /* The rows refined, the winner first, and each one's neighbours. */
+    /* The rows refined, the winner first, then the near rows fastest first (the slots go
+     * round them in turn), and each one's neighbours. */
     enum { PER_ROW = 5 * TUNA_MAX_PARAMS };
     tuna_choice nb[TUNA_LEARN_MAX][PER_ROW];
-    int nnb[TUNA_LEARN_MAX], pos[TUNA_LEARN_MAX], nrows = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < cl->n; i++) {
-            const bool near = i != w && cl->alive[i] && cl->best[i] >= 0 &&
-                              cl->best[i] <= TUNA_LEARN_NEAR * cl->best[w];
-            if (pass == 0 ? i != w : !near)
-                continue;
-            nnb[nrows] = neighbours(cl, prof, i, nb[nrows], PER_ROW);
-            pos[nrows] = 0;
-            nrows++;
-        }
+    int nnb[TUNA_LEARN_MAX], pos[TUNA_LEARN_MAX], rows[TUNA_LEARN_MAX], nrows = 0;
+    rows[nrows++] = w;
+    for (int i = 0; i < cl->n; i++) {
+        if (i == w || !cl->alive[i] || cl->best[i] < 0 ||
+            cl->best[i] > TUNA_LEARN_NEAR * cl->best[w])
+            continue;
+        int j = nrows++;
+        for (; j > 1 && cl->best[rows[j - 1]] > cl->best[i]; j--)
+            rows[j] = rows[j - 1];
+        rows[j] = i;
+    }
+    for (int r = 0; r < nrows; r++) {
+        nnb[r] = neighbours(cl, prof, rows[r], nb[r], PER_ROW);
+        pos[r] = 0;
+    }
     tuna_choice next[TUNA_LEARN_MAX];
     int m = 0;
     next[m++] = win;
