@@ -399,8 +399,7 @@ long tuna_wisdom_additions(void);
 #define TUNA_LEARN_DROP 1.5          /* ... after two or more */
 #define TUNA_LEARN_DEFER 4.0         /* candidates with this many times the fewest messages wait
                                         for the first round, to be priced by their floor */
-#define TUNA_LEARN_FLOOR_DROP 1.5    /* floor above this times the fastest: dropped untimed (a
-                                        floor is no noisy first sample: TUNA_LEARN_DROP) */
+#define TUNA_LEARN_FLOOR_DROP 2.0    /* floor above this times the fastest: dropped untimed */
 #define TUNA_LEARN_NEAR 1.25         /* phase 2 also refines rows within this of the winner */
 #define TUNA_LEARN_DRIFT 2.0         /* winner this much slower than learned: a strike */
 #define TUNA_LEARN_DRIFT_FLOOR 2e-6  /* ... and at least this many seconds slower */
