@@ -260,8 +260,6 @@ int tuna_select_vendor_model(int P, tuna_options *opt)
                : TUNA_VENDOR_MODEL_NONE;
 }
 
-/* Model time of vendor: that of the algorithm modelling it (a row of reg, the alltoallv
- * registry), parameters resolved at P; negative when nothing models it. */
 /* The row and parameters the library's MPI_Alltoallv is modelled as; false: unmodelled. */
 static bool vendor_modelled_as(const tuna_registry *reg, const tuna_select_input *in,
                                tuna_choice *as)
@@ -274,6 +272,8 @@ static bool vendor_modelled_as(const tuna_registry *reg, const tuna_select_input
     return true;
 }
 
+/* Model time of vendor: that of the algorithm modelling it (a row of reg, the alltoallv
+ * registry), parameters resolved at P; negative when nothing models it. */
 static double vendor_time(const tuna_registry *reg, const tuna_select_input *in)
 {
     tuna_choice as;

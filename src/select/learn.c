@@ -185,11 +185,11 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
     cl->refined = true;
     const int w = cl->winner;
     const tuna_choice win = cl->cand[w];
-    const tuna_profile *prof = NULL;
-    tuna_profile buf;
-    if (cl->best[w] < 0 || tuna_select_profile(&prof) != MPI_SUCCESS || !prof)
+    const tuna_profile *loaded = NULL;
+    if (cl->best[w] < 0 || tuna_select_profile(&loaded) != MPI_SUCCESS || !loaded)
         return false;
-    prof = tuna_select_profile_for(&cl->in, &buf);
+    tuna_profile buf; /* the class's pricing: with its agreed per-message cost */
+    const tuna_profile *prof = tuna_select_profile_for(&cl->in, &buf);
     double bound = -1; /* the model's best tuna candidate of the class, times the factor */
     for (int i = 0; i < cl->n; i++)
         if (tuna_registry_row(cl->reg, cl->cand[i].algorithm)->kind == TUNA_ROW_ALGORITHM &&
