@@ -31,18 +31,20 @@
 #include "support/test_expect.h"
 #include "tuna_select.h" /* TUNA_LEARN_ROUNDS, TUNA_LEARN_MAX, TUNA_LEARN_CALLS_DEFAULT */
 
-/* The calls a class takes before it settles, at most (docs/tuning.md, "Learning"): two
- * phases (the model's candidates, then the winner's neighbouring parameters), each at most
+/* The calls a class takes before it settles, at most (docs/tuning.md, "Learning"): 1 +
+ * TUNA_LEARN_CLIMBS phases (the model's candidates, then the winner's neighbouring
+ * parameters, again while a neighbour wins), each at most
  * TUNA_LEARN_ROUNDS rounds (no candidate is timed more often), a round one untimed call and
  * at most TUNA_LEARN_MAX timed ones, and a phase's timed calls end at the first round's end
  * at or past the budget (TUNA_LEARN_CALLS_DEFAULT: at most TUNA_LEARN_MAX - 1 beyond it).
- * With the defaults 2 x (3 + min(18, 45)) = 42. */
+ * With the defaults 4 x (3 + min(18, 45)) = 84. */
 #define LEARN_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PHASE_CALLS                                                                           \
     (TUNA_LEARN_ROUNDS + LEARN_MIN(TUNA_LEARN_ROUNDS * TUNA_LEARN_MAX,                        \
                                    TUNA_LEARN_CALLS_DEFAULT - 1 + TUNA_LEARN_MAX))
-#define SETTLED_BY (2 * PHASE_CALLS) /* the first settled call's index, at the latest */
-#define CALLS_PER_CLASS 70           /* and then some settled calls (drift checks among them) */
+/* the first settled call's index, at the latest */
+#define SETTLED_BY ((1 + TUNA_LEARN_CLIMBS) * PHASE_CALLS)
+#define CALLS_PER_CLASS 100 /* and then some settled calls (drift checks among them) */
 _Static_assert(CALLS_PER_CLASS > SETTLED_BY + 8, "test_learn: too few calls to see a class settle");
 #define CALLS_FROM_WISDOM 6 /* a class from wisdom: its first calls tell */
 #define SENTINEL 0xA5

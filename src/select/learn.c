@@ -24,8 +24,10 @@ struct tuna_learn_class {
     tuna_collective coll;
     const tuna_registry *reg;
     tuna_select_input in;              /* the agreed inputs the class was created with */
-    bool refined;                      /* phase 2 ran (or had nothing to time): once only */
-    bool refining;                     /* in phase 2: candidate 0 is phase 1's winner */
+    int refines;                       /* phase 2's runs (one that had nothing to time too) */
+    bool refining;                     /* in phase 2: candidate 0 is the last phase's winner */
+    tuna_choice tried[TUNA_LEARN_TRIED]; /* every candidate of every phase so far */
+    int ntried;
     long long key[TUNA_LEARN_KEY];
     tuna_wisdom_key wkey;
     int state;
@@ -143,6 +145,27 @@ static void settle(tuna_learn_class *cl, const tuna_ctx *ctx, int source)
     log_settled(cl, ctx);
 }
 
+static bool same_choice(const tuna_choice *a, const tuna_choice *b)
+{
+    return a->algorithm == b->algorithm && memcmp(a->param, b->param, sizeof a->param) == 0;
+}
+
+static bool was_tried(const tuna_learn_class *cl, const tuna_choice *c)
+{
+    for (int i = 0; i < cl->ntried; i++)
+        if (same_choice(&cl->tried[i], c))
+            return true;
+    return false;
+}
+
+/* The class's current candidates into what it has tried (a full list keeps its first ones). */
+static void remember(tuna_learn_class *cl)
+{
+    for (int i = 0; i < cl->n && cl->ntried < TUNA_LEARN_TRIED; i++)
+        if (!was_tried(cl, &cl->cand[i]))
+            cl->tried[cl->ntried++] = cl->cand[i];
+}
+
 /* The neighbouring parameter sets of candidate i (each parameter at v/2, 2v, its least value,
  * v-1 and v+1, one at a time, clamped to its range; the model's time filled in), into out; how
  * many. None for a row without parameters or without a model. The far ones first: where the
@@ -178,11 +201,15 @@ static int neighbours(const tuna_learn_class *cl, const tuna_profile *prof, int 
  * guess: where it misjudges the machine it misjudges them too (SMPI, P = 64: coalesced timed
  * at radix 5, 1.12x the best row at radix 4). A neighbour whose first sample does not beat
  * the winner's best is dropped at once (apply): where none does, phase 2 costs one round.
- * False when there is nothing to refine.
+ * Where one does, phase 2 runs again around it (apply, at most TUNA_LEARN_CLIMBS times in
+ * all), over parameter sets the class has not tried: the model's guess can be more than one
+ * neighbour away (SMPI, P = 64, Polaris-like, alltoall 256 B: phase 1 learned mesh:dims=2,
+ * phase 2 dims=4, and dims=3, 0.91x dims 4, is dims 4's v-1). False when there is nothing
+ * to refine.
  */
 static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
 {
-    cl->refined = true;
+    cl->refines++;
     const int w = cl->winner;
     const tuna_choice win = cl->cand[w];
     const tuna_profile *loaded = NULL;
@@ -224,13 +251,9 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
             /* the row's next neighbour that is new and priced within the bound */
             while (pos[r] < nnb[r]) {
                 const tuna_choice c = nb[r][pos[r]++];
-                bool seen = false;
+                bool seen = was_tried(cl, &c); /* timed in an earlier phase already */
                 for (int i = 0; i < m; i++)
-                    seen = seen || (next[i].algorithm == c.algorithm &&
-                                    memcmp(next[i].param, c.param, sizeof c.param) == 0);
-                for (int i = 0; i < cl->n; i++) /* timed in phase 1 already */
-                    seen = seen || (cl->cand[i].algorithm == c.algorithm &&
-                                    memcmp(cl->cand[i].param, c.param, sizeof c.param) == 0);
+                    seen = seen || same_choice(&next[i], &c);
                 if (seen || c.predicted < 0 || (bound > 0 && c.predicted > bound))
                     continue;
                 next[m++] = c;
@@ -254,6 +277,7 @@ static bool refine(tuna_learn_class *cl, const tuna_ctx *ctx)
         cl->floor[i] = 0; /* phase 2's rows are the winner's and its near rows' neighbours */
         cl->deferred[i] = cl->floored[i] = false;
     }
+    remember(cl);
     cl->calls = 0;
     cl->spent = 0;
     cl->state = LEARN_EXPLORING;
@@ -322,7 +346,7 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
             const double f = cl->tries[i] > 1 ? TUNA_LEARN_DROP : TUNA_LEARN_DROP_FIRST;
             if (cl->best[i] > f * fastest)
                 cl->alive[i] = false;
-            /* Phase 2: a neighbour stays only while it beats phase 1's winner (candidate 0,
+            /* Phase 2: a neighbour stays only while it beats the last phase's winner (candidate 0,
              * its best of two or three samples) on its first sample. */
             if (cl->refining && i > 0 && cl->tries[i] == 1 && cl->best[0] >= 0 &&
                 cl->best[i] >= cl->best[0])
@@ -344,9 +368,11 @@ static void apply(tuna_learn_class *cl, const tuna_ctx *ctx, const long long *ag
         schedule(cl);
         return;
     }
+    const bool climbing = cl->refining; /* a phase 2 ends: did a neighbour win it? */
     settle(cl, ctx, source);
-    if (!cl->refined && refine(cl, ctx))
-        return; /* phase 2: settles again when its rounds end */
+    if (cl->refines < TUNA_LEARN_CLIMBS && (cl->refines == 0 || (climbing && cl->winner != 0)) &&
+        refine(cl, ctx))
+        return; /* phase 2 (again): settles again when its rounds end */
 }
 
 /* Which candidates wait for the first round (their floors against the fewest messages'). */
@@ -551,6 +577,8 @@ int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_sele
     cl->in.message_cost = l->msg_cost > 0 ? l->msg_cost : 0;
     if (rc == MPI_SUCCESS)
         rc = candidates(cl, reg, &cl->in);
+    if (rc == MPI_SUCCESS)
+        remember(cl);
     /* Floors where the candidates' messages differ TUNA_LEARN_DEFER-fold (agreed inputs and
      * cost: every rank decides alike). */
     for (int i = 0; rc == MPI_SUCCESS && i < cl->n && l->msg_cost > 0; i++)

@@ -401,6 +401,8 @@ long tuna_wisdom_additions(void);
                                         for the first round, to be priced by their floor */
 #define TUNA_LEARN_FLOOR_DROP 2.0    /* floor above this times the fastest: dropped untimed */
 #define TUNA_LEARN_NEAR 1.25         /* phase 2 also refines rows within this of the winner */
+#define TUNA_LEARN_CLIMBS 3          /* phase 2 at most this often: again while a neighbour wins */
+#define TUNA_LEARN_TRIED 48          /* choices a class remembers having timed (not again) */
 #define TUNA_LEARN_DRIFT 2.0         /* winner this much slower than learned: a strike */
 #define TUNA_LEARN_DRIFT_FLOOR 2e-6  /* ... and at least this many seconds slower */
 #define TUNA_LEARN_STRIKES 3         /* strikes in a row that reopen exploration */

@@ -10,12 +10,13 @@
  * --no-vendor and --no-verify drop either (large simulated runs, docs/simulation.md).
  * Output: a table on rank 0's stdout, progress on stderr, JSON lines (--json).
  */
-/* Warm-up calls an auto configuration gets at least (when -w > 0): one class's learning, both
- * phases (docs/tuning.md, "Learning"), and some. A phase is at most TUNA_LEARN_ROUNDS (3)
+/* Warm-up calls an auto configuration gets at least (when -w > 0): one class's learning, all
+ * its phases (docs/tuning.md, "Learning"), and some. A phase is at most TUNA_LEARN_ROUNDS (3)
  * rounds of one untimed call and at most TUNA_LEARN_MAX (6) timed ones (src/select/
- * tuna_select.h; the default budget of 40 exploring calls does not bind below that), so the
- * class settles by its call 2 x 3 x (1 + 6) = 42 (tests/test_learn.c checks that bound). */
-#define BENCH_LEARN_WARMUP 48
+ * tuna_select.h; the default budget of 40 exploring calls does not bind below that), and
+ * there are at most 1 + TUNA_LEARN_CLIMBS (3) phases, so the class settles by its call
+ * 4 x 3 x (1 + 6) = 84 (tests/test_learn.c checks that bound). */
+#define BENCH_LEARN_WARMUP 90
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "distributions.h"
