@@ -2,10 +2,13 @@
 # auto that learns, on this machine (docs/tuning.md, "Learning: measured"): for each P and
 # maximum block size S, one process runs every row of the table with its parameters swept
 # (the exhaustive best), then `auto` (the table's last row), each for ITERS calls with no
-# warm-up and no vendor call interleaved: auto starts learning at its first call, as in an
-# application; REPEATS times. scripts/learn_table.py then compares auto's steady state (the
-# median of its second half) with the best row of the same process and reports the learning
-# phase's extra time.
+# warm-up: auto starts learning at its first call, as in an application; REPEATS times. Each
+# call is interleaved with the library's own (tuna-bench's vendor call), so every row is
+# timed as a ratio to the library in its own time window: rows run minutes apart on a shared
+# machine, and two rows with the same code path differed by 40% when timed apart (2026-11-25,
+# P = 2, 16 B). scripts/learn_table.py then compares auto's steady state (the median of its
+# second half, over the library's in the same calls) with the best row of the same process
+# and reports the learning phase's extra time.
 #
 #   scripts/learn-study.sh                         # Open MPI, build/main
 #   TUNA_BUILD_DIR=build/mpich MPIEXEC=mpiexec.mpich scripts/learn-study.sh
@@ -40,7 +43,7 @@ for P in $procs; do
       tag="P$P-S$S-r$r"
       echo "learn-study: $tag" >&2
       TUNA_VERBOSE=1 "$mpiexec" "${flags[@]}" -n "$P" "$bench" -a all --param '*=powers' \
-        -s "$S" -n "$iters" -w 0 --no-vendor --no-phases -q -j "$out/run-$tag.json" \
+        -s "$S" -n "$iters" -w 0 --no-phases -q -j "$out/run-$tag.json" \
         2> "$out/run-$tag.log" > /dev/null
     done
   done

@@ -252,6 +252,26 @@ static void every_class(MPI_Comm comm, bool from_wisdom)
     allreduce_class(comm, 1000, from_wisdom);
 }
 
+/* The tie rule: the library's call wins within the larger spread of the two, at most
+ * TUNA_LEARN_TIE; samples that repeat exactly leave the fastest. */
+static void check_ties(void)
+{
+    const double tie = TUNA_LEARN_TIE;
+    expect(!tuna_learn_library_ties(10.1e-6, 0, 10e-6, 0), "tie: exact samples, 1% slower", "",
+           0);
+    expect(tuna_learn_library_ties(10e-6, 0, 10e-6, 0), "tie: equal times", "", 0);
+    expect(tuna_learn_library_ties(10.3e-6, 0.04, 10e-6, 0.01), "tie: 3% within 4% spread", "",
+           0);
+    expect(tuna_learn_library_ties(10.3e-6, 0.01, 10e-6, 0.04), "tie: the winner's spread", "",
+           0);
+    expect(!tuna_learn_library_ties(10.5e-6, 0.04, 10e-6, 0.04), "tie: 5% beyond 4% spread", "",
+           0);
+    expect(!tuna_learn_library_ties(10e-6 * (1 + tie) * 1.01, 0.5, 10e-6, 0.5),
+           "tie: spread capped at TUNA_LEARN_TIE", "", 0);
+    expect(tuna_learn_library_ties(10e-6 * (1 + tie) * 0.99, 0.5, 10e-6, 0.5),
+           "tie: within the cap", "", 0);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -269,6 +289,7 @@ int main(int argc, char **argv)
             setenv("TUNA_LEARN_MESSAGE_COST", mixed && me == 0 ? "0" : "5e-5", 1);
         }
     }
+    check_ties();
     tuna_stats_enable(1);
     if (read_path) {
         int rc = tuna_wisdom_import(read_path, MPI_COMM_WORLD);

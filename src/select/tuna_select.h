@@ -401,6 +401,8 @@ long tuna_wisdom_additions(void);
                                         for the first round, to be priced by their floor */
 #define TUNA_LEARN_FLOOR_DROP 2.0    /* floor above this times the fastest: dropped untimed */
 #define TUNA_LEARN_NEAR 1.25         /* phase 2 also refines rows within this of the winner */
+#define TUNA_LEARN_TIE 0.05          /* the library's call wins within its samples' spread, at
+                                        most this much (a tie: learn.c, settle) */
 #define TUNA_LEARN_CLIMBS 3          /* phase 2 at most this often: again while a neighbour wins */
 #define TUNA_LEARN_TRIED 48          /* choices a class remembers having timed (not again) */
 #define TUNA_LEARN_DRIFT 2.0         /* winner this much slower than learned: a strike */
@@ -445,6 +447,10 @@ typedef struct tuna_learn_class tuna_learn_class;
 int tuna_learn_class_of(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select_input *in,
                         const long long key[TUNA_LEARN_KEY], tuna_learn_class **out);
 bool tuna_learn_exploring(const tuna_learn_class *cl);
+/* Whether the library's call (its fastest sample and its samples' relative spread) ties with
+ * the fastest candidate's, and so wins (learn.c, settle). */
+bool tuna_learn_library_ties(double library, double library_spread, double fastest,
+                             double fastest_spread);
 /* What this call runs (into c, which holds the model's choice): untimed, the fastest so far
  * (the model's choice at first) on the class's first call and after the ranks were in step
  * (tuna_learn_synced, a round's reduction); else the next candidate while exploring; the
