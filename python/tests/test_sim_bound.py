@@ -154,3 +154,31 @@ def test_write_records_keeps_what_a_killed_run_finished(tmp_path):
     want = sim.lower_bound_collective(plat, 8, 4, "alltoall", 100)
     assert kept["sim"]["bound"] == want
     assert abs(kept["sim"]["ratio_to_bound"] - 1e-5 / want["bound_s"]) < 1e-12
+
+
+def test_run_goes_on_past_a_failed_smpirun(tmp_path, monkeypatch):
+    """One selector whose smpirun fails is recorded as "failed" and the others still run
+    (SimGrid 3.35 aborts on some algorithm/platform pairs); the command then reports it."""
+    prefix = tmp_path / "sg"
+    (prefix / "bin").mkdir(parents=True)
+    smpirun = prefix / "bin" / "smpirun"
+    smpirun.write_text(
+        "#!/bin/sh\n"
+        "[ \"$1\" = -version ] && { echo 'SimGrid version 3.35.0'; exit 0; }\n"
+        "for a in \"$@\"; do case \"$a\" in\n"
+        "  --cfg=smpi/alltoallv:bad) echo 'The Impossible Did Happen' >&2; exit 134 ;;\n"
+        "  --cfg=smpi/alltoallv:*) echo \"${a#--cfg=smpi/alltoallv:}\" >> \"$FAKE_LOG\" ;;\n"
+        "esac; done\n")
+    smpirun.chmod(0o755)
+    bench = tmp_path / "tuna-bench"
+    bench.write_text("")
+    log, out = tmp_path / "ran", tmp_path / "out.jsonl"
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    rc = cli.main(["sim", "run", "--platform", "fattree", "--procs", "4", "--rpn", "2",
+                   "-a", "vendor", "--selectors", "ompi,bad,mpich", "--no-vendor",
+                   "--simgrid", str(prefix), "--bench", str(bench), "-o", str(out), "-q"])
+    assert rc != 0
+    assert log.read_text().split() == ["ompi", "mpich"]
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["status"], r["sim"]["selector"]) for r in recs] == [("failed", "bad")]
+    assert "Impossible" in recs[0]["sim"]["error"]
