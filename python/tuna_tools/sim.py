@@ -372,19 +372,10 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
                                      {"wall_s": None, "cpu_s": None, "max_rss_kib": None,
                                       "mem_rise_mib": round(mem.rise_mib(), 1),
                                       "killed_after_s": round(time.monotonic() - t0, 2)})
-                out.write(json.dumps({
-                    "algorithm": args.algorithms, "params": args.param or [],
-                    "status": "timeout", "machine": {"P": procs},
-                    "dist": {"spec": ",".join(args.dist or ["uniform"]), "sizes": args.sizes},
-                    "sim": {"platform": plat["name"], "ranks_per_node": rpn,
-                            "selector": selector, "smpi_cfg": cfg,
-                            "simgrid": simgrid_version(args), "command": run_command(),
-                            "scale_preset": bool(args.scale),
-                            "wall_s": round(time.monotonic() - t0, 2),
-                            "timeout_s": args.timeout,
-                            "finished_configurations": len(done),
-                            "mem_rise_mib": round(mem.rise_mib(), 1)}}) + "\n")
-                out.flush()
+                write_unfinished(args, plat, procs, rpn, selector, cfg, out, "timeout",
+                                 wall_s=round(time.monotonic() - t0, 2),
+                                 timeout_s=args.timeout, finished_configurations=len(done),
+                                 mem_rise_mib=round(mem.rise_mib(), 1))
                 raise OSError(f"smpirun timed out after {args.timeout:g} s (P={procs}, "
                               f"{selector}; {len(done)} configurations finished and kept)") \
                     from None
@@ -405,16 +396,8 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
             tail = "\n".join(stderr.strip().splitlines()[-15:])
             # Recorded, as a timeout is: the table says what failed, and the other
             # selectors of the same command still run (cmd_run).
-            out.write(json.dumps({
-                "algorithm": args.algorithms, "params": args.param or [],
-                "status": "failed", "machine": {"P": procs},
-                "dist": {"spec": ",".join(args.dist or ["uniform"]), "sizes": args.sizes},
-                "sim": {"platform": plat["name"], "ranks_per_node": rpn,
-                        "selector": selector, "smpi_cfg": cfg,
-                        "simgrid": simgrid_version(args), "command": run_command(),
-                        "scale_preset": bool(args.scale), "wall_s": round(wall, 2),
-                        "exit": proc.returncode, "error": tail}}) + "\n")
-            out.flush()
+            write_unfinished(args, plat, procs, rpn, selector, cfg, out, "failed",
+                             wall_s=round(wall, 2), exit=proc.returncode, error=tail)
             raise OSError(f"smpirun failed (P={procs}, {selector}, exit "
                                f"{proc.returncode}):\n{tail}")
         records = write_records(args, jsonl, xml, plat, procs, rpn, selector, cfg, out,
@@ -429,6 +412,20 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
                     open(keep, "a", encoding="utf-8") as fout:
                 fout.write(fin.read())
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_unfinished(args, plat, procs, rpn, selector, cfg, out, status, **sim):
+    """One record for an smpirun that did not finish (status "timeout" or "failed"): the
+    command's algorithms, the run's SMPI set-up and what sim adds (wall time, limit, error)."""
+    out.write(json.dumps({
+        "algorithm": args.algorithms, "params": args.param or [],
+        "status": status, "machine": {"P": procs},
+        "dist": {"spec": ",".join(args.dist or ["uniform"]), "sizes": args.sizes},
+        "sim": {"platform": plat["name"], "ranks_per_node": rpn,
+                "selector": selector, "smpi_cfg": cfg,
+                "simgrid": simgrid_version(args), "command": run_command(),
+                "scale_preset": bool(args.scale), **sim}}) + "\n")
+    out.flush()
 
 
 def write_records(args, jsonl, xml, plat, procs, rpn, selector, cfg, out, cost):
