@@ -10,6 +10,8 @@
  * Failures print the case; exit code = failure count.
  *
  * Usage: test_alltoall [--quick]   (--quick: fewer shapes, for large P)
+ *        test_alltoall --settled-vendor   (with TUNA_TUNING=tests/data/tuning_alltoall_vendor.json:
+ *                                          auto's reuse of the library's call, bad arguments)
  */
 #include "tuna.h"
 #include "support/coll_variants.h"
@@ -151,15 +153,22 @@ static void run_case(const char *alg, const tuna_options *opt, const type_case *
     free(want);
 }
 
-static void expect_error(int rc, int code, const char *what)
+/* rc is an error (code, unless MPI_SUCCESS: any) with tuna's message, which names fn. */
+static void expect_error_of(const char *alg, const char *fn, int rc, int code, const char *what)
 {
     cases_run++;
-    if (rc == MPI_SUCCESS || (code != MPI_SUCCESS && rc != code)) {
+    const char *msg = tuna_error_string(rc);
+    if (rc == MPI_SUCCESS || (code != MPI_SUCCESS && rc != code) || !strstr(msg, fn)) {
         char why[600];
-        snprintf(why, sizeof why, "%s: rc %d (%s), expected %d", what, rc, tuna_error_string(rc),
-                 code);
-        fail("pairwise", "int", 1, 0, -1, why);
+        snprintf(why, sizeof why, "%s: rc %d (%s), expected %d with a message of %s", what, rc,
+                 msg, code, fn);
+        fail(alg, "int", 1, 0, -1, why);
     }
+}
+
+static void expect_error(int rc, int code, const char *what)
+{
+    expect_error_of("pairwise", "alltoall", rc, code, what); /* tuna_ialltoall's too */
 }
 
 /*
@@ -247,12 +256,97 @@ static void error_cases(void)
     free(rb);
 }
 
+/*
+ * auto settled on the library's own call (run with TUNA_TUNING=tuning_alltoall_vendor.json):
+ * its repeated calls of a block size go straight to the library (reuse_library in
+ * src/alltoall/alltoall.c). Bad arguments of that block size must still get tuna's error
+ * and message, never the library's error handler (fatal by default), and the valid calls
+ * between them PMPI's bytes.
+ */
+/* A valid auto call of count ints per block, out of place or in place, as PMPI's (the
+ * sentinel intact beyond the blocks: got and want hold n ints). */
+static void settled_valid(int *sbuf, int *got, int *want, int count, int n, int inplace,
+                          int salt)
+{
+    const size_t bytes = sizeof(int) * (size_t)n;
+    for (int i = 0; i < n; i++)
+        sbuf[i] = me * 1000 + i + salt;
+    memset(got, SENTINEL, bytes);
+    if (inplace)
+        memcpy(got, sbuf, sizeof(int) * (size_t)P * (size_t)count);
+    memcpy(want, got, bytes);
+    PMPI_Alltoall(inplace ? MPI_IN_PLACE : sbuf, count, MPI_INT, want, count, MPI_INT,
+                  MPI_COMM_WORLD);
+    const int rc = tuna_alltoall(inplace ? MPI_IN_PLACE : sbuf, count, MPI_INT, got, count,
+                                 MPI_INT, MPI_COMM_WORLD, NULL);
+    cases_run++;
+    if (rc != MPI_SUCCESS || memcmp(got, want, bytes) != 0)
+        fail("auto (settled on vendor)", "int", count, inplace, FORM_BLOCKING,
+             rc != MPI_SUCCESS ? tuna_error_string(rc) : "bytes differ from PMPI's");
+}
+
+static void settled_vendor(void)
+{
+    const int count = 4, n = P * count + 8;
+    int *sbuf = malloc(sizeof(int) * (size_t)n), *got = malloc(sizeof(int) * (size_t)n),
+        *want = malloc(sizeof(int) * (size_t)n);
+    settled_valid(sbuf, got, want, count, n, 0, 1); /* the first call chooses (the table) */
+    settled_valid(sbuf, got, want, count, n, 0, 2); /* the later ones reuse that choice */
+    settled_valid(sbuf, got, want, count, n, 1, 3);
+    const struct {
+        const void *sbuf;
+        int scount;
+        MPI_Datatype stype;
+        void *rbuf;
+        MPI_Datatype rtype;
+        int code;
+        const char *what;
+    } bad[] = {
+        {sbuf, count + 1, MPI_INT, got, MPI_INT, MPI_ERR_TRUNCATE, "send block larger"},
+        {sbuf, count - 1, MPI_INT, got, MPI_INT, MPI_ERR_TRUNCATE, "send block smaller"},
+        {sbuf, -1, MPI_INT, got, MPI_INT, MPI_ERR_COUNT, "negative sendcount"},
+        {sbuf, count, MPI_DATATYPE_NULL, got, MPI_INT, MPI_ERR_TYPE, "sendtype NULL"},
+        {sbuf, count, MPI_INT, got, MPI_DATATYPE_NULL, MPI_ERR_TYPE, "recvtype NULL"},
+        {MPI_IN_PLACE, count, MPI_INT, got, MPI_DATATYPE_NULL, MPI_ERR_TYPE,
+         "in place, recvtype NULL"},
+        {NULL, count, MPI_INT, got, MPI_INT, MPI_ERR_BUFFER, "NULL sendbuf"},
+        {sbuf, count, MPI_INT, NULL, MPI_INT, MPI_ERR_BUFFER, "NULL recvbuf"},
+        {sbuf, count, MPI_INT, MPI_IN_PLACE, MPI_INT, MPI_ERR_BUFFER, "recvbuf MPI_IN_PLACE"},
+        {MPI_IN_PLACE, count, MPI_INT, MPI_IN_PLACE, MPI_INT, MPI_ERR_BUFFER,
+         "both MPI_IN_PLACE"},
+        {got, count, MPI_INT, got, MPI_INT, MPI_ERR_BUFFER, "sendbuf aliases recvbuf"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char what[96];
+        snprintf(what, sizeof what, "auto settled on vendor: %s", bad[k].what);
+        expect_error_of("auto (settled on vendor)", "tuna_alltoall",
+                        tuna_alltoall(bad[k].sbuf, bad[k].scount, bad[k].stype, bad[k].rbuf,
+                                      count, bad[k].rtype, MPI_COMM_WORLD, NULL),
+                        bad[k].code, what);
+        /* nothing lost: the next call is fine */
+        settled_valid(sbuf, got, want, count, n, (int)(k % 2), 4 + (int)k);
+    }
+    free(sbuf);
+    free(got);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (argc > 1 && strcmp(argv[1], "--settled-vendor") == 0) {
+        settled_vendor();
+        int total = 0;
+        MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (me == 0)
+            printf("test_alltoall --settled-vendor P=%d: %ld cases, %d failures\n", P, cases_run,
+                   total);
+        MPI_Finalize();
+        return total != 0;
+    }
 
     MPI_Datatype tri, vec;
     MPI_Type_contiguous(3, MPI_INT, &tri); /* derived contiguous type */

@@ -225,14 +225,18 @@ static int reuse_library(const char *fn, const tuna_ctx *ctx, const void *sendbu
 {
     const struct tuna_auto_last *l = &ctx->auto_last[TUNA_ALLTOALL];
     int tsize, ssize;
+    /* Plainly valid, as the full path would find it (a matching send block, no NULL buffer
+     * or type, recvbuf not MPI_IN_PLACE): anything else takes the full path, which reports it
+     * with tuna's message. The null type is tested first: the library's type calls would
+     * report it to MPI_COMM_SELF's handler, fatal by default. */
     if (!l->valid || tuna_a2a_table[l->choice.algorithm].desc.kind != TUNA_ROW_VENDOR ||
-        recvcount <= 0 || !recvbuf || PMPI_Type_size(recvtype, &tsize) != MPI_SUCCESS ||
+        recvcount <= 0 || !recvbuf || recvbuf == MPI_IN_PLACE ||
+        recvtype == MPI_DATATYPE_NULL || PMPI_Type_size(recvtype, &tsize) != MPI_SUCCESS ||
         (double)recvcount * tsize != l->bytes)
         return -1;
-    /* Plainly valid, as the full path would find it (a matching send block, no NULL buffer):
-     * anything else takes the full path, which reports it with tuna's message. */
     if (sendbuf != MPI_IN_PLACE &&
-        (!sendbuf || sendcount <= 0 || PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
+        (!sendbuf || sendcount <= 0 || sendtype == MPI_DATATYPE_NULL ||
+         PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
          (double)sendcount * ssize != l->bytes))
         return -1;
     return library_call(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
