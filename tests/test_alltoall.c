@@ -263,10 +263,10 @@ static void error_cases(void)
  * and message, never the library's error handler (fatal by default), and the valid calls
  * between them PMPI's bytes.
  */
-/* A valid auto call of count ints per block, out of place or in place, as PMPI's (the
- * sentinel intact beyond the blocks: got and want hold n ints). */
-static void settled_valid(int *sbuf, int *got, int *want, int count, int n, int inplace,
-                          int salt)
+/* A valid call with opt (NULL: the defaults, auto) of count ints per block, out of place or
+ * in place, as PMPI's (the sentinel intact beyond the blocks: got and want hold n ints). */
+static void settled_valid_opt(const tuna_options *opt, int *sbuf, int *got, int *want,
+                              int count, int n, int inplace, int salt)
 {
     const size_t bytes = sizeof(int) * (size_t)n;
     for (int i = 0; i < n; i++)
@@ -278,11 +278,17 @@ static void settled_valid(int *sbuf, int *got, int *want, int count, int n, int 
     PMPI_Alltoall(inplace ? MPI_IN_PLACE : sbuf, count, MPI_INT, want, count, MPI_INT,
                   MPI_COMM_WORLD);
     const int rc = tuna_alltoall(inplace ? MPI_IN_PLACE : sbuf, count, MPI_INT, got, count,
-                                 MPI_INT, MPI_COMM_WORLD, NULL);
+                                 MPI_INT, MPI_COMM_WORLD, opt);
     cases_run++;
     if (rc != MPI_SUCCESS || memcmp(got, want, bytes) != 0)
         fail("auto (settled on vendor)", "int", count, inplace, FORM_BLOCKING,
              rc != MPI_SUCCESS ? tuna_error_string(rc) : "bytes differ from PMPI's");
+}
+
+static void settled_valid(int *sbuf, int *got, int *want, int count, int n, int inplace,
+                          int salt)
+{
+    settled_valid_opt(NULL, sbuf, got, want, count, n, inplace, salt);
 }
 
 static void settled_vendor(void)
@@ -326,6 +332,25 @@ static void settled_vendor(void)
         /* nothing lost: the next call is fine */
         settled_valid(sbuf, got, want, count, n, (int)(k % 2), 4 + (int)k);
     }
+    /* Options parsed as auto take the same path as the defaults (the drop-in's). */
+    tuna_options autoopt;
+    tuna_options_parse("auto", TUNA_ALLTOALL, &autoopt);
+    for (int k = 0; k < 3; k++)
+        settled_valid_opt(&autoopt, sbuf, got, want, count, n, 0, 40 + k);
+    /* A repeated call with statistics on is recorded as such: the vendor row, chosen by the
+     * table (source 2), not skipped by the shortest path. */
+    tuna_stats_enable(1);
+    for (int k = 0; k < 2; k++) {
+        settled_valid(sbuf, got, want, count, n, 0, 50 + k);
+        const tuna_stats *st = tuna_stats_last();
+        char why[160];
+        snprintf(why, sizeof why, "statistics: algorithm %d source %d, want %d and 2",
+                 st->algorithm, st->auto_source, tuna_algorithm_find(TUNA_ALLTOALL, "vendor"));
+        cases_run++;
+        if (st->algorithm != tuna_algorithm_find(TUNA_ALLTOALL, "vendor") || st->auto_source != 2)
+            fail("auto (settled on vendor)", "int", count, 0, FORM_BLOCKING, why);
+    }
+    tuna_stats_enable(0);
     free(sbuf);
     free(got);
     free(want);

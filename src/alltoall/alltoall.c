@@ -211,17 +211,29 @@ static int library_call(const char *fn, const void *sendbuf, MPI_Count sendcount
                : rc;
 }
 
+/* A type whose handle keeps its size for the process's life (MPI frees no predefined
+ * type; a freed derived type's handle may come back as another type). */
+static bool predefined_type(MPI_Datatype t)
+{
+    int ni, na, nd, combiner;
+    return PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+           combiner == MPI_COMBINER_NAMED;
+}
+
 /*
  * auto repeating its settled choice of the library's own call (tuna_learn_last_find's, for
  * this block size), on a call with statistics off and local checks: the library's call with
  * its own checks, as the vendor row runs it, after tuna's aliasing rule. The full path would
  * first check and describe the arguments for tuna's rows (P = 2, 16 B, Open MPI: about 650
  * instructions of tuna's per call against the vendor row's 160, 0.63x the library's call).
- * -1: not that case.
+ * Predefined types are remembered with the counts (ctx->library_repeat), so that the next
+ * call with the same ones takes repeat_library, before even this. `given`: the caller's
+ * options (NULL: the defaults). -1: not that case.
  */
-static int reuse_library(const char *fn, const tuna_ctx *ctx, const void *sendbuf,
-                         MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, bool large)
+static int reuse_library(const char *fn, tuna_ctx *ctx, const tuna_options *given,
+                         const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, bool large)
 {
     const struct tuna_auto_last *l = &ctx->auto_last[TUNA_ALLTOALL];
     int tsize, ssize;
@@ -234,13 +246,76 @@ static int reuse_library(const char *fn, const tuna_ctx *ctx, const void *sendbu
         recvtype == MPI_DATATYPE_NULL || PMPI_Type_size(recvtype, &tsize) != MPI_SUCCESS ||
         (double)recvcount * tsize != l->bytes)
         return -1;
-    if (sendbuf != MPI_IN_PLACE &&
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    if (!inplace &&
         (!sendbuf || sendcount <= 0 || sendtype == MPI_DATATYPE_NULL ||
          PMPI_Type_size(sendtype, &ssize) != MPI_SUCCESS ||
          (double)sendcount * ssize != l->bytes))
         return -1;
-    return library_call(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                        large);
+    const int rc = library_call(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                comm, large);
+    struct tuna_library_repeat *r = &ctx->library_repeat[TUNA_ALLTOALL];
+    if (rc == MPI_SUCCESS && predefined_type(recvtype) &&
+        (inplace || predefined_type(sendtype))) {
+        if (!r->valid || r->rtype != recvtype || r->rcount != recvcount ||
+            r->inplace != inplace || r->stype != sendtype || r->scount != sendcount)
+            r->null_is_auto = false; /* other arguments: the options are seen anew */
+        *r = (struct tuna_library_repeat){
+            .valid = true,
+            .inplace = inplace,
+            .null_is_auto = r->null_is_auto || !given,
+            .auto_row = tuna_registry_find_kind(&tuna_a2a_registry, TUNA_ROW_AUTO),
+            .stype = inplace ? MPI_DATATYPE_NULL : sendtype,
+            .rtype = recvtype,
+            .scount = inplace ? 0 : sendcount,
+            .rcount = recvcount,
+        };
+    }
+    return rc;
+}
+
+/*
+ * The shortest path of a repeated call: the arguments and options of the last call that
+ * reuse_library ran (ctx->library_repeat; the context from this thread's cache), statistics
+ * off, no alias: the library's MPI_Alltoall at once, with nothing of tuna's around it but
+ * these comparisons (P = 2, 16 B, Open MPI: a tenth of the instructions reuse_library's path
+ * adds). -1: not that case (the caller takes the usual path, which checks everything).
+ */
+static inline int repeat_library(const void *sendbuf, MPI_Count sendcount,
+                                 MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                                 bool large)
+{
+    if (tuna_stats_on)
+        return -1;
+    const tuna_ctx *ctx = tuna_ctx_cached(comm);
+    if (!ctx)
+        return -1;
+    const struct tuna_library_repeat *r = &ctx->library_repeat[TUNA_ALLTOALL];
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    if (!r->valid || recvcount != r->rcount || recvtype != r->rtype || inplace != r->inplace ||
+        !recvbuf || recvbuf == MPI_IN_PLACE ||
+        (opt ? opt->collective != TUNA_ALLTOALL || opt->algorithm != r->auto_row
+             : !r->null_is_auto) ||
+        (!inplace &&
+         (sendcount != r->scount || sendtype != r->stype || !sendbuf || sendbuf == recvbuf)))
+        return -1;
+    int rc;
+#ifdef TUNA_HAVE_MPI_ALLTOALL_C
+    if (large)
+        rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    else
+#endif
+    {
+        if (large) /* no MPI_Alltoall_c: reuse_library never ran on such a call */
+            return -1;
+        rc = PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
+                           recvtype, comm);
+    }
+    if (rc == MPI_SUCCESS)
+        return rc;
+    tuna_error_clear(); /* the usual path clears at its start; this one only on failure */
+    return tuna_error_set(rc, large ? "PMPI_Alltoall_c failed" : "PMPI_Alltoall failed");
 }
 
 static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -248,6 +323,7 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                          bool large)
 {
+    const tuna_options *given = opt;
     int rc = tuna_call_begin(TUNA_ALLTOALL, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -263,8 +339,8 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
     if ((rc = tuna_coll_context(comm, alg->desc.info.name, &ctx, &collective)) != MPI_SUCCESS)
         return rc;
     if (alg->desc.kind == TUNA_ROW_AUTO && !collective && !tuna_stats_on &&
-        (rc = reuse_library(fn, ctx, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                            comm, large)) >= 0)
+        (rc = reuse_library(fn, ctx, given, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            recvtype, comm, large)) >= 0)
         return rc;
     size_t block = 0;
     int local_rc = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -302,8 +378,12 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
 int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
+    int rc = repeat_library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            opt, false);
+    if (rc >= 0)
+        return rc;
     const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    int rc = alltoall_call("tuna_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+    rc = alltoall_call("tuna_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                            recvtype, comm, opt, false);
     tuna_stats_publish(t_start);
     return rc;
@@ -313,8 +393,12 @@ int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     const tuna_options *opt)
 {
+    int rc = repeat_library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            opt, true);
+    if (rc >= 0)
+        return rc;
     const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    int rc = alltoall_call("tuna_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+    rc = alltoall_call("tuna_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                            recvtype, comm, opt, true);
     tuna_stats_publish(t_start);
     return rc;

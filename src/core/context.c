@@ -482,6 +482,12 @@ int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out)
     return rc;
 }
 
+tuna_ctx *tuna_ctx_cached(MPI_Comm comm)
+{
+    unsigned gen = atomic_load_explicit(&ctx_generation, memory_order_acquire);
+    return last_used.comm == comm && last_used.generation == gen ? last_used.ctx : NULL;
+}
+
 int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out)
 {
     *out = NULL;

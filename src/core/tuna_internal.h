@@ -195,6 +195,19 @@ typedef struct tuna_ctx {
         int source;          /* tuna_stats.auto_source */
         tuna_choice choice;
     } auto_last[TUNA_COLLECTIVE_COUNT];
+    /* The plain arguments of the last call on which auto's settled choice (auto_last) was
+     * the MPI library's own call (src/alltoall/alltoall.c, reuse_library): predefined types
+     * (never freed, so a handle keeps its size), the counts, in place or not, and the
+     * options that meant auto. A call that repeats them goes to the library before any of
+     * tuna's set-up (the context from the per-thread cache, no argument pass). Cleared
+     * whenever auto_last is written. */
+    struct tuna_library_repeat {
+        bool valid, inplace;
+        bool null_is_auto;   /* options NULL ran auto (the defaults: fixed once loaded) */
+        int auto_row;        /* the auto row's index: options given with it are auto */
+        MPI_Datatype stype, rtype;
+        MPI_Count scount, rcount;
+    } library_repeat[TUNA_COLLECTIVE_COUNT];
     /* The facts of the last predefined send [0] and receive [1] types seen on this
      * communicator (calls on one communicator are serialised by MPI's rules): a typical
      * caller passes the same types each call, found here without a search. */
@@ -212,6 +225,9 @@ typedef struct tuna_ctx {
  * rank). Later calls find it through a per-thread cache without any MPI call.
  */
 int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out);
+/* The context of comm when this thread's cache holds it (the last communicator it used),
+ * else NULL: no MPI call, for a repeated call's shortest path. */
+tuna_ctx *tuna_ctx_cached(MPI_Comm comm);
 /* The context of comm if it has one, else *out = NULL: local, no MPI communication (what a
  * nonblocking start may do). */
 int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out);

@@ -766,6 +766,7 @@ static void last_keep(tuna_ctx *ctx, const tuna_registry *reg, const tuna_select
                       const tuna_choice *c, const tuna_learn_class *learning)
 {
     struct tuna_auto_last *l = &ctx->auto_last[reg->coll];
+    ctx->library_repeat[reg->coll].valid = false; /* made from the choice replaced here */
     l->valid = !learning;
     l->bytes = in->bytes;
     l->commute = in->commute;
