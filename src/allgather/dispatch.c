@@ -86,6 +86,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                           const tuna_options *opt)
 {
+    const tuna_options *given = opt;
     int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -137,12 +138,30 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     const double t0 = learning ? MPI_Wtime() : 0;
     rc = allgather_run(&tuna_ag_table[c.algorithm], c.param, sendbuf, sendcount, sendtype,
                        recvbuf, recvcount, recvtype, comm, ctx, block);
-    return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
+    if (learning)
+        return tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc);
+    /* settled on the library's call: the next call with these arguments goes straight to it */
+    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLGATHER].valid &&
+        tuna_ag_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR)
+        tuna_repeat_keep(ctx, TUNA_ALLGATHER, given, sendbuf, sendcount, sendtype, recvcount,
+                         recvtype, MPI_OP_NULL);
+    return rc;
 }
 
 int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
+    /* auto settled on the library's call, repeating the last such call's arguments
+     * (tuna_repeat_matches): the library's call and nothing else */
+    if (tuna_repeat_matches(TUNA_ALLGATHER, comm, opt, sendbuf, sendcount, sendtype, recvbuf,
+                            recvcount, recvtype, MPI_OP_NULL)) {
+        const int lrc =
+            PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        if (lrc == MPI_SUCCESS)
+            return lrc;
+        tuna_error_clear(); /* the usual path clears at its start; this one on failure */
+        return tuna_error_set(lrc, "PMPI_Allgather failed");
+    }
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
     int rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt);
     tuna_stats_publish(t_start);

@@ -64,6 +64,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           const tuna_options *opt)
 {
+    const tuna_options *given = opt;
     int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -115,12 +116,29 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     memcpy(a.param, c.param, sizeof a.param);
     const double t0 = learning ? MPI_Wtime() : 0;
     rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, comm);
-    return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
+    if (learning)
+        return tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc);
+    /* settled on the library's call: the next call with these arguments goes straight to it */
+    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLREDUCE].valid &&
+        tuna_ar_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR)
+        tuna_repeat_keep(ctx, TUNA_ALLREDUCE, given, sendbuf, count, datatype, count, datatype,
+                         op);
+    return rc;
 }
 
 int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
+    /* auto settled on the library's call, repeating the last such call's arguments
+     * (tuna_repeat_matches): the library's call and nothing else */
+    if (tuna_repeat_matches(TUNA_ALLREDUCE, comm, opt, sendbuf, count, datatype, recvbuf, count,
+                            datatype, op)) {
+        const int lrc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        if (lrc == MPI_SUCCESS)
+            return lrc;
+        tuna_error_clear(); /* the usual path clears at its start; this one on failure */
+        return tuna_error_set(lrc, "PMPI_Allreduce failed");
+    }
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
     int rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt);
     tuna_stats_publish(t_start);

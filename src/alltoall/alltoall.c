@@ -211,24 +211,15 @@ static int library_call(const char *fn, const void *sendbuf, MPI_Count sendcount
                : rc;
 }
 
-/* A type whose handle keeps its size for the process's life (MPI frees no predefined
- * type; a freed derived type's handle may come back as another type). */
-static bool predefined_type(MPI_Datatype t)
-{
-    int ni, na, nd, combiner;
-    return PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-           combiner == MPI_COMBINER_NAMED;
-}
-
 /*
  * auto repeating its settled choice of the library's own call (tuna_learn_last_find's, for
  * this block size), on a call with statistics off and local checks: the library's call with
  * its own checks, as the vendor row runs it, after tuna's aliasing rule. The full path would
  * first check and describe the arguments for tuna's rows (P = 2, 16 B, Open MPI: about 650
  * instructions of tuna's per call against the vendor row's 160, 0.63x the library's call).
- * Predefined types are remembered with the counts (ctx->library_repeat), so that the next
- * call with the same ones takes repeat_library, before even this. `given`: the caller's
- * options (NULL: the defaults). -1: not that case.
+ * Kept for tuna_repeat_matches (predefined types), so that the next call with the same
+ * arguments takes repeat_library, before even this. `given`: the caller's options (NULL: the
+ * defaults). -1: not that case.
  */
 static int reuse_library(const char *fn, tuna_ctx *ctx, const tuna_options *given,
                          const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -254,51 +245,26 @@ static int reuse_library(const char *fn, tuna_ctx *ctx, const tuna_options *give
         return -1;
     const int rc = library_call(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 comm, large);
-    struct tuna_library_repeat *r = &ctx->library_repeat[TUNA_ALLTOALL];
-    if (rc == MPI_SUCCESS && predefined_type(recvtype) &&
-        (inplace || predefined_type(sendtype))) {
-        if (!r->valid || r->rtype != recvtype || r->rcount != recvcount ||
-            r->inplace != inplace || r->stype != sendtype || r->scount != sendcount)
-            r->null_is_auto = false; /* other arguments: the options are seen anew */
-        *r = (struct tuna_library_repeat){
-            .valid = true,
-            .inplace = inplace,
-            .null_is_auto = r->null_is_auto || !given,
-            .auto_row = tuna_registry_find_kind(&tuna_a2a_registry, TUNA_ROW_AUTO),
-            .stype = inplace ? MPI_DATATYPE_NULL : sendtype,
-            .rtype = recvtype,
-            .scount = inplace ? 0 : sendcount,
-            .rcount = recvcount,
-        };
-    }
+    if (rc == MPI_SUCCESS)
+        tuna_repeat_keep(ctx, TUNA_ALLTOALL, given, sendbuf, sendcount, sendtype, recvcount,
+                         recvtype, MPI_OP_NULL);
     return rc;
 }
 
 /*
- * The shortest path of a repeated call: the arguments and options of the last call that
- * reuse_library ran (ctx->library_repeat; the context from this thread's cache), statistics
- * off, no alias: the library's MPI_Alltoall at once, with nothing of tuna's around it but
- * these comparisons (P = 2, 16 B, Open MPI: a tenth of the instructions reuse_library's path
- * adds). -1: not that case (the caller takes the usual path, which checks everything).
+ * The shortest path of a repeated call (tuna_repeat_matches: the arguments and options of the
+ * last call reuse_library ran): the library's MPI_Alltoall at once, with nothing of tuna's
+ * around it but those comparisons (P = 2, 16 B, Open MPI: tuna's own instructions per call
+ * about 450 -> 100). -1: not that case (the caller takes the usual path, which checks
+ * everything).
  */
 static inline int repeat_library(const void *sendbuf, MPI_Count sendcount,
                                  MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                                  MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                                  bool large)
 {
-    if (tuna_stats_on)
-        return -1;
-    const tuna_ctx *ctx = tuna_ctx_cached(comm);
-    if (!ctx)
-        return -1;
-    const struct tuna_library_repeat *r = &ctx->library_repeat[TUNA_ALLTOALL];
-    const bool inplace = sendbuf == MPI_IN_PLACE;
-    if (!r->valid || recvcount != r->rcount || recvtype != r->rtype || inplace != r->inplace ||
-        !recvbuf || recvbuf == MPI_IN_PLACE ||
-        (opt ? opt->collective != TUNA_ALLTOALL || opt->algorithm != r->auto_row
-             : !r->null_is_auto) ||
-        (!inplace &&
-         (sendcount != r->scount || sendtype != r->stype || !sendbuf || sendbuf == recvbuf)))
+    if (!tuna_repeat_matches(TUNA_ALLTOALL, comm, opt, sendbuf, sendcount, sendtype, recvbuf,
+                             recvcount, recvtype, MPI_OP_NULL))
         return -1;
     int rc;
 #ifdef TUNA_HAVE_MPI_ALLTOALL_C

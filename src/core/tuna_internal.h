@@ -196,17 +196,17 @@ typedef struct tuna_ctx {
         tuna_choice choice;
     } auto_last[TUNA_COLLECTIVE_COUNT];
     /* The plain arguments of the last call on which auto's settled choice (auto_last) was
-     * the MPI library's own call (src/alltoall/alltoall.c, reuse_library): predefined types
-     * (never freed, so a handle keeps its size), the counts, in place or not, and the
-     * options that meant auto. A call that repeats them goes to the library before any of
-     * tuna's set-up (the context from the per-thread cache, no argument pass). Cleared
-     * whenever auto_last is written. */
+     * the MPI library's own call (src/core/repeat.c): predefined types and op (never freed,
+     * so a handle keeps its meaning), the counts, in place or not, and the options that
+     * meant auto. A call that repeats them goes to the library before any of tuna's set-up
+     * (tuna_repeat_matches). Cleared whenever auto_last is written. */
     struct tuna_library_repeat {
         bool valid, inplace;
         bool null_is_auto;   /* options NULL ran auto (the defaults: fixed once loaded) */
         int auto_row;        /* the auto row's index: options given with it are auto */
         MPI_Datatype stype, rtype;
         MPI_Count scount, rcount;
+        MPI_Op op;           /* allreduce's; MPI_OP_NULL for the others */
     } library_repeat[TUNA_COLLECTIVE_COUNT];
     /* The facts of the last predefined send [0] and receive [1] types seen on this
      * communicator (calls on one communicator are serialised by MPI's rules): a typical
@@ -228,6 +228,41 @@ int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out);
 /* The context of comm when this thread's cache holds it (the last communicator it used),
  * else NULL: no MPI call, for a repeated call's shortest path. */
 tuna_ctx *tuna_ctx_cached(MPI_Comm comm);
+
+/*
+ * A repeated call's shortest path (src/core/repeat.c; docs/tuning.md, "The library's call,
+ * at once"). tuna_repeat_keep records a call that auto ran as the MPI library's own call by
+ * a settled choice (ctx->auto_last[coll] valid, the vendor row), on arguments tuna checked,
+ * where its types (and op) are predefined; `given` is the caller's options (NULL: the
+ * defaults). tuna_repeat_matches says whether a call repeats the recorded one: this
+ * thread's last communicator, statistics off, auto's options, the same types, counts, op
+ * and in-place form, and buffers that pass tuna's NULL and aliasing rules. The caller then
+ * runs the library's call and nothing else; anything else takes the usual path, which checks
+ * and reports everything. Send arguments: scount and stype (ignored in place); allreduce
+ * passes its count and type as both sides.
+ */
+void tuna_repeat_keep(tuna_ctx *ctx, tuna_collective coll, const tuna_options *given,
+                      const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+                      MPI_Count rcount, MPI_Datatype rtype, MPI_Op op);
+static inline bool tuna_repeat_matches(tuna_collective coll, MPI_Comm comm,
+                                       const tuna_options *opt, const void *sendbuf,
+                                       MPI_Count scount, MPI_Datatype stype,
+                                       const void *recvbuf, MPI_Count rcount,
+                                       MPI_Datatype rtype, MPI_Op op)
+{
+    if (tuna_stats_on)
+        return false;
+    const tuna_ctx *ctx = tuna_ctx_cached(comm);
+    if (!ctx)
+        return false;
+    const struct tuna_library_repeat *r = &ctx->library_repeat[coll];
+    const bool inplace = sendbuf == MPI_IN_PLACE;
+    return r->valid && rcount == r->rcount && rtype == r->rtype && op == r->op &&
+           inplace == r->inplace && recvbuf && recvbuf != MPI_IN_PLACE &&
+           (opt ? opt->collective == coll && opt->algorithm == r->auto_row : r->null_is_auto) &&
+           (inplace ||
+            (scount == r->scount && stype == r->stype && sendbuf && sendbuf != recvbuf));
+}
 /* The context of comm if it has one, else *out = NULL: local, no MPI communication (what a
  * nonblocking start may do). */
 int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out);
