@@ -184,6 +184,10 @@ typedef struct tuna_ctx {
     struct tuna_learn *learn;
     void (*learn_free)(struct tuna_learn *);
     struct tuna_learn_class *learn_class;
+    /* The last auto call of the collective explored (learning): the next call takes its
+     * clock at its entry, so that a tuna row's sample includes tuna's own work around it,
+     * which the library's call skips once settled (src/alltoall/alltoall.c). */
+    bool learn_timing[TUNA_COLLECTIVE_COUNT];
     /* auto's last settled choice per collective whose call sizes are the same on every rank
      * (alltoall, allgather, allreduce; src/select/learn.c, tuna_learn_last_find): a caller
      * repeating a blocking call gets it back without the model's memo or learning's class
