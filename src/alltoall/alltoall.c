@@ -368,8 +368,8 @@ int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return rc;
     const double t_entry = learning_entry(comm);
     const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    rc = alltoall_call("tuna_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                       opt, false, t_entry);
+    rc = alltoall_call("tuna_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, comm, opt, false, t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }
@@ -384,8 +384,8 @@ int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
         return rc;
     const double t_entry = learning_entry(comm);
     const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    rc = alltoall_call("tuna_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                       opt, true, t_entry);
+    rc = alltoall_call("tuna_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, comm, opt, true, t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }
