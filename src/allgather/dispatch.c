@@ -84,7 +84,7 @@ static int allgather_run(const tuna_ag_algorithm *alg, const long *param, const 
 
 static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          const tuna_options *opt)
+                          const tuna_options *opt, double t_entry)
 {
     const tuna_options *given = opt;
     int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
@@ -135,14 +135,15 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     rc = tuna_ag_auto_choose(ctx, block, &c, &learning);
     if (rc != MPI_SUCCESS)
         return rc;
-    const double t0 = learning ? MPI_Wtime() : 0;
+    const bool library = tuna_ag_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR;
+    const double t0 = learning ? tuna_learn_sample_start(library, t_entry) : 0;
     rc = allgather_run(&tuna_ag_table[c.algorithm], c.param, sendbuf, sendcount, sendtype,
                        recvbuf, recvcount, recvtype, comm, ctx, block);
+    ctx->learn_timing[TUNA_ALLGATHER] = learning != NULL;
     if (learning)
         return tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc);
     /* settled on the library's call: the next call with these arguments goes straight to it */
-    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLGATHER].valid &&
-        tuna_ag_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR)
+    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLGATHER].valid && library)
         tuna_repeat_keep(ctx, TUNA_ALLGATHER, given, sendbuf, sendcount, sendtype, recvcount,
                          recvtype, MPI_OP_NULL);
     return rc;
@@ -162,8 +163,10 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
         tuna_error_clear(); /* the usual path clears at its start; this one on failure */
         return tuna_error_set(lrc, "PMPI_Allgather failed");
     }
+    const double t_entry = tuna_learn_entry(TUNA_ALLGATHER, comm);
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    int rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt);
+    int rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt,
+                            t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }

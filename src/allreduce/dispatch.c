@@ -62,7 +62,7 @@ static int allreduce_run(const tuna_ar_algorithm *alg, tuna_ar_args *a, const vo
 
 static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                          const tuna_options *opt)
+                          const tuna_options *opt, double t_entry)
 {
     const tuna_options *given = opt;
     int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
@@ -114,13 +114,14 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (rc != MPI_SUCCESS)
         return rc;
     memcpy(a.param, c.param, sizeof a.param);
-    const double t0 = learning ? MPI_Wtime() : 0;
+    const bool library = tuna_ar_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR;
+    const double t0 = learning ? tuna_learn_sample_start(library, t_entry) : 0;
     rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, comm);
+    ctx->learn_timing[TUNA_ALLREDUCE] = learning != NULL;
     if (learning)
         return tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc);
     /* settled on the library's call: the next call with these arguments goes straight to it */
-    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLREDUCE].valid &&
-        tuna_ar_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR)
+    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLREDUCE].valid && library)
         tuna_repeat_keep(ctx, TUNA_ALLREDUCE, given, sendbuf, count, datatype, count, datatype,
                          op);
     return rc;
@@ -139,8 +140,9 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         tuna_error_clear(); /* the usual path clears at its start; this one on failure */
         return tuna_error_set(lrc, "PMPI_Allreduce failed");
     }
+    const double t_entry = tuna_learn_entry(TUNA_ALLREDUCE, comm);
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    int rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt);
+    int rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }

@@ -284,14 +284,6 @@ static inline int repeat_library(const void *sendbuf, MPI_Count sendcount,
     return tuna_error_set(rc, large ? "PMPI_Alltoall_c failed" : "PMPI_Alltoall failed");
 }
 
-/* The clock at a call's entry where the communicator's last auto alltoall explored (the
- * context from this thread's cache), else 0: see alltoall_call's learning sample. */
-static inline double learning_entry(MPI_Comm comm)
-{
-    const tuna_ctx *c = tuna_ctx_cached(comm);
-    return c && c->learn_timing[TUNA_ALLTOALL] ? MPI_Wtime() : 0;
-}
-
 static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
@@ -343,15 +335,11 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
         if (tuna_stats_on)
             memcpy(tuna_stats_current.params, param, sizeof param);
     }
-    /* A learning sample is what the candidate will cost once settled: the library's call
-     * alone (a settled repeat goes straight to it), a tuna row with tuna's work around it
-     * from the call's entry (checks, choice, set-up: about 0.1 us, which decided against the
-     * library at P = 2 under MPICH). The entry's clock is there when the last call explored
-     * too; else (a class's first call, other classes between) the row's start. */
+    /* A learning sample: what the candidate costs once settled (tuna_learn_sample_start;
+     * tuna's work around a row is about 0.1 us at P = 2, which had decided against the
+     * library under MPICH). */
     const double t0 =
-        !learning ? 0
-        : run->desc.kind != TUNA_ROW_VENDOR && t_entry > 0 ? t_entry
-                                                            : MPI_Wtime();
+        learning ? tuna_learn_sample_start(run->desc.kind == TUNA_ROW_VENDOR, t_entry) : 0;
     rc = run_row(run, param, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                  ctx, block, large);
     if (alg->desc.kind == TUNA_ROW_AUTO)
@@ -366,7 +354,7 @@ int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                             opt, false);
     if (rc >= 0)
         return rc;
-    const double t_entry = learning_entry(comm);
+    const double t_entry = tuna_learn_entry(TUNA_ALLTOALL, comm);
     const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
     rc = alltoall_call("tuna_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                        recvtype, comm, opt, false, t_entry);
@@ -382,7 +370,7 @@ int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                             opt, true);
     if (rc >= 0)
         return rc;
-    const double t_entry = learning_entry(comm);
+    const double t_entry = tuna_learn_entry(TUNA_ALLTOALL, comm);
     const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
     rc = alltoall_call("tuna_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                        recvtype, comm, opt, true, t_entry);

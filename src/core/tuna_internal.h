@@ -186,7 +186,7 @@ typedef struct tuna_ctx {
     struct tuna_learn_class *learn_class;
     /* The last auto call of the collective explored (learning): the next call takes its
      * clock at its entry, so that a tuna row's sample includes tuna's own work around it,
-     * which the library's call skips once settled (src/alltoall/alltoall.c). */
+     * which the library's call skips once settled (tuna_learn_entry). */
     bool learn_timing[TUNA_COLLECTIVE_COUNT];
     /* auto's last settled choice per collective whose call sizes are the same on every rank
      * (alltoall, allgather, allreduce; src/select/learn.c, tuna_learn_last_find): a caller
@@ -232,6 +232,25 @@ int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out);
 /* The context of comm when this thread's cache holds it (the last communicator it used),
  * else NULL: no MPI call, for a repeated call's shortest path. */
 tuna_ctx *tuna_ctx_cached(MPI_Comm comm);
+
+/*
+ * auto's learning samples are what a candidate will cost once settled (docs/tuning.md,
+ * "Exploring"): the library's call alone (a settled repeat goes straight to it), a tuna row
+ * with tuna's checks, choice and set-up around it, from the call's entry. The entry's clock
+ * is taken where the communicator's last auto call of the collective explored
+ * (ctx->learn_timing), else 0; tuna_learn_sample_start gives a sample's start: the entry's
+ * clock for a tuna row where there is one, else now (a class's first timed call, or other
+ * classes' calls between, start at the row as before).
+ */
+static inline double tuna_learn_entry(tuna_collective coll, MPI_Comm comm)
+{
+    const tuna_ctx *c = tuna_ctx_cached(comm);
+    return c && c->learn_timing[coll] ? MPI_Wtime() : 0;
+}
+static inline double tuna_learn_sample_start(bool library, double t_entry)
+{
+    return !library && t_entry > 0 ? t_entry : MPI_Wtime();
+}
 
 /*
  * A repeated call's shortest path (src/core/repeat.c; docs/tuning.md, "The library's call,
