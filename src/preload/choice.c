@@ -134,6 +134,13 @@ const choice *preload_choice(const comm_state *s, enum coll coll)
 int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
                        double *t0)
 {
+    /* A repeated call on this thread's last communicator, its choice resolved */
+    comm_state *c = preload_state_cached(comm, inter, P);
+    if (c && c->ch[coll].resolved) {
+        *s = c;
+        *t0 = preload_clock_now();
+        return MPI_SUCCESS;
+    }
     int init = 0, fin = 0;
     PMPI_Initialized(&init);
     PMPI_Finalized(&fin);
@@ -148,5 +155,6 @@ int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter
         PMPI_Comm_remote_size(comm, P);
     else
         PMPI_Comm_size(comm, P);
+    preload_state_remember(comm, *s, *inter, *P);
     return MPI_SUCCESS;
 }

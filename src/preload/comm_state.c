@@ -7,11 +7,47 @@
  */
 #include "preload_internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int state_keyval = MPI_KEYVAL_INVALID;
 static comm_state *live_states;
+
+/*
+ * Each thread remembers the last communicator whose state it used, with the facts a call's
+ * start asks the library for (inter, size): a repeated call on it skips MPI_Initialized,
+ * MPI_Finalized, the attribute lookup and the size calls (P = 2, 16 B: the drop-in added
+ * 0.05-0.14 us to a 0.16 us MPI_Alltoall). Valid while no state has been freed since (a
+ * freed communicator's handle may come back as another communicator) and before
+ * MPI_Finalize (preload_states_release bumps the generation too).
+ */
+static atomic_uint state_generation;
+static _Thread_local struct {
+    MPI_Comm comm;
+    comm_state *s;
+    unsigned generation;
+    int inter, size;
+} last_state;
+
+comm_state *preload_state_cached(MPI_Comm comm, int *inter, int *size)
+{
+    const unsigned gen = atomic_load_explicit(&state_generation, memory_order_acquire);
+    if (!last_state.s || last_state.comm != comm || last_state.generation != gen)
+        return NULL;
+    *inter = last_state.inter;
+    *size = last_state.size;
+    return last_state.s;
+}
+
+void preload_state_remember(MPI_Comm comm, comm_state *s, int inter, int size)
+{
+    last_state.comm = comm;
+    last_state.s = s;
+    last_state.inter = inter;
+    last_state.size = size;
+    last_state.generation = atomic_load_explicit(&state_generation, memory_order_acquire);
+}
 
 /* Take s off the live list. */
 static void state_unlink(comm_state *s)
@@ -50,6 +86,7 @@ static int state_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)keyval;
     (void)extra;
     comm_state *s = attr;
+    atomic_fetch_add_explicit(&state_generation, 1, memory_order_acq_rel);
     if (s->detached)
         free(s);
     else
@@ -125,6 +162,7 @@ comm_state *preload_state_get(MPI_Comm comm)
 /* At MPI_Finalize (finalize_fn, init_finalize.c), after the statistics are written. */
 void preload_states_release(void)
 {
+    atomic_fetch_add_explicit(&state_generation, 1, memory_order_acq_rel);
     /* Detach states from communicators the application never freed. */
     while (live_states) {
         comm_state *s = live_states;

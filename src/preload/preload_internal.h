@@ -137,6 +137,10 @@ typedef struct comm_state {
 
 /* comm_state.c. State of comm, created empty if absent; NULL on failure. */
 comm_state *preload_state_get(MPI_Comm comm);
+/* This thread's last communicator's state and its facts (inter, size) when comm is it and
+ * no state has been freed since, else NULL (comm_state.c); _remember sets them. */
+comm_state *preload_state_cached(MPI_Comm comm, int *inter, int *size);
+void preload_state_remember(MPI_Comm comm, comm_state *s, int inter, int size);
 /* The keyval of the states (made once; start-up makes it first). */
 int preload_keyval_init(void);
 /* At MPI_Finalize: the states of the communicators the application never freed. */
