@@ -154,16 +154,13 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     /* auto settled on the library's call, repeating the last such call's arguments
      * (tuna_repeat_matches): the library's call and nothing else */
-    if (tuna_repeat_matches(TUNA_ALLGATHER, comm, opt, sendbuf, sendcount, sendtype, recvbuf,
-                            recvcount, recvtype, MPI_OP_NULL)) {
-        const int lrc =
-            PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-        if (lrc == MPI_SUCCESS)
-            return lrc;
-        tuna_error_clear(); /* the usual path clears at its start; this one on failure */
-        return tuna_error_set(lrc, "PMPI_Allgather failed");
-    }
-    const double t_entry = tuna_learn_entry(TUNA_ALLGATHER, comm);
+    const tuna_ctx *cached = tuna_ctx_cached(comm);
+    if (tuna_repeat_matches(cached, TUNA_ALLGATHER, opt, sendbuf, sendcount, sendtype, recvbuf,
+                            recvcount, recvtype, MPI_OP_NULL))
+        return tuna_library_result(
+            PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+            "PMPI_Allgather");
+    const double t_entry = tuna_learn_entry(cached, TUNA_ALLGATHER);
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
     int rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt,
                             t_entry);

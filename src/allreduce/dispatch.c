@@ -132,15 +132,12 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 {
     /* auto settled on the library's call, repeating the last such call's arguments
      * (tuna_repeat_matches): the library's call and nothing else */
-    if (tuna_repeat_matches(TUNA_ALLREDUCE, comm, opt, sendbuf, count, datatype, recvbuf, count,
-                            datatype, op)) {
-        const int lrc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-        if (lrc == MPI_SUCCESS)
-            return lrc;
-        tuna_error_clear(); /* the usual path clears at its start; this one on failure */
-        return tuna_error_set(lrc, "PMPI_Allreduce failed");
-    }
-    const double t_entry = tuna_learn_entry(TUNA_ALLREDUCE, comm);
+    const tuna_ctx *cached = tuna_ctx_cached(comm);
+    if (tuna_repeat_matches(cached, TUNA_ALLREDUCE, opt, sendbuf, count, datatype, recvbuf,
+                            count, datatype, op))
+        return tuna_library_result(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm),
+                                   "PMPI_Allreduce");
+    const double t_entry = tuna_learn_entry(cached, TUNA_ALLREDUCE);
     double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
     int rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
     tuna_stats_publish(t_start);

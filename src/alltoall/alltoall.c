@@ -147,11 +147,11 @@ static int run_vendor(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     if (!large) {
         rc = PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
                            comm);
-        return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoall failed");
+        return tuna_library_result(rc, "PMPI_Alltoall");
     }
 #ifdef TUNA_HAVE_MPI_ALLTOALL_C
     rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Alltoall_c failed");
+    return tuna_library_result(rc, "PMPI_Alltoall_c");
 #else
     (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvbuf, (void)recvcount;
     (void)recvtype, (void)comm, (void)rc;
@@ -218,7 +218,7 @@ static int library_call(const char *fn, const void *sendbuf, MPI_Count sendcount
  * first check and describe the arguments for tuna's rows (P = 2, 16 B, Open MPI: about 650
  * instructions of tuna's per call against the vendor row's 160, 0.63x the library's call).
  * Kept for tuna_repeat_matches (predefined types), so that the next call with the same
- * arguments takes repeat_library, before even this. `given`: the caller's options (NULL: the
+ * arguments takes alltoall_entry's shortest path, before even this. `given`: the caller's options (NULL: the
  * defaults). -1: not that case.
  */
 static int reuse_library(const char *fn, tuna_ctx *ctx, const tuna_options *given,
@@ -249,39 +249,6 @@ static int reuse_library(const char *fn, tuna_ctx *ctx, const tuna_options *give
         tuna_repeat_keep(ctx, TUNA_ALLTOALL, given, sendbuf, sendcount, sendtype, recvcount,
                          recvtype, MPI_OP_NULL);
     return rc;
-}
-
-/*
- * The shortest path of a repeated call (tuna_repeat_matches: the arguments and options of the
- * last call reuse_library ran): the library's MPI_Alltoall at once, with nothing of tuna's
- * around it but those comparisons (P = 2, 16 B, Open MPI: tuna's own instructions per call
- * about 450 -> 100). -1: not that case (the caller takes the usual path, which checks
- * everything).
- */
-static inline int repeat_library(const void *sendbuf, MPI_Count sendcount,
-                                 MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                                 bool large)
-{
-    if (!tuna_repeat_matches(TUNA_ALLTOALL, comm, opt, sendbuf, sendcount, sendtype, recvbuf,
-                             recvcount, recvtype, MPI_OP_NULL))
-        return -1;
-    int rc;
-#ifdef TUNA_HAVE_MPI_ALLTOALL_C
-    if (large)
-        rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    else
-#endif
-    {
-        if (large) /* no MPI_Alltoall_c: reuse_library never ran on such a call */
-            return -1;
-        rc = PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-                           recvtype, comm);
-    }
-    if (rc == MPI_SUCCESS)
-        return rc;
-    tuna_error_clear(); /* the usual path clears at its start; this one only on failure */
-    return tuna_error_set(rc, large ? "PMPI_Alltoall_c failed" : "PMPI_Alltoall failed");
 }
 
 static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcount,
@@ -347,33 +314,43 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
     return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
 }
 
+/*
+ * tuna_alltoall and tuna_alltoall_c: first the shortest path of a repeated call
+ * (tuna_repeat_matches: the arguments and options of the last call reuse_library ran), the
+ * library's call with nothing of tuna's around it but those comparisons (P = 2, 16 B, Open
+ * MPI: tuna's own instructions per call about 450 -> 100; run_vendor's -1, no
+ * MPI_Alltoall_c, takes the usual path); else the usual path, which checks everything.
+ */
+static int alltoall_entry(const char *fn, bool large, const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    const tuna_ctx *cached = tuna_ctx_cached(comm);
+    int rc;
+    if (tuna_repeat_matches(cached, TUNA_ALLTOALL, opt, sendbuf, sendcount, sendtype, recvbuf,
+                            recvcount, recvtype, MPI_OP_NULL) &&
+        (rc = run_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                         large)) >= 0)
+        return rc;
+    const double t_entry = tuna_learn_entry(cached, TUNA_ALLTOALL);
+    const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    rc = alltoall_call(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                       opt, large, t_entry);
+    tuna_stats_publish(t_start);
+    return rc;
+}
+
 int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
-    int rc = repeat_library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            opt, false);
-    if (rc >= 0)
-        return rc;
-    const double t_entry = tuna_learn_entry(TUNA_ALLTOALL, comm);
-    const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    rc = alltoall_call("tuna_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                       recvtype, comm, opt, false, t_entry);
-    tuna_stats_publish(t_start);
-    return rc;
+    return alltoall_entry("tuna_alltoall", false, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, opt);
 }
 
 int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     const tuna_options *opt)
 {
-    int rc = repeat_library(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                            opt, true);
-    if (rc >= 0)
-        return rc;
-    const double t_entry = tuna_learn_entry(TUNA_ALLTOALL, comm);
-    const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
-    rc = alltoall_call("tuna_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                       recvtype, comm, opt, true, t_entry);
-    tuna_stats_publish(t_start);
-    return rc;
+    return alltoall_entry("tuna_alltoall_c", true, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, recvtype, comm, opt);
 }

@@ -29,6 +29,16 @@ void tuna_log(int level, const char *fmt, ...)
     ;
 /* Forget the recorded error (start of every public call). */
 void tuna_error_clear(void);
+/* The result of the MPI library's `call` on a path that skipped the call start's
+ * tuna_error_clear (a plan's start, a repeated call's shortest path): MPI_SUCCESS, or rc with
+ * "<call> failed" as its message, no earlier call's message left standing. */
+static inline int tuna_library_result(int rc, const char *call)
+{
+    if (rc == MPI_SUCCESS)
+        return rc;
+    tuna_error_clear();
+    return tuna_error_set(rc, "%s failed", call);
+}
 
 /* Propagate an MPI call's error code with context. */
 #define TUNA_MPI_CHECK(call)                                                          \
@@ -238,14 +248,14 @@ tuna_ctx *tuna_ctx_cached(MPI_Comm comm);
  * "Exploring"): the library's call alone (a settled repeat goes straight to it), a tuna row
  * with tuna's checks, choice and set-up around it, from the call's entry. The entry's clock
  * is taken where the communicator's last auto call of the collective explored
- * (ctx->learn_timing), else 0; tuna_learn_sample_start gives a sample's start: the entry's
- * clock for a tuna row where there is one, else now (a class's first timed call, or other
- * classes' calls between, start at the row as before).
+ * (ctx->learn_timing of the call's tuna_ctx_cached context, which may be NULL), else 0;
+ * tuna_learn_sample_start gives a sample's start: the entry's clock for a tuna row where
+ * there is one, else now (a class's first timed call, or other classes' calls between, start
+ * at the row as before).
  */
-static inline double tuna_learn_entry(tuna_collective coll, MPI_Comm comm)
+static inline double tuna_learn_entry(const tuna_ctx *cached, tuna_collective coll)
 {
-    const tuna_ctx *c = tuna_ctx_cached(comm);
-    return c && c->learn_timing[coll] ? MPI_Wtime() : 0;
+    return cached && cached->learn_timing[coll] ? MPI_Wtime() : 0;
 }
 static inline double tuna_learn_sample_start(bool library, double t_entry)
 {
@@ -257,8 +267,8 @@ static inline double tuna_learn_sample_start(bool library, double t_entry)
  * at once"). tuna_repeat_keep records a call that auto ran as the MPI library's own call by
  * a settled choice (ctx->auto_last[coll] valid, the vendor row), on arguments tuna checked,
  * where its types (and op) are predefined; `given` is the caller's options (NULL: the
- * defaults). tuna_repeat_matches says whether a call repeats the recorded one: this
- * thread's last communicator, statistics off, auto's options, the same types, counts, op
+ * defaults). tuna_repeat_matches says whether a call repeats the recorded one on `cached`
+ * (tuna_ctx_cached of the call's communicator, looked up once per call; NULL: no), statistics off, auto's options, the same types, counts, op
  * and in-place form, and buffers that pass tuna's NULL and aliasing rules. The caller then
  * runs the library's call and nothing else; anything else takes the usual path, which checks
  * and reports everything. Send arguments: scount and stype (ignored in place); allreduce
@@ -267,18 +277,15 @@ static inline double tuna_learn_sample_start(bool library, double t_entry)
 void tuna_repeat_keep(tuna_ctx *ctx, tuna_collective coll, const tuna_options *given,
                       const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
                       MPI_Count rcount, MPI_Datatype rtype, MPI_Op op);
-static inline bool tuna_repeat_matches(tuna_collective coll, MPI_Comm comm,
+static inline bool tuna_repeat_matches(const tuna_ctx *cached, tuna_collective coll,
                                        const tuna_options *opt, const void *sendbuf,
                                        MPI_Count scount, MPI_Datatype stype,
                                        const void *recvbuf, MPI_Count rcount,
                                        MPI_Datatype rtype, MPI_Op op)
 {
-    if (tuna_stats_on)
+    if (tuna_stats_on || !cached)
         return false;
-    const tuna_ctx *ctx = tuna_ctx_cached(comm);
-    if (!ctx)
-        return false;
-    const struct tuna_library_repeat *r = &ctx->library_repeat[coll];
+    const struct tuna_library_repeat *r = &cached->library_repeat[coll];
     const bool inplace = sendbuf == MPI_IN_PLACE;
     return r->valid && rcount == r->rcount && rtype == r->rtype && op == r->op &&
            inplace == r->inplace && recvbuf && recvbuf != MPI_IN_PLACE &&

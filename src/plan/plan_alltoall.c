@@ -31,10 +31,7 @@ static int a2a_start(struct tuna_plan_s *p)
         return tuna_error_set(MPI_ERR_INTERN, "the MPI library has no MPI_Alltoall_c");
 #endif
     }
-    if (rc == MPI_SUCCESS)
-        return rc;
-    tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
-    return tuna_error_set(rc, "%s failed", call);
+    return tuna_library_result(rc, call); /* tuna_start did not clear (no work on top) */
 }
 
 /* tuna_alltoall_init and tuna_alltoall_init_c: one body (large: the _c form's MPI_Count counts,

@@ -156,10 +156,7 @@ static int a2av_start(struct tuna_plan_s *p)
         return tuna_error_set(MPI_ERR_INTERN, "the MPI library has no MPI_Alltoallv_c");
 #endif
     }
-    if (rc == MPI_SUCCESS)
-        return rc;
-    tuna_error_clear(); /* tuna_start did not (no work on top of the library's call) */
-    return tuna_error_set(rc, "%s failed", call);
+    return tuna_library_result(rc, call); /* tuna_start did not clear (no work on top) */
 }
 
 /* The plan's own copies of the count and displacement arrays, as wide as the caller's (a start
