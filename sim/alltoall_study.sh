@@ -56,11 +56,20 @@ args_of() { # CONFIG -> tuna sim run options
     smpi) echo "-a vendor --selectors $SMPI_ALGS" ;;
     smpifew) echo "-a vendor --selectors $SMPI_FEW" ;;
     smpi3d) echo "-a vendor --selectors 3dmesh" ;;
+    # P = 1024: SMPI's logarithmic and grid algorithms (cheap to simulate; `ompi` and `mpich`
+    # run `bruck` at 8 B), and apart from them two of its linear ones (a million messages per
+    # call; `basic_linear` aborts SimGrid 3.35 on the torus from P = 256).
+    smpilog) echo "-a vendor --selectors bruck,2dmesh" ;;
+    smpilin) echo "-a vendor --selectors pair,ring" ;;
     smpirdb) echo "-a vendor --selectors rdb" ;;
     # Every row; radices at powers of 2 (the other parameters at their defaults).
     rows) echo "-a $ROWS --param radix=2,4,8,16,64" ;;
     # Larger P: the logarithmic and hierarchical rows at small radices and the linear one.
     fam) echo "-a bruck,bruck-radix,tuna,coalesced,staggered,spreadout --param radix=2,4,8,16" ;;
+    mesh) echo "-a mesh --param dims=2,3,4,5" ;;
+    # P = 1024 on the torus (slow to simulate): the hierarchical rows at the radices that won
+    # at P = 256.
+    hier) echo "-a coalesced,tuna --param radix=4,8" ;;
     auto) echo "-a auto" ;;
     *) echo "alltoall_study.sh: unknown configuration $1" >&2; exit 2 ;;
     esac

@@ -7,7 +7,15 @@
 
 Summary, one row per (platform, P, S): SMPI's best alltoall algorithm, tuna's best (every row
 at its best parameters, and auto's own choice), their ratio (the issue's gates: <= 0.8x at S <= 256 B, <= 1.05x everywhere),
-auto, what auto ran, and auto / tuna's best (gate: <= 1.05x). --every adds, per (platform, P),
+auto, what auto ran, and auto / tuna's best (gate: <= 1.05x). The routed cut bound
+(sim/attainable_bound.py: the bytes that must cross the busiest cut of the used nodes over the
+links SimGrid's static routes give that cut) is strict for any algorithm on the platform; a
+small-block gate below it cannot be met and is marked "gate below the strict bounds". The overhead
+bound is the other strict one for small blocks: the inputs a rank can hold by time t obey
+N(t) <= N(t - or) + N(t - os - hop - or) (its last receive costs it `or`; the sender of that
+message paid `os` and the message the shortest hop), N = 1 before os + hop + or; the bound
+is the first t with N(t) >= P. (The table's "lower bound" counts ceil(log2 P) rounds of
+one message each, which a schedule that overlaps its sends can undercut.) --every adds, per (platform, P),
 the time of every SMPI algorithm and every tuna row (best parameters) at every S. The figure:
 tuna's best and auto over SMPI's best against S, one panel per P.
 """
@@ -20,6 +28,83 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tuna_tools import results  # noqa: E402
 
 SMALL = 256  # the issue's small-block gate applies up to this S
+RPN = 32  # the study's ranks per node (sim/alltoall_study.sh)
+
+
+def platform(plat_name, cache={}):
+    """The platform's description (sim/platforms/NAME.json), or None."""
+    if plat_name not in cache:
+        try:
+            from tuna_tools import sim as tsim
+            cache[plat_name] = tsim.load_platform(plat_name)[1]
+        except (ImportError, OSError, KeyError, ValueError):
+            cache[plat_name] = None
+    return cache[plat_name]
+
+
+def overhead_bound(plat_name, procs):
+    """The overhead bound above (seconds), or None without the platform's description."""
+    plat = platform(plat_name)
+    if plat is None or procs < 2:
+        return None
+    step = 1e-9
+    o_r = round(plat["or"] / step)
+    full = round((plat["os"] + min(plat["intra_lat"], plat["link_lat"]) + plat["or"]) / step)
+    n = []
+    while True:
+        t = len(n)
+        n.append(1 if t < full else n[t - max(o_r, 1)] + n[t - full])
+        if n[-1] >= procs:
+            return t * step
+
+
+def direct_link_bound(plat_name, procs, S, cache={}):
+    """The busiest directed link's bytes over its bandwidth (seconds) when every block goes
+    from its source node to its destination node along SimGrid's route: a bound for the
+    exchanges that do so (the linear ones, `mesh` with its first dimension inside the node,
+    the hierarchical rows), not for those forwarding through other nodes (Bruck, TuNA), which
+    could spread the load onto other links. None without numpy or the platform."""
+    key = (plat_name, procs, S)
+    if key not in cache:
+        cache[key] = None
+        plat = platform(plat_name)
+        if plat is not None and procs > RPN:
+            try:
+                sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+                import attainable_bound as ab
+                net = ab.Network(plat)
+                nodes = -(-procs // RPN)
+                load = defaultdict(float)
+                for a in range(nodes):
+                    for b in range(nodes):
+                        if a != b:
+                            pair = min(RPN, procs - a * RPN) * min(RPN, procs - b * RPN) * S
+                            for ln in net.route(a, b)[0]:
+                                load[ln] += pair
+                cache[key] = max(v / net.link_bw(ln) for ln, v in load.items())
+            except (ImportError, ValueError):
+                pass
+    return cache[key]
+
+
+def cut_bound(plat_name, procs, S, cache={}):
+    """The routed cut bound (seconds) of an all-to-all with every block S bytes, or None where
+    numpy or the platform's description is missing (the rest of the table does not need them);
+    0 where no cut between routers separates the used nodes (dragonfly nodes on one blade:
+    the injection term of the lower bound covers them)."""
+    key = (plat_name, procs, S)
+    if key not in cache:
+        try:
+            import numpy as np
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import attainable_bound as ab
+            plat = platform(plat_name)
+            sizes = np.full((procs, procs), float(S))
+            np.fill_diagonal(sizes, 0.0)
+            cache[key] = ab.Network(plat).cut_bound(-(-procs // RPN), RPN, sizes)[0]
+        except (ImportError, OSError, KeyError, ValueError):
+            cache[key] = None
+    return cache[key]
 
 
 def load(files):
@@ -58,9 +143,10 @@ def us(t):
 
 
 def summary(cells):
-    print("| platform | P | S (B) | lower bound (us) | SMPI's best (us) | tuna's best (us) | "
+    print("| platform | P | S (B) | lower bound (us) | overhead bound (us) | routed cut (us) | "
+          "busiest link, direct routes (us) | SMPI's best (us) | tuna's best (us) | "
           "tuna / SMPI | `auto` (us) | `auto` ran | `auto` / tuna's best |")
-    print("|---|---:|---:|---:|---|---|---:|---:|---|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---|---:|")
     out = []
     for key in sorted(cells):
         cell = cells[key]
@@ -70,10 +156,15 @@ def summary(cells):
         rt = t[0] / s[0] if s and t else None
         ra = a[0] / t[0] if a and t else None
         flag = ""
+        cut = cut_bound(*key)
+        strict = max(cut or 0.0, overhead_bound(key[0], key[1]) or 0.0)
         if rt is not None and rt > (0.8 if key[2] <= SMALL else 1.05):
-            flag = " (gate missed)"
+            below = key[2] <= SMALL and 0.8 * s[0] < strict
+            flag = " (gate below the strict bounds)" if below else " (gate missed)"
         bound = (next(iter(cell.values()))[1]["sim"].get("bound") or {}).get("bound_s")
         print(f"| {key[0]} | {key[1]} | {key[2]} | {us(bound)} | "
+              f"{us(overhead_bound(key[0], key[1]))} | {us(cut or None)} | "
+              f"{us(direct_link_bound(*key))} | "
               f"{us(s[0]) + ' (' + s[1][5:] + ')' if s else '-'} | "
               f"{us(t[0]) + ' (' + short(t[2]) + ')' if t else '-'} | "
               f"{f'{rt:.2f}x' if rt else '-'}{flag} | {us(a[0]) if a else '-'} | {ran} | "
