@@ -47,8 +47,10 @@ bruck-radix,tuna,coalesced,staggered"
 256:polaris:smpifew:3600:8,256,4K,64K
 256:fugaku:fam:1800:8,256,4K,64K 256:fugaku:auto:1800:8,256,4K,64K
 256:fugaku:smpifew:3600:8,256,4K,64K
-1024:polaris:fam:1800:8,256 1024:polaris:auto:1800:8,256 1024:polaris:smpifew:3600:8,256
-1024:fugaku:fam:1800:8,256 1024:fugaku:auto:1800:8,256 1024:fugaku:smpifew:3600:8,256
+1024:polaris:fam:1800:8,256 1024:polaris:smpifew:3600:8 1024:polaris:smpilog:1800:256
+1024:polaris:mesh:1800:8,256 1024:polaris:auto:1800:8
+1024:fugaku:fam:1800:8 1024:fugaku:smpilog:1800:8,256 1024:fugaku:mesh:1800:8,256
+1024:fugaku:hier:2400:256 1024:fugaku:smpilin:2400:256 1024:fugaku:auto:2400:8
 }"
 
 args_of() { # CONFIG -> tuna sim run options
