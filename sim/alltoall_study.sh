@@ -72,7 +72,8 @@ args_of() { # CONFIG -> tuna sim run options
     # P = 1024 on the torus (slow to simulate): the hierarchical rows at the radices that won
     # at P = 256.
     hier) echo "-a coalesced,tuna --param radix=4,8" ;;
-    auto) echo "-a auto" ;;
+    # The warm-up ends where learning settled (tuna-bench --until-learned), not at 90 calls.
+    auto) echo "-a auto --until-learned" ;;
     *) echo "alltoall_study.sh: unknown configuration $1" >&2; exit 2 ;;
     esac
 }

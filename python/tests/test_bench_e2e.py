@@ -163,6 +163,25 @@ def test_auto_records_say_what_ran(sweep):
         assert ch["source"] in (1, 2, 3, 4, 5, 6, 7) and ch["predicted"] >= 0, ch
 
 
+def test_until_learned_ends_the_warmup_at_the_learned_winner(tmp_path):
+    """--until-learned: auto's learning warm-up (90 calls without it) ends at the first call
+    that ran the class's learned winner on every rank, so the record's learning calls are
+    fewer than 90, at least -w, and the choice recorded is the learned one (source 6); rows
+    other than auto keep their -w warm-up calls."""
+    bench = bench_path()
+    jsonl = tmp_path / "until.jsonl"
+    proc = subprocess.run(launcher() + [bench, "-c", "alltoall", "-a", "auto,linear", "-s",
+                                        "256", "-n", "3", "-w", "2", "--no-phases",
+                                        "--until-learned", "-q", "--json", str(jsonl)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
+    recs = {r["algorithm"]: r for r in map(json.loads, jsonl.read_text().splitlines())}
+    auto = recs["auto"]
+    assert 2 <= auto["learning"]["calls"] < 90, auto["learning"]
+    assert auto["auto_choice"]["source"] == 6, auto["auto_choice"]
+    assert len(auto["samples"]) == 3 and "learning" not in recs["linear"]
+
+
 def test_phases_recorded_apart_from_timed_calls(tmp_path):
     """The timed calls run with tuna_stats off (the record says so); the phase breakdown,
     temporary memory and rounds come from --phase-iters separate calls; --no-phases (or

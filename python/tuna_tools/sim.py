@@ -327,6 +327,8 @@ def run_one(args, xml, plat, procs, rpn, selector, out, sweep):
             bench_args += ["--plan", args.plan]
         if args.nonblocking:
             bench_args.append("--nonblocking")
+        if getattr(args, "until_learned", False):
+            bench_args.append("--until-learned")
         if args.poll is not None:
             bench_args += ["--poll", f"{args.poll:g}"]
         bench_args += launch.bench_workload(args.collective, args.dist)
@@ -777,6 +779,9 @@ def register(subparsers):
     r.add_argument("--nonblocking", action="store_true",
                    help="tuna-bench --nonblocking: overlap of the nonblocking form with "
                         "simulated computation (docs/nonblocking.md, Overlap)")
+    r.add_argument("--until-learned", action="store_true",
+                   help="tuna-bench --until-learned: auto's learning warm-up ends at the first "
+                        "call that runs the learned winner (not the 90 calls' cap)")
     r.add_argument("--poll", type=float,
                    help="tuna-bench --poll F: with --nonblocking, test every F of the pure time")
     r.add_argument("--phases", action="store_true",

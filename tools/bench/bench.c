@@ -82,6 +82,7 @@ typedef struct bench_args {
     int facts_matrix; /* --matrix: --facts also prints the P x P block sizes in bytes */
     int nonblocking;  /* --nonblocking: overlap of the nonblocking form (overlap.h) */
     double poll;      /* --poll: tests every this fraction of the pure time (0: none) */
+    int until_learned; /* --until-learned: auto's warm-up ends once its class has learned */
 } bench_args;
 
 static int me = 0, P = 1;
@@ -130,6 +131,10 @@ static void usage(FILE *f)
             "                          breakdown (tuna_stats on, not timed; default: --iters);\n"
             "                          the timed calls always run with recording off\n"
             "      --no-phases         no phase breakdown (same as --phase-iters 0)\n"
+            "      --until-learned     auto's learning warm-up (up to 90 calls) ends at the first\n"
+            "                          call that runs the learned winner on every rank (warm-up\n"
+            "                          with tuna_stats on: for simulations, where CPU time is\n"
+            "                          not charged, to spare the calls after learning)\n"
             "      --plan estimate|measure\n"
             "                          time persistent plans (tuna_*_init once per configuration,\n"
             "                          then tuna_start + tuna_wait per iteration); the plan's\n"
@@ -185,7 +190,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
            O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS, O_MATRIX,
-           O_PHASEITERS, O_NONBLOCKING, O_POLL };
+           O_PHASEITERS, O_NONBLOCKING, O_POLL, O_UNTILLEARNED };
     static const struct option longopts[] = {
         {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
@@ -202,6 +207,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"iters", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'},
         {"no-phases", no_argument, 0, O_NOPHASES},
+        {"until-learned", no_argument, 0, O_UNTILLEARNED},
         {"phase-iters", required_argument, 0, O_PHASEITERS},
         {"no-vendor", no_argument, 0, O_NOVENDOR},
         {"no-verify", no_argument, 0, O_NOVERIFY},
@@ -345,6 +351,9 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
             break;
         case O_NOPHASES:
             a->phases = 0;
+            break;
+        case O_UNTILLEARNED:
+            a->until_learned = 1;
             break;
         case O_PHASEITERS:
             if (cli_int("--phase-iters", optarg, 0, INT_MAX, &a->phase_iters, err, errlen))
@@ -1360,10 +1369,13 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
      * time is reported apart. -w 0 times every call from the first. */
     const tuna_algorithm_info *self = tuna_algorithm_get(a->coll, c->opt.algorithm);
     bool is_auto = self && strcmp(self->name, "auto") == 0;
-    const int warmup = is_auto && !a->plan && a->warmup > 0 && a->warmup < BENCH_LEARN_WARMUP
-                           ? BENCH_LEARN_WARMUP
-                           : a->warmup;
-    const int timed_end = warmup + a->iters, total = timed_end + nph;
+    int warmup = is_auto && !a->plan && a->warmup > 0 && a->warmup < BENCH_LEARN_WARMUP
+                     ? BENCH_LEARN_WARMUP
+                     : a->warmup;
+    /* --until-learned: the learning warm-up's calls record tuna_stats, and it ends after the
+     * first one (past -w) that ran the class's learned winner on every rank. */
+    const bool until_learned = a->until_learned && warmup > a->warmup;
+    int timed_end = warmup + a->iters, total = timed_end + nph;
     double *ta = calloc((size_t)a->iters, sizeof *ta);
     double *tv = calloc((size_t)a->iters, sizeof *tv);
     double *tr = calloc((size_t)(nph > 0 ? nph : 1), sizeof *tr);
@@ -1427,7 +1439,8 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
     }
     for (int it = 0; it < total; it++) {
         const bool phase_it = it >= timed_end; /* recording on, untimed, no vendor call */
-        const bool record = phase_it || (is_auto && it == warmup - 1);
+        const bool record =
+            phase_it || (is_auto && it == warmup - 1) || (until_learned && it < warmup);
         tuna_stats_enable(record);
         double t_alg = 0, t_vendor = 0;
         int rc = MPI_SUCCESS;
@@ -1470,7 +1483,17 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
         }
         if (it == 0 && a->verify)
             verify_or_abort(a, d, c, tsize, comm);
-        if (is_auto && record && !r->has_choice)
+        if (until_learned && it < warmup - 1 && it + 1 >= a->warmup) {
+            const int src = tuna_stats_last()->auto_source;
+            int learned = src == TUNA_AUTO_SOURCE_LEARNED || src == TUNA_AUTO_SOURCE_WISDOM;
+            MPI_Allreduce(MPI_IN_PLACE, &learned, 1, MPI_INT, MPI_LAND, comm);
+            if (learned) { /* this call was the warm-up's last */
+                warmup = it + 1;
+                timed_end = warmup + a->iters;
+                total = timed_end + nph;
+            }
+        }
+        if (is_auto && (phase_it || it == warmup - 1) && !r->has_choice)
             record_choice(a, r); /* every rank ran the same choice */
         if (phase_it) {
             int k = it - timed_end;
@@ -1490,7 +1513,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
             warm_seconds += t_alg;
         }
     }
-    if (is_auto && warmup > a->warmup) {
+    if (is_auto && (warmup > a->warmup || until_learned)) {
         r->learn_calls = warmup;
         MPI_Allreduce(&warm_seconds, &r->learn_seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
     }
