@@ -58,52 +58,54 @@ def overhead_bound(plat_name, procs):
             return t * step
 
 
-def direct_link_bound(plat_name, procs, S, cache={}):
-    """The busiest directed link's bytes over its bandwidth (seconds) when every block goes
-    from its source node to its destination node along SimGrid's route: a bound for the
-    exchanges that do so (the linear ones, `mesh` with its first dimension inside the node,
-    the hierarchical rows), not for those forwarding through other nodes (Bruck, TuNA), which
-    could spread the load onto other links. None without numpy or the platform."""
+def _network(plat_name, procs, S, cache={}):
+    """(attainable_bound, the platform, its Network, the P x P matrix of S-byte blocks) for the
+    bounds below, or None without numpy or the platform's description (the rest of the table
+    does not need them)."""
     key = (plat_name, procs, S)
     if key not in cache:
         cache[key] = None
         plat = platform(plat_name)
-        if plat is not None and procs > RPN:
+        if plat is not None:
             try:
+                import numpy as np
                 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
                 import attainable_bound as ab
-                net = ab.Network(plat)
-                nodes = -(-procs // RPN)
-                load = defaultdict(float)
-                for a in range(nodes):
-                    for b in range(nodes):
-                        if a != b:
-                            pair = min(RPN, procs - a * RPN) * min(RPN, procs - b * RPN) * S
-                            for ln in net.route(a, b)[0]:
-                                load[ln] += pair
-                cache[key] = max(v / net.link_bw(ln) for ln, v in load.items())
-            except (ImportError, ValueError):
-                pass
+            except ImportError:
+                return None
+            sizes = np.full((procs, procs), float(S))
+            np.fill_diagonal(sizes, 0.0)
+            cache[key] = (ab, plat, ab.Network(plat), sizes)
+    return cache[key]
+
+
+def direct_link_bound(plat_name, procs, S, cache={}):
+    """The busiest directed link's bytes over its bandwidth (seconds) when every block goes
+    from its source node to its destination node along SimGrid's route (attainable_bound's
+    busiest link of the linear exchange): a bound for the exchanges that do so (the linear
+    ones, `mesh` with its first dimension inside the node, the hierarchical rows), not for
+    those forwarding through other nodes (Bruck, TuNA), which could spread the load onto other
+    links. None on one node, without numpy or without the platform."""
+    key = (plat_name, procs, S)
+    if key not in cache:
+        cache[key] = None
+        got = _network(plat_name, procs, S)
+        if got is not None and procs > RPN:
+            ab, plat, net, sizes = got
+            linear = ab.schedule("spreadout", {}, procs, RPN, sizes, ab.meta_word_adaptive)
+            cache[key] = ab.price(linear, procs, RPN, plat, net)["link_s"]
     return cache[key]
 
 
 def cut_bound(plat_name, procs, S, cache={}):
-    """The routed cut bound (seconds) of an all-to-all with every block S bytes, or None where
-    numpy or the platform's description is missing (the rest of the table does not need them);
-    0 where no cut between routers separates the used nodes (dragonfly nodes on one blade:
-    the injection term of the lower bound covers them)."""
+    """The routed cut bound (seconds) of an all-to-all with every block S bytes, or None
+    without numpy or the platform; 0 where no cut between routers separates the used nodes
+    (dragonfly nodes on one blade: the injection term of the lower bound covers them)."""
     key = (plat_name, procs, S)
     if key not in cache:
-        try:
-            import numpy as np
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-            import attainable_bound as ab
-            plat = platform(plat_name)
-            sizes = np.full((procs, procs), float(S))
-            np.fill_diagonal(sizes, 0.0)
-            cache[key] = ab.Network(plat).cut_bound(-(-procs // RPN), RPN, sizes)[0]
-        except (ImportError, OSError, KeyError, ValueError):
-            cache[key] = None
+        got = _network(plat_name, procs, S)
+        cache[key] = (got[2].cut_bound(-(-procs // RPN), RPN, got[3])[0]
+                      if got is not None else None)
     return cache[key]
 
 
