@@ -35,20 +35,18 @@
  * CMakeLists.txt has the counts per rank).
  */
 #include <mpi.h>
-#ifdef OPEN_MPI
-#include <mpi-ext.h>
-#endif
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "tuna_mpi_features.h"
 #include "completion.h"
 
-#if MPI_VERSION >= 4
+#if defined(TUNA_HAVE_MPI_ALLTOALL_INIT)
 #define ALLTOALL_INIT MPI_Alltoall_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#elif defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
 #define ALLTOALL_INIT MPIX_Alltoall_init
 #else
 #error "the MPI library has no persistent alltoall"

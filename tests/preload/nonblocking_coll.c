@@ -18,20 +18,18 @@
  * ("iallgather", "iallreduce") and the plans' starts.
  */
 #include <mpi.h>
-#ifdef OPEN_MPI
-#include <mpi-ext.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "tuna_mpi_features.h"
 #include "completion.h"
 
-#if MPI_VERSION >= 4
+#if defined(TUNA_HAVE_MPI_ALLGATHER_INIT)
 #define ALLGATHER_INIT MPI_Allgather_init
 #define ALLREDUCE_INIT MPI_Allreduce_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#elif defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
 #define ALLGATHER_INIT MPIX_Allgather_init
 #define ALLREDUCE_INIT MPIX_Allreduce_init
 #endif

@@ -15,16 +15,15 @@
  * Exit status 0 when every check holds on every rank.
  */
 #include <mpi.h>
-#ifdef OPEN_MPI
-#include <mpi-ext.h>
-#endif
+
+#include "tuna_mpi_features.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if MPI_VERSION >= 4
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT)
 #define ALLTOALLV_INIT MPI_Alltoallv_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#elif defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
 #define ALLTOALLV_INIT MPIX_Alltoallv_init
 #else
 #error "the MPI library has no persistent alltoallv"

@@ -6,6 +6,8 @@
  * an invalid value. Exit status 0 when every check holds on every rank.
  */
 #include <mpi.h>
+
+#include "tuna_mpi_features.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&c);
     MPI_Comm_free(&d);
 
-#if MPI_VERSION >= 4
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_C)
     /* 4. MPI_Alltoallv_c (MPI 4: MPICH 4): tuna_alltoallv_c, with no extra collective; the
      * statistics count it on the tuna path. Displacements in reverse order. */
     MPI_Count *cc = malloc(sizeof(MPI_Count) * 2 * (size_t)P);
