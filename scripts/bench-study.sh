@@ -39,6 +39,9 @@ mpiexec=${mpiexec:-mpiexec}
 flags=()
 # Oversubscribed MPICH ranks busy-poll; yielding at once is much faster on few cores.
 export MPIR_CVAR_POLLS_BEFORE_YIELD=${MPIR_CVAR_POLLS_BEFORE_YIELD:-1}
+# MPICH 5 reads this one instead: sleep 1 us after 16 empty polls (oversubscribed ranks).
+export MPIR_CVAR_CH4_PROGRESS_THROTTLE=${MPIR_CVAR_CH4_PROGRESS_THROTTLE:-1}
+export MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=${MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT:-16}
 if "$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
   flags=(--oversubscribe)
   [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)

@@ -174,7 +174,8 @@ else
     mpi=mpich
     launch=("$mpiexec")
     # Oversubscribed MPICH busy-polls; yield after each poll (as tuna's own tests do).
-    mpienv=(MPIR_CVAR_POLLS_BEFORE_YIELD=1)
+    mpienv=(MPIR_CVAR_POLLS_BEFORE_YIELD=1 MPIR_CVAR_CH4_PROGRESS_THROTTLE=1
+            MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=16)
 fi
 work=${work:-$build/mpich-testsuite}
 mkdir -p "$work/bin" "$work/include" "$work/logs" "$work/src" || exit 2

@@ -132,11 +132,43 @@ PRELOAD_F_NAMES(counted_f, COUNTED_P, COUNTED_A(MPI_Ialltoall), mpi_ialltoall, M
 PRELOAD_F_NAMES(counted_f, COUNTED_P, COUNTED_A(MPI_Iallgather), mpi_iallgather, MPI_IALLGATHER)
 PRELOAD_F_NAMES(iallreduce_f, ALLREDUCE_P, ALLREDUCE_A, mpi_iallreduce, MPI_IALLREDUCE)
 
-/* ---- the persistent collectives: Open MPI 4.1's MPIX_ forms (the pcollreq
- * extension; its Fortran MPIX_ALLTOALLV_INIT etc. take an info argument before
- * the request) */
+/* ---- the persistent collectives: Open MPI 5's MPI_ALLTOALLV_INIT etc., or Open MPI 4.1's
+ * MPIX_ forms (the pcollreq extension); either takes an info argument before the request. The
+ * build found which the library declares (cmake/tuna_mpi_features.cmake); each binding calls
+ * the preload's C entry of the same name. */
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT)
+#define F_ALLTOALLV_INIT MPI_Alltoallv_init
+#define F_ALLTOALLV_INIT_NAMES mpi_alltoallv_init, MPI_ALLTOALLV_INIT
+#elif defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
+#define F_ALLTOALLV_INIT MPIX_Alltoallv_init
+#define F_ALLTOALLV_INIT_NAMES mpix_alltoallv_init, MPIX_ALLTOALLV_INIT
+#endif
+#if defined(TUNA_HAVE_MPI_ALLTOALL_INIT)
+#define F_ALLTOALL_INIT MPI_Alltoall_init
+#define F_ALLTOALL_INIT_NAMES mpi_alltoall_init, MPI_ALLTOALL_INIT
+#elif defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
+#define F_ALLTOALL_INIT MPIX_Alltoall_init
+#define F_ALLTOALL_INIT_NAMES mpix_alltoall_init, MPIX_ALLTOALL_INIT
+#endif
+#if defined(TUNA_HAVE_MPI_ALLGATHER_INIT)
+#define F_ALLGATHER_INIT MPI_Allgather_init
+#define F_ALLGATHER_INIT_NAMES mpi_allgather_init, MPI_ALLGATHER_INIT
+#elif defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
+#define F_ALLGATHER_INIT MPIX_Allgather_init
+#define F_ALLGATHER_INIT_NAMES mpix_allgather_init, MPIX_ALLGATHER_INIT
+#endif
+#if defined(TUNA_HAVE_MPI_ALLREDUCE_INIT)
+#define F_ALLREDUCE_INIT MPI_Allreduce_init
+#define F_ALLREDUCE_INIT_NAMES mpi_allreduce_init, MPI_ALLREDUCE_INIT
+#elif defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
+#define F_ALLREDUCE_INIT MPIX_Allreduce_init
+#define F_ALLREDUCE_INIT_NAMES mpix_allreduce_init, MPIX_ALLREDUCE_INIT
+#endif
+/* PRELOAD_F_NAMES with the names as one macro argument. */
+#define F_NAMES(impl, params, args, names) PRELOAD_F_NAMES_(impl, params, args, names)
+#define PRELOAD_F_NAMES_(impl, params, args, lo, UP) PRELOAD_F_NAMES(impl, params, args, lo, UP)
 
-#if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
+#if defined(F_ALLTOALLV_INIT)
 static void alltoallv_init_f(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
                              const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts,
                              const MPI_Fint *rdispls, const MPI_Fint *recvtype,
@@ -145,7 +177,7 @@ static void alltoallv_init_f(void *sendbuf, const MPI_Fint *sendcounts, const MP
 {
     void *sbuf = preload_f_buffer(sendbuf);
     MPI_Request r = MPI_REQUEST_NULL;
-    int rc = MPIX_Alltoallv_init(
+    int rc = F_ALLTOALLV_INIT(
         sbuf, sendcounts, sdispls, send_type(sbuf, sendtype), preload_f_buffer(recvbuf), recvcounts,
         rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &r);
     if (rc == MPI_SUCCESS)
@@ -159,11 +191,10 @@ static void alltoallv_init_f(void *sendbuf, const MPI_Fint *sendcounts, const MP
 #define ALLTOALLV_INIT_A                                                                           \
     (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,   \
      request, ierr)
-PRELOAD_F_NAMES(alltoallv_init_f, ALLTOALLV_INIT_P, ALLTOALLV_INIT_A, mpix_alltoallv_init,
-                MPIX_ALLTOALLV_INIT)
+F_NAMES(alltoallv_init_f, ALLTOALLV_INIT_P, ALLTOALLV_INIT_A, F_ALLTOALLV_INIT_NAMES)
 #endif
 
-#if defined(TUNA_HAVE_MPIX_ALLTOALL_INIT) || defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
+#if defined(F_ALLTOALL_INIT) || defined(F_ALLGATHER_INIT)
 typedef int (*counted_init_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
                                MPI_Info, MPI_Request *);
 
@@ -188,22 +219,20 @@ static void counted_init_f(counted_init_fn fn, void *sendbuf, const MPI_Fint *se
 #define COUNTED_INIT_A(fn)                                                                         \
     (fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr)
 #endif
-#if defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
-PRELOAD_F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(MPIX_Alltoall_init),
-                mpix_alltoall_init, MPIX_ALLTOALL_INIT)
+#if defined(F_ALLTOALL_INIT)
+F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(F_ALLTOALL_INIT), F_ALLTOALL_INIT_NAMES)
 #endif
-#if defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
-PRELOAD_F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(MPIX_Allgather_init),
-                mpix_allgather_init, MPIX_ALLGATHER_INIT)
+#if defined(F_ALLGATHER_INIT)
+F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(F_ALLGATHER_INIT), F_ALLGATHER_INIT_NAMES)
 #endif
 
-#if defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
+#if defined(F_ALLREDUCE_INIT)
 static void allreduce_init_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
                              const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm,
                              const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
 {
     MPI_Request r = MPI_REQUEST_NULL;
-    int rc = MPIX_Allreduce_init(preload_f_buffer(sendbuf), preload_f_buffer(recvbuf), (int)*count,
+    int rc = F_ALLREDUCE_INIT(preload_f_buffer(sendbuf), preload_f_buffer(recvbuf), (int)*count,
                                  PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm),
                                  PMPI_Info_f2c(*info), &r);
     if (rc == MPI_SUCCESS)
@@ -215,8 +244,7 @@ static void allreduce_init_f(void *sendbuf, void *recvbuf, const MPI_Fint *count
      const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,            \
      MPI_Fint *ierr)
 #define ALLREDUCE_INIT_A (sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr)
-PRELOAD_F_NAMES(allreduce_init_f, ALLREDUCE_INIT_P, ALLREDUCE_INIT_A, mpix_allreduce_init,
-                MPIX_ALLREDUCE_INIT)
+F_NAMES(allreduce_init_f, ALLREDUCE_INIT_P, ALLREDUCE_INIT_A, F_ALLREDUCE_INIT_NAMES)
 #endif
 #endif /* !TUNA_PRELOAD_MPICH */
 
