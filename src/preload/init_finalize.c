@@ -198,6 +198,9 @@ void tuna_preload_startup(void)
  * application sees what the library gave). */
 int MPI_Init(int *argc, char ***argv)
 {
+#if defined(TUNA_MPI_ABI)
+    preload_abi_check();
+#endif
     int provided, rc = tuna_progress_thread_wanted()
                            ? PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided)
                            : PMPI_Init(argc, argv);
@@ -208,6 +211,9 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+#if defined(TUNA_MPI_ABI)
+    preload_abi_check();
+#endif
     int rc = PMPI_Init_thread(
         argc, argv, tuna_progress_thread_wanted() ? MPI_THREAD_MULTIPLE : required, provided);
     if (rc == MPI_SUCCESS)

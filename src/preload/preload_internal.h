@@ -166,6 +166,10 @@ int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter
 /* init_finalize.c. First contact with MPI: keyvals, the finalize hook, the configuration
  * check over `comm` (collective over it). */
 void preload_startup(MPI_Comm comm);
+#if defined(TUNA_MPI_ABI)
+/* abi_check.c: stops the process unless PMPI_Init binds to a standard-ABI library. */
+void preload_abi_check(void);
+#endif
 
 /* stats.c. TUNA_STATS set (read at start-up): without it no call pays for clocks or byte
  * counts. */
