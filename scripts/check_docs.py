@@ -22,7 +22,9 @@ Fails (exit 1, listing each problem) when:
      - "## Algorithms", "### alltoallv|alltoall|allgather|allreduce": one row per row of
        that collective's registry (src/<coll>/table.c and the shared rows of
        src/alltoallv/rows.h and src/alltoall/uniform_rows.h), its second cell listing exactly
-       the row's parameters (`-` for none).
+       the row's parameters (`-` for none);
+  5. a guide (docs/guides/*.md) is longer than 400 lines (guides stay short: results go to
+     docs/results/, details to the pages they link).
 
 Committed files come from `git ls-files` when the tree is a git checkout, otherwise from the
 file system. Usage: scripts/check_docs.py [ROOT] (default: the directory above scripts/).
@@ -286,6 +288,19 @@ def check_reference(root, files):
     return problems
 
 
+GUIDE_MAX_LINES = 400
+
+
+def check_guides(root, md_files):
+    problems = []
+    for md in md_files:
+        if re.fullmatch(r"docs/guides/[^/]+\.md", md):
+            n = read(root, md).count("\n")
+            if n > GUIDE_MAX_LINES:
+                problems.append(f"{md}: {n} lines, a guide has at most {GUIDE_MAX_LINES}")
+    return problems
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -295,7 +310,8 @@ def main():
     pages = [f for f in all_md if f == "README.md" or re.fullmatch(r"docs/([^/]+/)?[^/]+\.md", f)
              or f in ("docs/figures/README.md", "sim/results/README.md")]
     problems = (check_figures(root, listing, all_md) + check_links(root, pages)
-                + check_results(root, files) + check_reference(root, files))
+                + check_results(root, files) + check_reference(root, files)
+                + check_guides(root, all_md))
     for p in problems:
         print(p)
     if problems:
