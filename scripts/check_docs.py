@@ -6,8 +6,8 @@ Fails (exit 1, listing each problem) when:
      data under docs/figures/data/) is named by no .md file of the repository. A figure is
      named when its file name appears in a .md file; an .svg also counts as named through its
      .png twin of the same stem (`tuna plot` writes both; the pages show the PNG);
-  2. a relative markdown link or image in README.md, docs/*.md, docs/figures/README.md or
-     sim/results/README.md points to a file that does not exist (links inside code are not
+  2. a relative markdown link or image in README.md, docs/*.md, docs/*/*.md (guides,
+     results, figures/README.md) or sim/results/README.md points to a file that does not exist (links inside code are not
      links; http(s)/mailto links and pure #anchors are not checked);
   3. a top-level entry of sim/results/ is missing from the index sim/results/README.md: some
      `code span` of the index must match it, where {a,b} is alternation, [x] optional text
