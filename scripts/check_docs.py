@@ -6,12 +6,25 @@ Fails (exit 1, listing each problem) when:
      data under docs/figures/data/) is named by no .md file of the repository. A figure is
      named when its file name appears in a .md file; an .svg also counts as named through its
      .png twin of the same stem (`tuna plot` writes both; the pages show the PNG);
-  2. a relative markdown link or image in README.md, docs/*.md, docs/figures/README.md or
-     sim/results/README.md points to a file that does not exist (links inside code are not
+  2. a relative markdown link or image in README.md, docs/*.md, docs/*/*.md (guides,
+     results, figures/README.md) or sim/results/README.md points to a file that does not exist (links inside code are not
      links; http(s)/mailto links and pure #anchors are not checked);
   3. a top-level entry of sim/results/ is missing from the index sim/results/README.md: some
      `code span` of the index must match it, where {a,b} is alternation, [x] optional text
-     and * any text; a directory matches a span that starts with "NAME/".
+     and * any text; a directory matches a span that starts with "NAME/";
+  4. docs/reference.md and the code disagree (each table's first cell is its key):
+     - "## Environment variables": every variable the C code in src/ and tools/ reads, i.e.
+       each getenv("NAME") and each string literal "TUNA_..." (names passed to getenv through
+       a table; prefixes compared with strncmp are not names) has a row, and no row names a
+       variable the code does not read;
+     - "## tuna-bench options": one row per long option of tools/bench/bench.c's `longopts`
+       (`--name`; several options may share a row), none that the parser lacks;
+     - "## Algorithms", "### alltoallv|alltoall|allgather|allreduce": one row per row of
+       that collective's registry (src/<coll>/table.c and the shared rows of
+       src/alltoallv/rows.h and src/alltoall/uniform_rows.h), its second cell listing exactly
+       the row's parameters (`-` for none);
+  5. a guide (docs/guides/*.md) is longer than 400 lines (guides stay short: results go to
+     docs/results/, details to the pages they link).
 
 Committed files come from `git ls-files` when the tree is a git checkout, otherwise from the
 file system. Usage: scripts/check_docs.py [ROOT] (default: the directory above scripts/).
@@ -133,22 +146,179 @@ def check_results(root, files):
     return problems
 
 
+C_LITERAL_ENV = re.compile(r'getenv\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)')
+C_LITERAL_TUNA = re.compile(r'"(TUNA_[A-Z0-9_]*[A-Z0-9])"')
+REF = "docs/reference.md"
+COLLECTIVES = ("alltoallv", "alltoall", "allgather", "allreduce")
+
+
+def c_sources(root, files, dirs):
+    if files is None:
+        files = walk_files(root)
+    return [f for f in files if f.split("/")[0] in dirs and f.endswith((".c", ".h"))
+            and os.path.exists(os.path.join(root, f))]
+
+
+def code_env_vars(root, files):
+    """Variables the C code reads: getenv("X") and "TUNA_..." literals (not strncmp prefixes)."""
+    names = set()
+    for f in c_sources(root, files, ("src", "tools")):
+        text = read(root, f)
+        if "TUNA_" not in text and "getenv" not in text:
+            continue
+        names.update(n for n in C_LITERAL_ENV.findall(text) if not n.startswith(
+            ("OMPI_", "PMI_", "PMIX_", "MPI_")))  # launcher variables tuna-bench only peeks at
+        for line in text.splitlines():
+            if "strncmp" in line:
+                continue
+            names.update(C_LITERAL_TUNA.findall(line))
+    return names
+
+
+def bench_options(root):
+    text = read(root, "tools/bench/bench.c")
+    m = re.search(r"longopts\[\]\s*=\s*\{(.*?)\{\s*0\s*,\s*0\s*,", text, flags=re.S)
+    return set(re.findall(r'\{\s*"([a-z][a-z0-9-]*)"\s*,', m.group(1))) if m else set()
+
+
+ROW_NAME = re.compile(r'\.info\s*=\s*\{\s*"([a-z0-9-]+)"')
+PARAM = re.compile(r'\{\s*"([a-z_]+)"\s*,\s*-?\d+\s*,')
+
+
+def registry_rows(root, coll):
+    """{algorithm: set of parameters} of one collective's registry, from its C tables."""
+    paths = [f"src/{coll}/table.c"]
+    if coll in ("alltoallv", "alltoall"):
+        paths.append("src/alltoallv/rows.h")
+    if coll == "alltoall":
+        paths.append("src/alltoall/uniform_rows.h")
+    rows = {}
+    for p in paths:
+        if not os.path.exists(os.path.join(root, p)):
+            continue
+        text = read(root, p)
+        text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        text = text.replace("STRIDE_PARAM", '{"stride", 1, 0,')
+        starts = [m for m in ROW_NAME.finditer(text)]
+        for i, m in enumerate(starts):
+            end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+            body = text[m.end():end]
+            body = body.split(".family", 1)[0].split(".kind", 1)[0]
+            rows[m.group(1)] = set(PARAM.findall(body))
+    return rows
+
+
+def section(text, heading, level):
+    """The text under a heading (up to the next heading of the same or a higher level)."""
+    m = re.search(r"^" + "#" * level + r" " + re.escape(heading) + r"[^\n]*\n", text, flags=re.M)
+    if not m:
+        return None
+    nxt = re.search(r"^#{1,%d} " % level, text[m.end():], flags=re.M)
+    return text[m.end():m.end() + nxt.start()] if nxt else text[m.end():]
+
+
+def table_rows(text):
+    """(first cell, second cell) of each markdown table row, separator rows skipped."""
+    rows = []
+    for line in text.splitlines():
+        if not line.startswith("|") or re.match(r"^\|[\s:|-]+\|?\s*$", line):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows.append((cells[0], cells[1] if len(cells) > 1 else ""))
+    return rows
+
+
+def check_reference(root, files):
+    if not os.path.exists(os.path.join(root, REF)):
+        return [f"{REF}: missing"]
+    text = read(root, REF)
+    problems = []
+
+    env = section(text, "Environment variables", 2)
+    if env is None:
+        problems.append(f"{REF}: no '## Environment variables' section")
+    else:
+        documented = set()
+        for first, _ in table_rows(env):
+            documented.update(re.findall(r"`([A-Z][A-Z0-9_]+)`", first))
+        code = code_env_vars(root, files)
+        for n in sorted(code - documented):
+            problems.append(f"{REF}: environment variable {n} is read by the code but has no row")
+        for n in sorted(documented - code):
+            problems.append(f"{REF}: environment variable {n} has a row but no code reads it")
+
+    opts = section(text, "tuna-bench options", 2)
+    if opts is None:
+        problems.append(f"{REF}: no '## tuna-bench options' section")
+    else:
+        documented = set()
+        for first, _ in table_rows(opts):
+            documented.update(re.findall(r"--([a-z][a-z0-9-]*)", first))
+        code = bench_options(root)
+        if not code:
+            problems.append("tools/bench/bench.c: no longopts table found")
+        for n in sorted(code - documented):
+            problems.append(f"{REF}: tuna-bench option --{n} has no row")
+        for n in sorted(documented - code):
+            problems.append(f"{REF}: tuna-bench option --{n} has a row but the parser lacks it")
+
+    algs = section(text, "Algorithms", 2)
+    if algs is None:
+        problems.append(f"{REF}: no '## Algorithms' section")
+        return problems
+    for coll in COLLECTIVES:
+        code = registry_rows(root, coll)
+        sec = section(algs, f"`{coll}`", 3)
+        if sec is None:
+            problems.append(f"{REF}: no '### `{coll}`' section under Algorithms")
+            continue
+        documented = {}
+        for first, second in table_rows(sec):
+            m = re.fullmatch(r"`([a-z0-9-]+)`", first)
+            if m:
+                documented[m.group(1)] = set(re.findall(r"`([a-z_]+)`", second))
+        for n in sorted(set(code) - set(documented)):
+            problems.append(f"{REF}: {coll} algorithm {n} (registry) has no row")
+        for n in sorted(set(documented) - set(code)):
+            problems.append(f"{REF}: {coll} algorithm {n} has a row but is not in the registry")
+        for n in sorted(set(code) & set(documented)):
+            if code[n] != documented[n]:
+                problems.append(f"{REF}: {coll} algorithm {n}: parameters "
+                                f"{sorted(documented[n])} in the row, {sorted(code[n])} in the code")
+    return problems
+
+
+GUIDE_MAX_LINES = 400
+
+
+def check_guides(root, md_files):
+    problems = []
+    for md in md_files:
+        if re.fullmatch(r"docs/guides/[^/]+\.md", md):
+            n = read(root, md).count("\n")
+            if n > GUIDE_MAX_LINES:
+                problems.append(f"{md}: {n} lines, a guide has at most {GUIDE_MAX_LINES}")
+    return problems
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     files = tracked_files(root)
     listing = files if files is not None else walk_files(root)
     all_md = [f for f in listing if f.endswith(".md") and os.path.exists(os.path.join(root, f))]
-    pages = [f for f in all_md if f == "README.md" or re.fullmatch(r"docs/[^/]+\.md", f)
+    pages = [f for f in all_md if f == "README.md" or re.fullmatch(r"docs/([^/]+/)?[^/]+\.md", f)
              or f in ("docs/figures/README.md", "sim/results/README.md")]
     problems = (check_figures(root, listing, all_md) + check_links(root, pages)
-                + check_results(root, files))
+                + check_results(root, files) + check_reference(root, files)
+                + check_guides(root, all_md))
     for p in problems:
         print(p)
     if problems:
         print(f"check_docs: {len(problems)} problem(s)", file=sys.stderr)
         return 1
-    print(f"check_docs: {len(all_md)} .md files, figures, links and the results index agree")
+    print(f"check_docs: {len(all_md)} .md files, figures, links, the results index "
+          f"and {REF} (environment, tuna-bench options, algorithms) agree")
     return 0
 
 

@@ -56,7 +56,8 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     TUNA_A2AV_ROW_COALESCED,
     TUNA_A2AV_ROW_STAGGERED,
     {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "
-                               "a TUNA_TUNING table entry, else the cost model (docs/tuning.md)",
+                               "a TUNA_TUNING entry, else the cost model, then learning "
+                               "(docs/tuning.md)",
                        0, {{0}}},
               /* agrees itself when the front end did not (auto.c) */
               .kind = TUNA_ROW_AUTO, .family = "auto"},
