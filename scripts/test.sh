@@ -4,9 +4,12 @@
 #   1. Open MPI build: all tests (labels fast and long, Python end-to-end tests);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: the fast label;
 #   3. MPICH build (mpicc.mpich / mpiexec.mpich): the fast label;
-#   4. SimGrid SMPI build: a simulated strict check and a simulated-time regression check;
-#   5. install tree: a consumer project builds against tuna::tuna and pkg-config;
-#   6. other build types and compilers: GCC Release and MinSizeRel, Clang Release (warnings as
+#   4. MPI 5 from the Python registry's wheels (scripts/mpi5-venvs.sh): Open MPI 5.0.11 and
+#      MPICH 5.0.2, each a whole build with the fast and preload labels (matrix thinned), and a
+#      build against MPICH 5's standard ABI (mpicc_abi) with the preload label;
+#   5. SimGrid SMPI build: a simulated strict check and a simulated-time regression check;
+#   6. install tree: a consumer project builds against tuna::tuna and pkg-config;
+#   7. other build types and compilers: GCC Release and MinSizeRel, Clang Release (warnings as
 #      errors, as in every build of this script; a user's build never sets -Werror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +52,25 @@ configure build/mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.m
 # The preload under MPICH (C and Fortran clients, persistent collectives; not the mpi4py
 # suites, built for Open MPI): about half a minute.
 (cd build/mpich && ctest --output-on-failure -L preload -LE python --timeout 900)
+
+step "MPI 5: Open MPI 5.0.11, MPICH 5.0.2 and MPICH 5's standard ABI (wheels in .venv-*)"
+# Each library's own mpicc and mpiexec (first on PATH for the build and its tests). The fast
+# label thinned as for MPICH 4 (stride 13), no Python label (mpi4py in .venv is Open MPI 4's);
+# MPICH 5 sleeps in its progress loop (MPIR_CVAR_CH4_PROGRESS_THROTTLE, set by tests/).
+while read -r name venv; do
+  case $name in
+    openmpi5) builds="ompi5:mpicc" ;;
+    mpich5) builds="mpich5:mpicc abi:mpicc_abi" ;;
+  esac
+  for b in $builds; do
+    dir=build/${b%%:*} cc=$venv/bin/${b#*:}
+    PATH="$venv/bin:$PATH" configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DMPI_C_COMPILER="$cc" -DMPIEXEC_EXECUTABLE="$venv/bin/mpiexec"
+    if [ "${b%%:*}" = abi ]; then labels=(-L preload); else labels=(-L fast -LE python); fi
+    (cd "$dir" && PATH="$venv/bin:$PATH" TUNA_TEST_MIN_STRIDE=13 \
+       ctest --output-on-failure "${labels[@]}" --timeout 900)
+  done
+done < <(./scripts/mpi5-venvs.sh)
 
 step "SimGrid SMPI: build and simulated runs (strict check at P = 64, regression baseline)"
 configure build/smpi -DCMAKE_TOOLCHAIN_FILE=cmake/smpi.cmake
