@@ -47,7 +47,7 @@ static void check_permutation(int n, size_t block, const int *src, const char *w
     fill(buf, block, n, id);
     for (int p = 0; p < n; p++)
         memcpy(ref + (size_t)p * block, buf + (size_t)src[p] * block, block);
-    int rc = tuna_permute_blocks_inplace(buf, block, n, src);
+    int rc = tuna_permute_blocks_inplace(&tuna_transport_mpi_host, buf, block, n, src);
     if (rc != MPI_SUCCESS || memcmp(buf, ref, (size_t)n * block) != 0) {
         fprintf(stderr, "FAIL %s: n=%d block=%zu P=%d k=%d rc=%d\n", what, n, block, P, k, rc);
         failures++;

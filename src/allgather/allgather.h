@@ -20,6 +20,7 @@ typedef struct tuna_ag_args {
     char *buf;
     size_t block;
     tuna_ctx *ctx;
+    const tuna_transport *tp; /* moves the call's data (src/transport/transport.h) */
     int rank, size;
     int tag_shift;                    /* added to every tag (tuna_op_tag_shift; 0: blocking) */
     const tuna_algorithm_info *info;  /* the running row: its parameters by name */

@@ -124,7 +124,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     long param[TUNA_MAX_PARAMS] = {0};
     if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_params_resolve(&alg->desc.info, opt->value, P, param);
-        memcpy(tuna_stats_current.params, param, sizeof param);
+        tuna_params_copy(tuna_stats_current.params, param);
         return allgather_run(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                              recvtype, comm, ctx, block);
     }

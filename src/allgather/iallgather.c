@@ -71,7 +71,7 @@ static int choose(iag_op *x, const tuna_ag_algorithm *alg, const tuna_options *o
     if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
         x->row = alg;
         tuna_params_resolve(&alg->desc.info, opt->value, x->w.ctx->size, x->param);
-        memcpy(tuna_stats_current.params, x->param, sizeof x->param);
+        tuna_params_copy(tuna_stats_current.params, x->param);
         return MPI_SUCCESS;
     }
     tuna_choice c;
@@ -80,7 +80,7 @@ static int choose(iag_op *x, const tuna_ag_algorithm *alg, const tuna_options *o
         return rc;
     x->row = &tuna_ag_table[c.algorithm];
     x->w.library = x->row->desc.kind == TUNA_ROW_VENDOR;
-    memcpy(x->param, c.param, sizeof x->param);
+    tuna_params_copy(x->param, c.param);
     return MPI_SUCCESS;
 }
 
@@ -100,12 +100,24 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     iag_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-    *x = (iag_op){.o.op = {.step = iag_step, .release = iag_release, .publish_stats = true},
-                  .w = {.name = "iallgather", .nsame = 1, .names = names,
-                        .post_library = post_library, .begin_row = begin_row,
+    /* The transport completes the library's request and the agreement too. */
+    *x = (iag_op){.o.op = {.step = iag_step,
+                           .tp = &tuna_transport_mpi_host,
+                           .release = iag_release,
+                           .publish_stats = true},
+                  .w = {.name = "iallgather",
+                        .nsame = 1,
+                        .names = names,
+                        .post_library = post_library,
+                        .begin_row = begin_row,
                         .row_step = tuna_ag_op_step},
-                  .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
-                  .rcount = recvcount, .stype = sendtype, .rtype = recvtype, .comm = comm};
+                  .sendbuf = sendbuf,
+                  .recvbuf = recvbuf,
+                  .scount = sendcount,
+                  .rcount = recvcount,
+                  .stype = sendtype,
+                  .rtype = recvtype,
+                  .comm = comm};
     if ((rc = tuna_icoll_route(&x->w, &tuna_ag_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;

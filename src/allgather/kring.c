@@ -22,9 +22,11 @@ static int ring_round(tuna_ag_op *o, const void *sbuf, void *rbuf, MPI_Datatype 
 {
     MPI_Comm comm = o->a.ctx->comm;
     tag += o->a.tag_shift;
-    int n = 0, rc = tuna_posted(MPI_Irecv(rbuf, 1, type, left, tag, comm, &o->pair[n]), &n);
+    int n = 0, rc = tuna_posted(
+                   tuna_tp_irecv_typed(o->a.tp, rbuf, 1, type, left, tag, comm, &o->pair[n]), &n);
     if (rc == MPI_SUCCESS)
-        rc = tuna_posted(MPI_Isend(sbuf, 1, type, right, tag, comm, &o->pair[n]), &n);
+        rc = tuna_posted(tuna_tp_isend_typed(o->a.tp, sbuf, 1, type, right, tag, comm, &o->pair[n]),
+                         &n);
     return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
 

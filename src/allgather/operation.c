@@ -57,9 +57,16 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
         o->work = NULL;
         return rc;
     }
-    o->a = (tuna_ag_args){.buf = buf, .block = block, .ctx = ctx, .rank = me, .size = P,
-                          .tag_shift = tag_shift, .info = &row->desc.info};
-    memcpy(o->a.param, param, sizeof o->a.param);
+    o->a = (tuna_ag_args){.buf = buf,
+                          .block = block,
+                          .ctx = ctx,
+                          .tp = &tuna_transport_mpi_host,
+                          .rank = me,
+                          .size = P,
+                          .tag_shift = tag_shift,
+                          .info = &row->desc.info};
+    o->op.tp = o->a.tp;
+    tuna_params_copy(o->a.param, param);
     return MPI_SUCCESS;
 }
 

@@ -37,16 +37,15 @@ static int post_member(tuna_ag_op *o)
     MPI_Comm comm = a->ctx->comm;
     const int tag_out = TUNA_TAG_AG_FOLD_OUT + a->tag_shift;
     int n = 0;
-    int rc = tuna_posted(tuna_irecv_bytes(slot(a, 0), span(a, 0, me), last, tag_out, comm,
-                                          &o->pair[n]),
+    int rc = tuna_posted(
+        tuna_tp_irecv(a->tp, slot(a, 0), span(a, 0, me), last, tag_out, comm, &o->pair[n]), &n);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_posted(tuna_tp_irecv(a->tp, slot(a, me + 1), span(a, me + 1, P), last, tag_out,
+                                       comm, &o->pair[n]),
                          &n);
     if (rc == MPI_SUCCESS)
-        rc = tuna_posted(tuna_irecv_bytes(slot(a, me + 1), span(a, me + 1, P), last, tag_out,
-                                          comm, &o->pair[n]),
-                         &n);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_posted(tuna_isend_bytes(slot(a, me), a->block, last,
-                                          TUNA_TAG_AG_FOLD_IN + a->tag_shift, comm, &o->pair[n]),
+        rc = tuna_posted(tuna_tp_isend(a->tp, slot(a, me), a->block, last,
+                                       TUNA_TAG_AG_FOLD_IN + a->tag_shift, comm, &o->pair[n]),
                          &n);
     return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
@@ -58,9 +57,9 @@ static int post_fold_in(tuna_ag_op *o, int *n)
     const tuna_fold *f = &o->f;
     int members = f->last - f->first, rc = MPI_SUCCESS;
     for (int i = 0; i < members && rc == MPI_SUCCESS; i++)
-        rc = tuna_posted(tuna_irecv_bytes(slot(a, f->first + i), a->block, f->first + i,
-                                          TUNA_TAG_AG_FOLD_IN + a->tag_shift, a->ctx->comm,
-                                          &o->req[*n]),
+        rc = tuna_posted(tuna_tp_irecv(a->tp, slot(a, f->first + i), a->block, f->first + i,
+                                       TUNA_TAG_AG_FOLD_IN + a->tag_shift, a->ctx->comm,
+                                       &o->req[*n]),
                          n);
     return rc;
 }
@@ -74,12 +73,12 @@ static int post_fold_out(tuna_ag_op *o, int *n)
     int members = f->last - f->first, rc = MPI_SUCCESS;
     for (int i = 0; i < members && rc == MPI_SUCCESS; i++) {
         int mem = f->first + i;
-        rc = tuna_posted(tuna_isend_bytes(slot(a, 0), span(a, 0, mem), mem, tag, a->ctx->comm,
-                                          &o->req[*n]),
-                         n);
+        rc = tuna_posted(
+            tuna_tp_isend(a->tp, slot(a, 0), span(a, 0, mem), mem, tag, a->ctx->comm, &o->req[*n]),
+            n);
         if (rc == MPI_SUCCESS)
-            rc = tuna_posted(tuna_isend_bytes(slot(a, mem + 1), span(a, mem + 1, P), mem, tag,
-                                              a->ctx->comm, &o->req[*n]),
+            rc = tuna_posted(tuna_tp_isend(a->tp, slot(a, mem + 1), span(a, mem + 1, P), mem, tag,
+                                           a->ctx->comm, &o->req[*n]),
                              n);
     }
     return rc;
@@ -164,12 +163,12 @@ static bool post_round(tuna_ag_op *o, int *n, int *post_rc)
         int plo = lo + (j - digit) * d;
         int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
         int p0 = tuna_fold_start(f, plo), p1 = tuna_fold_start(f, plo + d);
-        rc = tuna_posted(tuna_irecv_bytes(slot(a, p0), span(a, p0, p1), peer, tag, a->ctx->comm,
-                                          &o->req[*n]),
+        rc = tuna_posted(tuna_tp_irecv(a->tp, slot(a, p0), span(a, p0, p1), peer, tag, a->ctx->comm,
+                                       &o->req[*n]),
                          n);
         if (rc == MPI_SUCCESS)
-            rc = tuna_posted(tuna_isend_bytes(slot(a, mine0), span(a, mine0, mine1), peer, tag,
-                                              a->ctx->comm, &o->req[*n]),
+            rc = tuna_posted(tuna_tp_isend(a->tp, slot(a, mine0), span(a, mine0, mine1), peer, tag,
+                                           a->ctx->comm, &o->req[*n]),
                              n);
     }
     *post_rc = rc;

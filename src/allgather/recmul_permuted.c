@@ -64,8 +64,8 @@ static void placed(tuna_ag_op *o)
     const tuna_fold *f = &o->f;
     const size_t B = o->a.block;
     int gsize = f->last - f->first + 1;
-    memmove(o->a.buf + (size_t)o->poff[tuna_fold_reverse(f, f->group)] * B,
-            o->a.buf + (size_t)f->first * B, (size_t)gsize * B);
+    tuna_tp_move(o->a.tp, o->a.buf + (size_t)o->poff[tuna_fold_reverse(f, f->group)] * B,
+                 o->a.buf + (size_t)f->first * B, (size_t)gsize * B);
 }
 
 /* The distance-halving rounds among leaders, on the digit-reversed layout (o->d: the next
@@ -97,14 +97,14 @@ static bool post_round(tuna_ag_op *o, int *n, int *post_rc)
         int pg = g + (j - digit) * d;
         int peer = tuna_fold_start(f, pg + 1) - 1;
         int theirs = tuna_fold_reverse(f, pg) / L * L;
-        rc = tuna_posted(tuna_irecv_bytes(a->buf + (size_t)poff[theirs] * B,
-                                          (size_t)(poff[theirs + L] - poff[theirs]) * B, peer,
-                                          tag, a->ctx->comm, &o->req[*n]),
+        rc = tuna_posted(tuna_tp_irecv(a->tp, a->buf + (size_t)poff[theirs] * B,
+                                       (size_t)(poff[theirs + L] - poff[theirs]) * B, peer, tag,
+                                       a->ctx->comm, &o->req[*n]),
                          n);
         if (rc == MPI_SUCCESS)
-            rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)poff[mine] * B,
-                                              (size_t)(poff[mine + L] - poff[mine]) * B, peer,
-                                              tag, a->ctx->comm, &o->req[*n]),
+            rc = tuna_posted(tuna_tp_isend(a->tp, a->buf + (size_t)poff[mine] * B,
+                                           (size_t)(poff[mine + L] - poff[mine]) * B, peer, tag,
+                                           a->ctx->comm, &o->req[*n]),
                              n);
     }
     *post_rc = rc;
@@ -119,7 +119,7 @@ static int end(tuna_ag_op *o)
     int rc = MPI_SUCCESS;
     if (o->op.comm_rc == MPI_SUCCESS) {
         layout_from_offsets(&o->f, o->poff, o->src);
-        rc = tuna_permute_blocks_inplace(o->a.buf, o->a.block, o->a.size, o->src);
+        rc = tuna_permute_blocks_inplace(o->a.tp, o->a.buf, o->a.block, o->a.size, o->src);
     }
     tuna_timer_stop(&tm, TUNA_PHASE_REARRANGE);
     return rc;

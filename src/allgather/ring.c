@@ -20,12 +20,12 @@ int tuna_ag_ring_step(tuna_ag_op *o, int wait_rc)
     }
     const int s = o->i++, tag = TUNA_TAG_AG_RING + a->tag_shift;
     int sb = (me - s + P) % P, rb = (me - s - 1 + P) % P, n = 0;
-    int rc = tuna_posted(tuna_irecv_bytes(a->buf + (size_t)rb * a->block, a->block, left, tag,
-                                          a->ctx->comm, &o->pair[n]),
+    int rc = tuna_posted(tuna_tp_irecv(a->tp, a->buf + (size_t)rb * a->block, a->block, left, tag,
+                                       a->ctx->comm, &o->pair[n]),
                          &n);
     if (rc == MPI_SUCCESS)
-        rc = tuna_posted(tuna_isend_bytes(a->buf + (size_t)sb * a->block, a->block, right, tag,
-                                          a->ctx->comm, &o->pair[n]),
+        rc = tuna_posted(tuna_tp_isend(a->tp, a->buf + (size_t)sb * a->block, a->block, right, tag,
+                                       a->ctx->comm, &o->pair[n]),
                          &n);
     return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }

@@ -24,7 +24,7 @@ int tuna_ar_reduce(const tuna_ar_args *a, const void *in, void *inout, int n)
 {
     if (n == 0)
         return MPI_SUCCESS;
-    int rc = MPI_Reduce_local(in, inout, n, a->type, a->op);
+    int rc = tuna_tp_reduce(a->tp, in, inout, n, a->type, a->op);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "MPI_Reduce_local of %d elements failed", n);
     return MPI_SUCCESS;
@@ -35,13 +35,13 @@ int tuna_ar_copy(const tuna_ar_args *a, const void *src, void *dst, int n)
     if (n == 0 || src == dst)
         return MPI_SUCCESS;
     if (a->contig) {
-        memcpy(dst, src, (size_t)n * (size_t)a->extent);
+        tuna_tp_copy(a->tp, dst, src, (size_t)n * (size_t)a->extent);
         return MPI_SUCCESS;
     }
     /* Any datatype: a message to self on the private communicator, no staging copy. */
     const int tag = TUNA_TAG_AR_SELF_COPY + a->tag_shift;
-    int rc = MPI_Sendrecv(src, n, a->type, a->rank, tag, dst, n, a->type, a->rank, tag,
-                          a->ctx->comm, MPI_STATUS_IGNORE);
+    int rc = tuna_tp_sendrecv_typed(a->tp, src, n, a->type, a->rank, tag, dst, n, a->type, a->rank,
+                                    tag, a->ctx->comm);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "local copy of %d elements failed", n);
     return MPI_SUCCESS;

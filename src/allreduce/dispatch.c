@@ -99,11 +99,18 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
 
     int commute = 0;
     TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
-    tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
-                      .ctx = ctx, .rank = me, .size = P, .commute = commute != 0};
+    tuna_ar_args a = {.rbuf = recvbuf,
+                      .count = count,
+                      .type = datatype,
+                      .op = op,
+                      .ctx = ctx,
+                      .tp = &tuna_transport_mpi_host,
+                      .rank = me,
+                      .size = P,
+                      .commute = commute != 0};
     if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);
-        memcpy(tuna_stats_current.params, a.param, sizeof a.param);
+        tuna_params_copy(tuna_stats_current.params, a.param);
         return allreduce_run(alg, &a, sendbuf, comm);
     }
     /* auto decides here, before any copy: the library's own call when it runs the choice
@@ -113,7 +120,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     rc = tuna_ar_auto_choose(ctx, (double)count * (double)tsize, a.commute, &c, &learning);
     if (rc != MPI_SUCCESS)
         return rc;
-    memcpy(a.param, c.param, sizeof a.param);
+    tuna_params_copy(a.param, c.param);
     const bool library = tuna_ar_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR;
     const double t0 = learning ? tuna_learn_sample_start(library, t_entry) : 0;
     rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, comm);

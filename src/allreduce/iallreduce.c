@@ -74,7 +74,7 @@ static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *o
     if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
         x->row = alg;
         tuna_params_resolve(&alg->desc.info, opt->value, x->w.ctx->size, x->a.param);
-        memcpy(tuna_stats_current.params, x->a.param, sizeof x->a.param);
+        tuna_params_copy(tuna_stats_current.params, x->a.param);
         return MPI_SUCCESS;
     }
     tuna_choice c;
@@ -84,7 +84,7 @@ static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *o
         return rc;
     x->row = &tuna_ar_table[c.algorithm];
     x->w.library = x->row->desc.kind == TUNA_ROW_VENDOR;
-    memcpy(x->a.param, c.param, sizeof x->a.param);
+    tuna_params_copy(x->a.param, c.param);
     return MPI_SUCCESS;
 }
 
@@ -103,12 +103,24 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     iar_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-    *x = (iar_op){.o.op = {.step = iar_step, .release = iar_release, .publish_stats = true},
-                  .w = {.name = "iallreduce", .nsame = 2, .names = names,
-                        .post_library = post_library, .begin_row = begin_row,
+    /* The transport completes the library's request and the agreement too. */
+    *x = (iar_op){.o.op = {.step = iar_step,
+                           .tp = &tuna_transport_mpi_host,
+                           .release = iar_release,
+                           .publish_stats = true},
+                  .w = {.name = "iallreduce",
+                        .nsame = 2,
+                        .names = names,
+                        .post_library = post_library,
+                        .begin_row = begin_row,
                         .row_step = tuna_ar_op_step},
-                  .a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op},
-                  .sendbuf = sendbuf, .comm = comm};
+                  .a = {.rbuf = recvbuf,
+                        .count = count,
+                        .type = datatype,
+                        .op = op,
+                        .tp = &tuna_transport_mpi_host},
+                  .sendbuf = sendbuf,
+                  .comm = comm};
     if ((rc = tuna_icoll_route(&x->w, &tuna_ar_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;

@@ -19,6 +19,7 @@ int tuna_ar_op_setup(tuna_ar_op *o, const tuna_ar_algorithm *row, const tuna_ar_
     o->row = row;
     o->run = row->step;
     o->a = *a;
+    o->op.tp = a->tp;
     o->a.info = &row->desc.info;
     MPI_Aint lb;
     int size;

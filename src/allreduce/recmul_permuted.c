@@ -63,9 +63,10 @@ static int post(tuna_ar_op *o, int *nreq, bool send, char *buf, int count, int p
     MPI_Comm comm = o->a.ctx->comm;
     MPI_Request *r = &o->req[*nreq];
     tag += o->a.tag_shift;
-    return tuna_posted(send ? MPI_Isend(buf, count, o->a.type, peer, tag, comm, r)
-                            : MPI_Irecv(buf, count, o->a.type, peer, tag, comm, r),
-                       nreq);
+    return tuna_posted(
+        send ? tuna_tp_isend_typed(o->a.tp, buf, count, o->a.type, peer, tag, comm, r)
+             : tuna_tp_irecv_typed(o->a.tp, buf, count, o->a.type, peer, tag, comm, r),
+        nreq);
 }
 
 static void state_free(tuna_ar_op *o)

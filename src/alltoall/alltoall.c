@@ -178,8 +178,9 @@ static int run_row(const tuna_a2av_algorithm *run, const long *param, const void
     const int P = ctx->size;
     tuna_timer tm;
     tuna_timer_start(&tm);
-    tuna_a2av_args a = {.ctx = ctx, .scr = &ctx->scr, .rank = ctx->rank, .size = P};
-    memcpy(a.param, param, sizeof a.param);
+    tuna_a2av_args a = {
+        .ctx = ctx, .tp = &tuna_transport_mpi_host, .scr = &ctx->scr, .rank = ctx->rank, .size = P};
+    tuna_params_copy(a.param, param);
     /* Scratch slot 0: the byte displacements (as alltoallv's); 2: the counts. */
     MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);
     void *counts = disp ? tuna_ctx_scratch(ctx, 2, tuna_a2a_counts_bytes(P)) : NULL;
@@ -296,11 +297,11 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
             (rc = tuna_a2a_auto_choose(ctx, block, &c, &learning)) != MPI_SUCCESS)
             return rc;
         run = &tuna_a2a_table[c.algorithm];
-        memcpy(param, c.param, sizeof param);
+        tuna_params_copy(param, c.param);
     } else if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
         tuna_params_resolve(&alg->desc.info, opt->value, ctx->size, param);
         if (tuna_stats_on)
-            memcpy(tuna_stats_current.params, param, sizeof param);
+            tuna_params_copy(tuna_stats_current.params, param);
     }
     /* A learning sample: what the candidate costs once settled (tuna_learn_sample_start;
      * tuna's work around a row is about 0.1 us at P = 2, which had decided against the

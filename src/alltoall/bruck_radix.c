@@ -89,18 +89,18 @@ static int radix_post(tuna_a2av_op *o, radix_state *s)
     const size_t B = s->B;
     s->n = round_slots(P, s->r, s->w, s->d, s->idx);
     for (int j = 0; j < s->n; j++)
-        memcpy(s->out + (size_t)j * B, s->slots + (size_t)s->idx[j] * B, B);
+        tuna_tp_copy(o->a->tp, s->out + (size_t)j * B, s->slots + (size_t)s->idx[j] * B, B);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     const long long dist = s->d * s->w;
     const size_t bytes = (size_t)s->n * B;
     const int tag = TUNA_TAG_BRUCK_RADIX + a->tag_shift;
     int n = 0;
-    int rc = tuna_posted(tuna_irecv_bytes(s->in, bytes, tuna_bruck_rank(me, -dist, P), tag,
-                                          a->ctx->comm, &o->pair[0]),
+    int rc = tuna_posted(tuna_tp_irecv(o->a->tp, s->in, bytes, tuna_bruck_rank(me, -dist, P), tag,
+                                       a->ctx->comm, &o->pair[0]),
                          &n);
     if (rc == MPI_SUCCESS)
-        rc = tuna_posted(tuna_isend_bytes(s->out, bytes, tuna_bruck_rank(me, dist, P), tag,
-                                          a->ctx->comm, &o->pair[1]),
+        rc = tuna_posted(tuna_tp_isend(o->a->tp, s->out, bytes, tuna_bruck_rank(me, dist, P), tag,
+                                       a->ctx->comm, &o->pair[1]),
                          &n);
     s->rounds++;
     return tuna_a2av_step_wait(o, o->pair, n, rc);
@@ -120,8 +120,8 @@ static int radix_finish(tuna_a2av_op *o, radix_state *s)
                                 "recvcount allows %zu",
                                 me, s->B, src, cap);
         if (n)
-            memcpy(s->v.rbase + s->v.roff[src],
-                   s->slots + (size_t)tuna_bruck_rank(me, -(long long)src, P) * s->B, n);
+            tuna_tp_copy(o->a->tp, s->v.rbase + s->v.roff[src],
+                         s->slots + (size_t)tuna_bruck_rank(me, -(long long)src, P) * s->B, n);
     }
     tuna_timer_stop(&s->tm, TUNA_PHASE_REARRANGE);
     tuna_stats_temp(s->temp);
@@ -187,7 +187,7 @@ static int radix_begin(tuna_a2av_op *o)
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
     for (int i = 0; i < P; i++) { /* phase 1: the rotation */
         int j = tuna_bruck_rank(me, i, P);
-        memcpy(s->slots + (size_t)i * s->B, s->v.sbase + s->v.soff[j], s->B);
+        tuna_tp_copy(o->a->tp, s->slots + (size_t)i * s->B, s->v.sbase + s->v.soff[j], s->B);
     }
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     if (!round_next(P, r, &s->w, &s->d)) /* P = 1 */
@@ -208,7 +208,7 @@ int tuna_a2a_bruck_radix_step(tuna_a2av_op *o, int wait_rc)
     if (rc != MPI_SUCCESS)
         return radix_close(o, rc);
     for (int j = 0; j < s->n; j++) /* the round's blocks back into their slots */
-        memcpy(s->slots + (size_t)s->idx[j] * s->B, s->in + (size_t)j * s->B, s->B);
+        tuna_tp_copy(o->a->tp, s->slots + (size_t)s->idx[j] * s->B, s->in + (size_t)j * s->B, s->B);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     if (!round_next(o->a->size, s->r, &s->w, &s->d))
         return radix_finish(o, s);

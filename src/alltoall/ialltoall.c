@@ -154,11 +154,11 @@ static int choose(ia2a_op *x, const tuna_a2av_algorithm *alg, const tuna_options
         if (rc != MPI_SUCCESS)
             return rc;
         run = &tuna_a2a_table[c.algorithm];
-        memcpy(x->args.param, c.param, sizeof x->args.param);
+        tuna_params_copy(x->args.param, c.param);
     } else if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
         tuna_params_resolve(&alg->desc.info, opt->value, ctx->size, x->args.param);
         if (tuna_stats_on)
-            memcpy(tuna_stats_current.params, x->args.param, sizeof x->args.param);
+            tuna_params_copy(tuna_stats_current.params, x->args.param);
     }
     if (run->desc.kind == TUNA_ROW_VENDOR) {
         if (library_can(x->large)) {
@@ -197,6 +197,7 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     x->o.op.step = ia2a_step;
+    x->o.op.tp = &tuna_transport_mpi_host; /* the library's request and the agreement too */
     x->o.op.release = ia2a_release;
     x->o.op.publish_stats = true;
     x->o.a = &x->args;
@@ -236,7 +237,8 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     } else {
         const int P = ctx->size;
         size_t block = 0;
-        x->args = (tuna_a2av_args){.ctx = ctx, .scr = &x->scr, .rank = ctx->rank, .size = P};
+        x->args = (tuna_a2av_args){
+            .ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr, .rank = ctx->rank, .size = P};
         x->local_rc = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, P, ctx->rank, &block);
         if (x->local_rc == MPI_SUCCESS)

@@ -103,7 +103,8 @@ static void shape_from(shape_search *s, long long R, int m, long long cap, int d
     if (m == 1) {
         if (R <= cap && sum + R < s->best_sum) {
             s->cur[depth] = (int)R;
-            memcpy(s->best, s->cur, sizeof(int) * (size_t)(depth + 1));
+            for (int i = 0; i <= depth; i++)
+                s->best[i] = s->cur[i];
             s->best_sum = sum + R;
         }
         return;
@@ -133,7 +134,8 @@ int tuna_a2a_mesh_shape(long P, long dims, int d[TUNA_A2A_MESH_MAX_DIMS])
     s.ndiv = divisors(P, s.div);
     s.best_sum = (long long)P + 2LL * k; /* above any k factors of P: the first one found wins */
     shape_from(&s, P, k, P, 0, 0);
-    memcpy(d, s.best, sizeof(int) * (size_t)k);
+    for (int i = 0; i < k; i++)
+        d[i] = s.best[i];
     return k;
 }
 
@@ -212,28 +214,28 @@ static int mesh_post(tuna_a2av_op *o, mesh_state *s)
     for (int i = 1; i < dj && rc == MPI_SUCCESS; i++) {
         const int v = (c + i) % dj, peer = (int)(me + (long long)(v - c) * s->w);
         char *at = dst + (size_t)v * run;
-        if ((rc = tuna_posted(runs > 1 ? MPI_Irecv(at, 1, s->set, peer, tag, a->ctx->comm,
-                                                   &s->req[n])
-                                       : tuna_irecv_bytes(at, run, peer, tag, a->ctx->comm,
-                                                          &s->req[n]),
-                              &n)) != MPI_SUCCESS)
+        if ((rc = tuna_posted(
+                 runs > 1 ? tuna_tp_irecv_typed(a->tp, at, 1, s->set, peer, tag, a->ctx->comm,
+                                                &s->req[n])
+                          : tuna_tp_irecv(a->tp, at, run, peer, tag, a->ctx->comm, &s->req[n]),
+                 &n)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "mesh: MPI_Irecv from rank %d in phase %d failed", peer, j);
     }
     for (int i = 1; i < dj && rc == MPI_SUCCESS; i++) {
         const int v = (c + i) % dj, peer = (int)(me + (long long)(v - c) * s->w);
         const char *at = src + (size_t)v * run;
-        if ((rc = tuna_posted(runs > 1 ? MPI_Isend(at, 1, s->set, peer, tag, a->ctx->comm,
-                                                   &s->req[n])
-                                       : tuna_isend_bytes(at, run, peer, tag, a->ctx->comm,
-                                                          &s->req[n]),
-                              &n)) != MPI_SUCCESS)
+        if ((rc = tuna_posted(
+                 runs > 1 ? tuna_tp_isend_typed(a->tp, at, 1, s->set, peer, tag, a->ctx->comm,
+                                                &s->req[n])
+                          : tuna_tp_isend(a->tp, at, run, peer, tag, a->ctx->comm, &s->req[n]),
+                 &n)) != MPI_SUCCESS)
             rc = tuna_error_set(rc, "mesh: MPI_Isend to rank %d in phase %d failed", peer, j);
     }
     /* The own slots stay where they are, copied while the messages travel (no message
      * reads or writes them). */
     for (int i = 0; i < runs && rc == MPI_SUCCESS; i++) {
         const size_t at = (size_t)c * run + (size_t)i * stride;
-        memcpy(dst + at, src + at, run);
+        tuna_tp_copy(a->tp, dst + at, src + at, run);
     }
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     return tuna_a2av_step_wait(o, s->req, n, rc);
@@ -268,7 +270,8 @@ static int mesh_begin(tuna_a2av_op *o)
     o->state_free = mesh_state_free;
     s->B = (size_t)tuna_scount(a, 0) * a->ssize;
     s->k = k;
-    memcpy(s->d, d, sizeof(int) * (size_t)k);
+    for (int i = 0; i < k; i++)
+        s->d[i] = d[i];
     /* The slots are the P blocks B bytes apart: the bytes view lays out every uniform call so
      * (contiguous types: extent = size; packed and in-place copies: back to back). */
     s->sb = s->v.sbase + s->v.soff[0];
@@ -284,7 +287,7 @@ static int mesh_begin(tuna_a2av_op *o)
     /* Empty blocks (on every rank: B is uniform) or one rank: no exchange. */
     if (s->B == 0 || k == 0) {
         if (s->B)
-            memcpy(s->rb, s->sb, s->B);
+            tuna_tp_copy(a->tp, s->rb, s->sb, s->B);
         return mesh_close(o, MPI_SUCCESS);
     }
     if (k >= 2) {

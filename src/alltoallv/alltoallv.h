@@ -35,6 +35,7 @@ typedef struct tuna_a2av_args {
     size_t rsize;
     bool rcontig;
     tuna_ctx *ctx;              /* ctx->comm is the private communicator */
+    const tuna_transport *tp;   /* moves the call's data (src/transport/transport.h) */
     tuna_scratch *scr;          /* the call's buffers: &ctx->scr, or the operation's own */
     int tag_shift;              /* added to every tag of the call (tuna_op_tag_shift): 0 for
                                  * blocking calls; the block helpers below add it */
@@ -95,7 +96,7 @@ static inline bool tuna_a2av_recvs(const tuna_a2av_args *a, int j)
 /* Post the send / receive of block `peer` (the peer's rank) with the user's datatypes. */
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
-/* Send block `peer` of large-count args: MPI_Isend into *req, or MPI_Send when req is NULL. */
+/* Post the send of block `peer` of large-count args into *req. */
 int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 /* Post the receive from `src` and the send to `dst` if non-empty, appending to reqs[*n]. */
 int tuna_a2av_post_pair(const tuna_a2av_args *a, int src, int dst, int tag, MPI_Request *reqs,
@@ -137,10 +138,12 @@ static inline int tuna_bruck_rank(int me, long long off, int P)
     return (int)((((long long)me + off) % P + P) % P);
 }
 int tuna_bruck_padded_size(size_t nslots, size_t B, size_t *bytes);
-void tuna_bruck_pad(const tuna_bytes_view *v, int P, int shift, size_t B, char *w);
-void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative, size_t B,
-                         const char *w, const unsigned char *upper);
-void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool inverse);
+void tuna_bruck_pad(const tuna_transport *tp, const tuna_bytes_view *v, int P, int shift, size_t B,
+                    char *w);
+void tuna_bruck_scan_out(const tuna_transport *tp, const tuna_bytes_view *v, int P, int me,
+                         bool relative, size_t B, const char *w, const unsigned char *upper);
+void tuna_bruck_rotate(const tuna_transport *tp, const char *in, char *out, int P, int me, size_t B,
+                       bool inverse);
 int tuna_bruck_block_type(size_t bytes, MPI_Datatype *type);
 
 /* The pieces of tuna_alltoallv() that a plan (src/plan/) runs once at init; counts of either

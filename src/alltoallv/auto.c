@@ -111,7 +111,7 @@ static void stats_of_choice(int algorithm, const long *param, double predicted, 
     tuna_stats_current.auto_source = source;
     if (!tuna_stats_on)
         return;
-    memcpy(tuna_stats_current.params, param, sizeof tuna_stats_current.params);
+    tuna_params_copy(tuna_stats_current.params, param);
     tuna_stats_current.predicted = predicted;
 }
 
@@ -128,7 +128,7 @@ int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse
         return MPI_SUCCESS;
     ctx->auto_countdown--;
     *reuse = ctx->reuse_algorithm;
-    memcpy(param, ctx->reuse_param, sizeof ctx->reuse_param);
+    tuna_params_copy(param, ctx->reuse_param);
     stats_of_choice(ctx->reuse_algorithm, ctx->reuse_param, ctx->reuse_predicted,
                     ctx->reuse_source);
     return MPI_SUCCESS;
@@ -138,7 +138,7 @@ int tuna_a2av_auto_begin(tuna_ctx *ctx, bool agree_always, bool *due, int *reuse
 static void set_reuse(tuna_ctx *ctx, const tuna_choice *c, int source)
 {
     ctx->reuse_algorithm = c->algorithm;
-    memcpy(ctx->reuse_param, c->param, sizeof ctx->reuse_param);
+    tuna_params_copy(ctx->reuse_param, c->param);
     ctx->reuse_predicted = c->predicted;
     ctx->reuse_source = source;
     ctx->reuse_vendor = tuna_a2av_table[c->algorithm].desc.kind == TUNA_ROW_VENDOR;
@@ -258,7 +258,7 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm, bool due)
     }
 
     log_choice(a, &in, &c, false);
-    memcpy(a->param, c.param, sizeof a->param);
+    tuna_params_copy(a->param, c.param);
     stats_of_choice(c.algorithm, c.param, c.predicted, source);
     *algorithm = c.algorithm;
     return MPI_SUCCESS;
@@ -284,7 +284,7 @@ static void pick_step_form(void *arg, int alg, const long *param, double predict
         return;
     p->found = true;
     p->algorithm = alg;
-    memcpy(p->param, param, sizeof p->param);
+    tuna_params_copy(p->param, param);
     p->predicted = predicted;
 }
 
@@ -294,7 +294,7 @@ bool tuna_a2av_select_steps(const tuna_select_input *in, tuna_choice *c)
     tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, in, pick_step_form, &p);
     *c = (tuna_choice){.algorithm = p.algorithm, .predicted = p.found ? p.predicted : 0};
     if (p.found)
-        memcpy(c->param, p.param, sizeof c->param);
+        tuna_params_copy(c->param, p.param);
     return p.found;
 }
 
@@ -303,7 +303,7 @@ int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)
     tuna_select_input in = input_of(a, false);
     tuna_choice c;
     tuna_a2av_select_steps(&in, &c); /* nothing priced: the library's own */
-    memcpy(a->param, c.param, sizeof a->param);
+    tuna_params_copy(a->param, c.param);
     stats_of_choice(c.algorithm, c.param, c.predicted, 1); /* 1: the model */
     *algorithm = c.algorithm;
     return MPI_SUCCESS;

@@ -34,8 +34,8 @@ int tuna_a2av_bruck_step(tuna_a2av_op *o, int wait_rc)
         if (!s->rot)
             return tuna_bruck_op_close(o, rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM);
         tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
-        tuna_bruck_pad(&s->v, P, 0, s->B, s->w);            /* pad, user order */
-        tuna_bruck_rotate(s->w, s->rot, P, me, s->B, false); /* phase 1: rotation */
+        tuna_bruck_pad(o->a->tp, &s->v, P, 0, s->B, s->w);             /* pad, user order */
+        tuna_bruck_rotate(o->a->tp, s->w, s->rot, P, me, s->B, false); /* phase 1: rotation */
         tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
         s->set = s->rot;
         s->tag = TUNA_TAG_BRUCK;
@@ -43,8 +43,9 @@ int tuna_a2av_bruck_step(tuna_a2av_op *o, int wait_rc)
     if (tuna_bruck_packed_rounds(o, wait_rc, &rc) == TUNA_STEP_WAIT) /* phase 2 */
         return TUNA_STEP_WAIT;
     if (rc == MPI_SUCCESS) {
-        tuna_bruck_rotate(s->rot, s->w, P, me, s->B, true); /* phase 3: inverse rotation */
-        tuna_bruck_scan_out(&s->v, P, me, false, s->B, s->w, NULL);
+        tuna_bruck_rotate(o->a->tp, s->rot, s->w, P, me, s->B,
+                          true); /* phase 3: inverse rotation */
+        tuna_bruck_scan_out(o->a->tp, &s->v, P, me, false, s->B, s->w, NULL);
     }
     tuna_timer_stop(&s->tm, TUNA_PHASE_REARRANGE);
     tuna_stats_temp(2 * s->wbytes + s->round_temp);

@@ -56,14 +56,15 @@ int tuna_bruck_padded_size(size_t nslots, size_t B, size_t *bytes)
  * ever sent. shift = 0 keeps the user's order (classic Bruck rotates after);
  * shift = me folds the rotation into the copy (padded Bruck).
  */
-void tuna_bruck_pad(const tuna_bytes_view *v, int P, int shift, size_t B, char *w)
+void tuna_bruck_pad(const tuna_transport *tp, const tuna_bytes_view *v, int P, int shift, size_t B,
+                    char *w)
 {
     for (int i = 0; i < P; i++) {
         int j = tuna_bruck_rank(i, shift, P);
         size_t n = v->sbytes[j] < B ? v->sbytes[j] : B; /* B is the global maximum */
         char *slot = w + (size_t)i * B;
         if (n)
-            memcpy(slot, v->sbase + v->soff[j], n);
+            tuna_tp_copy(tp, slot, v->sbase + v->soff[j], n);
         memset(slot + n, 0, B - n);
     }
 }
@@ -75,8 +76,8 @@ void tuna_bruck_pad(const tuna_bytes_view *v, int P, int shift, size_t B, char *
  * receive block's own bytes are copied: MPI requires matching type
  * signatures, so recvcounts tell the real size.
  */
-void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative, size_t B,
-                         const char *w, const unsigned char *upper)
+void tuna_bruck_scan_out(const tuna_transport *tp, const tuna_bytes_view *v, int P, int me,
+                         bool relative, size_t B, const char *w, const unsigned char *upper)
 {
     for (int s = 0; s < P; s++) {
         size_t n = v->rbytes[s] < B ? v->rbytes[s] : B;
@@ -84,16 +85,17 @@ void tuna_bruck_scan_out(const tuna_bytes_view *v, int P, int me, bool relative,
             continue;
         int i = relative ? tuna_bruck_rank(me, -(long long)s, P) : s;
         size_t slot = upper && upper[i] ? (size_t)P + (size_t)i : (size_t)i;
-        memcpy(v->rbase + v->roff[s], w + slot * B, n);
+        tuna_tp_copy(tp, v->rbase + v->roff[s], w + slot * B, n);
     }
 }
 
 /* Classic Bruck's explicit rotations of P padded slots. */
-void tuna_bruck_rotate(const char *in, char *out, int P, int me, size_t B, bool inverse)
+void tuna_bruck_rotate(const tuna_transport *tp, const char *in, char *out, int P, int me, size_t B,
+                       bool inverse)
 {
     for (int i = 0; i < P; i++) {
         int from = inverse ? tuna_bruck_rank(me, -(long long)i, P) : tuna_bruck_rank(me, i, P);
-        memcpy(out + (size_t)i * B, in + (size_t)from * B, B);
+        tuna_tp_copy(tp, out + (size_t)i * B, in + (size_t)from * B, B);
     }
 }
 
@@ -181,7 +183,7 @@ int tuna_bruck_packed_rounds(tuna_a2av_op *o, int wait_rc, int *rc)
         if (*rc != MPI_SUCCESS)
             return TUNA_STEP_DONE;
         for (int j = 0; j < s->n; j++)
-            memcpy(s->set + (size_t)s->idx[j] * B, s->rbuf + (size_t)j * B, B);
+            tuna_tp_copy(a->tp, s->set + (size_t)s->idx[j] * B, s->rbuf + (size_t)j * B, B);
         tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
         if (++s->k == s->K)
             return TUNA_STEP_DONE;
@@ -189,17 +191,17 @@ int tuna_bruck_packed_rounds(tuna_a2av_op *o, int wait_rc, int *rc)
     long long d = 1LL << s->k;
     s->n = tuna_bruck_round_slots(P, s->k, s->idx);
     for (int j = 0; j < s->n; j++)
-        memcpy(s->sbuf + (size_t)j * B, s->set + (size_t)s->idx[j] * B, B);
+        tuna_tp_copy(a->tp, s->sbuf + (size_t)j * B, s->set + (size_t)s->idx[j] * B, B);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     /* Receive from me-2^k while sending to me+2^k (MPI_Sendrecv's pair, as posts). */
     size_t bytes = (size_t)s->n * B;
     int tag = s->tag + a->tag_shift, n = 0;
-    int prc = tuna_posted(tuna_irecv_bytes(s->rbuf, bytes, tuna_bruck_rank(me, -d, P), tag,
-                                           a->ctx->comm, &o->pair[0]),
+    int prc = tuna_posted(tuna_tp_irecv(a->tp, s->rbuf, bytes, tuna_bruck_rank(me, -d, P), tag,
+                                        a->ctx->comm, &o->pair[0]),
                           &n);
     if (prc == MPI_SUCCESS)
-        prc = tuna_posted(tuna_isend_bytes(s->sbuf, bytes, tuna_bruck_rank(me, d, P), tag,
-                                           a->ctx->comm, &o->pair[1]),
+        prc = tuna_posted(tuna_tp_isend(a->tp, s->sbuf, bytes, tuna_bruck_rank(me, d, P), tag,
+                                        a->ctx->comm, &o->pair[1]),
                           &n);
     return tuna_a2av_step_wait(o, o->pair, n, prc);
 }

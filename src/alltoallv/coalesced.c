@@ -44,14 +44,14 @@ static int coalesced_inter(tuna_a2av_op *o, tuna_hier *h, int wait_rc)
         tuna_regions in = {0, Q, ptr + pool, len + pool, 0};
         for (int l = 0; l < Q; l++)
             tuna_regions_add(&in, h->in_ptr[base + l], h->in_bytes[base + l]);
-        rc = tuna_regions_irecv(&in, h->from_rank[d0 + q - 1], tag, comm, &req[2 * q]);
+        rc = tuna_regions_irecv(h->a->tp, &in, h->from_rank[d0 + q - 1], tag, comm, &req[2 * q]);
     }
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
         size_t base = (size_t)(d0 + q - 1) * Q, pool = (size_t)(2 * q + 1) * Q;
         tuna_regions out = {0, Q, ptr + pool, len + pool, 0};
         for (int l = 0; l < Q; l++)
             tuna_regions_add(&out, h->out_ptr[base + l], h->out_bytes[base + l]);
-        rc = tuna_regions_isend(&out, h->to_rank[d0 + q - 1], tag, comm, &req[2 * q + 1]);
+        rc = tuna_regions_isend(h->a->tp, &out, h->to_rank[d0 + q - 1], tag, comm, &req[2 * q + 1]);
         sent += rc == MPI_SUCCESS;
     }
     if (rc != MPI_SUCCESS) {
@@ -61,7 +61,7 @@ static int coalesced_inter(tuna_a2av_op *o, tuna_hier *h, int wait_rc)
          * the others are cancelled, so nothing stays pending or in flight. */
         for (int q = sent; q < nb; q++)
             if (req[2 * q] != MPI_REQUEST_NULL)
-                PMPI_Cancel(&req[2 * q]);
+                tuna_tp_cancel(h->a->tp, &req[2 * q]);
     }
     h->pos++;
     h->rounds += nb;

@@ -104,16 +104,16 @@ static int inter_meta_post(tuna_a2av_op *o, hier_state *s)
     for (int i = 0; i < 2 * nd; i++) /* entries not posted stay null */
         m->req[i] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
-        if ((rc = MPI_Irecv(win + (size_t)(d - 1) * wb, (int)wb, MPI_BYTE, h->from_rank[d - 1],
-                            tag, comm, &m->req[2 * (d - 1)])) != MPI_SUCCESS)
+        if ((rc = tuna_tp_irecv(h->a->tp, win + (size_t)(d - 1) * wb, wb, h->from_rank[d - 1], tag,
+                                comm, &m->req[2 * (d - 1)])) != MPI_SUCCESS)
             m->req[2 * (d - 1)] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
         for (int l = 0; l < Q; l++)
             out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
         size_t len = tuna_sizes_encode(out + (size_t)(d - 1) * Q, (size_t)Q,
                                        wout + (size_t)(d - 1) * wb);
-        if ((rc = MPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
-                            tag, comm, &m->req[2 * (d - 1) + 1])) != MPI_SUCCESS)
+        if ((rc = tuna_tp_isend(h->a->tp, wout + (size_t)(d - 1) * wb, len, h->to_rank[d - 1], tag,
+                                comm, &m->req[2 * (d - 1) + 1])) != MPI_SUCCESS)
             m->req[2 * (d - 1) + 1] = MPI_REQUEST_NULL;
     }
     /* A failed post still completes what was posted: m->wire is freed afterwards. */
@@ -338,6 +338,7 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
         }
     }
     s->e = (tuna_engine){.comm = c->comm,
+                         .tp = a->tp,
                          .scr = a->scr,
                          .n = Q,
                          .me = g,
@@ -367,7 +368,7 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
     /* The own block: sbytes[me] <= rbytes[me] was checked by the front end (front.c). */
     if (v->sbytes[me])
-        memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], v->sbytes[me]);
+        tuna_tp_copy(a->tp, v->rbase + v->roff[me], v->sbase + v->soff[me], v->sbytes[me]);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     MPI_Request *req;
     int n;

@@ -107,7 +107,7 @@ static int run_row(ia_op *x, int algorithm)
         tuna_stats_current.fallback = "the MPI library has no MPI_Ialltoallv_c";
     }
     if (tuna_stats_on && !x->is_auto)
-        memcpy(tuna_stats_current.params, x->args.param, sizeof x->args.param);
+        tuna_params_copy(tuna_stats_current.params, x->args.param);
     x->o.row = row;
     x->args.info = &row->desc.info;
     x->o.i = 0;
@@ -206,6 +206,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     x->o.op.step = ia_step;
+    x->o.op.tp = &tuna_transport_mpi_host; /* the library's request and the agreement too */
     x->o.op.release = ia_release;
     x->o.op.publish_stats = true;
     x->o.a = &x->args;
@@ -243,8 +244,8 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
             return rc;
         }
     } else {
-        x->args = (tuna_a2av_args){.ctx = ctx, .scr = &x->scr, .rank = ctx->rank,
-                                   .size = ctx->size};
+        x->args = (tuna_a2av_args){
+            .ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr, .rank = ctx->rank, .size = ctx->size};
         x->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
         x->local_rc = x->disp ? tuna_a2av_prepare(&x->args, sendbuf, sc, sendtype, recvbuf, rcv,
                                                   recvtype, x->v, x->disp, &x->copy,
@@ -269,11 +270,11 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
         const tuna_a2av_algorithm *r = &tuna_a2av_table[ctx->reuse_algorithm];
         x->is_auto = false;
         x->o.row = r;
-        memcpy(x->args.param, ctx->reuse_param, sizeof x->args.param);
+        tuna_params_copy(x->args.param, ctx->reuse_param);
         tuna_stats_current.algorithm = ctx->reuse_algorithm;
         tuna_stats_current.auto_source = ctx->reuse_source;
         if (tuna_stats_on)
-            memcpy(tuna_stats_current.params, ctx->reuse_param, sizeof ctx->reuse_param);
+            tuna_params_copy(tuna_stats_current.params, ctx->reuse_param);
         x->agree = (r->desc.needs & TUNA_NEEDS_GLOBAL_STATS) != 0;
     }
     x->library = library;

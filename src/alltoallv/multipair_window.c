@@ -88,7 +88,7 @@ int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
             if (idx < 0 || idx >= 2 * stride)
                 settled = false;
             else if (reqs[idx] != MPI_REQUEST_NULL) /* Open MPI keeps a failed request */
-                PMPI_Request_free(&reqs[idx]);
+                tuna_tp_release(a->tp, &reqs[idx]);
         }
         if (settled && idx != MPI_UNDEFINED)
             o->post_rc = idx < stride ? refill(a, &rstep, false, tag, &reqs[idx])

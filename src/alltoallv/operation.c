@@ -12,7 +12,7 @@ static int a2av_step(tuna_op *op, int wait_rc)
 
 int tuna_a2av_run_steps(const tuna_a2av_algorithm *row, tuna_a2av_args *a)
 {
-    tuna_a2av_op o = {.op = {.step = a2av_step}, .a = a, .row = row};
+    tuna_a2av_op o = {.op = {.step = a2av_step, .tp = a->tp}, .a = a, .row = row};
     a->info = &row->desc.info;
     int rc = tuna_op_run(&o.op);
     if (o.state_free)

@@ -73,14 +73,14 @@ static int rounds_datatype(tuna_a2av_op *o, int wait_rc, int *rc)
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
     /* Received into the other half, sent from the current one: in place, no packing. */
     int tag = TUNA_TAG_PADDED_BRUCK + a->tag_shift, n = 0;
-    int prc = tuna_posted(MPI_Irecv(s->w, 1, s->rt, tuna_bruck_rank(me, -d, P), tag,
-                                    a->ctx->comm, &o->pair[0]),
+    int prc = tuna_posted(tuna_tp_irecv_typed(a->tp, s->w, 1, s->rt, tuna_bruck_rank(me, -d, P),
+                                              tag, a->ctx->comm, &o->pair[0]),
                           &n);
     if (prc != MPI_SUCCESS) {
         prc = tuna_error_set(prc, "padded-bruck: MPI_Irecv of round %d failed", k);
     } else {
-        prc = tuna_posted(MPI_Isend(s->w, 1, s->st, tuna_bruck_rank(me, d, P), tag,
-                                    a->ctx->comm, &o->pair[1]),
+        prc = tuna_posted(tuna_tp_isend_typed(a->tp, s->w, 1, s->st, tuna_bruck_rank(me, d, P), tag,
+                                              a->ctx->comm, &o->pair[1]),
                           &n);
         if (prc != MPI_SUCCESS)
             prc = tuna_error_set(prc, "padded-bruck: MPI_Isend of round %d failed", k);
@@ -110,7 +110,7 @@ int tuna_a2av_padded_bruck_step(tuna_a2av_op *o, int wait_rc)
         }
         tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
         /* slot i <- block for me+i: the rotation is free */
-        tuna_bruck_pad(&s->v, P, me, s->B, s->w);
+        tuna_bruck_pad(o->a->tp, &s->v, P, me, s->B, s->w);
         tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
         s->set = s->w;
         s->tag = TUNA_TAG_PADDED_BRUCK;
@@ -119,7 +119,8 @@ int tuna_a2av_padded_bruck_step(tuna_a2av_op *o, int wait_rc)
                   : tuna_bruck_packed_rounds(o, wait_rc, &rc)) == TUNA_STEP_WAIT)
         return TUNA_STEP_WAIT;
     if (rc == MPI_SUCCESS)
-        tuna_bruck_scan_out(&s->v, P, me, true, s->B, s->w, s->upper); /* from s: slot me-s */
+        tuna_bruck_scan_out(o->a->tp, &s->v, P, me, true, s->B, s->w,
+                            s->upper); /* from s: slot me-s */
     tuna_timer_stop(&s->tm, TUNA_PHASE_REARRANGE);
     tuna_stats_temp(s->wbytes + s->round_temp);
     tuna_stats_rounds(s->K);

@@ -40,12 +40,12 @@ static int staggered_inter(tuna_a2av_op *o, tuna_hier *h, int wait_rc)
             int d = 1 + t % nd, l = (h->local + t / nd) % Q;
             size_t idx = (size_t)(d - 1) * Q + l;
             if (pass == 0 && h->in_bytes[idx])
-                rc = tuna_posted(tuna_irecv_bytes(h->in_ptr[idx], h->in_bytes[idx],
-                                                  h->from_rank[d - 1], tag, comm, &req[n]),
+                rc = tuna_posted(tuna_tp_irecv(h->a->tp, h->in_ptr[idx], h->in_bytes[idx],
+                                               h->from_rank[d - 1], tag, comm, &req[n]),
                                  &n);
             else if (pass == 1 && h->out_bytes[idx])
-                rc = tuna_posted(tuna_isend_bytes(h->out_ptr[idx], h->out_bytes[idx],
-                                                  h->to_rank[d - 1], tag, comm, &req[n]),
+                rc = tuna_posted(tuna_tp_isend(h->a->tp, h->out_ptr[idx], h->out_bytes[idx],
+                                               h->to_rank[d - 1], tag, comm, &req[n]),
                                  &n);
         }
     /* A failed post still completes the posted ones. */

@@ -70,6 +70,7 @@ static int tuna_begin(tuna_a2av_op *o)
         s->rp[j] = v->rbytes[j] ? v->rbase + v->roff[j] : NULL;
     }
     s->e = (tuna_engine){.comm = a->ctx->comm,
+                         .tp = a->tp,
                          .scr = a->scr,
                          .n = P,
                          .me = me,
@@ -92,7 +93,7 @@ static int tuna_begin(tuna_a2av_op *o)
     tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
     /* The own block: sbytes[me] <= rbytes[me] was checked by the front end (front.c). */
     if (v->sbytes[me])
-        memcpy(s->rp[me], s->sp[me], v->sbytes[me]);
+        tuna_tp_copy(a->tp, s->rp[me], s->sp[me], v->sbytes[me]);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     MPI_Request *req;
     int n;

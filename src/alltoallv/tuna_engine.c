@@ -54,15 +54,15 @@ void tuna_regions_add(tuna_regions *m, const void *p, size_t len)
     m->n++;
 }
 
-static int regions_post(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
-                        MPI_Request *req, bool send)
+static int regions_post(const tuna_transport *tp, const tuna_regions *m, int peer, int tag,
+                        MPI_Comm comm, MPI_Request *req, bool send)
 {
     *req = MPI_REQUEST_NULL;
     if (m->total == 0)
         return MPI_SUCCESS;
     if (m->n == 1 && m->len[0] <= (size_t)INT_MAX) {
-        int rc = send ? MPI_Isend(m->ptr[0], (int)m->len[0], MPI_BYTE, peer, tag, comm, req)
-                      : MPI_Irecv(m->ptr[0], (int)m->len[0], MPI_BYTE, peer, tag, comm, req);
+        int rc = send ? tuna_tp_isend(tp, m->ptr[0], m->len[0], peer, tag, comm, req)
+                      : tuna_tp_irecv(tp, m->ptr[0], m->len[0], peer, tag, comm, req);
         return rc == MPI_SUCCESS ? rc
                                  : tuna_error_set(rc, "tuna: MPI_%s of %zu bytes failed",
                                                   send ? "Isend" : "Irecv", m->len[0]);
@@ -88,8 +88,8 @@ static int regions_post(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
     if (rc == MPI_SUCCESS)
         rc = MPI_Type_commit(&t);
     if (rc == MPI_SUCCESS)
-        rc = send ? MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm, req)
-                  : MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm, req);
+        rc = send ? tuna_tp_isend_typed(tp, MPI_BOTTOM, 1, t, peer, tag, comm, req)
+                  : tuna_tp_irecv_typed(tp, MPI_BOTTOM, 1, t, peer, tag, comm, req);
     /* Freeing a datatype in use by a pending operation is allowed: it lives on until done. */
     if (t != MPI_DATATYPE_NULL)
         MPI_Type_free(&t);
@@ -100,14 +100,16 @@ static int regions_post(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
     return rc;
 }
 
-int tuna_regions_isend(const tuna_regions *m, int peer, int tag, MPI_Comm comm, MPI_Request *req)
+int tuna_regions_isend(const tuna_transport *tp, const tuna_regions *m, int peer, int tag,
+                       MPI_Comm comm, MPI_Request *req)
 {
-    return regions_post(m, peer, tag, comm, req, true);
+    return regions_post(tp, m, peer, tag, comm, req, true);
 }
 
-int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm, MPI_Request *req)
+int tuna_regions_irecv(const tuna_transport *tp, const tuna_regions *m, int peer, int tag,
+                       MPI_Comm comm, MPI_Request *req)
 {
-    return regions_post(m, peer, tag, comm, req, false);
+    return regions_post(tp, m, peer, tag, comm, req, false);
 }
 
 /* ------------------------------------------------------------ schedule */
@@ -333,7 +335,7 @@ static int arena_grow(engine_state *st, size_t need, bool pending)
         for (size_t t = 0; t < slots; t++) {
             size_t tot = slot_total(st, t);
             if (tot)
-                memcpy(fresh + t * need, st->temp + t * st->stride, tot);
+                tuna_tp_copy(st->e->tp, fresh + t * need, st->temp + t * st->stride, tot);
         }
         st->old_temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
         st->old_len = c->kept_len[TUNA_KEEP_ENGINE_TEMP];
@@ -350,7 +352,7 @@ static int arena_grow(engine_state *st, size_t need, bool pending)
         for (size_t t = slots; live && t-- > 0;) {
             size_t tot = slot_total(st, t);
             if (tot)
-                memmove(p + t * need, p + t * st->stride, tot);
+                tuna_tp_move(st->e->tp, p + t * need, p + t * st->stride, tot);
         }
     }
     st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
@@ -488,7 +490,7 @@ static int settle_start(engine_state *st, int rc, MPI_Request **req, int *nreq)
     if (!st->meta_posted) /* an MPI error while posting: no peer is sure to match the receives */
         for (int q = 0; q < nb; q++)
             if (mreq[2 * q] != MPI_REQUEST_NULL)
-                PMPI_Cancel(&mreq[2 * q]);
+                tuna_tp_cancel(st->e->tp, &mreq[2 * q]);
     return engine_wait(st, ENG_SETTLE_META, mreq, 2 * nb, req, nreq);
 }
 
@@ -528,8 +530,8 @@ static int settle_drain(engine_state *st, MPI_Request **req, int *nreq)
         int from = (me - (int)((st->z0 + q) * st->px) + n) % n;
         st->drain_req = MPI_REQUEST_NULL;
         if (dreq[2 * q + 1] == MPI_REQUEST_NULL && tot &&
-            tuna_irecv_bytes(st->drain, tot, member(e, from), e->tag_data, e->comm,
-                             &st->drain_req) == MPI_SUCCESS) {
+            tuna_tp_irecv(e->tp, st->drain, tot, member(e, from), e->tag_data, e->comm,
+                          &st->drain_req) == MPI_SUCCESS) {
             st->drain_q = q + 1;
             return engine_wait(st, ENG_SETTLE_DRAIN, &st->drain_req, 1, req, nreq);
         }
@@ -582,8 +584,8 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
     for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
         int dist = (int)((z0 + q) * px), from = (me - dist + n) % n;
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
-        rc = MPI_Irecv(st->wire_recv + wire_off(st, q), (int)TUNA_SIZES_BYTES(cnt), MPI_BYTE,
-                       member(e, from), e->tag_meta, e->comm, &mreq[2 * q]);
+        rc = tuna_tp_irecv(e->tp, st->wire_recv + wire_off(st, q), TUNA_SIZES_BYTES(cnt),
+                           member(e, from), e->tag_meta, e->comm, &mreq[2 * q]);
     }
     for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
         int dist = (int)((z0 + q) * px), to = (me + dist) % n;
@@ -597,8 +599,8 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
         size_t len = tuna_sizes_encode(st->meta_send + (size_t)st->start[q] * nsub, (size_t)cnt,
                                        st->wire_send + wire_off(st, q));
-        rc = MPI_Isend(st->wire_send + wire_off(st, q), (int)len, MPI_BYTE, member(e, to),
-                       e->tag_meta, e->comm, &mreq[2 * q + 1]);
+        rc = tuna_tp_isend(e->tp, st->wire_send + wire_off(st, q), len, member(e, to), e->tag_meta,
+                           e->comm, &mreq[2 * q + 1]);
     }
     if (rc != MPI_SUCCESS)
         return settle_start(
@@ -626,7 +628,7 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
             size_t slot = (size_t)slot_of(i, r), tot = slot_total(st, slot);
             const char *src = tot ? st->temp + slot * st->stride : NULL; /* no arena yet: NULL */
             if (i >= pnext && tot > 0) { /* middle hop: the slot is refilled this round */
-                memcpy(staging + staged, src, tot);
+                tuna_tp_copy(e->tp, staging + staged, src, tot);
                 src = staging + staged;
                 staged += tot;
             } else if (tot > 0) {
@@ -640,7 +642,8 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
     tuna_timer_stop(st->tm, TUNA_PHASE_COPY);
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
         int dist = (int)((z0 + q) * px), to = (me + dist) % n;
-        rc = tuna_regions_isend(&st->sreg[q], member(e, to), e->tag_data, e->comm, &dreq[2 * q]);
+        rc = tuna_regions_isend(e->tp, &st->sreg[q], member(e, to), e->tag_data, e->comm,
+                                &dreq[2 * q]);
         if (rc == MPI_SUCCESS)
             st->sends_posted++;
     }
@@ -749,7 +752,7 @@ static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nre
                 tuna_regions_add(m, st->temp + slot * st->stride, tot);
         }
         /* A truncation is reported after the exchange, so peers never wait on us. */
-        if ((rc = tuna_regions_irecv(m, member(e, from), e->tag_data, e->comm,
+        if ((rc = tuna_regions_irecv(e->tp, m, member(e, from), e->tag_data, e->comm,
                                      &dreq[2 * q + 1])) != MPI_SUCCESS)
             return settle_start(st, rc, req, nreq);
     }

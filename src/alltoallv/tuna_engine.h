@@ -32,10 +32,10 @@ typedef struct tuna_regions {
  */
 void tuna_regions_add(tuna_regions *m, const void *p, size_t len);
 /* Post the message; *req stays MPI_REQUEST_NULL when it is empty. */
-int tuna_regions_isend(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
-                       MPI_Request *req);
-int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
-                       MPI_Request *req);
+int tuna_regions_isend(const tuna_transport *tp, const tuna_regions *m, int peer, int tag,
+                       MPI_Comm comm, MPI_Request *req);
+int tuna_regions_irecv(const tuna_transport *tp, const tuna_regions *m, int peer, int tag,
+                       MPI_Comm comm, MPI_Request *req);
 
 /* ------------------------------------------------------------ the TuNA engine */
 
@@ -70,6 +70,7 @@ int tuna_regions_irecv(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
  */
 typedef struct tuna_engine {
     MPI_Comm comm;
+    const tuna_transport *tp;
     tuna_scratch *scr;   /* owner of the kept buffers (TUNA_KEEP_ENGINE_*) */
     int n, me;
     const int *members;

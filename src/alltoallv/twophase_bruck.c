@@ -120,12 +120,12 @@ static int post_sizes(tuna_a2av_op *o)
     /* Encoded in place (meta's first TUNA_SIZES_BYTES(P/2) bytes have the room). */
     const size_t wout = tuna_sizes_encode(s->meta, (size_t)n, (unsigned char *)s->meta);
     int tag = TUNA_TAG_TWOPHASE_META + a->tag_shift, posted = 0;
-    int prc = tuna_posted(MPI_Irecv(s->wire_in, (int)TUNA_SIZES_BYTES(n), MPI_BYTE,
-                                    tuna_bruck_rank(me, -d, P), tag, a->ctx->comm, &o->pair[0]),
+    int prc = tuna_posted(tuna_tp_irecv(a->tp, s->wire_in, TUNA_SIZES_BYTES(n),
+                                        tuna_bruck_rank(me, -d, P), tag, a->ctx->comm, &o->pair[0]),
                           &posted);
     if (prc == MPI_SUCCESS)
-        prc = tuna_posted(MPI_Isend(s->meta, (int)wout, MPI_BYTE, tuna_bruck_rank(me, d, P), tag,
-                                    a->ctx->comm, &o->pair[1]),
+        prc = tuna_posted(tuna_tp_isend(a->tp, s->meta, wout, tuna_bruck_rank(me, d, P), tag,
+                                        a->ctx->comm, &o->pair[1]),
                           &posted);
     if (prc != MPI_SUCCESS)
         prc = tuna_error_set(prc, "twophase-bruck: size exchange of round %d failed", k);
@@ -164,7 +164,7 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
     for (int j = 0; j < n; j++) {
         int i = s->idx[j];
         if (s->len[i])
-            memcpy(s->sbuf + off, s->ptr[i], s->len[i]);
+            tuna_tp_copy(a->tp, s->sbuf + off, s->ptr[i], s->len[i]);
         off += s->len[i];
         s->in_tmp[i] = 0; /* packed: its region is free until the slot comes back */
         if ((i >> (k + 1)) != 0 && (size_t)meta[j] > need)
@@ -184,8 +184,8 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
         for (int i = P - 1; i >= 1; i--)
             if (s->in_tmp[i]) {
                 if (s->len[i])
-                    memmove(s->tmp + (size_t)s->tslot[i] * need,
-                            s->tmp + (size_t)s->tslot[i] * s->stride, s->len[i]);
+                    tuna_tp_move(a->tp, s->tmp + (size_t)s->tslot[i] * need,
+                                 s->tmp + (size_t)s->tslot[i] * s->stride, s->len[i]);
                 s->ptr[i] = s->tmp + (size_t)s->tslot[i] * need;
             }
         s->stride = need;
@@ -194,12 +194,12 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
     /* Receive from me-2^k while sending to me+2^k (once MPI_Sendrecv's pair). */
     int tag = TUNA_TAG_TWOPHASE_DATA + a->tag_shift, prc = MPI_SUCCESS;
     o->pair[0] = o->pair[1] = MPI_REQUEST_NULL;
-    if (in && (prc = tuna_irecv_bytes(s->rbuf, in, tuna_bruck_rank(me, -d, P), tag,
-                                      a->ctx->comm, &o->pair[0])) != MPI_SUCCESS)
+    if (in && (prc = tuna_tp_irecv(a->tp, s->rbuf, in, tuna_bruck_rank(me, -d, P), tag,
+                                   a->ctx->comm, &o->pair[0])) != MPI_SUCCESS)
         o->pair[0] = MPI_REQUEST_NULL;
     if (prc == MPI_SUCCESS && s->out &&
-        (prc = tuna_isend_bytes(s->sbuf, s->out, tuna_bruck_rank(me, d, P), tag, a->ctx->comm,
-                                &o->pair[1])) != MPI_SUCCESS)
+        (prc = tuna_tp_isend(a->tp, s->sbuf, s->out, tuna_bruck_rank(me, d, P), tag, a->ctx->comm,
+                             &o->pair[1])) != MPI_SUCCESS)
         o->pair[1] = MPI_REQUEST_NULL;
     o->i = 2;
     return tuna_a2av_step_wait(o, o->pair, 2, prc);
@@ -233,11 +233,11 @@ static int take_data(tuna_a2av_op *o, int wait_rc)
                                             me, got, from, from, v->rbytes[from]);
             }
             if (keep)
-                memcpy(v->rbase + v->roff[from], s->rbuf + off, keep);
+                tuna_tp_copy(a->tp, v->rbase + v->roff[from], s->rbuf + off, keep);
         } else {
             char *region = keep ? s->tmp + (size_t)s->tslot[i] * s->stride : NULL;
             if (keep)
-                memcpy(region, s->rbuf + off, keep);
+                tuna_tp_copy(a->tp, region, s->rbuf + off, keep);
             s->ptr[i] = region;
             s->len[i] = keep;
             s->in_tmp[i] = 1;
@@ -263,7 +263,7 @@ static int begin(tuna_a2av_op *o)
             return tuna_a2av_step_done(o, rc);
         size_t own = v.sbytes[0] < v.rbytes[0] ? v.sbytes[0] : v.rbytes[0];
         if (own)
-            memcpy(v.rbase + v.roff[0], v.sbase + v.soff[0], own);
+            tuna_tp_copy(a->tp, v.rbase + v.roff[0], v.sbase + v.soff[0], own);
         return tuna_a2av_step_done(o, tuna_bytes_view_close(a, &v, MPI_SUCCESS));
     }
     /* The round's slot indices live in the state: one allocation for both. */
@@ -281,7 +281,7 @@ static int begin(tuna_a2av_op *o)
     /* Own block: never leaves this rank (the front end checked it fits). */
     size_t own = v->sbytes[me] < v->rbytes[me] ? v->sbytes[me] : v->rbytes[me];
     if (own)
-        memcpy(v->rbase + v->roff[me], v->sbase + v->soff[me], own);
+        tuna_tp_copy(a->tp, v->rbase + v->roff[me], v->sbase + v->soff[me], own);
     /* Passing-through slots: slot i's region at tmp + tslot[i]*stride, grown on demand. */
     s->K = tuna_bruck_rounds(P);
     s->ntemp = (size_t)(P - s->K - 1);

@@ -1,6 +1,6 @@
 /*
  * Datatype helpers: contiguity test, packing of whole blocks (any count, by
- * chunks so MPI's int positions never overflow), raw-byte messages of any size.
+ * chunks so MPI's int positions never overflow).
  */
 #include "tuna_internal.h"
 
@@ -191,41 +191,5 @@ int tuna_message_type(MPI_Count count, MPI_Datatype type, MPI_Aint extent, int *
                               (long long)count);
     *n = 1;
     *made = true;
-    return MPI_SUCCESS;
-}
-
-int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                     MPI_Request *req)
-{
-    if (bytes <= (size_t)INT_MAX) {
-        TUNA_MPI_CHECK(MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req));
-        return MPI_SUCCESS;
-    }
-    MPI_Datatype t;
-    int rc = tuna_coll_bytes_type(bytes, &t);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = MPI_Isend(buf, 1, t, peer, tag, comm, req);
-    MPI_Type_free(&t); /* freed once the pending send completes */
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "MPI_Isend of %zu bytes failed", bytes);
-    return MPI_SUCCESS;
-}
-
-int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                     MPI_Request *req)
-{
-    if (bytes <= (size_t)INT_MAX) {
-        TUNA_MPI_CHECK(MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req));
-        return MPI_SUCCESS;
-    }
-    MPI_Datatype t;
-    int rc = tuna_coll_bytes_type(bytes, &t);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = MPI_Irecv(buf, 1, t, peer, tag, comm, req);
-    MPI_Type_free(&t);
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "MPI_Irecv of %zu bytes failed", bytes);
     return MPI_SUCCESS;
 }

@@ -31,8 +31,8 @@ bool tuna_op_any_active(void)
 static int test_wait(tuna_op *op, int *flag)
 {
     if (op->wait_mode == TUNA_WAIT_ALL)
-        return tuna_requests_settle(op->nreq, op->req, op->status, false, flag);
-    int rc = PMPI_Testany(op->nreq, op->req, &op->any, flag, MPI_STATUS_IGNORE);
+        return tuna_tp_settle(op->tp, op->nreq, op->req, op->status, false, flag);
+    int rc = tuna_tp_any(op->tp, op->nreq, op->req, &op->any, false, flag);
     if (rc != MPI_SUCCESS) {
         *flag = 1; /* the step settles the failed request (op->any) and the others */
         return rc;
@@ -45,19 +45,19 @@ static int test_wait(tuna_op *op, int *flag)
 /* op's wait, here (nothing else to progress): the blocking calls of today's algorithms. */
 static int wait_here(tuna_op *op)
 {
+    int flag;
     if (op->wait_mode == TUNA_WAIT_ANY)
-        return PMPI_Waitany(op->nreq, op->req, &op->any, MPI_STATUS_IGNORE);
+        return tuna_tp_any(op->tp, op->nreq, op->req, &op->any, true, &flag);
     if (op->wait_mode == TUNA_WAIT_ANY_POLL) {
-        for (int flag = 0;;) {
-            int rc = PMPI_Testany(op->nreq, op->req, &op->any, &flag, MPI_STATUS_IGNORE);
+        for (;;) {
+            int rc = tuna_tp_any(op->tp, op->nreq, op->req, &op->any, false, &flag);
             if (rc != MPI_SUCCESS || (flag && op->any != MPI_UNDEFINED))
                 return rc;
             if (flag) /* "none active" while one is pending (SMPI): polling would not move */
-                return PMPI_Waitany(op->nreq, op->req, &op->any, MPI_STATUS_IGNORE);
+                return tuna_tp_any(op->tp, op->nreq, op->req, &op->any, true, &flag);
         }
     }
-    int flag;
-    return tuna_requests_settle(op->nreq, op->req, op->status, true, &flag);
+    return tuna_tp_settle(op->tp, op->nreq, op->req, op->status, true, &flag);
 }
 
 /* One call of the step with this operation's statistics record current. */

@@ -28,7 +28,7 @@ enum {
  * What a step that answered TUNA_STEP_WAIT waits for (op->wait_mode; the engine sets
  * TUNA_WAIT_ALL before each call of the step, which may change it):
  *   TUNA_WAIT_ALL: every request of op->req[0 .. op->nreq), TUNA_WAIT_CHUNK at a time in
- *     order (tuna_waitall), the statuses stored in op->status if the step set it (for at
+ *     order (the transport's settle), the statuses stored in op->status if the step set it (for at
  *     most TUNA_WAIT_CHUNK requests: when progressed, a chunk completed by an earlier test
  *     would be tested again as null requests, its statuses emptied);
  *   TUNA_WAIT_ANY: one request (MPI_Waitany; MPI_Testany when progressed): the step is
@@ -56,6 +56,8 @@ typedef int tuna_step_fn(tuna_op *op, int wait_rc);
 
 struct tuna_request_s {
     tuna_step_fn *step;
+    const tuna_transport *tp;     /* completes the steps' requests (src/transport/transport.h):
+                                     the transport the family's arguments post with */
     void (*release)(tuna_op *op); /* frees the family's operation (nonblocking ones); NULL:
                                      the owner (a stack frame, a plan) keeps it */
     MPI_Request *req;             /* the current step's requests (the family's storage) */

@@ -5,6 +5,7 @@
 #include "tuna.h"
 #include "tuna_tags.h"
 #include "tuna_registry.h"
+#include "../transport/transport.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -329,12 +330,6 @@ int tuna_agree_start(tuna_ctx *ctx, long long *v, int n, MPI_Request *req);
 int tuna_message_type(MPI_Count count, MPI_Datatype type, MPI_Aint extent, int *n,
                       MPI_Datatype *msg, bool *made);
 
-/* Send / receive `bytes` raw bytes (any size, including > INT_MAX). */
-int tuna_isend_bytes(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                     MPI_Request *req);
-int tuna_irecv_bytes(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                     MPI_Request *req);
-
 /* Size, extent and contiguity of a datatype (predefined ones cached per thread). */
 int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out);
 /* True if `count` elements of `type` are always count*size contiguous bytes in signature order. */
@@ -384,25 +379,13 @@ int tuna_coll_agree_args_start(tuna_ctx *ctx, const char *coll, int local_rc,
 int tuna_coll_agree_args_judge(const char *coll, int local_rc, const long long *v,
                                const char *const *names, int n);
 
-/* MPI_Waitall returning the failed request's own error code (not MPI_ERR_IN_STATUS, which
- * MPI returns when any request fails and which says nothing about why). It completes the
- * requests TUNA_WAIT_CHUNK at a time, in order (statuses on the stack): a request of a later
- * chunk is completed only after every earlier one (the cost model prices that, model.c).
- * On a failure every request of the set is still completed before it returns the first
- * error (tuna_requests_complete; the rule is in requests.c): the caller may free or reuse
- * every buffer of the step, and no message of it stays in flight. */
+/* A step's requests complete TUNA_WAIT_CHUNK at a time, in order (the transport's settle,
+ * src/transport/mpi_host.c, statuses on the stack): a request of a later chunk is completed
+ * only after every earlier one (the cost model prices that, model.c). On a failure every
+ * request of the set is still completed before the first error returns (the rule is in
+ * mpi_host.c): the caller may free or reuse every buffer of the step, and no message of it
+ * stays in flight. */
 #define TUNA_WAIT_CHUNK 32
-int tuna_waitall(int n, MPI_Request *req);
-/* The same completion, blocking (PMPI_Waitall) or not (PMPI_Testall: *flag = 0 while a
- * chunk is incomplete, nothing lost), the statuses in status[] if not NULL; *flag once every
- * request completed or a failure completed the rest (its own code returned). */
-int tuna_requests_settle(int n, MPI_Request *req, MPI_Status *status, bool block, int *flag);
-/* Complete every non-null request of req[0..n), ignoring their errors (all become
- * MPI_REQUEST_NULL): the error path of a step whose peers post their sides. */
-void tuna_requests_complete(int n, MPI_Request *req);
-/* End of a step that posted req[0..n) with outcome post_rc: tuna_waitall() if every post
- * succeeded, else the posted requests are completed and post_rc is returned. */
-int tuna_requests_finish(int n, MPI_Request *req, int post_rc);
 /* Count the request a post wrote to req[*n] (rc: the post's outcome) only if it was posted;
  * returns rc. A failed post leaves no request to complete. */
 static inline int tuna_posted(int rc, int *n)
@@ -410,6 +393,12 @@ static inline int tuna_posted(int rc, int *n)
     if (rc == MPI_SUCCESS)
         (*n)++;
     return rc;
+}
+/* Copy a resolved parameter vector (TUNA_MAX_PARAMS values): a row's settings, not data,
+ * so not the transport's. */
+static inline void tuna_params_copy(long *dst, const long *src)
+{
+    memcpy(dst, src, sizeof(long) * TUNA_MAX_PARAMS);
 }
 /* The first of two outcomes that failed (MPI_SUCCESS if neither did). */
 static inline int tuna_first_error(int first, int next)

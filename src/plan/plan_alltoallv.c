@@ -27,6 +27,7 @@ int tuna_plan_a2av_begin(struct tuna_plan_s *p)
         return 1;
     p->a2av_op = (tuna_a2av_op){.a = &p->a, .row = p->run};
     p->a2av_op.op.step = row_step;
+    p->a2av_op.op.tp = p->a.tp;
     p->a2av_op.op.publish_stats = true;
     if (p->inplace_copy) {
         int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
@@ -124,7 +125,10 @@ int tuna_plan_a2av_setup(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm c
     p->sendtype = sendtype;
     p->recvtype = recvtype;
     if (ctx) {
-        p->a = (tuna_a2av_args){.ctx = ctx, .scr = &p->scr, .rank = ctx->rank,
+        p->a = (tuna_a2av_args){.ctx = ctx,
+                                .tp = &tuna_transport_mpi_host,
+                                .scr = &p->scr,
+                                .rank = ctx->rank,
                                 .size = ctx->size};
         p->tag_shift = tuna_op_tag_shift(ctx, true);
     }

@@ -58,7 +58,8 @@ int tuna_fold_reverse(const tuna_fold *f, int g)
     return r;
 }
 
-int tuna_permute_blocks_inplace(char *buf, size_t block, int n, const int *src)
+int tuna_permute_blocks_inplace(const tuna_transport *tp, char *buf, size_t block, int n,
+                                const int *src)
 {
     if (n <= 1 || block == 0)
         return MPI_SUCCESS;
@@ -79,13 +80,13 @@ int tuna_permute_blocks_inplace(char *buf, size_t block, int n, const int *src)
             continue;
         /* Walk the cycle backwards: save the first slot, pull each block into the slot it
          * belongs to, and drop the saved block into the slot that closes the cycle. */
-        memcpy(tmp, buf + (size_t)start * block, block);
+        tuna_tp_copy(tp, tmp, buf + (size_t)start * block, block);
         int to = start;
         for (int from = src[to]; from != start; to = from, from = src[to]) {
-            memcpy(buf + (size_t)to * block, buf + (size_t)from * block, block);
+            tuna_tp_copy(tp, buf + (size_t)to * block, buf + (size_t)from * block, block);
             done[from] = 1;
         }
-        memcpy(buf + (size_t)to * block, tmp, block);
+        tuna_tp_copy(tp, buf + (size_t)to * block, tmp, block);
     }
     free(done);
     free(tmp);

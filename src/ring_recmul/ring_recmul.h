@@ -41,9 +41,11 @@ int tuna_fold_reverse(const tuna_fold *f, int g);
  * In-place block permutation: afterwards slot p holds the block that was in
  * slot src[p], for every p in [0, n) (src must be a permutation). Follows the
  * cycles of the permutation, moving every block exactly once, with one block
- * of temporary memory and n bytes of marks (never a second full-size buffer).
+ * of temporary memory and n bytes of marks (never a second full-size buffer). The blocks
+ * move through tp.
  */
-int tuna_permute_blocks_inplace(char *buf, size_t block, int n, const int *src);
+int tuna_permute_blocks_inplace(const tuna_transport *tp, char *buf, size_t block, int n,
+                                const int *src);
 
 /* auto's candidates of a row whose one parameter is the radix or group size "k": the radix
  * grid over [2, P] (tuna_grid_fn). */

@@ -513,11 +513,11 @@ static double message_cost(const tuna_ctx *ctx)
                     PMPI_Cancel(&req[2 * posted]); /* its send was not posted */
             }
             if (rc != MPI_SUCCESS) {
-                tuna_requests_complete(2 * posted, req);
+                tuna_mpi_host_complete(2 * posted, req);
                 return 0;
             }
             if (PMPI_Waitall(2 * k, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
-                tuna_requests_complete(2 * k, req);
+                tuna_mpi_host_complete(2 * k, req);
                 return 0;
             }
             took[b] = PMPI_Wtime() - t0;
