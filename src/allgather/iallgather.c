@@ -101,23 +101,13 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     /* The transport completes the library's request and the agreement too. */
-    *x = (iag_op){.o.op = {.step = iag_step,
-                           .tp = &tuna_transport_mpi_host,
-                           .release = iag_release,
-                           .publish_stats = true},
-                  .w = {.name = "iallgather",
-                        .nsame = 1,
-                        .names = names,
-                        .post_library = post_library,
-                        .begin_row = begin_row,
+    *x = (iag_op){.o.op = {.step = iag_step, .tp = &tuna_transport_mpi_host,
+                           .release = iag_release, .publish_stats = true},
+                  .w = {.name = "iallgather", .nsame = 1, .names = names,
+                        .post_library = post_library, .begin_row = begin_row,
                         .row_step = tuna_ag_op_step},
-                  .sendbuf = sendbuf,
-                  .recvbuf = recvbuf,
-                  .scount = sendcount,
-                  .rcount = recvcount,
-                  .stype = sendtype,
-                  .rtype = recvtype,
-                  .comm = comm};
+                  .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
+                  .rcount = recvcount, .stype = sendtype, .rtype = recvtype, .comm = comm};
     if ((rc = tuna_icoll_route(&x->w, &tuna_ag_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;

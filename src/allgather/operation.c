@@ -57,14 +57,9 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
         o->work = NULL;
         return rc;
     }
-    o->a = (tuna_ag_args){.buf = buf,
-                          .block = block,
-                          .ctx = ctx,
-                          .tp = &tuna_transport_mpi_host,
-                          .rank = me,
-                          .size = P,
-                          .tag_shift = tag_shift,
-                          .info = &row->desc.info};
+    o->a = (tuna_ag_args){.buf = buf, .block = block, .ctx = ctx,
+                          .tp = &tuna_transport_mpi_host, .rank = me, .size = P,
+                          .tag_shift = tag_shift, .info = &row->desc.info};
     o->op.tp = o->a.tp;
     tuna_params_copy(o->a.param, param);
     return MPI_SUCCESS;

@@ -99,14 +99,8 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
 
     int commute = 0;
     TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
-    tuna_ar_args a = {.rbuf = recvbuf,
-                      .count = count,
-                      .type = datatype,
-                      .op = op,
-                      .ctx = ctx,
-                      .tp = &tuna_transport_mpi_host,
-                      .rank = me,
-                      .size = P,
+    tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
+                      .ctx = ctx, .tp = &tuna_transport_mpi_host, .rank = me, .size = P,
                       .commute = commute != 0};
     if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);

@@ -104,23 +104,14 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     /* The transport completes the library's request and the agreement too. */
-    *x = (iar_op){.o.op = {.step = iar_step,
-                           .tp = &tuna_transport_mpi_host,
-                           .release = iar_release,
-                           .publish_stats = true},
-                  .w = {.name = "iallreduce",
-                        .nsame = 2,
-                        .names = names,
-                        .post_library = post_library,
-                        .begin_row = begin_row,
+    *x = (iar_op){.o.op = {.step = iar_step, .tp = &tuna_transport_mpi_host,
+                           .release = iar_release, .publish_stats = true},
+                  .w = {.name = "iallreduce", .nsame = 2, .names = names,
+                        .post_library = post_library, .begin_row = begin_row,
                         .row_step = tuna_ar_op_step},
-                  .a = {.rbuf = recvbuf,
-                        .count = count,
-                        .type = datatype,
-                        .op = op,
+                  .a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
                         .tp = &tuna_transport_mpi_host},
-                  .sendbuf = sendbuf,
-                  .comm = comm};
+                  .sendbuf = sendbuf, .comm = comm};
     if ((rc = tuna_icoll_route(&x->w, &tuna_ar_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;

@@ -178,8 +178,8 @@ static int run_row(const tuna_a2av_algorithm *run, const long *param, const void
     const int P = ctx->size;
     tuna_timer tm;
     tuna_timer_start(&tm);
-    tuna_a2av_args a = {
-        .ctx = ctx, .tp = &tuna_transport_mpi_host, .scr = &ctx->scr, .rank = ctx->rank, .size = P};
+    tuna_a2av_args a = {.ctx = ctx, .tp = &tuna_transport_mpi_host, .scr = &ctx->scr,
+                        .rank = ctx->rank, .size = P};
     tuna_params_copy(a.param, param);
     /* Scratch slot 0: the byte displacements (as alltoallv's); 2: the counts. */
     MPI_Aint *disp = tuna_ctx_scratch(ctx, 0, sizeof(MPI_Aint) * 2 * (size_t)P);

@@ -237,8 +237,8 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     } else {
         const int P = ctx->size;
         size_t block = 0;
-        x->args = (tuna_a2av_args){
-            .ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr, .rank = ctx->rank, .size = P};
+        x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr,
+                                   .rank = ctx->rank, .size = P};
         x->local_rc = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, P, ctx->rank, &block);
         if (x->local_rc == MPI_SUCCESS)

@@ -288,11 +288,12 @@ static int run_two_rank_exchange(const tuna_a2av_algorithm *row, tuna_ctx *ctx,
                      (const char *)sendbuf + (MPI_Aint)sdispls[me] * si->extent, self_out);
     const bool send = sendcounts[peer] > 0 && si->size > 0,
                recv = recvcounts[peer] > 0 && ri->size > 0;
-    int rc = tuna_tp_sendrecv_typed(
-        tp, (const char *)sendbuf + (MPI_Aint)sdispls[peer] * si->extent,
-        send ? sendcounts[peer] : 0, sendtype, send ? peer : MPI_PROC_NULL, row->desc.pair_tag,
-        (char *)recvbuf + (MPI_Aint)rdispls[peer] * ri->extent, recv ? recvcounts[peer] : 0,
-        recvtype, recv ? peer : MPI_PROC_NULL, row->desc.pair_tag, ctx->comm);
+    int rc = tuna_tp_sendrecv_typed(tp, (const char *)sendbuf + (MPI_Aint)sdispls[peer] * si->extent,
+                                    send ? sendcounts[peer] : 0, sendtype,
+                                    send ? peer : MPI_PROC_NULL, row->desc.pair_tag,
+                                    (char *)recvbuf + (MPI_Aint)rdispls[peer] * ri->extent,
+                                    recv ? recvcounts[peer] : 0, recvtype,
+                                    recv ? peer : MPI_PROC_NULL, row->desc.pair_tag, ctx->comm);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(rc, "MPI_Sendrecv failed");
 }
 
@@ -491,8 +492,8 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
     const bool is_auto = alg->desc.kind == TUNA_ROW_AUTO;
-    tuna_a2av_args a = {
-        .ctx = ctx, .tp = &tuna_transport_mpi_host, .scr = &ctx->scr, .rank = me, .size = P};
+    tuna_a2av_args a = {.ctx = ctx, .tp = &tuna_transport_mpi_host, .scr = &ctx->scr, .rank = me,
+                        .size = P};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
      * when that is the MPI library's own algorithm, the call is the library's. */

@@ -244,8 +244,8 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
             return rc;
         }
     } else {
-        x->args = (tuna_a2av_args){
-            .ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr, .rank = ctx->rank, .size = ctx->size};
+        x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr,
+                                   .rank = ctx->rank, .size = ctx->size};
         x->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
         x->local_rc = x->disp ? tuna_a2av_prepare(&x->args, sendbuf, sc, sendtype, recvbuf, rcv,
                                                   recvtype, x->v, x->disp, &x->copy,

@@ -125,11 +125,8 @@ int tuna_plan_a2av_setup(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm c
     p->sendtype = sendtype;
     p->recvtype = recvtype;
     if (ctx) {
-        p->a = (tuna_a2av_args){.ctx = ctx,
-                                .tp = &tuna_transport_mpi_host,
-                                .scr = &p->scr,
-                                .rank = ctx->rank,
-                                .size = ctx->size};
+        p->a = (tuna_a2av_args){.ctx = ctx, .tp = &tuna_transport_mpi_host, .scr = &p->scr,
+                                .rank = ctx->rank, .size = ctx->size};
         p->tag_shift = tuna_op_tag_shift(ctx, true);
     }
     /* The caller may free derived datatypes after init (MPI's persistent semantics). */

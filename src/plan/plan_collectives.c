@@ -60,16 +60,9 @@ static int allreduce_begin(struct tuna_plan_s *p)
     const tuna_ar_algorithm *row = &tuna_ar_table[p->chosen.algorithm];
     if (row->desc.kind == TUNA_ROW_VENDOR || p->block == 0)
         return 1;
-    tuna_ar_args a = {.rbuf = p->recvbuf,
-                      .count = p->rcount,
-                      .type = p->dtype,
-                      .op = p->op,
-                      .commute = p->commute,
-                      .ctx = p->ctx,
-                      .tp = &tuna_transport_mpi_host,
-                      .rank = p->ctx->rank,
-                      .size = p->ctx->size,
-                      .tag_shift = p->tag_shift};
+    tuna_ar_args a = {.rbuf = p->recvbuf, .count = p->rcount, .type = p->dtype, .op = p->op,
+                      .commute = p->commute, .ctx = p->ctx, .tp = &tuna_transport_mpi_host,
+                      .rank = p->ctx->rank, .size = p->ctx->size, .tag_shift = p->tag_shift};
     tuna_params_resolve(&row->desc.info, p->chosen.value, p->ctx->size, a.param);
     p->ar_op.op = (tuna_op){.step = tuna_ar_op_step, .publish_stats = true};
     int rc = tuna_ar_op_setup(&p->ar_op, row, &a, p->sendbuf);
