@@ -83,7 +83,7 @@ static double mesh_cross(const tuna_model_layout *l, long long w, long d)
 /*
  * mesh: per phase j (place w = d_0 ... d_{j-1}) the d_j - 1 exchanges of n = P/d_j blocks in
  * flight together to the ranks at distances w .. (d_j - 1) w, every receive posted before the
- * sends (late: those beyond tuna_waitall's first chunk); the own n blocks copied; where a
+ * sends (late: those beyond the wait's first chunk); the own n blocks copied; where a
  * message is not one run (P/(w d_j) > 1 runs of w blocks) the phase's two types built and
  * the library's gather and scatter of it (one copy each side, dt_block per run), as for
  * TuNA's hindexed messages.

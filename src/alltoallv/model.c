@@ -58,7 +58,7 @@ static double phase_late(const model *x, double m, double late, double bytes, do
 }
 
 /*
- * Receives of m that tuna_waitall completes only after its first chunk of TUNA_WAIT_CHUNK
+ * Receives of m that the engine's wait completes only after its first chunk of TUNA_WAIT_CHUNK
  * requests: `first` receives are in that chunk (TUNA_WAIT_CHUNK / 2 where receives and sends
  * alternate, TUNA_WAIT_CHUNK where all receives go first). When the first chunk holds
  * off-node receives that end with a shared link, the later ones' overheads follow it.
@@ -81,7 +81,7 @@ static double cross_range(const model *x, long d0, long d1)
 
 /* Linear exchange in batches of `b` peers, each batch completed before the next
  * (scattered, multipair; b = P-1: spreadout, linear); `first` receives of a batch are in
- * tuna_waitall's first chunk (late_receives). */
+ * the wait's first chunk (late_receives). */
 static double batched_linear(const model *x, long b, double first)
 {
     const long n = x->l.P - 1;

@@ -79,7 +79,7 @@ static double phase_time(const tuna_profile *prof, const tuna_model_layout *lay,
      * arrived: the transfers start after the first send (half of o1) and overlap the rest;
      * the last receive's half follows them; the CPU's m*o bounds it all. Off-node messages
      * bound by a resource they all share end with it; `late` receives are completed only
-     * after them (tuna_waitall's later chunks), so their receive halves (SMPI charges `or`
+     * after them (the wait's later chunks), so their receive halves (SMPI charges `or`
      * as a receive is completed) follow its end one by one (docs/simulation.md, "Pricing
      * the hierarchical algorithms after the metadata change"). */
     double tail = phi > 0 ? fmin(late, m) * E->overhead / 2 : 0;

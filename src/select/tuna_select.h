@@ -187,7 +187,7 @@ double tuna_model_phase(const tuna_profile *m, const tuna_model_layout *l, doubl
                         double bytes, double node_bytes, double phi, long d0, long d1,
                         long step);
 /* The same when `late` of the m receives are completed only after all the others (requests
- * completed in chunks, tuna_waitall): on a bound all off-node messages share, those end
+ * completed in chunks, the engine's wait): on a bound all off-node messages share, those end
  * together, and the late receives' overheads follow (model_phase.c). */
 double tuna_model_phase_late(const tuna_profile *m, const tuna_model_layout *l, double msgs,
                              double late, double bytes, double node_bytes, double phi,
