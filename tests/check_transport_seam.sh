@@ -8,7 +8,10 @@
 # Usage: check_transport_seam.sh SOURCE_ROOT. Exit 1, naming each call, when one is found.
 root=${1:?usage: check_transport_seam.sh SOURCE_ROOT}
 dirs="src/alltoallv src/alltoall src/allgather src/allreduce src/ring_recmul"
-calls='P?MPI_(Isend|Irecv|Send|Recv|Sendrecv|Sendrecv_replace|Ssend|Issend|Bsend|Ibsend|Rsend|Irsend|Send_init|Recv_init|Start|Startall|Wait|Waitall|Waitany|Waitsome|Test|Testall|Testany|Testsome|Cancel|Request_free|Reduce_local)|memcpy|memmove'
+p2p='Isend|Irecv|Send|Recv|Sendrecv|Sendrecv_replace|Ssend|Issend|Bsend|Ibsend|Rsend|Irsend'
+persistent='Send_init|Recv_init|Start|Startall'
+completion='Wait|Waitall|Waitany|Waitsome|Test|Testall|Testany|Testsome|Cancel|Request_free'
+calls="P?MPI_($p2p|$persistent|$completion|Reduce_local)|memcpy|memmove"
 cd "$root" || exit 2
 found=0
 for d in $dirs; do
@@ -20,7 +23,8 @@ for d in $dirs; do
     fi
 done
 if [ "$found" = 1 ]; then
-    echo "check_transport_seam: the calls above bypass the transport: use tuna_tp_* (src/transport/transport.h)"
+    echo "check_transport_seam: the calls above bypass the transport:" \
+         "use tuna_tp_* (src/transport/transport.h)"
     exit 1
 fi
 echo "check_transport_seam: no direct MPI point-to-point, completion, reduction or copy in $dirs"

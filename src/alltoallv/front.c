@@ -288,12 +288,11 @@ static int run_two_rank_exchange(const tuna_a2av_algorithm *row, tuna_ctx *ctx,
                      (const char *)sendbuf + (MPI_Aint)sdispls[me] * si->extent, self_out);
     const bool send = sendcounts[peer] > 0 && si->size > 0,
                recv = recvcounts[peer] > 0 && ri->size > 0;
-    int rc = tuna_tp_sendrecv_typed(tp, (const char *)sendbuf + (MPI_Aint)sdispls[peer] * si->extent,
-                                    send ? sendcounts[peer] : 0, sendtype,
-                                    send ? peer : MPI_PROC_NULL, row->desc.pair_tag,
-                                    (char *)recvbuf + (MPI_Aint)rdispls[peer] * ri->extent,
-                                    recv ? recvcounts[peer] : 0, recvtype,
-                                    recv ? peer : MPI_PROC_NULL, row->desc.pair_tag, ctx->comm);
+    int rc = tuna_tp_sendrecv_typed(
+        tp, (const char *)sendbuf + (MPI_Aint)sdispls[peer] * si->extent,
+        send ? sendcounts[peer] : 0, sendtype, send ? peer : MPI_PROC_NULL, row->desc.pair_tag,
+        (char *)recvbuf + (MPI_Aint)rdispls[peer] * ri->extent, recv ? recvcounts[peer] : 0,
+        recvtype, recv ? peer : MPI_PROC_NULL, row->desc.pair_tag, ctx->comm);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(rc, "MPI_Sendrecv failed");
 }
 

@@ -28,9 +28,9 @@ enum {
  * What a step that answered TUNA_STEP_WAIT waits for (op->wait_mode; the engine sets
  * TUNA_WAIT_ALL before each call of the step, which may change it):
  *   TUNA_WAIT_ALL: every request of op->req[0 .. op->nreq), TUNA_WAIT_CHUNK at a time in
- *     order (the transport's settle), the statuses stored in op->status if the step set it (for at
- *     most TUNA_WAIT_CHUNK requests: when progressed, a chunk completed by an earlier test
- *     would be tested again as null requests, its statuses emptied);
+ *     order (the transport's settle), the statuses stored in op->status if the step set it
+ *     (for at most TUNA_WAIT_CHUNK requests: when progressed, a chunk completed by an earlier
+ *     test would be tested again as null requests, its statuses emptied);
  *   TUNA_WAIT_ANY: one request (MPI_Waitany; MPI_Testany when progressed): the step is
  *     called again with its index in op->any and its outcome, the others still pending (the
  *     step keeps them and waits for them again). op->req may hold MPI_REQUEST_NULL, but at
