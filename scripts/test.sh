@@ -54,9 +54,12 @@ configure build/mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.m
 (cd build/mpich && ctest --output-on-failure -L preload -LE python --timeout 900)
 
 step "MPI 5: Open MPI 5.0.11, MPICH 5.0.2 and MPICH 5's standard ABI (wheels in .venv-*)"
-# Each library's own mpicc and mpiexec (first on PATH for the build and its tests). The fast
-# label thinned as for MPICH 4 (stride 13), no Python label (mpi4py in .venv is Open MPI 4's);
-# MPICH 5 sleeps in its progress loop (MPIR_CVAR_CH4_PROGRESS_THROTTLE, set by tests/).
+# Each library's own mpicc and mpiexec (first on PATH for the build and its tests). What differs
+# between MPI releases is what the build finds and what the drop-in intercepts: the whole
+# preload label; of the fast label the tests at P <= 3 (as for MPICH 4), thinned (stride 13),
+# no Python label (mpi4py in .venv is Open MPI 4's). The whole fast label passes against both
+# (docs/compatibility.md); it would add 10 minutes here. MPICH 5 sleeps in its progress loop
+# (MPIR_CVAR_CH4_PROGRESS_THROTTLE, set by tests/).
 while read -r name venv; do
   case $name in
     openmpi5) builds="ompi5:mpicc" ;;
@@ -66,7 +69,8 @@ while read -r name venv; do
     dir=build/${b%%:*} cc=$venv/bin/${b#*:}
     PATH="$venv/bin:$PATH" configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DMPI_C_COMPILER="$cc" -DMPIEXEC_EXECUTABLE="$venv/bin/mpiexec"
-    if [ "${b%%:*}" = abi ]; then labels=(-L preload); else labels=(-L fast -LE python); fi
+    if [ "${b%%:*}" = abi ]; then labels=(-L preload)
+    else labels=(-L fast -LE python -R "_p[1-3](_|$)|^preload_"); fi
     (cd "$dir" && PATH="$venv/bin:$PATH" TUNA_TEST_MIN_STRIDE=13 \
        ctest --output-on-failure "${labels[@]}" --timeout 900)
   done
