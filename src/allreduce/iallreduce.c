@@ -67,7 +67,7 @@ static int iar_step(tuna_op *op, int wait_rc)
 static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *opt)
 {
     int commute = 0;
-    int rc = MPI_Op_commutative(x->a.op, &commute);
+    int rc = PMPI_Op_commutative(x->a.op, &commute);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "tuna_iallreduce: MPI_Op_commutative failed");
     x->a.commute = commute != 0;

@@ -70,7 +70,7 @@ static void live_add(tuna_ctx *c)
 static void ctx_release(tuna_ctx *ctx)
 {
     if (ctx->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&ctx->comm);
+        PMPI_Comm_free(&ctx->comm);
     tuna_scratch_free(&ctx->scr);
     free(ctx->node_of);
     free(ctx->local_of);
@@ -118,7 +118,7 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
         live_remove(c);
         ctx_release(c);
     }
-    MPI_Comm_free_keyval(&ctx_keyval);
+    PMPI_Comm_free_keyval(&ctx_keyval);
     self_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -127,11 +127,11 @@ static int keyvals_create(void)
 {
     if (ctx_keyval != MPI_KEYVAL_INVALID)
         return MPI_SUCCESS;
-    TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &ctx_keyval,
+    TUNA_MPI_CHECK(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &ctx_keyval,
                                           NULL));
-    TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &self_keyval,
+    TUNA_MPI_CHECK(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &self_keyval,
                                           NULL));
-    TUNA_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL));
+    TUNA_MPI_CHECK(PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL));
     return MPI_SUCCESS;
 }
 
@@ -212,14 +212,14 @@ static int topology_init(tuna_ctx *c)
         }
     } else {
         MPI_Comm node;
-        TUNA_MPI_CHECK(MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank,
+        TUNA_MPI_CHECK(PMPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank,
                                            MPI_INFO_NULL, &node));
         int lrank, leader;
-        MPI_Comm_rank(node, &lrank);
+        PMPI_Comm_rank(node, &lrank);
         /* The leader of a node is its lowest rank (key = rank keeps rank order). */
         leader = c->rank;
         int rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
-        MPI_Comm_free(&node);
+        PMPI_Comm_free(&node);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "node topology: MPI_Bcast failed");
         int *leaders = tuna_malloc(sizeof(int) * (size_t)P * 2);
@@ -390,7 +390,7 @@ int tuna_config_agree(MPI_Comm comm, int *differs)
                  mine ? "'" : "");
         TUNA_MPI_CHECK(PMPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, comm));
         int me = 0;
-        MPI_Comm_rank(comm, &me);
+        PMPI_Comm_rank(comm, &me);
         char here[160];
         snprintf(here, sizeof here, "%s%s%s", mine ? "'" : "", mine ? mine : "unset",
                  mine ? "'" : "");
@@ -419,7 +419,7 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
         return rc;
     void *val = NULL;
     int flag = 0;
-    TUNA_MPI_CHECK(MPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
+    TUNA_MPI_CHECK(PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
     if (flag) {
         *out = val;
         return MPI_SUCCESS;
@@ -435,16 +435,16 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
     c->user = comm;
     /* Link first so that ctx_free() can always unlink. */
     live_add(c);
-    rc = MPI_Comm_dup(comm, &c->comm);
+    rc = PMPI_Comm_dup(comm, &c->comm);
     if (rc != MPI_SUCCESS) {
         c->comm = MPI_COMM_NULL;
         ctx_free(c);
         return tuna_error_set(rc, "MPI_Comm_dup of the user communicator failed");
     }
     /* tuna.h promises error codes: internal traffic must never abort the job. */
-    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(c->comm, &c->rank);
-    MPI_Comm_size(c->comm, &c->size);
+    PMPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    PMPI_Comm_rank(c->comm, &c->rank);
+    PMPI_Comm_size(c->comm, &c->size);
     rc = tuna_config_agree(c->comm, NULL);
     if (rc == MPI_SUCCESS)
         rc = tuna_progress_config_check(); /* the same value on every rank: agreed above */
@@ -457,7 +457,7 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
         rc = topology_init(c);
     }
     if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_attr(comm, ctx_keyval, c);
+        rc = PMPI_Comm_set_attr(comm, ctx_keyval, c);
     if (rc != MPI_SUCCESS) {
         ctx_free(c);
         return tuna_error_set(rc, "creating the communicator context failed");
@@ -500,7 +500,7 @@ int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out)
         return MPI_SUCCESS;
     void *val = NULL;
     int flag = 0;
-    TUNA_MPI_CHECK(MPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
+    TUNA_MPI_CHECK(PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
     if (flag)
         *out = val;
     return MPI_SUCCESS;

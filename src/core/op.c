@@ -153,7 +153,7 @@ void tuna_op_start(tuna_op *op)
     op->nreq = 0;
     op->rc = MPI_SUCCESS;
     if (tuna_stats_on) {
-        op->t_start = MPI_Wtime();
+        op->t_start = PMPI_Wtime();
         /* The record the start set up (what runs, its parameters) goes with the operation. */
         op->stats = tuna_stats_current;
     }
@@ -240,7 +240,7 @@ int tuna_op_tag_shift(tuna_ctx *ctx, bool persistent)
          * split between nonblocking operations and plans, each cycling through its half. */
         int *ub = NULL, flag = 0;
         long slots = 64;
-        if (MPI_Comm_get_attr(ctx->comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub &&
+        if (PMPI_Comm_get_attr(ctx->comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub &&
             *ub >= 32767)
             slots = ((long)*ub + 1) / TUNA_TAG_SPAN;
         ctx->tag_slots = slots;
@@ -259,7 +259,7 @@ static int finish(tuna_request *req)
     tuna_op *op = *req;
     int rc = op->rc;
     if (op->publish_stats && tuna_stats_on) {
-        op->stats.total = MPI_Wtime() - op->t_start;
+        op->stats.total = PMPI_Wtime() - op->t_start;
         tuna_stats_publish_record(&op->stats);
     }
     if (op->release)

@@ -87,12 +87,12 @@ typedef struct tuna_timer {
 
 static inline void tuna_timer_start(tuna_timer *t)
 {
-    t->t0 = tuna_stats_on ? MPI_Wtime() : 0.0;
+    t->t0 = tuna_stats_on ? PMPI_Wtime() : 0.0;
 }
 static inline void tuna_timer_stop(tuna_timer *t, tuna_phase phase)
 {
     if (tuna_stats_on) {
-        double now = MPI_Wtime();
+        double now = PMPI_Wtime();
         tuna_stats_current.phase[phase] += now - t->t0;
         t->t0 = now;
     }
@@ -255,11 +255,11 @@ tuna_ctx *tuna_ctx_cached(MPI_Comm comm);
  */
 static inline double tuna_learn_entry(const tuna_ctx *cached, tuna_collective coll)
 {
-    return cached && cached->learn_timing[coll] ? MPI_Wtime() : 0;
+    return cached && cached->learn_timing[coll] ? PMPI_Wtime() : 0;
 }
 static inline double tuna_learn_sample_start(bool library, double t_entry)
 {
-    return !library && t_entry > 0 ? t_entry : MPI_Wtime();
+    return !library && t_entry > 0 ? t_entry : PMPI_Wtime();
 }
 
 /*
@@ -451,7 +451,7 @@ static inline int tuna_check_alias(const char *fn, const void *sendbuf, const vo
 static inline bool tuna_comm_is_inter(MPI_Comm comm)
 {
     int inter = 0;
-    return MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
+    return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 
 /*

@@ -45,7 +45,7 @@ static int bottom_vector(const void *buf, int count, MPI_Datatype type)
 {
     MPI_Aint true_lb = 0, true_extent = 0;
     return buf == NULL && vector_bytes(count, type) > 0 &&
-           MPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
+           PMPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
 }
 
 /* Why tuna leaves the call to the library, or -1. */

@@ -140,7 +140,7 @@ static void load_files(void)
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int vlen = 0;
     version[0] = '\0';
-    if (MPI_Get_library_version(version, &vlen) == MPI_SUCCESS)
+    if (PMPI_Get_library_version(version, &vlen) == MPI_SUCCESS)
         sel.library = tuna_mpi_library_detect(version);
     /* The built-in call_overhead is CPU time, which SMPI does not charge (tuna sim runs with
      * smpi/simulate-computation:no): under SMPI tuna's algorithms cost only their messages. */
