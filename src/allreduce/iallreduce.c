@@ -40,8 +40,8 @@ static void iar_release(tuna_op *op)
 static int post_library(tuna_icoll *w)
 {
     iar_op *x = of(w);
-    int rc = PMPI_Iallreduce(x->sendbuf, x->a.rbuf, x->a.count, x->a.type, x->a.op, x->comm,
-                             &w->lib);
+    int rc = PMPI_Iallreduce(x->sendbuf, x->a.rbuf, x->a.count, x->a.type, x->a.op,
+                             w->lib_comm, &w->lib);
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Iallreduce failed");
 }
 
@@ -88,6 +88,24 @@ static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *o
     return MPI_SUCCESS;
 }
 
+/* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
+typedef struct iar_args {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+    MPI_Comm comm;
+    tuna_options opt;
+} iar_args;
+
+static int iar_restart(void *args, tuna_request *inner)
+{
+    const iar_args *a = args;
+    return tuna_iallreduce(a->sendbuf, a->recvbuf, a->count, a->type, a->op, a->comm, &a->opt,
+                           inner);
+}
+
 int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
@@ -112,6 +130,20 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if ((rc = tuna_icoll_route(&x->w, &tuna_ar_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;
+    }
+    if (x->w.deferred) { /* the communicator's set-up runs first (setup.c) */
+        tuna_ctx *ctx = x->w.ctx;
+        free(x);
+        /* tuna's aliasing rule at the start, as on every path; the other checks need the
+         * context: they run at the restart (the completion returns their error). */
+        if (ctx->argcheck_local && (rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0)))
+            return rc;
+        iar_args *a = tuna_malloc(sizeof *a);
+        if (!a)
+            return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+        *a = (iar_args){.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                        .type = datatype, .op = op, .comm = comm, .opt = *opt};
+        return tuna_setup_defer(ctx, iar_restart, a, req);
     }
     if (x->w.library) /* tuna's aliasing rule holds for the library's call too */
         x->w.local_rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0);

@@ -69,10 +69,10 @@ static int run_step(tuna_op *op, int wait_rc)
     op->status = NULL;
     int r = op->step(op, wait_rc);
     tuna_stats_cur = saved;
-    if (r == TUNA_STEP_DONE) {
+    if (r != TUNA_STEP_WAIT)
         op->nreq = 0;
+    if (r == TUNA_STEP_DONE)
         op->done = true;
-    }
     return r;
 }
 
@@ -83,7 +83,14 @@ int tuna_op_run(tuna_op *op)
     for (;;) {
         op->wait_mode = TUNA_WAIT_ALL;
         op->status = NULL;
-        if (op->step(op, wait_rc) != TUNA_STEP_WAIT)
+        const int r = op->step(op, wait_rc);
+        if (r == TUNA_STEP_YIELD) { /* what it waits for advances with the others */
+            op->nreq = 0;
+            wait_rc = MPI_SUCCESS;
+            tuna_op_progress_all();
+            continue;
+        }
+        if (r != TUNA_STEP_WAIT)
             break;
         if (!tuna_op_any_active()) {
             wait_rc = wait_here(op);
@@ -141,7 +148,7 @@ static void advance_claimed(tuna_op *op)
             if (!flag)
                 return;
         }
-        if (run_step(op, wait_rc) == TUNA_STEP_DONE)
+        if (run_step(op, wait_rc) != TUNA_STEP_WAIT) /* done, or yielded: not now */
             return;
     }
 }
