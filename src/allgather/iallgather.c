@@ -6,9 +6,9 @@
  *
  * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
  * flag and the block size; then the row's steps (operation.c: the own block placed, the
- * rounds, the unpacking), or the library's MPI_Iallgather (vendor, auto's hand-over, a
- * communicator tuna has not set up yet, or auto where its selector is not agreed yet: only a
- * collective call can set them up).
+ * rounds, the unpacking), or the library's MPI_Iallgather (vendor, auto's hand-over, an
+ * intercommunicator). On a communicator tuna has not set up, the start waits for the set-up
+ * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "allgather.h"
 

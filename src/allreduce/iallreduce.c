@@ -9,7 +9,8 @@
  * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
  * flag, the count and the type size; then the row's steps (operation.c: the input copied into
  * the receive buffer, the rounds), or the library's MPI_Iallreduce (vendor, auto's hand-over,
- * a communicator tuna has not set up yet, or auto where its selector is not agreed yet).
+ * an intercommunicator). On a communicator tuna has not set up, the start waits for the
+ * set-up that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "allreduce.h"
 

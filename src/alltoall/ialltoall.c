@@ -5,8 +5,9 @@
  * step, which only posts. Everything the operation needs until it completes is its own.
  *
  * Its steps: under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
- * block size; then the row's steps, or the library's MPI_Ialltoall (vendor; and auto on a
- * communicator whose selector is not agreed yet, which only a collective call can do).
+ * block size; then the row's steps, or the library's MPI_Ialltoall (vendor, auto's choice, an
+ * intercommunicator). On a communicator tuna has not set up, the start waits for the set-up
+ * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "alltoall.h"
 
@@ -271,8 +272,8 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
                                   "context on this communicator (docs/nonblocking.md)",
                                   fn);
         }
-        /* tuna's aliasing rule holds for the library's call too (vendor, or a communicator
-         * tuna has not set up), at the start as tuna's rows report it. */
+        /* tuna's aliasing rule holds for the library's call too (vendor, an
+         * intercommunicator), at the start as tuna's rows report it. */
         if ((rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0))) {
             free(x);
             return rc;

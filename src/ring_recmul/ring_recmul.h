@@ -60,8 +60,8 @@ bool tuna_library_runs_recursive_doubling(double rd_time, double best_time);
 
 /*
  * A nonblocking allgather or allreduce around its row (tuna_iallgather, tuna_iallreduce;
- * docs/nonblocking.md): the library's call (vendor, auto's hand-over, a communicator tuna has
- * not set up), or under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
+ * docs/nonblocking.md): the library's call (vendor, auto's hand-over, an intercommunicator),
+ * or under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
  * values every rank must hold alike, then the row's steps. The family's operation embeds it
  * after its engine record; its step calls tuna_icoll_step.
  */
