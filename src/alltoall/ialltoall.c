@@ -262,7 +262,7 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
         if (alg->desc.kind != TUNA_ROW_VENDOR) {
             tuna_stats_current.algorithm =
                 tuna_registry_find_kind(&tuna_a2a_registry, TUNA_ROW_VENDOR);
-            tuna_stats_current.fallback = !ctx ? "an intercommunicator"
+            tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
                                                : "auto: TUNA_PROFILE / TUNA_TUNING not agreed";
         }
         if (!library_can(large)) {

@@ -270,7 +270,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
         if (alg->desc.kind != TUNA_ROW_VENDOR) {
             tuna_stats_current.algorithm =
                 tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR);
-            tuna_stats_current.fallback = !ctx ? "an intercommunicator"
+            tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
                                                : "auto: TUNA_PROFILE / TUNA_TUNING not agreed";
         }
         if (ctx)

@@ -316,6 +316,14 @@ static inline bool tuna_ctx_ready(const tuna_ctx *ctx)
  * private duplicate is an MPI_Comm_idup; setup.c finishes it); *out = NULL for an
  * intercommunicator (no context: the library's call). */
 int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out);
+/* The statistics' fallback where a nonblocking start found no context (tuna_ctx_begin). */
+#ifdef SMPI_SHARED_MALLOC
+#define TUNA_NO_CONTEXT_FALLBACK                                                                 \
+    "an intercommunicator, or SimGrid SMPI (no MPI_Comm_idup): tuna has not set this "           \
+    "communicator up yet (a blocking call or a plan does)"
+#else
+#define TUNA_NO_CONTEXT_FALLBACK "an intercommunicator"
+#endif
 /* setup.c: post the set-up's first step (context.c calls it for a new pending context);
  * finish it here, blocking (a blocking call or a plan on a pending context): the set-up's
  * outcome; free its state with the context. */
