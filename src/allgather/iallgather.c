@@ -132,7 +132,7 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         free(x);
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
-        if (ctx->argcheck_local &&
+        if (tuna_argcheck_is_local() &&
             (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
             return rc;
         iag_args *a = tuna_malloc(sizeof *a);

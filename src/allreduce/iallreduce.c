@@ -137,7 +137,7 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         free(x);
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
-        if (ctx->argcheck_local && (rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0)))
+        if (tuna_argcheck_is_local() && (rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0)))
             return rc;
         iar_args *a = tuna_malloc(sizeof *a);
         if (!a)

@@ -222,7 +222,7 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
         if (ctx && !tuna_ctx_ready(ctx)) {
             /* tuna's aliasing rule at the start, as on every path; the other checks need
              * the context: they run at the restart (the completion returns their error). */
-            if (ctx->argcheck_local &&
+            if (tuna_argcheck_is_local() &&
                 (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
                 return rc;
             ia2a_args *a = tuna_malloc(sizeof *a);
@@ -263,7 +263,7 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
             tuna_stats_current.algorithm =
                 tuna_registry_find_kind(&tuna_a2a_registry, TUNA_ROW_VENDOR);
             tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
-                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed";
+                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed yet";
         }
         if (!library_can(large)) {
             free(x);

@@ -229,7 +229,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
         if (ctx && !tuna_ctx_ready(ctx)) {
             /* tuna's aliasing rule at the start, as on every path; the other checks need
              * the context: they run at the restart (the completion returns their error). */
-            if (ctx->argcheck_local &&
+            if (tuna_argcheck_is_local() &&
                 (rc = tuna_a2av_library_alias(fn, sendbuf, recvbuf, sc, rcv, comm)))
                 return rc;
             ia_args *a = tuna_malloc(sizeof *a);
@@ -271,7 +271,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
             tuna_stats_current.algorithm =
                 tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR);
             tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
-                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed";
+                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed yet";
         }
         if (ctx)
             x->comm = ctx->comm;

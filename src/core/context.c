@@ -7,7 +7,6 @@
  */
 #include "tuna_internal.h"
 #include "op.h"
-#include "../select/tuna_select.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -500,12 +499,7 @@ static tuna_ctx *ctx_alloc(MPI_Comm comm)
     c->user = comm;
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->size);
-    bool collective;
-    /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. The value is the
-     * same on every rank once the set-up's agreement passed. */
-    c->argcheck_local = tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
     c->type_seen[0].type = c->type_seen[1].type = MPI_DATATYPE_NULL;
-    tuna_error_clear();
     /* Link first so that ctx_free() can always unlink. */
     live_add(c);
     return c;
@@ -541,22 +535,13 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
     }
     /* tuna.h promises error codes: internal traffic must never abort the job. */
     PMPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
-    /* The settings' agreement carries auto's (tuna_select_agree): one allreduce for both. */
-    long long v[TUNA_CONFIG_AGREE_MAX + TUNA_SELECT_AGREE_N];
-    const int n = tuna_config_agree_n();
-    tuna_config_agree_values(v);
-    tuna_select_agree_values(v + n);
-    rc = PMPI_Allreduce(MPI_IN_PLACE, v, n + TUNA_SELECT_AGREE_N, MPI_LONG_LONG, MPI_MAX,
-                        c->comm);
-    rc = tuna_config_agree_judge(v, rc, c->comm, NULL);
-    if (rc == MPI_SUCCESS) {
-        tuna_select_agree_judge(c, v + n);
-        rc = tuna_progress_config_check(); /* the same value on every rank: agreed above */
-    }
-    if (rc == MPI_SUCCESS) {
-        tuna_error_clear();
+    /* auto's own agreement (tuna_select_agree) waits for auto's first call: loading the
+     * profile and tuning files before the settings are agreed would keep a rank's own. */
+    rc = tuna_config_agree(c->comm, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_ctx_settings_agreed(c);
+    if (rc == MPI_SUCCESS)
         rc = tuna_ctx_topology(c, NULL);
-    }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_set_attr(comm, ctx_keyval, c);
     if (rc != MPI_SUCCESS) {
@@ -564,6 +549,19 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
         return tuna_error_set(rc, "creating the communicator context failed");
     }
     *out = c;
+    return MPI_SUCCESS;
+}
+
+int tuna_ctx_settings_agreed(tuna_ctx *c)
+{
+    int rc = tuna_progress_config_check(); /* the same value on every rank: agreed */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bool collective;
+    /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. Read (once per
+     * process) only now that every rank has the same. */
+    c->argcheck_local = tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
+    tuna_error_clear();
     return MPI_SUCCESS;
 }
 

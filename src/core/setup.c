@@ -113,7 +113,7 @@ static int finish_exchange(tuna_ctx *ctx, tuna_setup *s, int wait_rc)
     int rc = tuna_config_agree_judge(s->agree, wait_rc, MPI_COMM_NULL, NULL);
     if (rc == MPI_SUCCESS) {
         tuna_select_agree_judge(ctx, s->agree + tuna_config_agree_n());
-        rc = tuna_progress_config_check(); /* the same value on every rank: agreed above */
+        rc = tuna_ctx_settings_agreed(ctx);
     }
     if (rc == MPI_SUCCESS)
         rc = tuna_ctx_topology(ctx, s->ids);

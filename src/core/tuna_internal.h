@@ -68,6 +68,12 @@ void tuna_stats_publish_record(const tuna_stats *record);
 /* TUNA_ARGCHECK (read once): *collective is true for "collective", false for "local" (the
  * default); an invalid value is an error on every call. */
 int tuna_argcheck_collective(bool *collective);
+/* TUNA_ARGCHECK is local (valid and not "collective"): a start's checks are this rank's. */
+static inline bool tuna_argcheck_is_local(void)
+{
+    bool collective;
+    return tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
+}
 /* MPI_ERR_COMM, naming the algorithm, if comm is an intercommunicator. */
 int tuna_require_intracomm(MPI_Comm comm, const char *algorithm);
 
@@ -339,6 +345,8 @@ int tuna_config_agree_n(void);
 void tuna_config_agree_values(long long *v);
 int tuna_config_agree_judge(const long long *v, int rc, MPI_Comm comm, int *differs);
 int tuna_ctx_topology(tuna_ctx *c, const long long *ids);
+/* After the settings' agreement passed: what reads them (TUNA_PROGRESS, TUNA_ARGCHECK). */
+int tuna_ctx_settings_agreed(tuna_ctx *c);
 /*
  * A start on a context whose set-up is still running: the operation handed back (*req)
  * waits for the set-up, then runs restart(args, &inner), the family's own start, in the

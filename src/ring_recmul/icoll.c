@@ -28,7 +28,7 @@ int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, tuna_row_kind kind
             tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
             tuna_stats_current.fallback = !w->ctx ? TUNA_NO_CONTEXT_FALLBACK
                                                   : "auto: TUNA_PROFILE / TUNA_TUNING not "
-                                                    "agreed";
+                                                    "agreed yet";
         }
         w->ctx = NULL;
         w->library = true;
