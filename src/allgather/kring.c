@@ -22,9 +22,9 @@ static int ring_round(tuna_ag_op *o, const void *sbuf, void *rbuf, MPI_Datatype 
 {
     MPI_Comm comm = o->a.ctx->comm;
     tag += o->a.tag_shift;
-    int n = 0, rc = tuna_posted(MPI_Irecv(rbuf, 1, type, left, tag, comm, &o->pair[n]), &n);
+    int n = 0, rc = tuna_posted(PMPI_Irecv(rbuf, 1, type, left, tag, comm, &o->pair[n]), &n);
     if (rc == MPI_SUCCESS)
-        rc = tuna_posted(MPI_Isend(sbuf, 1, type, right, tag, comm, &o->pair[n]), &n);
+        rc = tuna_posted(PMPI_Isend(sbuf, 1, type, right, tag, comm, &o->pair[n]), &n);
     return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }
 
@@ -60,9 +60,9 @@ int tuna_ag_kring_step(tuna_ag_op *o, int wait_rc)
     }
     /* Phase 2: ring inside the group, one column (G blocks, stride k blocks) per round. */
     if (o->phase == ACROSS && k > 1) {
-        rc = MPI_Type_create_hvector(G, 1, (MPI_Aint)((size_t)k * B), o->type[0], &o->type[1]);
+        rc = PMPI_Type_create_hvector(G, 1, (MPI_Aint)((size_t)k * B), o->type[0], &o->type[1]);
         if (rc == MPI_SUCCESS)
-            rc = MPI_Type_commit(&o->type[1]);
+            rc = PMPI_Type_commit(&o->type[1]);
         if (rc != MPI_SUCCESS)
             rc = tuna_error_set(rc, "kring: column datatype creation failed");
         o->phase = INSIDE;

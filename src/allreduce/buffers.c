@@ -24,7 +24,7 @@ int tuna_ar_reduce(const tuna_ar_args *a, const void *in, void *inout, int n)
 {
     if (n == 0)
         return MPI_SUCCESS;
-    int rc = MPI_Reduce_local(in, inout, n, a->type, a->op);
+    int rc = PMPI_Reduce_local(in, inout, n, a->type, a->op);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "MPI_Reduce_local of %d elements failed", n);
     return MPI_SUCCESS;
@@ -40,7 +40,7 @@ int tuna_ar_copy(const tuna_ar_args *a, const void *src, void *dst, int n)
     }
     /* Any datatype: a message to self on the private communicator, no staging copy. */
     const int tag = TUNA_TAG_AR_SELF_COPY + a->tag_shift;
-    int rc = MPI_Sendrecv(src, n, a->type, a->rank, tag, dst, n, a->type, a->rank, tag,
+    int rc = PMPI_Sendrecv(src, n, a->type, a->rank, tag, dst, n, a->type, a->rank, tag,
                           a->ctx->comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "local copy of %d elements failed", n);

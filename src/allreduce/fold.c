@@ -24,7 +24,7 @@ static int post_fold_batch(tuna_ar_op *o)
     const int lo = batch_lo(o);
     int n = 0, rc = MPI_SUCCESS;
     for (int i = lo; i < o->hi && rc == MPI_SUCCESS; i++)
-        rc = tuna_posted(MPI_Irecv(o->fold_tmp[i - lo], a->count, a->type, o->f.first + i,
+        rc = tuna_posted(PMPI_Irecv(o->fold_tmp[i - lo], a->count, a->type, o->f.first + i,
                                    TUNA_TAG_AR_FOLD_IN + a->tag_shift, a->ctx->comm, &o->req[n]),
                          &n);
     return tuna_op_step_wait(&o->op, o->req, n, rc);
@@ -36,7 +36,7 @@ static int post_fold_out(tuna_ar_op *o, int *n)
     const tuna_ar_args *a = &o->a;
     int members = o->f.last - o->f.first, rc = MPI_SUCCESS;
     for (int i = 0; i < members && rc == MPI_SUCCESS; i++)
-        rc = tuna_posted(MPI_Isend(a->rbuf, a->count, a->type, o->f.first + i,
+        rc = tuna_posted(PMPI_Isend(a->rbuf, a->count, a->type, o->f.first + i,
                                    TUNA_TAG_AR_FOLD_OUT + a->tag_shift, a->ctx->comm,
                                    &o->req[*n]),
                          n);
@@ -49,9 +49,9 @@ static int post_member(tuna_ar_op *o, bool send)
     const tuna_ar_args *a = &o->a;
     const int tag = (send ? TUNA_TAG_AR_FOLD_IN : TUNA_TAG_AR_FOLD_OUT) + a->tag_shift;
     int n = 0;
-    int rc = tuna_posted(send ? MPI_Isend(a->rbuf, a->count, a->type, o->f.last, tag,
+    int rc = tuna_posted(send ? PMPI_Isend(a->rbuf, a->count, a->type, o->f.last, tag,
                                           a->ctx->comm, &o->pair[0])
-                              : MPI_Irecv(a->rbuf, a->count, a->type, o->f.last, tag,
+                              : PMPI_Irecv(a->rbuf, a->count, a->type, o->f.last, tag,
                                           a->ctx->comm, &o->pair[0]),
                          &n);
     o->phase = send ? MEMBER_SEND : MEMBER_RECV;

@@ -93,11 +93,11 @@ static bool post_round(tuna_ar_op *o, int *n, int *post_rc)
         if (j == digit)
             continue;
         int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
-        rc = tuna_posted(MPI_Irecv(st->pool[st->slot[j]], a->count, a->type, peer, tag,
+        rc = tuna_posted(PMPI_Irecv(st->pool[st->slot[j]], a->count, a->type, peer, tag,
                                    a->ctx->comm, &o->req[*n]),
                          n);
         if (rc == MPI_SUCCESS)
-            rc = tuna_posted(MPI_Isend(st->pool[st->cur], a->count, a->type, peer, tag,
+            rc = tuna_posted(PMPI_Isend(st->pool[st->cur], a->count, a->type, peer, tag,
                                        a->ctx->comm, &o->req[*n]),
                              n);
     }

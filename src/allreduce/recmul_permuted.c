@@ -63,8 +63,8 @@ static int post(tuna_ar_op *o, int *nreq, bool send, char *buf, int count, int p
     MPI_Comm comm = o->a.ctx->comm;
     MPI_Request *r = &o->req[*nreq];
     tag += o->a.tag_shift;
-    return tuna_posted(send ? MPI_Isend(buf, count, o->a.type, peer, tag, comm, r)
-                            : MPI_Irecv(buf, count, o->a.type, peer, tag, comm, r),
+    return tuna_posted(send ? PMPI_Isend(buf, count, o->a.type, peer, tag, comm, r)
+                            : PMPI_Irecv(buf, count, o->a.type, peer, tag, comm, r),
                        nreq);
 }
 

@@ -7,7 +7,7 @@
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
     if (a->scounts) /* int counts: the common case, no conversion */
-        TUNA_MPI_CHECK(MPI_Isend(tuna_sblock(a, peer), a->scounts[peer], a->stype, peer,
+        TUNA_MPI_CHECK(PMPI_Isend(tuna_sblock(a, peer), a->scounts[peer], a->stype, peer,
                                  tag + a->tag_shift, a->ctx->comm, req));
     else
         return tuna_a2av_send_large(a, peer, tag, req);
@@ -17,7 +17,7 @@ int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Reques
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
     if (a->rcounts) {
-        TUNA_MPI_CHECK(MPI_Irecv(tuna_rblock(a, peer), a->rcounts[peer], a->rtype, peer,
+        TUNA_MPI_CHECK(PMPI_Irecv(tuna_rblock(a, peer), a->rcounts[peer], a->rtype, peer,
                                  tag + a->tag_shift, a->ctx->comm, req));
         return MPI_SUCCESS;
     }
@@ -27,9 +27,9 @@ int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Reques
     int rc = tuna_message_type(a->rcounts_l[peer], a->rtype, a->rext, &n, &t, &made);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = MPI_Irecv(tuna_rblock(a, peer), n, t, peer, tag + a->tag_shift, a->ctx->comm, req);
+    rc = PMPI_Irecv(tuna_rblock(a, peer), n, t, peer, tag + a->tag_shift, a->ctx->comm, req);
     if (made)
-        MPI_Type_free(&t); /* the pending receive keeps what it needs */
+        PMPI_Type_free(&t); /* the pending receive keeps what it needs */
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "MPI_Irecv of block %d failed", peer);
 }
 
@@ -42,10 +42,10 @@ int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request
     if (rc != MPI_SUCCESS)
         return rc;
     tag += a->tag_shift;
-    rc = req ? MPI_Isend(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm, req)
-             : MPI_Send(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm);
+    rc = req ? PMPI_Isend(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm, req)
+             : PMPI_Send(tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm);
     if (made)
-        MPI_Type_free(&t);
+        PMPI_Type_free(&t);
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "sending block %d failed", peer);
 }
 

@@ -104,7 +104,7 @@ static int inter_meta_post(tuna_a2av_op *o, hier_state *s)
     for (int i = 0; i < 2 * nd; i++) /* entries not posted stay null */
         m->req[i] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++)
-        if ((rc = MPI_Irecv(win + (size_t)(d - 1) * wb, (int)wb, MPI_BYTE, h->from_rank[d - 1],
+        if ((rc = PMPI_Irecv(win + (size_t)(d - 1) * wb, (int)wb, MPI_BYTE, h->from_rank[d - 1],
                             tag, comm, &m->req[2 * (d - 1)])) != MPI_SUCCESS)
             m->req[2 * (d - 1)] = MPI_REQUEST_NULL;
     for (int d = 1; d <= nd && rc == MPI_SUCCESS; d++) {
@@ -112,7 +112,7 @@ static int inter_meta_post(tuna_a2av_op *o, hier_state *s)
             out[(size_t)(d - 1) * Q + l] = h->out_bytes[(size_t)(d - 1) * Q + l];
         size_t len = tuna_sizes_encode(out + (size_t)(d - 1) * Q, (size_t)Q,
                                        wout + (size_t)(d - 1) * wb);
-        if ((rc = MPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
+        if ((rc = PMPI_Isend(wout + (size_t)(d - 1) * wb, (int)len, MPI_BYTE, h->to_rank[d - 1],
                             tag, comm, &m->req[2 * (d - 1) + 1])) != MPI_SUCCESS)
             m->req[2 * (d - 1) + 1] = MPI_REQUEST_NULL;
     }

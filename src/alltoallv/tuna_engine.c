@@ -61,8 +61,8 @@ static int regions_post(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
     if (m->total == 0)
         return MPI_SUCCESS;
     if (m->n == 1 && m->len[0] <= (size_t)INT_MAX) {
-        int rc = send ? MPI_Isend(m->ptr[0], (int)m->len[0], MPI_BYTE, peer, tag, comm, req)
-                      : MPI_Irecv(m->ptr[0], (int)m->len[0], MPI_BYTE, peer, tag, comm, req);
+        int rc = send ? PMPI_Isend(m->ptr[0], (int)m->len[0], MPI_BYTE, peer, tag, comm, req)
+                      : PMPI_Irecv(m->ptr[0], (int)m->len[0], MPI_BYTE, peer, tag, comm, req);
         return rc == MPI_SUCCESS ? rc
                                  : tuna_error_set(rc, "tuna: MPI_%s of %zu bytes failed",
                                                   send ? "Isend" : "Irecv", m->len[0]);
@@ -80,19 +80,19 @@ static int regions_post(const tuna_regions *m, int peer, int tag, MPI_Comm comm,
         for (size_t off = 0; off < m->len[i]; off += REGION_CHUNK, k++) {
             size_t l = m->len[i] - off;
             bl[k] = (int)(l < REGION_CHUNK ? l : REGION_CHUNK);
-            rc = MPI_Get_address(m->ptr[i] + off, &disp[k]);
+            rc = PMPI_Get_address(m->ptr[i] + off, &disp[k]);
         }
     MPI_Datatype t = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Type_create_hindexed((int)cnt, bl, disp, MPI_BYTE, &t);
+        rc = PMPI_Type_create_hindexed((int)cnt, bl, disp, MPI_BYTE, &t);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Type_commit(&t);
+        rc = PMPI_Type_commit(&t);
     if (rc == MPI_SUCCESS)
-        rc = send ? MPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm, req)
-                  : MPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm, req);
+        rc = send ? PMPI_Isend(MPI_BOTTOM, 1, t, peer, tag, comm, req)
+                  : PMPI_Irecv(MPI_BOTTOM, 1, t, peer, tag, comm, req);
     /* Freeing a datatype in use by a pending operation is allowed: it lives on until done. */
     if (t != MPI_DATATYPE_NULL)
-        MPI_Type_free(&t);
+        PMPI_Type_free(&t);
     free(bl);
     free(disp);
     if (rc != MPI_SUCCESS && rc != MPI_ERR_NO_MEM)
@@ -582,7 +582,7 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
     for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
         int dist = (int)((z0 + q) * px), from = (me - dist + n) % n;
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
-        rc = MPI_Irecv(st->wire_recv + wire_off(st, q), (int)TUNA_SIZES_BYTES(cnt), MPI_BYTE,
+        rc = PMPI_Irecv(st->wire_recv + wire_off(st, q), (int)TUNA_SIZES_BYTES(cnt), MPI_BYTE,
                        member(e, from), e->tag_meta, e->comm, &mreq[2 * q]);
     }
     for (int q = 0; q < nb && rc == MPI_SUCCESS && !e->sizes_known; q++) {
@@ -597,7 +597,7 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
         int cnt = (st->start[q + 1] - st->start[q]) * nsub;
         size_t len = tuna_sizes_encode(st->meta_send + (size_t)st->start[q] * nsub, (size_t)cnt,
                                        st->wire_send + wire_off(st, q));
-        rc = MPI_Isend(st->wire_send + wire_off(st, q), (int)len, MPI_BYTE, member(e, to),
+        rc = PMPI_Isend(st->wire_send + wire_off(st, q), (int)len, MPI_BYTE, member(e, to),
                        e->tag_meta, e->comm, &mreq[2 * q + 1]);
     }
     if (rc != MPI_SUCCESS)

@@ -120,11 +120,11 @@ static int post_sizes(tuna_a2av_op *o)
     /* Encoded in place (meta's first TUNA_SIZES_BYTES(P/2) bytes have the room). */
     const size_t wout = tuna_sizes_encode(s->meta, (size_t)n, (unsigned char *)s->meta);
     int tag = TUNA_TAG_TWOPHASE_META + a->tag_shift, posted = 0;
-    int prc = tuna_posted(MPI_Irecv(s->wire_in, (int)TUNA_SIZES_BYTES(n), MPI_BYTE,
+    int prc = tuna_posted(PMPI_Irecv(s->wire_in, (int)TUNA_SIZES_BYTES(n), MPI_BYTE,
                                     tuna_bruck_rank(me, -d, P), tag, a->ctx->comm, &o->pair[0]),
                           &posted);
     if (prc == MPI_SUCCESS)
-        prc = tuna_posted(MPI_Isend(s->meta, (int)wout, MPI_BYTE, tuna_bruck_rank(me, d, P), tag,
+        prc = tuna_posted(PMPI_Isend(s->meta, (int)wout, MPI_BYTE, tuna_bruck_rank(me, d, P), tag,
                                     a->ctx->comm, &o->pair[1]),
                           &posted);
     if (prc != MPI_SUCCESS)
@@ -144,7 +144,7 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
     long long d = 1LL << k;
     if ((rc = o->post_rc) != MPI_SUCCESS)
         return finish(o, rc);
-    if (wait_rc != MPI_SUCCESS || (rc = MPI_Get_count(&s->st[0], MPI_BYTE, &got)) != MPI_SUCCESS)
+    if (wait_rc != MPI_SUCCESS || (rc = PMPI_Get_count(&s->st[0], MPI_BYTE, &got)) != MPI_SUCCESS)
         return finish(o, tuna_error_set(wait_rc != MPI_SUCCESS ? wait_rc : rc,
                                         "twophase-bruck: size exchange of round %d failed", k));
     /* The sizes out were sent (the exchange is complete): the sizes in take their place. */
