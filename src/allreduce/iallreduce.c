@@ -9,7 +9,8 @@
  * Its steps (tuna_icoll_step): under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error
  * flag, the count and the type size; then the row's steps (operation.c: the input copied into
  * the receive buffer, the rounds), or the library's MPI_Iallreduce (vendor, auto's hand-over,
- * a communicator tuna has not set up yet, or auto where its selector is not agreed yet).
+ * an intercommunicator). On a communicator tuna has not set up, the start waits for the
+ * set-up that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "allreduce.h"
 
@@ -40,8 +41,8 @@ static void iar_release(tuna_op *op)
 static int post_library(tuna_icoll *w)
 {
     iar_op *x = of(w);
-    int rc = PMPI_Iallreduce(x->sendbuf, x->a.rbuf, x->a.count, x->a.type, x->a.op, x->comm,
-                             &w->lib);
+    int rc = PMPI_Iallreduce(x->sendbuf, x->a.rbuf, x->a.count, x->a.type, x->a.op,
+                             w->lib_comm, &w->lib);
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "PMPI_Iallreduce failed");
 }
 
@@ -67,7 +68,7 @@ static int iar_step(tuna_op *op, int wait_rc)
 static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *opt)
 {
     int commute = 0;
-    int rc = MPI_Op_commutative(x->a.op, &commute);
+    int rc = PMPI_Op_commutative(x->a.op, &commute);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "tuna_iallreduce: MPI_Op_commutative failed");
     x->a.commute = commute != 0;
@@ -86,6 +87,24 @@ static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *o
     x->w.library = x->row->desc.kind == TUNA_ROW_VENDOR;
     tuna_params_copy(x->a.param, c.param);
     return MPI_SUCCESS;
+}
+
+/* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
+typedef struct iar_args {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+    MPI_Comm comm;
+    tuna_options opt;
+} iar_args;
+
+static int iar_restart(void *args, tuna_request *inner)
+{
+    const iar_args *a = args;
+    return tuna_iallreduce(a->sendbuf, a->recvbuf, a->count, a->type, a->op, a->comm, &a->opt,
+                           inner);
 }
 
 int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -115,6 +134,20 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
     if ((rc = tuna_icoll_route(&x->w, &tuna_ar_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;
+    }
+    if (x->w.deferred) { /* the communicator's set-up runs first (setup.c) */
+        tuna_ctx *ctx = x->w.ctx;
+        free(x);
+        /* tuna's aliasing rule at the start, as on every path; the other checks need the
+         * context: they run at the restart (the completion returns their error). */
+        if (tuna_argcheck_is_local() && (rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0)))
+            return rc;
+        iar_args *a = tuna_malloc(sizeof *a);
+        if (!a)
+            return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+        *a = (iar_args){.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                        .type = datatype, .op = op, .comm = comm, .opt = *opt};
+        return tuna_setup_defer(ctx, iar_restart, a, req);
     }
     if (x->w.library) /* tuna's aliasing rule holds for the library's call too */
         x->w.local_rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0);

@@ -23,9 +23,9 @@ int tuna_ar_op_setup(tuna_ar_op *o, const tuna_ar_algorithm *row, const tuna_ar_
     o->a.info = &row->desc.info;
     MPI_Aint lb;
     int size;
-    MPI_Type_get_extent(a->type, &lb, &o->a.extent);
-    MPI_Type_get_true_extent(a->type, &o->a.true_lb, &o->a.true_extent);
-    MPI_Type_size(a->type, &size);
+    PMPI_Type_get_extent(a->type, &lb, &o->a.extent);
+    PMPI_Type_get_true_extent(a->type, &o->a.true_lb, &o->a.true_extent);
+    PMPI_Type_size(a->type, &size);
     o->a.contig = tuna_type_is_contiguous(a->type) && o->a.extent == (MPI_Aint)size;
     return sendbuf == MPI_IN_PLACE ? MPI_SUCCESS
                                    : tuna_ar_copy(&o->a, sendbuf, o->a.rbuf, o->a.count);

@@ -312,7 +312,7 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
                  ctx, block, large);
     if (alg->desc.kind == TUNA_ROW_AUTO)
         ctx->learn_timing[TUNA_ALLTOALL] = learning != NULL;
-    return learning ? tuna_learn_after(ctx, learning, MPI_Wtime() - t0, rc) : rc;
+    return learning ? tuna_learn_after(ctx, learning, PMPI_Wtime() - t0, rc) : rc;
 }
 
 /*
@@ -334,7 +334,7 @@ static int alltoall_entry(const char *fn, bool large, const void *sendbuf, MPI_C
                          large)) >= 0)
         return rc;
     const double t_entry = tuna_learn_entry(cached, TUNA_ALLTOALL);
-    const double t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    const double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
     rc = alltoall_call(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                        opt, large, t_entry);
     tuna_stats_publish(t_start);

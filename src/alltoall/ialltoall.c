@@ -5,8 +5,9 @@
  * step, which only posts. Everything the operation needs until it completes is its own.
  *
  * Its steps: under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
- * block size; then the row's steps, or the library's MPI_Ialltoall (vendor; and auto on a
- * communicator whose selector is not agreed yet, which only a collective call can do).
+ * block size; then the row's steps, or the library's MPI_Ialltoall (vendor, auto's choice, an
+ * intercommunicator). On a communicator tuna has not set up, the start waits for the set-up
+ * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "alltoall.h"
 
@@ -178,6 +179,30 @@ static int choose(ia2a_op *x, const tuna_a2av_algorithm *alg, const tuna_options
 static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                      MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt, bool large,
+                     tuna_request *req);
+
+/* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
+typedef struct ia2a_args {
+    const char *fn;
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Count scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm;
+    tuna_options opt;
+    bool large;
+} ia2a_args;
+
+static int ia2a_restart(void *args, tuna_request *inner)
+{
+    const ia2a_args *a = args;
+    return ialltoall(a->fn, a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcount, a->rtype,
+                     a->comm, &a->opt, a->large, inner);
+}
+
+static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt, bool large,
                      tuna_request *req)
 {
     if (!req)
@@ -188,8 +213,27 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];
     tuna_ctx *ctx = NULL;
-    if (alg->desc.kind != TUNA_ROW_VENDOR && (rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS)
-        return rc;
+    if (alg->desc.kind != TUNA_ROW_VENDOR) {
+        /* A communicator tuna has not seen: its set-up begins here (local) and runs as this
+         * operation's first steps (setup.c); the start itself waits for it. */
+        if ((rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS ||
+            (!ctx && (rc = tuna_ctx_begin(comm, &ctx)) != MPI_SUCCESS))
+            return rc;
+        if (ctx && !tuna_ctx_ready(ctx)) {
+            /* tuna's aliasing rule at the start, as on every path; the other checks need
+             * the context: they run at the restart (the completion returns their error). */
+            if (tuna_argcheck_is_local() &&
+                (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
+                return rc;
+            ia2a_args *a = tuna_malloc(sizeof *a);
+            if (!a)
+                return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+            *a = (ia2a_args){.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf,
+                             .scount = sendcount, .rcount = recvcount, .stype = sendtype,
+                             .rtype = recvtype, .comm = comm, .opt = *opt, .large = large};
+            return tuna_setup_defer(ctx, ia2a_restart, a, req);
+        }
+    }
     bool collective = false;
     if (ctx && !ctx->argcheck_local && (rc = tuna_argcheck_collective(&collective)) != MPI_SUCCESS)
         return rc;
@@ -207,28 +251,30 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     x->rcount = recvcount;
     x->stype = sendtype;
     x->rtype = recvtype;
-    x->comm = comm;
+    /* With a context, the library's call travels on the private communicator: a start that
+     * waited for the set-up posts it later than the application's calls on its own. */
+    x->comm = ctx ? ctx->comm : comm;
     x->large = large;
-    /* The library's call: vendor; a named row or auto where tuna has no context (setting one
-     * up is collective); auto before its selector is agreed (also collective). */
+    /* The library's call: vendor; an intercommunicator (no context); auto where its
+     * selector's agreement failed (the set-up carries it). */
     if (alg->desc.kind == TUNA_ROW_VENDOR ||
         (alg->desc.kind == TUNA_ROW_AUTO && (!ctx || ctx->select_status != 1)) ||
         (alg->desc.kind == TUNA_ROW_ALGORITHM && !ctx)) {
         if (alg->desc.kind != TUNA_ROW_VENDOR) {
             tuna_stats_current.algorithm =
                 tuna_registry_find_kind(&tuna_a2a_registry, TUNA_ROW_VENDOR);
-            tuna_stats_current.fallback = "tuna has not set this communicator up yet (a "
-                                          "blocking call or a plan does; docs/nonblocking.md)";
+            tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
+                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed yet";
         }
         if (!library_can(large)) {
             free(x);
             return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                                  "%s: the MPI library has no MPI_Ialltoall_c and tuna has not "
-                                  "set this communicator up yet (docs/nonblocking.md)",
+                                  "%s: the MPI library has no MPI_Ialltoall_c and tuna has no "
+                                  "context on this communicator (docs/nonblocking.md)",
                                   fn);
         }
-        /* tuna's aliasing rule holds for the library's call too (vendor, or a communicator
-         * tuna has not set up), at the start as tuna's rows report it. */
+        /* tuna's aliasing rule holds for the library's call too (vendor, an
+         * intercommunicator), at the start as tuna's rows report it. */
         if ((rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0))) {
             free(x);
             return rc;

@@ -156,9 +156,9 @@ typedef struct mesh_state {
 static void mesh_types_free(mesh_state *s)
 {
     if (s->set != MPI_DATATYPE_NULL)
-        MPI_Type_free(&s->set);
+        PMPI_Type_free(&s->set);
     if (s->run != MPI_DATATYPE_NULL)
-        MPI_Type_free(&s->run);
+        PMPI_Type_free(&s->run);
 }
 
 static void mesh_state_free(tuna_a2av_op *o)
@@ -198,9 +198,9 @@ static int mesh_post(tuna_a2av_op *o, mesh_state *s)
     int rc = MPI_SUCCESS;
     if (runs > 1 &&
         ((rc = tuna_bruck_block_type(run, &s->run)) != MPI_SUCCESS ||
-         (rc = MPI_Type_create_hvector(runs, 1, (MPI_Aint)stride, s->run, &s->set)) !=
+         (rc = PMPI_Type_create_hvector(runs, 1, (MPI_Aint)stride, s->run, &s->set)) !=
              MPI_SUCCESS ||
-         (rc = MPI_Type_commit(&s->set)) != MPI_SUCCESS))
+         (rc = PMPI_Type_commit(&s->set)) != MPI_SUCCESS))
         rc = tuna_error_set(rc, "mesh: the datatype of phase %d (%d runs of %zu bytes) "
                                 "failed",
                             j, runs, run);

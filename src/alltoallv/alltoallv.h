@@ -176,8 +176,8 @@ int tuna_a2av_prepare(tuna_a2av_args *a, const void *sendbuf, const tuna_counts 
                       MPI_Datatype recvtype, long long v[TUNA_AGREE_N], MPI_Aint *disp,
                       char **copy, int **copy_counts);
 
-/* The library's own alltoallv (vendor, and the nonblocking call on a communicator tuna has
- * not set up): with sendbuf == recvbuf, MPI_ERR_BUFFER if this rank sends and receives data
+/* The library's own alltoallv (vendor, an intercommunicator; and a nonblocking start that
+ * waits for its communicator's set-up): with sendbuf == recvbuf, MPI_ERR_BUFFER if this rank sends and receives data
  * (tuna_check_alias's rule), local; MPI_SUCCESS otherwise. */
 int tuna_a2av_library_alias(const char *fn, const void *sendbuf, const void *recvbuf,
                             const tuna_counts *sc, const tuna_counts *rcv, MPI_Comm comm);

@@ -31,19 +31,19 @@ static int free_logged(MPI_Comm comm, int keyval, void *val, void *extra)
 static bool first_in_bucket(MPI_Comm comm, int size_bucket, int sparsity_bucket)
 {
     if (logged_keyval == MPI_KEYVAL_INVALID &&
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_logged, &logged_keyval, NULL) !=
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_logged, &logged_keyval, NULL) !=
             MPI_SUCCESS)
         return false;
     uint64_t *seen = NULL;
     int found = 0;
-    if (MPI_Comm_get_attr(comm, logged_keyval, &seen, &found) != MPI_SUCCESS)
+    if (PMPI_Comm_get_attr(comm, logged_keyval, &seen, &found) != MPI_SUCCESS)
         return false;
     if (!found) {
         /* Logging only: a failure just skips the message, so no error is recorded. */
         seen = tuna_realloc_try(NULL, 4 * sizeof *seen);
         if (seen)
             memset(seen, 0, 4 * sizeof *seen);
-        if (!seen || MPI_Comm_set_attr(comm, logged_keyval, seen) != MPI_SUCCESS) {
+        if (!seen || PMPI_Comm_set_attr(comm, logged_keyval, seen) != MPI_SUCCESS) {
             free(seen);
             return false;
         }

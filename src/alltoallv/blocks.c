@@ -30,7 +30,7 @@ int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Reques
     rc = tuna_tp_irecv_typed(a->tp, tuna_rblock(a, peer), n, t, peer, tag + a->tag_shift,
                              a->ctx->comm, req);
     if (made)
-        MPI_Type_free(&t); /* the pending receive keeps what it needs */
+        PMPI_Type_free(&t); /* the pending receive keeps what it needs */
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "MPI_Irecv of block %d failed", peer);
 }
 
@@ -45,7 +45,7 @@ int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request
     tag += a->tag_shift;
     rc = tuna_tp_isend_typed(a->tp, tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm, req);
     if (made)
-        MPI_Type_free(&t);
+        PMPI_Type_free(&t);
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "sending block %d failed", peer);
 }
 

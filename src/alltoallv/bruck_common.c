@@ -106,7 +106,7 @@ static void state_free(tuna_a2av_op *o)
     MPI_Datatype *types[3] = {&s->blk, &s->st, &s->rt};
     for (int t = 0; t < 3; t++)
         if (*types[t] != MPI_DATATYPE_NULL)
-            MPI_Type_free(types[t]);
+            PMPI_Type_free(types[t]);
     free(s->w);
     free(s->rot);
     free(s->upper);
@@ -210,17 +210,17 @@ int tuna_bruck_packed_rounds(tuna_a2av_op *o, int wait_rc, int *rc)
 int tuna_bruck_block_type(size_t bytes, MPI_Datatype *type)
 {
     if (bytes <= (size_t)INT_MAX) {
-        TUNA_MPI_CHECK(MPI_Type_contiguous((int)bytes, MPI_BYTE, type));
+        TUNA_MPI_CHECK(PMPI_Type_contiguous((int)bytes, MPI_BYTE, type));
         return MPI_SUCCESS;
     }
     const size_t chunk = (size_t)1 << 30;
     MPI_Datatype gib;
-    TUNA_MPI_CHECK(MPI_Type_contiguous((int)chunk, MPI_BYTE, &gib));
+    TUNA_MPI_CHECK(PMPI_Type_contiguous((int)chunk, MPI_BYTE, &gib));
     int lens[2] = {(int)(bytes / chunk), (int)(bytes % chunk)};
     MPI_Aint disps[2] = {0, (MPI_Aint)(bytes / chunk * chunk)};
     MPI_Datatype types[2] = {gib, MPI_BYTE};
-    int rc = MPI_Type_create_struct(2, lens, disps, types, type);
-    MPI_Type_free(&gib);
+    int rc = PMPI_Type_create_struct(2, lens, disps, types, type);
+    PMPI_Type_free(&gib);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "Bruck: a datatype for %zu-byte blocks failed", bytes);
     return MPI_SUCCESS;

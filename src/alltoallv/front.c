@@ -425,8 +425,8 @@ int tuna_a2av_library_alias(const char *fn, const void *sendbuf, const void *rec
 {
     int n = 0, inter = 0;
     if (sendbuf != recvbuf || (!sc->n && !sc->nl) || (!rcv->n && !rcv->nl) ||
-        MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-        (inter ? MPI_Comm_remote_size(comm, &n) : MPI_Comm_size(comm, &n)) != MPI_SUCCESS)
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+        (inter ? PMPI_Comm_remote_size(comm, &n) : PMPI_Comm_size(comm, &n)) != MPI_SUCCESS)
         return MPI_SUCCESS; /* the library reports what is wrong here */
     bool s = false, r = false;
     for (int j = 0; j < n; j++)
@@ -548,14 +548,14 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
     const int nlearn = due ? tuna_learn_fields(ctx, agreed + TUNA_AGREE_N) : 0;
     double t_agree = 0;
     if (agree_now) {
-        t_agree = due && tuna_select_learn_on() ? MPI_Wtime() : 0; /* nlearn: due */
+        t_agree = due && tuna_select_learn_on() ? PMPI_Wtime() : 0; /* nlearn: due */
         rc = tuna_agree_n(ctx, agreed, TUNA_AGREE_N + nlearn);
         if (rc != MPI_SUCCESS)
             return rc;
         if (nlearn)
             tuna_learn_apply_fields(ctx, agreed + TUNA_AGREE_N);
         if (t_agree > 0)
-            t_agree = MPI_Wtime() - t_agree;
+            t_agree = PMPI_Wtime() - t_agree;
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;
@@ -579,13 +579,13 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
         /* A candidate (or the winner) of learning: its time from here, plus the agreement's
          * when it needs the statistics on every call. */
         timed = due && ctx->learn_class;
-        t_run = timed ? MPI_Wtime() - ((run->desc.needs & TUNA_NEEDS_GLOBAL_STATS) ? t_agree : 0)
+        t_run = timed ? PMPI_Wtime() - ((run->desc.needs & TUNA_NEEDS_GLOBAL_STATS) ? t_agree : 0)
                       : 0;
         if (run->desc.kind == TUNA_ROW_VENDOR) {
             rc = run_vendor_counts(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, t_start);
             if (rc >= 0) {
                 if (timed)
-                    tuna_a2av_learn_end(ctx, MPI_Wtime() - t_run, rc);
+                    tuna_a2av_learn_end(ctx, PMPI_Wtime() - t_run, rc);
                 return rc;
             }
             rc = MPI_SUCCESS;
@@ -621,7 +621,7 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
         free(inplace_counts);
     }
     if (timed)
-        tuna_a2av_learn_end(ctx, MPI_Wtime() - t_run, rc);
+        tuna_a2av_learn_end(ctx, PMPI_Wtime() - t_run, rc);
     tuna_stats_publish(t_start);
     return rc;
 }
@@ -642,10 +642,10 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
     if (!exploring(&tuna_a2av_table[opt->algorithm], ctx))
         return alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
                                    t_start);
-    const double t0 = MPI_Wtime();
+    const double t0 = PMPI_Wtime();
     int rc = alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
                                  t_start);
-    tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
+    tuna_a2av_learn_end(ctx, PMPI_Wtime() - t0, rc);
     return rc;
 }
 
@@ -663,7 +663,7 @@ static int alltoallv_begin(bool large, const void *sendbuf, const tuna_counts *s
                            MPI_Datatype recvtype, MPI_Comm comm, const tuna_options **opt,
                            const tuna_a2av_algorithm **alg, tuna_ctx **ctx, double *t_start)
 {
-    *t_start = tuna_stats_on ? MPI_Wtime() : 0.0;
+    *t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
     int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, opt);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -706,7 +706,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     const bool plain = ctx->argcheck_local && !tuna_stats_on;
     if (alg->desc.kind == TUNA_ROW_AUTO && plain && ctx->auto_countdown > 0 &&
         ctx->agreed_valid) {
-        const double t0 = ctx->learn_class ? MPI_Wtime() : 0;
+        const double t0 = ctx->learn_class ? PMPI_Wtime() : 0;
         if (ctx->reuse_vendor &&
             plainly_valid(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, ctx->size)) {
@@ -714,7 +714,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
             rc = run_vendor_passthrough(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                         recvcounts, rdispls, recvtype, comm, t_start);
             if (ctx->learn_class)
-                tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
+                tuna_a2av_learn_end(ctx, PMPI_Wtime() - t0, rc);
             return rc;
         }
         const tuna_a2av_algorithm *reused = &tuna_a2av_table[ctx->reuse_algorithm];
@@ -723,7 +723,7 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                                         recvbuf, recvcounts, rdispls, recvtype)) >= 0) {
             ctx->auto_countdown--;
             if (ctx->learn_class)
-                tuna_a2av_learn_end(ctx, MPI_Wtime() - t0, rc);
+                tuna_a2av_learn_end(ctx, PMPI_Wtime() - t0, rc);
             return rc;
         }
     } else if (alg->desc.pair_tag && ctx->size == 2 && plain &&

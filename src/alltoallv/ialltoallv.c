@@ -179,6 +179,29 @@ static void step_rows(char *buf, size_t len)
 static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc,
                       MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                      tuna_request *req);
+
+/* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
+typedef struct ia_args {
+    const char *fn;
+    const void *sendbuf;
+    void *recvbuf;
+    tuna_counts sc, rcv;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm;
+    tuna_options opt;
+} ia_args;
+
+static int ia_restart(void *args, tuna_request *inner)
+{
+    const ia_args *a = args;
+    return ialltoallv(a->fn, a->sendbuf, &a->sc, a->stype, a->recvbuf, &a->rcv, a->rtype,
+                      a->comm, &a->opt, inner);
+}
+
+static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc,
+                      MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
+                      MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                       tuna_request *req)
 {
     if (!req)
@@ -197,8 +220,27 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
                               fn, alg->desc.info.name, rows);
     }
     tuna_ctx *ctx = NULL;
-    if (alg->desc.kind != TUNA_ROW_VENDOR && (rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS)
-        return rc;
+    if (alg->desc.kind != TUNA_ROW_VENDOR) {
+        /* A communicator tuna has not seen: its set-up begins here (local) and runs as this
+         * operation's first steps (setup.c); the start itself waits for it. */
+        if ((rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS ||
+            (!ctx && (rc = tuna_ctx_begin(comm, &ctx)) != MPI_SUCCESS))
+            return rc;
+        if (ctx && !tuna_ctx_ready(ctx)) {
+            /* tuna's aliasing rule at the start, as on every path; the other checks need
+             * the context: they run at the restart (the completion returns their error). */
+            if (tuna_argcheck_is_local() &&
+                (rc = tuna_a2av_library_alias(fn, sendbuf, recvbuf, sc, rcv, comm)))
+                return rc;
+            ia_args *a = tuna_malloc(sizeof *a);
+            if (!a)
+                return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+            *a = (ia_args){.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf, .sc = *sc,
+                           .rcv = *rcv, .stype = sendtype, .rtype = recvtype, .comm = comm,
+                           .opt = *opt};
+            return tuna_setup_defer(ctx, ia_restart, a, req);
+        }
+    }
     bool collective = false;
     if (ctx && !ctx->argcheck_local && (rc = tuna_argcheck_collective(&collective)) != MPI_SUCCESS)
         return rc;
@@ -219,22 +261,26 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
     x->rtype = recvtype;
     x->comm = comm;
     x->is_auto = alg->desc.kind == TUNA_ROW_AUTO;
-    /* auto's selector is agreed per communicator once, collectively: before that (and
-     * without a context) the library's call runs (a nonblocking start may not agree). */
+    /* The library's call: vendor; an intercommunicator (no context); auto where its
+     * selector's agreement failed (the set-up carries it). With a context it travels on the
+     * private communicator: a start that waited for the set-up posts it later than the
+     * application's calls on its own communicator. */
     const bool library = !ctx || alg->desc.kind == TUNA_ROW_VENDOR ||
                          (x->is_auto && ctx->select_status != 1);
     if (library) {
         if (alg->desc.kind != TUNA_ROW_VENDOR) {
             tuna_stats_current.algorithm =
                 tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR);
-            tuna_stats_current.fallback = "tuna has not set this communicator up yet (a "
-                                          "blocking call or a plan does; docs/nonblocking.md)";
+            tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
+                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed yet";
         }
+        if (ctx)
+            x->comm = ctx->comm;
         if (!library_can(x)) { /* vendor with large counts: linear needs a context */
             free(x);
             return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                                  "%s: the MPI library has no MPI_Ialltoallv_c and tuna has not "
-                                  "set this communicator up yet (docs/nonblocking.md)",
+                                  "%s: the MPI library has no MPI_Ialltoallv_c and tuna has no "
+                                  "context on this communicator (docs/nonblocking.md)",
                                   fn);
         }
         /* tuna's aliasing rule holds for the library's call too, at the start (as tuna's

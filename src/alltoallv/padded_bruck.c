@@ -43,8 +43,8 @@ static int rounds_datatype(tuna_a2av_op *o, int wait_rc, int *rc)
         if (*rc == MPI_SUCCESS && wait_rc != MPI_SUCCESS)
             *rc = tuna_error_set(wait_rc, "padded-bruck: MPI_Waitall of round %d failed", s->k);
         tuna_timer_stop(&s->tm, TUNA_PHASE_DATA);
-        MPI_Type_free(&s->st);
-        MPI_Type_free(&s->rt);
+        PMPI_Type_free(&s->st);
+        PMPI_Type_free(&s->rt);
         if (*rc != MPI_SUCCESS)
             return TUNA_STEP_DONE;
         for (int j = 0; j < s->n; j++)
@@ -61,10 +61,10 @@ static int rounds_datatype(tuna_a2av_op *o, int wait_rc, int *rc)
         s->disp[j] = (MPI_Aint)(((s->upper[i] ? (size_t)P : 0) + i) * B);
         s->disp[half + j] = (MPI_Aint)(((s->upper[i] ? 0 : (size_t)P) + i) * B);
     }
-    if (MPI_Type_create_hindexed_block(s->n, 1, s->disp, s->blk, &s->st) != MPI_SUCCESS ||
-        MPI_Type_commit(&s->st) != MPI_SUCCESS ||
-        MPI_Type_create_hindexed_block(s->n, 1, s->disp + half, s->blk, &s->rt) != MPI_SUCCESS ||
-        MPI_Type_commit(&s->rt) != MPI_SUCCESS) {
+    if (PMPI_Type_create_hindexed_block(s->n, 1, s->disp, s->blk, &s->st) != MPI_SUCCESS ||
+        PMPI_Type_commit(&s->st) != MPI_SUCCESS ||
+        PMPI_Type_create_hindexed_block(s->n, 1, s->disp + half, s->blk, &s->rt) != MPI_SUCCESS ||
+        PMPI_Type_commit(&s->rt) != MPI_SUCCESS) {
         tuna_timer_stop(&s->tm, TUNA_PHASE_PREPARE);
         *rc = tuna_error_set(MPI_ERR_TYPE, "padded-bruck: building the round-%d datatype "
                                            "failed", k);

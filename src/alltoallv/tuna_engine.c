@@ -80,19 +80,19 @@ static int regions_post(const tuna_transport *tp, const tuna_regions *m, int pee
         for (size_t off = 0; off < m->len[i]; off += REGION_CHUNK, k++) {
             size_t l = m->len[i] - off;
             bl[k] = (int)(l < REGION_CHUNK ? l : REGION_CHUNK);
-            rc = MPI_Get_address(m->ptr[i] + off, &disp[k]);
+            rc = PMPI_Get_address(m->ptr[i] + off, &disp[k]);
         }
     MPI_Datatype t = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
-        rc = MPI_Type_create_hindexed((int)cnt, bl, disp, MPI_BYTE, &t);
+        rc = PMPI_Type_create_hindexed((int)cnt, bl, disp, MPI_BYTE, &t);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Type_commit(&t);
+        rc = PMPI_Type_commit(&t);
     if (rc == MPI_SUCCESS)
         rc = send ? tuna_tp_isend_typed(tp, MPI_BOTTOM, 1, t, peer, tag, comm, req)
                   : tuna_tp_irecv_typed(tp, MPI_BOTTOM, 1, t, peer, tag, comm, req);
     /* Freeing a datatype in use by a pending operation is allowed: it lives on until done. */
     if (t != MPI_DATATYPE_NULL)
-        MPI_Type_free(&t);
+        PMPI_Type_free(&t);
     free(bl);
     free(disp);
     if (rc != MPI_SUCCESS && rc != MPI_ERR_NO_MEM)

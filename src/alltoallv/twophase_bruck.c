@@ -144,7 +144,7 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
     long long d = 1LL << k;
     if ((rc = o->post_rc) != MPI_SUCCESS)
         return finish(o, rc);
-    if (wait_rc != MPI_SUCCESS || (rc = MPI_Get_count(&s->st[0], MPI_BYTE, &got)) != MPI_SUCCESS)
+    if (wait_rc != MPI_SUCCESS || (rc = PMPI_Get_count(&s->st[0], MPI_BYTE, &got)) != MPI_SUCCESS)
         return finish(o, tuna_error_set(wait_rc != MPI_SUCCESS ? wait_rc : rc,
                                         "twophase-bruck: size exchange of round %d failed", k));
     /* The sizes out were sent (the exchange is complete): the sizes in take their place. */

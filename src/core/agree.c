@@ -34,7 +34,7 @@ static pthread_mutex_t agree_op_lock = PTHREAD_MUTEX_INITIALIZER;
 static int agree_op_get(MPI_Op *op)
 {
     pthread_mutex_lock(&agree_op_lock);
-    int rc = agree_op == MPI_OP_NULL ? MPI_Op_create(agree_fn, 1, &agree_op) : MPI_SUCCESS;
+    int rc = agree_op == MPI_OP_NULL ? PMPI_Op_create(agree_fn, 1, &agree_op) : MPI_SUCCESS;
     *op = agree_op;
     pthread_mutex_unlock(&agree_op_lock);
     return rc;

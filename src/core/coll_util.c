@@ -17,8 +17,8 @@ int tuna_coll_context(MPI_Comm comm, const char *algorithm, tuna_ctx **ctx, bool
 int tuna_coll_bytes_type(size_t bytes, MPI_Datatype *out)
 {
     if (bytes <= (size_t)INT_MAX) {
-        TUNA_MPI_CHECK(MPI_Type_contiguous((int)bytes, MPI_BYTE, out));
-        TUNA_MPI_CHECK(MPI_Type_commit(out));
+        TUNA_MPI_CHECK(PMPI_Type_contiguous((int)bytes, MPI_BYTE, out));
+        TUNA_MPI_CHECK(PMPI_Type_commit(out));
         return MPI_SUCCESS;
     }
     /* Whole chunks plus a remainder, so no int count overflows (committed). */

@@ -69,8 +69,9 @@ static void live_add(tuna_ctx *c)
 /* A context out of the list: its communicator and memory. */
 static void ctx_release(tuna_ctx *ctx)
 {
+    tuna_setup_release(ctx); /* a nonblocking set-up's state (setup.c) */
     if (ctx->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&ctx->comm);
+        PMPI_Comm_free(&ctx->comm);
     tuna_scratch_free(&ctx->scr);
     free(ctx->node_of);
     free(ctx->local_of);
@@ -118,7 +119,7 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
         live_remove(c);
         ctx_release(c);
     }
-    MPI_Comm_free_keyval(&ctx_keyval);
+    PMPI_Comm_free_keyval(&ctx_keyval);
     self_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -127,11 +128,11 @@ static int keyvals_create(void)
 {
     if (ctx_keyval != MPI_KEYVAL_INVALID)
         return MPI_SUCCESS;
-    TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &ctx_keyval,
+    TUNA_MPI_CHECK(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_fn, &ctx_keyval,
                                           NULL));
-    TUNA_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &self_keyval,
+    TUNA_MPI_CHECK(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &self_keyval,
                                           NULL));
-    TUNA_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL));
+    TUNA_MPI_CHECK(PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL));
     return MPI_SUCCESS;
 }
 
@@ -184,11 +185,98 @@ int tuna_settings_check(void)
     return tuna_argcheck_collective(&collective);
 }
 
+/* node_of and local_of from each rank's (leader, rank within its node) pair: a node's index
+ * is the count of distinct leaders below its own (leaders are ranks). */
+static int topology_from_leaders(tuna_ctx *c, const int *leaders)
+{
+    const int P = c->size;
+    /* below[s] = leaders among ranks 0..s-1 (one pass, not one scan per rank). */
+    int *below = tuna_malloc(sizeof(int) * ((size_t)P + 1));
+    if (!below)
+        return MPI_ERR_NO_MEM;
+    below[0] = 0;
+    for (int s = 0; s < P; s++)
+        below[s + 1] = below[s] + (leaders[2 * s] == s);
+    for (int r = 0; r < P; r++) {
+        c->node_of[r] = below[leaders[2 * r]];
+        c->local_of[r] = leaders[2 * r + 1];
+    }
+    free(below);
+    return MPI_SUCCESS;
+}
+
+/* The nodes by MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): collective, blocking. */
+static int topology_split(tuna_ctx *c)
+{
+    MPI_Comm node;
+    TUNA_MPI_CHECK(PMPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL,
+                                        &node));
+    int lrank, leader;
+    PMPI_Comm_rank(node, &lrank);
+    /* The leader of a node is its lowest rank (key = rank keeps rank order). */
+    leader = c->rank;
+    int rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    PMPI_Comm_free(&node);
+    if (rc != MPI_SUCCESS)
+        return tuna_error_set(rc, "node topology: MPI_Bcast failed");
+    int *leaders = tuna_malloc(sizeof(int) * (size_t)c->size * 2);
+    if (!leaders)
+        return MPI_ERR_NO_MEM;
+    int mine[2] = {leader, lrank};
+    rc = PMPI_Allgather(mine, 2, MPI_INT, leaders, 2, MPI_INT, c->comm);
+    if (rc == MPI_SUCCESS)
+        rc = topology_from_leaders(c, leaders);
+    else
+        rc = tuna_error_set(rc, "node topology: MPI_Allgather failed");
+    free(leaders);
+    return rc;
+}
+
+typedef struct id_rank {
+    long long id;
+    int rank;
+} id_rank;
+
+static int by_id_rank(const void *a, const void *b)
+{
+    const id_rank *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The nodes from every rank's node identity (ids[r], gathered by a nonblocking set-up):
+ * ranks with the same identity share a node; sorted by (identity, rank), each run's first
+ * rank is its leader and the position in the run the rank within the node. */
+static int topology_ids(tuna_ctx *c, const long long *ids)
+{
+    const int P = c->size;
+    id_rank *v = tuna_malloc(sizeof *v * (size_t)P);
+    int *leaders = tuna_malloc(sizeof(int) * (size_t)P * 2);
+    int rc = v && leaders ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS) {
+        for (int r = 0; r < P; r++)
+            v[r] = (id_rank){ids[r], r};
+        qsort(v, (size_t)P, sizeof *v, by_id_rank);
+        for (int i = 0, first = 0; i < P; i++) {
+            if (i > 0 && v[i].id != v[i - 1].id)
+                first = i;
+            leaders[2 * v[i].rank] = v[first].rank;
+            leaders[2 * v[i].rank + 1] = i - first;
+        }
+        rc = topology_from_leaders(c, leaders);
+    }
+    free(v);
+    free(leaders);
+    return rc;
+}
+
 /*
- * Node topology: node ids ordered by each node's lowest rank; local ranks in
- * rank order. TUNA_RANKS_PER_NODE forces logical nodes (see env_ranks_per_node).
+ * Node topology: node ids ordered by each node's lowest rank; local ranks in rank order.
+ * TUNA_RANKS_PER_NODE forces logical nodes (see env_ranks_per_node); else the nodes come from
+ * ids (a nonblocking set-up's gathered node identities) or, ids NULL, MPI_Comm_split_type.
  */
-static int topology_init(tuna_ctx *c)
+int tuna_ctx_topology(tuna_ctx *c, const long long *ids)
 {
     int P = c->size;
     c->node_of = tuna_malloc(sizeof(int) * (size_t)P);
@@ -211,42 +299,9 @@ static int topology_init(tuna_ctx *c)
             c->local_of[r] = r % q;
         }
     } else {
-        MPI_Comm node;
-        TUNA_MPI_CHECK(MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank,
-                                           MPI_INFO_NULL, &node));
-        int lrank, leader;
-        MPI_Comm_rank(node, &lrank);
-        /* The leader of a node is its lowest rank (key = rank keeps rank order). */
-        leader = c->rank;
-        int rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
-        MPI_Comm_free(&node);
+        int rc = ids ? topology_ids(c, ids) : topology_split(c);
         if (rc != MPI_SUCCESS)
-            return tuna_error_set(rc, "node topology: MPI_Bcast failed");
-        int *leaders = tuna_malloc(sizeof(int) * (size_t)P * 2);
-        if (!leaders)
-            return MPI_ERR_NO_MEM;
-        int mine[2] = {leader, lrank};
-        rc = PMPI_Allgather(mine, 2, MPI_INT, leaders, 2, MPI_INT, c->comm);
-        if (rc != MPI_SUCCESS) {
-            free(leaders);
-            return tuna_error_set(rc, "node topology: MPI_Allgather failed");
-        }
-        /* Leaders are ranks; a node's index is the count of distinct leaders below it:
-         * below[s] = leaders among ranks 0..s-1 (one pass, not one scan per rank). */
-        int *below = tuna_malloc(sizeof(int) * ((size_t)P + 1));
-        if (!below) {
-            free(leaders);
-            return MPI_ERR_NO_MEM;
-        }
-        below[0] = 0;
-        for (int s = 0; s < P; s++)
-            below[s + 1] = below[s] + (leaders[2 * s] == s);
-        for (int r = 0; r < P; r++) {
-            c->node_of[r] = below[leaders[2 * r]];
-            c->local_of[r] = leaders[2 * r + 1];
-        }
-        free(below);
-        free(leaders);
+            return rc;
     }
     c->nnodes = 0;
     for (int r = 0; r < P; r++)
@@ -292,6 +347,7 @@ static const char *const agreed_vars[] = {
     "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE", "TUNA_ALLTOALL",   "TUNA_ARGCHECK", "TUNA_AUTO_PERIOD",
     "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET", "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN", "TUNA_PROGRESS"};
 #define NVARS ((int)(sizeof agreed_vars / sizeof agreed_vars[0]))
+_Static_assert(2 * NVARS + 2 <= TUNA_CONFIG_AGREE_MAX, "TUNA_CONFIG_AGREE_MAX too small");
 
 /* The effective setting: unset, empty and the built-in default are the same. */
 static const char *env_effective(const char *name)
@@ -352,11 +408,13 @@ const char *tuna_smpi_shared_globals(void)
 #define SHARED_SLOTS 0
 #endif
 
-int tuna_config_agree(MPI_Comm comm, int *differs)
+int tuna_config_agree_n(void)
 {
-    if (differs)
-        *differs = 0;
-    long long v[2 * NVARS + 2];
+    return 2 * NVARS + SHARED_SLOTS;
+}
+
+void tuna_config_agree_values(long long *v)
+{
     for (int i = 0; i < NVARS; i++) {
         v[2 * i] = env_hash(agreed_vars[i]);
         v[2 * i + 1] = -v[2 * i];
@@ -365,8 +423,18 @@ int tuna_config_agree(MPI_Comm comm, int *differs)
     v[2 * NVARS] = atomic_fetch_add(&agreeing, 1) > 0;
     v[2 * NVARS + 1] = agreeing_tls++ > 0;
 #endif
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2 * NVARS + SHARED_SLOTS, MPI_LONG_LONG, MPI_MAX,
-                            comm);
+}
+
+/* "'value'" or "unset", for the messages. */
+static void quoted(char *buf, size_t len, const char *value)
+{
+    snprintf(buf, len, "%s%s%s", value ? "'" : "", value ? value : "unset", value ? "'" : "");
+}
+
+int tuna_config_agree_judge(const long long *v, int rc, MPI_Comm comm, int *differs)
+{
+    if (differs)
+        *differs = 0;
 #ifdef SMPI_SHARED_MALLOC
     atomic_fetch_sub(&agreeing, 1);
     agreeing_tls--;
@@ -383,17 +451,20 @@ int tuna_config_agree(MPI_Comm comm, int *differs)
     for (int i = 0; i < NVARS; i++) {
         if (v[2 * i] == -v[2 * i + 1])
             continue;
+        const char *mine = getenv(agreed_vars[i]);
+        char here[160];
+        quoted(here, sizeof here, mine);
+        if (comm == MPI_COMM_NULL) /* a nonblocking set-up: no second exchange for rank 0's */
+            return tuna_error_set(MPI_ERR_ARG,
+                                  "%s differs between the ranks (this rank has %s); every rank "
+                                  "must see the same value (export it to every rank)",
+                                  agreed_vars[i], here);
         /* Every rank sees the same difference: rank 0's value goes to all, for the message. */
         char root[128];
-        const char *mine = getenv(agreed_vars[i]);
-        snprintf(root, sizeof root, "%s%s%s", mine ? "'" : "", mine ? mine : "unset",
-                 mine ? "'" : "");
+        quoted(root, sizeof root, mine);
         TUNA_MPI_CHECK(PMPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, comm));
         int me = 0;
-        MPI_Comm_rank(comm, &me);
-        char here[160];
-        snprintf(here, sizeof here, "%s%s%s", mine ? "'" : "", mine ? mine : "unset",
-                 mine ? "'" : "");
+        PMPI_Comm_rank(comm, &me);
         if (differs)
             *differs = strcmp(here, root) != 0;
         if (me == 0)
@@ -410,6 +481,30 @@ int tuna_config_agree(MPI_Comm comm, int *differs)
     return MPI_SUCCESS;
 }
 
+int tuna_config_agree(MPI_Comm comm, int *differs)
+{
+    long long v[2 * NVARS + 2];
+    tuna_config_agree_values(v);
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, tuna_config_agree_n(), MPI_LONG_LONG, MPI_MAX, comm);
+    return tuna_config_agree_judge(v, rc, comm, differs);
+}
+
+/* A new context of comm, in the live list, with what needs no communication. */
+static tuna_ctx *ctx_alloc(MPI_Comm comm)
+{
+    tuna_ctx *c = tuna_calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->comm = MPI_COMM_NULL;
+    c->user = comm;
+    PMPI_Comm_rank(comm, &c->rank);
+    PMPI_Comm_size(comm, &c->size);
+    c->type_seen[0].type = c->type_seen[1].type = MPI_DATATYPE_NULL;
+    /* Link first so that ctx_free() can always unlink. */
+    live_add(c);
+    return c;
+}
+
 /* Out of line: the lookup's hit path stays a few loads and compares. */
 __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algorithm,
                                                 tuna_ctx **out)
@@ -419,48 +514,86 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
         return rc;
     void *val = NULL;
     int flag = 0;
-    TUNA_MPI_CHECK(MPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
+    TUNA_MPI_CHECK(PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
     if (flag) {
         *out = val;
-        return MPI_SUCCESS;
+        /* A nonblocking call began the set-up: a blocking call finishes it (setup.c). */
+        return tuna_ctx_ready(*out) ? MPI_SUCCESS : tuna_setup_wait(*out);
     }
     /* Only intracommunicators get a context: the check is paid once, here. */
     rc = tuna_require_intracomm(comm, algorithm);
     if (rc != MPI_SUCCESS)
         return rc;
-    tuna_ctx *c = tuna_calloc(1, sizeof *c);
+    tuna_ctx *c = ctx_alloc(comm);
     if (!c)
         return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
-    c->comm = MPI_COMM_NULL;
-    c->user = comm;
-    /* Link first so that ctx_free() can always unlink. */
-    live_add(c);
-    rc = MPI_Comm_dup(comm, &c->comm);
+    rc = PMPI_Comm_dup(comm, &c->comm);
     if (rc != MPI_SUCCESS) {
         c->comm = MPI_COMM_NULL;
         ctx_free(c);
         return tuna_error_set(rc, "MPI_Comm_dup of the user communicator failed");
     }
     /* tuna.h promises error codes: internal traffic must never abort the job. */
-    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(c->comm, &c->rank);
-    MPI_Comm_size(c->comm, &c->size);
+    PMPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    /* auto's own agreement (tuna_select_agree) waits for auto's first call: loading the
+     * profile and tuning files before the settings are agreed would keep a rank's own. */
     rc = tuna_config_agree(c->comm, NULL);
     if (rc == MPI_SUCCESS)
-        rc = tuna_progress_config_check(); /* the same value on every rank: agreed above */
-    if (rc == MPI_SUCCESS) {
-        bool collective;
-        /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. */
-        c->argcheck_local = tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
-        c->type_seen[0].type = c->type_seen[1].type = MPI_DATATYPE_NULL;
-        tuna_error_clear();
-        rc = topology_init(c);
-    }
+        rc = tuna_ctx_settings_agreed(c);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_set_attr(comm, ctx_keyval, c);
+        rc = tuna_ctx_topology(c, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_set_attr(comm, ctx_keyval, c);
     if (rc != MPI_SUCCESS) {
         ctx_free(c);
         return tuna_error_set(rc, "creating the communicator context failed");
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int tuna_ctx_settings_agreed(tuna_ctx *c)
+{
+    int rc = tuna_progress_config_check(); /* the same value on every rank: agreed */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bool collective;
+    /* An invalid TUNA_ARGCHECK leaves this false: the call path reports it. Read (once per
+     * process) only now that every rank has the same. */
+    c->argcheck_local = tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
+    tuna_error_clear();
+    return MPI_SUCCESS;
+}
+
+int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out)
+{
+    *out = NULL;
+    int rc = keyvals_init();
+    if (rc != MPI_SUCCESS)
+        return rc;
+    void *val = NULL;
+    int flag = 0, inter = 0;
+    TUNA_MPI_CHECK(PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
+    if (flag) {
+        *out = val;
+        return MPI_SUCCESS;
+    }
+    TUNA_MPI_CHECK(PMPI_Comm_test_inter(comm, &inter));
+    if (inter) /* no context: the caller runs the library's call */
+        return MPI_SUCCESS;
+#ifdef SMPI_SHARED_MALLOC
+    return MPI_SUCCESS; /* SimGrid SMPI has no MPI_Comm_idup (it aborts): as intercommunicators */
+#endif
+    tuna_ctx *c = ctx_alloc(comm);
+    if (!c)
+        return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
+    atomic_store(&c->state, TUNA_CTX_PENDING);
+    rc = tuna_setup_begin(c); /* posts MPI_Comm_idup: local */
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_set_attr(comm, ctx_keyval, c);
+    if (rc != MPI_SUCCESS) {
+        ctx_free(c);
+        return tuna_error_set(rc, "beginning the communicator context's set-up failed");
     }
     *out = c;
     return MPI_SUCCESS;
@@ -500,7 +633,7 @@ int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out)
         return MPI_SUCCESS;
     void *val = NULL;
     int flag = 0;
-    TUNA_MPI_CHECK(MPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
+    TUNA_MPI_CHECK(PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
     if (flag)
         *out = val;
     return MPI_SUCCESS;

@@ -12,14 +12,14 @@
 bool tuna_type_is_contiguous(MPI_Datatype type)
 {
     int ni, na, nd, combiner;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
         return false;
     if (combiner == MPI_COMBINER_NAMED) {
         /* Pair types such as MPI_DOUBLE_INT carry padding (size 12, extent 16). */
         MPI_Aint lb, ext;
         int size;
-        MPI_Type_get_extent(type, &lb, &ext);
-        MPI_Type_size(type, &size);
+        PMPI_Type_get_extent(type, &lb, &ext);
+        PMPI_Type_size(type, &size);
         return lb == 0 && ext == size;
     }
     if (combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP)
@@ -30,19 +30,19 @@ bool tuna_type_is_contiguous(MPI_Datatype type)
     MPI_Datatype types[1];
     if (ni > 1 || na > 1 || nd != 1)
         return false;
-    if (MPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) != MPI_SUCCESS)
+    if (PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) != MPI_SUCCESS)
         return false;
     MPI_Datatype old = types[0];
     bool ok = tuna_type_is_contiguous(old);
     MPI_Aint lb, ext;
     int size;
-    MPI_Type_get_extent(old, &lb, &ext);
-    MPI_Type_size(old, &size);
+    PMPI_Type_get_extent(old, &lb, &ext);
+    PMPI_Type_size(old, &size);
     ok = ok && lb == 0 && ext == size;
     int oni, ona, ond, ocomb;
-    MPI_Type_get_envelope(old, &oni, &ona, &ond, &ocomb);
+    PMPI_Type_get_envelope(old, &oni, &ona, &ond, &ocomb);
     if (ocomb != MPI_COMBINER_NAMED)
-        MPI_Type_free(&old);
+        PMPI_Type_free(&old);
     return ok;
 }
 
@@ -66,11 +66,11 @@ int tuna_type_info_get(MPI_Datatype type, tuna_type_info *out)
             return MPI_SUCCESS;
         }
     int size, ni, na, nd, combiner;
-    TUNA_MPI_CHECK(MPI_Type_size(type, &size));
-    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &out->lb, &out->extent));
-    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &out->true_lb, &out->true_extent));
+    TUNA_MPI_CHECK(PMPI_Type_size(type, &size));
+    TUNA_MPI_CHECK(PMPI_Type_get_extent(type, &out->lb, &out->extent));
+    TUNA_MPI_CHECK(PMPI_Type_get_true_extent(type, &out->true_lb, &out->true_extent));
     out->size = (size_t)size;
-    TUNA_MPI_CHECK(MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
+    TUNA_MPI_CHECK(PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner));
     /* A named type is contiguous exactly when it has no padding (tuna_type_is_contiguous's
      * rule, from the values at hand); derived types are walked. */
     out->contig = combiner == MPI_COMBINER_NAMED
@@ -102,12 +102,12 @@ static int bottom_type(int n, MPI_Datatype type, MPI_Datatype *shifted, uintptr_
 {
     static const char anchor;
     MPI_Aint a;
-    TUNA_MPI_CHECK(MPI_Get_address(&anchor, &a));
+    TUNA_MPI_CHECK(PMPI_Get_address(&anchor, &a));
     MPI_Aint disp = -a;
-    TUNA_MPI_CHECK(MPI_Type_create_hindexed(1, &n, &disp, type, shifted));
-    int rc = MPI_Type_commit(shifted);
+    TUNA_MPI_CHECK(PMPI_Type_create_hindexed(1, &n, &disp, type, shifted));
+    int rc = PMPI_Type_commit(shifted);
     if (rc != MPI_SUCCESS) {
-        MPI_Type_free(shifted);
+        PMPI_Type_free(shifted);
         return tuna_error_set(rc, "MPI_Type_commit of an MPI_BOTTOM block failed");
     }
     *base = (uintptr_t)&anchor;
@@ -123,10 +123,10 @@ static int pack_chunk(bool pack, uintptr_t at, int n, MPI_Datatype type, char *p
     int pos = 0, rc;
     if (bottom && (rc = bottom_type(n, type, &t, &at)) != MPI_SUCCESS)
         return rc;
-    rc = pack ? MPI_Pack((const void *)at, bottom ? 1 : n, t, packed, bytes, &pos, comm)
-              : MPI_Unpack(packed, bytes, &pos, (void *)at, bottom ? 1 : n, t, comm);
+    rc = pack ? PMPI_Pack((const void *)at, bottom ? 1 : n, t, packed, bytes, &pos, comm)
+              : PMPI_Unpack(packed, bytes, &pos, (void *)at, bottom ? 1 : n, t, comm);
     if (bottom)
-        MPI_Type_free(&t);
+        PMPI_Type_free(&t);
     return rc == MPI_SUCCESS ? rc
                              : tuna_error_set(rc, "%s of %d elements failed",
                                               pack ? "MPI_Pack" : "MPI_Unpack", n);
@@ -178,14 +178,14 @@ int tuna_message_type(MPI_Count count, MPI_Datatype type, MPI_Aint extent, int *
     /* Whole chunks of 2^30 elements plus a remainder: every count an int. */
     const MPI_Count chunk = (MPI_Count)1 << 30;
     MPI_Datatype c;
-    TUNA_MPI_CHECK(MPI_Type_contiguous((int)chunk, type, &c));
+    TUNA_MPI_CHECK(PMPI_Type_contiguous((int)chunk, type, &c));
     int lens[2] = {(int)(count / chunk), (int)(count % chunk)};
     MPI_Aint disps[2] = {0, (MPI_Aint)(count / chunk * chunk) * extent};
     MPI_Datatype types[2] = {c, type};
-    int rc = MPI_Type_create_struct(2, lens, disps, types, msg);
-    MPI_Type_free(&c);
-    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(msg)) != MPI_SUCCESS)
-        MPI_Type_free(msg);
+    int rc = PMPI_Type_create_struct(2, lens, disps, types, msg);
+    PMPI_Type_free(&c);
+    if (rc == MPI_SUCCESS && (rc = PMPI_Type_commit(msg)) != MPI_SUCCESS)
+        PMPI_Type_free(msg);
     if (rc != MPI_SUCCESS)
         return tuna_error_set(rc, "a message type of %lld elements could not be built",
                               (long long)count);

@@ -45,7 +45,7 @@ const char *tuna_error_string(int code)
     if (code == last_code && last_msg[0] != '\0')
         return last_msg;
     int len = 0;
-    if (MPI_Error_string(code, mpi_msg, &len) != MPI_SUCCESS)
+    if (PMPI_Error_string(code, mpi_msg, &len) != MPI_SUCCESS)
         snprintf(mpi_msg, sizeof mpi_msg, "unknown error code %d", code);
     return mpi_msg;
 }
@@ -138,10 +138,10 @@ void tuna_log(int level, const char *fmt, ...)
     if (tuna_verbosity() < level)
         return;
     int rank = -1, init = 0, fin = 0;
-    MPI_Initialized(&init);
-    MPI_Finalized(&fin);
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
     if (init && !fin)
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     char msg[1536]; /* auto's learning lines name six candidates */
     va_list ap;
     va_start(ap, fmt);

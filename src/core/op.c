@@ -69,10 +69,10 @@ static int run_step(tuna_op *op, int wait_rc)
     op->status = NULL;
     int r = op->step(op, wait_rc);
     tuna_stats_cur = saved;
-    if (r == TUNA_STEP_DONE) {
+    if (r != TUNA_STEP_WAIT)
         op->nreq = 0;
+    if (r == TUNA_STEP_DONE)
         op->done = true;
-    }
     return r;
 }
 
@@ -83,7 +83,14 @@ int tuna_op_run(tuna_op *op)
     for (;;) {
         op->wait_mode = TUNA_WAIT_ALL;
         op->status = NULL;
-        if (op->step(op, wait_rc) != TUNA_STEP_WAIT)
+        const int r = op->step(op, wait_rc);
+        if (r == TUNA_STEP_YIELD) { /* what it waits for advances with the others */
+            op->nreq = 0;
+            wait_rc = MPI_SUCCESS;
+            tuna_op_progress_all();
+            continue;
+        }
+        if (r != TUNA_STEP_WAIT)
             break;
         if (!tuna_op_any_active()) {
             wait_rc = wait_here(op);
@@ -141,7 +148,7 @@ static void advance_claimed(tuna_op *op)
             if (!flag)
                 return;
         }
-        if (run_step(op, wait_rc) == TUNA_STEP_DONE)
+        if (run_step(op, wait_rc) != TUNA_STEP_WAIT) /* done, or yielded: not now */
             return;
     }
 }
@@ -153,7 +160,7 @@ void tuna_op_start(tuna_op *op)
     op->nreq = 0;
     op->rc = MPI_SUCCESS;
     if (tuna_stats_on) {
-        op->t_start = MPI_Wtime();
+        op->t_start = PMPI_Wtime();
         /* The record the start set up (what runs, its parameters) goes with the operation. */
         op->stats = tuna_stats_current;
     }
@@ -240,7 +247,7 @@ int tuna_op_tag_shift(tuna_ctx *ctx, bool persistent)
          * split between nonblocking operations and plans, each cycling through its half. */
         int *ub = NULL, flag = 0;
         long slots = 64;
-        if (MPI_Comm_get_attr(ctx->comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub &&
+        if (PMPI_Comm_get_attr(ctx->comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub &&
             *ub >= 32767)
             slots = ((long)*ub + 1) / TUNA_TAG_SPAN;
         ctx->tag_slots = slots;
@@ -259,7 +266,7 @@ static int finish(tuna_request *req)
     tuna_op *op = *req;
     int rc = op->rc;
     if (op->publish_stats && tuna_stats_on) {
-        op->stats.total = MPI_Wtime() - op->t_start;
+        op->stats.total = PMPI_Wtime() - op->t_start;
         tuna_stats_publish_record(&op->stats);
     }
     if (op->release)

@@ -22,6 +22,8 @@
 enum {
     TUNA_STEP_DONE = 0, /* finished: the outcome is in op->rc, no request is pending */
     TUNA_STEP_WAIT = 1, /* op->req[0 .. op->nreq) posted: call again when all completed */
+    TUNA_STEP_YIELD = 2, /* nothing posted, not finished (it waits for another operation or
+                            a shared set-up): call again at the next progress */
 };
 
 /*

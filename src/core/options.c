@@ -298,7 +298,7 @@ int tuna_call_begin(tuna_collective coll, MPI_Comm comm, const tuna_options **op
 int tuna_require_intracomm(MPI_Comm comm, const char *algorithm)
 {
     int inter = 0;
-    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    TUNA_MPI_CHECK(PMPI_Comm_test_inter(comm, &inter));
     if (inter)
         return tuna_error_set(MPI_ERR_COMM,
                               "algorithm '%s' supports intracommunicators only "

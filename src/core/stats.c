@@ -23,7 +23,7 @@ void tuna_stats_publish(double t_start)
 {
     if (!tuna_stats_on)
         return;
-    tuna_stats_current.total = MPI_Wtime() - t_start;
+    tuna_stats_current.total = PMPI_Wtime() - t_start;
     stats_last = tuna_stats_current;
 }
 

@@ -7,6 +7,7 @@
 #include "tuna_registry.h"
 #include "../transport/transport.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,12 @@ void tuna_stats_publish_record(const tuna_stats *record);
 /* TUNA_ARGCHECK (read once): *collective is true for "collective", false for "local" (the
  * default); an invalid value is an error on every call. */
 int tuna_argcheck_collective(bool *collective);
+/* TUNA_ARGCHECK is local (valid and not "collective"): a start's checks are this rank's. */
+static inline bool tuna_argcheck_is_local(void)
+{
+    bool collective;
+    return tuna_argcheck_collective(&collective) == MPI_SUCCESS && !collective;
+}
 /* MPI_ERR_COMM, naming the algorithm, if comm is an intercommunicator. */
 int tuna_require_intracomm(MPI_Comm comm, const char *algorithm);
 
@@ -88,12 +95,12 @@ typedef struct tuna_timer {
 
 static inline void tuna_timer_start(tuna_timer *t)
 {
-    t->t0 = tuna_stats_on ? MPI_Wtime() : 0.0;
+    t->t0 = tuna_stats_on ? PMPI_Wtime() : 0.0;
 }
 static inline void tuna_timer_stop(tuna_timer *t, tuna_phase phase)
 {
     if (tuna_stats_on) {
-        double now = MPI_Wtime();
+        double now = PMPI_Wtime();
         tuna_stats_current.phase[phase] += now - t->t0;
         t->t0 = now;
     }
@@ -156,6 +163,11 @@ void tuna_scratch_free(tuna_scratch *s);
 
 typedef struct tuna_ctx {
     MPI_Comm comm;          /* private duplicate: all internal traffic */
+    /* TUNA_CTX_READY once the private communicator, the agreement and the topology are set
+     * up; a nonblocking first call leaves it TUNA_CTX_PENDING (or _FAILED) while its set-up
+     * runs as the first steps of the operations (src/core/setup.c). */
+    _Atomic int state;
+    struct tuna_setup *setup; /* that set-up's state; NULL for a blocking creation */
     MPI_Comm user;          /* the communicator the context is attached to */
     int rank, size;
     /* Node topology (MPI_COMM_TYPE_SHARED, or TUNA_RANKS_PER_NODE logical nodes). */
@@ -256,11 +268,11 @@ tuna_ctx *tuna_ctx_cached(MPI_Comm comm);
  */
 static inline double tuna_learn_entry(const tuna_ctx *cached, tuna_collective coll)
 {
-    return cached && cached->learn_timing[coll] ? MPI_Wtime() : 0;
+    return cached && cached->learn_timing[coll] ? PMPI_Wtime() : 0;
 }
 static inline double tuna_learn_sample_start(bool library, double t_entry)
 {
-    return !library && t_entry > 0 ? t_entry : MPI_Wtime();
+    return !library && t_entry > 0 ? t_entry : PMPI_Wtime();
 }
 
 /*
@@ -297,6 +309,54 @@ static inline bool tuna_repeat_matches(const tuna_ctx *cached, tuna_collective c
 /* The context of comm if it has one, else *out = NULL: local, no MPI communication (what a
  * nonblocking start may do). */
 int tuna_ctx_find(MPI_Comm comm, tuna_ctx **out);
+
+/* ------------------------------------------------------------------ nonblocking set-up */
+enum { TUNA_CTX_READY = 0, TUNA_CTX_PENDING = 1, TUNA_CTX_FAILED = 2 };
+/* The context whose deferred starts this thread is running (setup.c): ready to them. */
+extern _Thread_local const tuna_ctx *tuna_setup_restarting;
+static inline bool tuna_ctx_ready(const tuna_ctx *ctx)
+{
+    return atomic_load_explicit(&ctx->state, memory_order_acquire) == TUNA_CTX_READY ||
+           tuna_setup_restarting == ctx;
+}
+/* The context of comm, or a new one whose set-up a nonblocking start begins (local: the
+ * private duplicate is an MPI_Comm_idup; setup.c finishes it); *out = NULL for an
+ * intercommunicator (no context: the library's call). */
+int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out);
+/* The statistics' fallback where a nonblocking start found no context (tuna_ctx_begin). */
+#ifdef SMPI_SHARED_MALLOC
+#define TUNA_NO_CONTEXT_FALLBACK                                                                 \
+    "an intercommunicator, or SimGrid SMPI (no MPI_Comm_idup): tuna has not set this "           \
+    "communicator up yet (a blocking call or a plan does)"
+#else
+#define TUNA_NO_CONTEXT_FALLBACK "an intercommunicator"
+#endif
+/* setup.c: post the set-up's first step (context.c calls it for a new pending context);
+ * finish it here, blocking (a blocking call or a plan on a pending context): the set-up's
+ * outcome; free its state with the context. */
+int tuna_setup_begin(tuna_ctx *ctx);
+int tuna_setup_wait(tuna_ctx *ctx);
+void tuna_setup_release(tuna_ctx *ctx);
+/* context.c for setup.c: the settings' agreement as values reduced with MPI_MAX
+ * (tuna_config_agree_n of them, at most TUNA_CONFIG_AGREE_MAX) and its judgement (rc: the
+ * reduction's; comm MPI_COMM_NULL: no second exchange for the message); the topology from
+ * every rank's node identity (ids; NULL: MPI_Comm_split_type, blocking). */
+#define TUNA_CONFIG_AGREE_MAX 32
+int tuna_config_agree_n(void);
+void tuna_config_agree_values(long long *v);
+int tuna_config_agree_judge(const long long *v, int rc, MPI_Comm comm, int *differs);
+int tuna_ctx_topology(tuna_ctx *c, const long long *ids);
+/* After the settings' agreement passed: what reads them (TUNA_PROGRESS, TUNA_ARGCHECK). */
+int tuna_ctx_settings_agreed(tuna_ctx *c);
+/*
+ * A start on a context whose set-up is still running: the operation handed back (*req)
+ * waits for the set-up, then runs restart(args, &inner), the family's own start, in the
+ * order of the starts on this communicator (so every rank starts the same operations in the
+ * same order on the private communicator), and completes with inner. args (malloc'd) is
+ * freed with the operation. If the set-up finished meanwhile, restart runs at once.
+ */
+typedef int tuna_restart_fn(void *args, tuna_request *inner);
+int tuna_setup_defer(tuna_ctx *ctx, tuna_restart_fn *restart, void *args, tuna_request *req);
 /* The blocking calls' scratch buffer `slot` of at least `bytes` bytes (tuna_scratch). */
 static inline void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes)
 {
@@ -440,7 +500,7 @@ static inline int tuna_check_alias(const char *fn, const void *sendbuf, const vo
 static inline bool tuna_comm_is_inter(MPI_Comm comm)
 {
     int inter = 0;
-    return MPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
+    return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 
 /*

@@ -33,7 +33,7 @@ int tuna_plan_finish(struct tuna_plan_s *p, int rc, double t0, tuna_plan *plan)
             tuna_plan_free(&p);
         return rc;
     }
-    p->info.plan_seconds = MPI_Wtime() - t0;
+    p->info.plan_seconds = PMPI_Wtime() - t0;
     *plan = p;
     return MPI_SUCCESS;
 }
@@ -54,11 +54,11 @@ int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type)
     if (*type == MPI_DATATYPE_NULL)
         return MPI_SUCCESS; /* the argument checks report it */
     int ni, na, nd, combiner;
-    TUNA_MPI_CHECK(MPI_Type_get_envelope(*type, &ni, &na, &nd, &combiner));
+    TUNA_MPI_CHECK(PMPI_Type_get_envelope(*type, &ni, &na, &nd, &combiner));
     if (combiner == MPI_COMBINER_NAMED)
         return MPI_SUCCESS;
     MPI_Datatype dup;
-    TUNA_MPI_CHECK(MPI_Type_dup(*type, &dup));
+    TUNA_MPI_CHECK(PMPI_Type_dup(*type, &dup));
     p->owned[p->nowned++] = dup;
     *type = dup;
     return MPI_SUCCESS;
@@ -78,7 +78,7 @@ int tuna_start(tuna_plan p)
         tuna_error_clear();
     double t_start = 0;
     if (tuna_stats_on) {
-        t_start = MPI_Wtime();
+        t_start = PMPI_Wtime();
         memset(&tuna_stats_current, 0, sizeof tuna_stats_current);
         memcpy(tuna_stats_current.params, p->info.params, sizeof tuna_stats_current.params);
         tuna_stats_current.predicted = p->info.predicted;
@@ -107,7 +107,7 @@ static int plan_complete(tuna_plan p)
     if (p->inflight == &p->a2av_op.op && p->a2av_op.state_free)
         p->a2av_op.state_free(&p->a2av_op);
     if (p->inflight->publish_stats && tuna_stats_on) {
-        p->inflight->stats.total = MPI_Wtime() - p->inflight->t_start;
+        p->inflight->stats.total = PMPI_Wtime() - p->inflight->t_start;
         tuna_stats_publish_record(&p->inflight->stats);
     }
     p->inflight = NULL;
@@ -167,7 +167,7 @@ int tuna_plan_free(tuna_plan *pp)
     free(p->inplace_counts);
     free(p->private_recv);
     for (int i = 0; i < p->nowned; i++)
-        MPI_Type_free(&p->owned[i]);
+        PMPI_Type_free(&p->owned[i]);
     free(p);
     *pp = NULL;
     return MPI_SUCCESS;
@@ -210,8 +210,8 @@ int tuna_plan_span(MPI_Datatype type, const tuna_counts *blocks, int k, size_t *
                    MPI_Aint *lo_out)
 {
     MPI_Aint lb, extent, tlb, textent;
-    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
+    TUNA_MPI_CHECK(PMPI_Type_get_extent(type, &lb, &extent));
+    TUNA_MPI_CHECK(PMPI_Type_get_true_extent(type, &tlb, &textent));
     bool any = false;
     MPI_Aint lo = 0, hi = 0;
     for (int j = 0; j < k; j++)
@@ -225,8 +225,8 @@ int tuna_plan_span(MPI_Datatype type, const tuna_counts *blocks, int k, size_t *
 int tuna_plan_span_run(MPI_Datatype type, long long n, size_t *bytes, MPI_Aint *lo_out)
 {
     MPI_Aint lb, extent, tlb, textent;
-    TUNA_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-    TUNA_MPI_CHECK(MPI_Type_get_true_extent(type, &tlb, &textent));
+    TUNA_MPI_CHECK(PMPI_Type_get_extent(type, &lb, &extent));
+    TUNA_MPI_CHECK(PMPI_Type_get_true_extent(type, &tlb, &textent));
     bool any = false;
     MPI_Aint lo = 0, hi = 0;
     widen(extent, tlb, textent, 0, n, &any, &lo, &hi);
@@ -285,11 +285,11 @@ static int timed_start(struct tuna_plan_s *p, int k, double *t, bool *failed)
 {
     MPI_Comm comm = p->ctx->comm;
     TUNA_MPI_CHECK(PMPI_Barrier(comm));
-    double t0 = MPI_Wtime();
+    double t0 = PMPI_Wtime();
     int rc = MPI_SUCCESS;
     for (int j = 0; j < k && rc == MPI_SUCCESS; j++)
         rc = p->start(p);
-    double v[2] = {(MPI_Wtime() - t0) / k, rc != MPI_SUCCESS};
+    double v[2] = {(PMPI_Wtime() - t0) / k, rc != MPI_SUCCESS};
     tuna_error_clear(); /* a candidate's failure is not the plan's */
     TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
     *t = v[0];

@@ -41,7 +41,7 @@ static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Co
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                          unsigned flags, tuna_plan *plan)
 {
-    const double t0 = MPI_Wtime();
+    const double t0 = PMPI_Wtime();
     /* A local error still takes part in the agreement below: one rank's mistake fails every
      * rank instead of hanging them. */
     int local = tuna_plan_begin(fn, TUNA_ALLTOALL, comm, flags, plan, &opt);
@@ -53,7 +53,7 @@ static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Co
     if (!p && local == MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
     int inter = 0;
-    int rc = MPI_Comm_test_inter(comm, &inter);
+    int rc = PMPI_Comm_test_inter(comm, &inter);
     if (rc != MPI_SUCCESS) {
         free(p);
         return tuna_error_set(rc, "%s: MPI_Comm_test_inter failed", fn);
@@ -62,7 +62,7 @@ static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Co
     size_t block = 0;
     if (inter) { /* vendor only, local checks only (tuna has no context there) */
         int rsize = 0;
-        if (local == MPI_SUCCESS && (rc = MPI_Comm_remote_size(comm, &rsize)) != MPI_SUCCESS)
+        if (local == MPI_SUCCESS && (rc = PMPI_Comm_remote_size(comm, &rsize)) != MPI_SUCCESS)
             local = tuna_error_set(rc, "%s: MPI_Comm_remote_size failed", fn);
         if (local == MPI_SUCCESS && alg->desc.kind != TUNA_ROW_VENDOR)
             local = tuna_error_set(MPI_ERR_COMM, "algorithm '%s' supports intracommunicators "
@@ -74,7 +74,7 @@ static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Co
         if (local == MPI_SUCCESS)
             local = tuna_plan_a2av_inter_large(fn, TUNA_ALLTOALL, large);
         int me = 0;
-        MPI_Comm_rank(comm, &me);
+        PMPI_Comm_rank(comm, &me);
         if (local == MPI_SUCCESS)
             local = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                         recvtype, rsize, me, &block);

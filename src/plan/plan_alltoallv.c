@@ -198,8 +198,8 @@ static int init_intercomm(struct tuna_plan_s *p, const char *fn, const void *sen
                           MPI_Datatype recvtype)
 {
     int P, me;
-    TUNA_MPI_CHECK(MPI_Comm_remote_size(p->comm, &P));
-    TUNA_MPI_CHECK(MPI_Comm_rank(p->comm, &me));
+    TUNA_MPI_CHECK(PMPI_Comm_remote_size(p->comm, &P));
+    TUNA_MPI_CHECK(PMPI_Comm_rank(p->comm, &me));
     if (sendbuf == MPI_IN_PLACE)
         return tuna_error_set(MPI_ERR_ARG, "MPI_IN_PLACE is not valid on an intercommunicator");
     int rc = tuna_plan_a2av_inter_large(fn, TUNA_ALLTOALLV, p->large);
@@ -222,7 +222,7 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
                           const tuna_counts *rcv, MPI_Datatype recvtype, MPI_Comm comm,
                           const tuna_options *opt, unsigned flags, tuna_plan *plan)
 {
-    const double t0 = MPI_Wtime();
+    const double t0 = PMPI_Wtime();
     /* A local error (a NULL plan pointer, bad flags or options, no memory) still takes part
      * in the agreement below: one rank's mistake fails every rank instead of hanging them. */
     int local = tuna_plan_begin(fn, TUNA_ALLTOALLV, comm, flags, plan, &opt);
@@ -234,7 +234,7 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
     if (!p && local == MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
     int inter = 0;
-    int rc = MPI_Comm_test_inter(comm, &inter);
+    int rc = PMPI_Comm_test_inter(comm, &inter);
     if (rc != MPI_SUCCESS) {
         free(p);
         return tuna_error_set(rc, "%s: MPI_Comm_test_inter failed", fn);

@@ -85,7 +85,7 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
     const tuna_algorithm_info *info =
         local_rc == MPI_SUCCESS ? tuna_algorithm_get(coll, opt->algorithm) : NULL;
     int inter = 0;
-    TUNA_MPI_CHECK(MPI_Comm_test_inter(comm, &inter));
+    TUNA_MPI_CHECK(PMPI_Comm_test_inter(comm, &inter));
     if (inter)
         return local_rc != MPI_SUCCESS
                    ? local_rc
@@ -141,7 +141,7 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                         const tuna_options *opt, unsigned flags, tuna_plan *plan)
 {
-    const double t0 = MPI_Wtime();
+    const double t0 = PMPI_Wtime();
     int local = tuna_plan_begin("tuna_allgather_init", TUNA_ALLGATHER, comm, flags, plan, &opt);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
@@ -149,8 +149,8 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     if (!p && local == MPI_SUCCESS)
         local = MPI_ERR_NO_MEM;
     int me = 0, P = 1;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &P);
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Comm_size(comm, &P);
     size_t block = 0;
     if (local == MPI_SUCCESS) {
         p->start = allgather_start;
@@ -180,7 +180,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Op op, MPI_Comm comm, const tuna_options *opt, unsigned flags,
                         tuna_plan *plan)
 {
-    const double t0 = MPI_Wtime();
+    const double t0 = PMPI_Wtime();
     int local = tuna_plan_begin("tuna_allreduce_init", TUNA_ALLREDUCE, comm, flags, plan, &opt);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
@@ -188,7 +188,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
     if (!p && local == MPI_SUCCESS)
         local = MPI_ERR_NO_MEM;
     int me = 0;
-    MPI_Comm_rank(comm, &me);
+    PMPI_Comm_rank(comm, &me);
     int tsize = 0, commute = 1;
     if (local == MPI_SUCCESS) {
         /* The datatype is kept as the caller's handle, not a duplicate: a user op is called
@@ -200,7 +200,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         p->op = op;
         local = tuna_ar_check_args(sendbuf, recvbuf, count, datatype, op, me, &tsize);
     }
-    if (local == MPI_SUCCESS && MPI_Op_commutative(op, &commute) != MPI_SUCCESS)
+    if (local == MPI_SUCCESS && PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
         local = tuna_error_set(MPI_ERR_OP, "tuna_allreduce_init: MPI_Op_commutative failed");
     const double bytes = (double)count * tsize;
     if (local == MPI_SUCCESS) {

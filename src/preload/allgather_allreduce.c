@@ -45,7 +45,7 @@ static int bottom_vector(const void *buf, int count, MPI_Datatype type)
 {
     MPI_Aint true_lb = 0, true_extent = 0;
     return buf == NULL && vector_bytes(count, type) > 0 &&
-           MPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
+           PMPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
 }
 
 /* Why tuna leaves the call to the library, or -1. */
@@ -171,8 +171,8 @@ static int preload_icoll(const coll_call *c, MPI_Request *request)
                    library_label(s, c->coll, why), t0, c, P);
         return MPI_SUCCESS;
     }
-    /* Every row has a step form: tuna takes the call (vendor inside auto, or a communicator
-     * tuna has not set up yet, runs the library's call inside tuna's request). */
+    /* Every row has a step form: tuna takes the call (vendor inside auto runs the library's
+     * call inside tuna's request; a first call's set-up runs as its first steps). */
     const choice *ch = preload_choice(s, c->coll);
     tuna_request op = TUNA_REQUEST_NULL;
     rc = c->coll == COLL_ALLGATHER

@@ -187,8 +187,8 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
     const choice *ch = &s->ch[COLL_ALLTOALL];
     const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
     if (!ch->vendor && why < 0) {
-        /* Every alltoall row has a step form: tuna takes the call (auto, on a communicator
-         * tuna has not set up yet, runs the library's MPI_Ialltoall inside tuna's request). */
+        /* Every alltoall row has a step form: tuna takes the call (from the first call on a
+         * communicator: its set-up runs as the operation's first steps). */
         tuna_request op = TUNA_REQUEST_NULL;
         rc = large ? tuna_ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                       comm, &ch->opt, &op)

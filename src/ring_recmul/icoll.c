@@ -13,14 +13,22 @@ int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, tuna_row_kind kind
 {
     const bool vendor = kind == TUNA_ROW_VENDOR;
     int rc;
-    if (!vendor && (rc = tuna_ctx_find(comm, &w->ctx)) != MPI_SUCCESS)
+    if (!vendor && ((rc = tuna_ctx_find(comm, &w->ctx)) != MPI_SUCCESS ||
+                    (!w->ctx && (rc = tuna_ctx_begin(comm, &w->ctx)) != MPI_SUCCESS)))
         return rc;
-    /* Setting a context or auto's selector up is collective, which a start may not be. */
+    if (w->ctx && !tuna_ctx_ready(w->ctx)) {
+        w->deferred = true;
+        return MPI_SUCCESS;
+    }
+    /* With a context, the library's call travels on the private communicator: a start that
+     * waited for the set-up posts it later than the application's calls on its own. */
+    w->lib_comm = w->ctx ? w->ctx->comm : comm;
     if (vendor || !w->ctx || (kind == TUNA_ROW_AUTO && w->ctx->select_status != 1)) {
         if (!vendor) {
             tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
-            tuna_stats_current.fallback = "tuna has not set this communicator up yet (a "
-                                          "blocking call or a plan does; docs/nonblocking.md)";
+            tuna_stats_current.fallback = !w->ctx ? TUNA_NO_CONTEXT_FALLBACK
+                                                  : "auto: TUNA_PROFILE / TUNA_TUNING not "
+                                                    "agreed yet";
         }
         w->ctx = NULL;
         w->library = true;

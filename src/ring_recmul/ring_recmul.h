@@ -62,8 +62,8 @@ bool tuna_library_runs_recursive_doubling(double rd_time, double best_time);
 
 /*
  * A nonblocking allgather or allreduce around its row (tuna_iallgather, tuna_iallreduce;
- * docs/nonblocking.md): the library's call (vendor, auto's hand-over, a communicator tuna has
- * not set up), or under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
+ * docs/nonblocking.md): the library's call (vendor, auto's hand-over, an intercommunicator),
+ * or under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the
  * values every rank must hold alike, then the row's steps. The family's operation embeds it
  * after its engine record; its step calls tuna_icoll_step.
  */
@@ -72,6 +72,9 @@ typedef struct tuna_icoll {
     tuna_ctx *ctx;                 /* NULL: the library's call */
     int phase;
     bool agree, library;
+    bool deferred;                 /* the communicator's set-up runs: the family defers */
+    MPI_Comm lib_comm;             /* where the library's call travels (the private
+                                      communicator where there is a context) */
     int local_rc;                  /* this rank's check (agreed under collective checks) */
     int tag_shift;
     int nsame;                     /* values every rank must hold alike, and their names */
@@ -84,10 +87,11 @@ typedef struct tuna_icoll {
     tuna_step_fn *row_step;                     /* the row's later steps */
 } tuna_icoll;
 
-/* Where a start of a row of `kind` goes (w->name set): the library's call (w->library;
- * vendor, or no context on comm, or auto without an agreed selector: recorded in the
- * statistics with its fallback) or tuna's rows on w->ctx (the operation's tag shift taken,
- * w->agree under TUNA_ARGCHECK=collective). */
+/* Where a start of a row of `kind` goes (w->name set): w->deferred where comm's set-up is
+ * running (begun here on a communicator tuna has not seen: the family hands its start to
+ * tuna_setup_defer); the library's call (w->library; vendor, an intercommunicator, or auto
+ * without an agreed selector: recorded in the statistics with its fallback) or tuna's rows
+ * on w->ctx (the operation's tag shift taken, w->agree under TUNA_ARGCHECK=collective). */
 int tuna_icoll_route(tuna_icoll *w, const tuna_registry *reg, tuna_row_kind kind,
                      MPI_Comm comm);
 /* The start's end: this rank's error (w->local_rc) returned at once where nothing agrees on

@@ -140,7 +140,7 @@ static void load_files(void)
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int vlen = 0;
     version[0] = '\0';
-    if (MPI_Get_library_version(version, &vlen) == MPI_SUCCESS)
+    if (PMPI_Get_library_version(version, &vlen) == MPI_SUCCESS)
         sel.library = tuna_mpi_library_detect(version);
     /* The built-in call_overhead is CPU time, which SMPI does not charge (tuna sim runs with
      * smpi/simulate-computation:no): under SMPI tuna's algorithms cost only their messages. */
@@ -323,15 +323,29 @@ double tuna_select_messages(const tuna_registry *reg, const tuna_select_input *i
 
 /* ------------------------------------------------------------ agreement per communicator */
 
+void tuna_select_agree_values(long long v[TUNA_SELECT_AGREE_N])
+{
+    load_once();
+    /* max of (failed, h, -h): everyone loaded fine and equal iff failed = 0, max h = min h */
+    v[0] = sel.rc != MPI_SUCCESS;
+    v[1] = (long long)sel.checksum;
+    v[2] = -(long long)sel.checksum;
+}
+
+void tuna_select_agree_judge(tuna_ctx *ctx, const long long v[TUNA_SELECT_AGREE_N])
+{
+    ctx->select_status = 1 + (v[0] ? 1 : v[1] != -v[2] ? 2 : 0);
+}
+
 int tuna_select_agree(tuna_ctx *ctx)
 {
     load_once();
     if (ctx->select_status == 0) {
-        /* max of (failed, h, -h): everyone loaded fine and equal iff failed = 0, max h = min h */
-        long long v[3] = {sel.rc != MPI_SUCCESS, (long long)sel.checksum,
-                          -(long long)sel.checksum};
-        TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, ctx->comm));
-        ctx->select_status = 1 + (v[0] ? 1 : v[1] != -v[2] ? 2 : 0);
+        long long v[TUNA_SELECT_AGREE_N];
+        tuna_select_agree_values(v);
+        TUNA_MPI_CHECK(PMPI_Allreduce(MPI_IN_PLACE, v, TUNA_SELECT_AGREE_N, MPI_LONG_LONG,
+                                      MPI_MAX, ctx->comm));
+        tuna_select_agree_judge(ctx, v);
     }
     int status = ctx->select_status - 1;
     if (sel.rc != MPI_SUCCESS)

@@ -357,6 +357,12 @@ void tuna_select_auto_period(int *first, int *longest);
  * them or if they differ, so no rank runs an algorithm its peers do not.
  */
 int tuna_select_agree(tuna_ctx *ctx);
+/* The agreement's values, reduced with MPI_MAX (a context's set-up carries them in its own
+ * allreduce, so that auto's first call needs none): this rank's, and the outcome read from
+ * the reduced ones (ctx->select_status). */
+#define TUNA_SELECT_AGREE_N 3
+void tuna_select_agree_values(long long v[TUNA_SELECT_AGREE_N]);
+void tuna_select_agree_judge(tuna_ctx *ctx, const long long v[TUNA_SELECT_AGREE_N]);
 
 /* ------------------------------------------------------------ wisdom (wisdom.c) */
 

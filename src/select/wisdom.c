@@ -30,7 +30,7 @@ void tuna_wisdom_key_init(tuna_wisdom_key *k, tuna_collective coll, const tuna_c
     memset(k, 0, sizeof *k);
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
-    if (MPI_Get_library_version(version, &len) == MPI_SUCCESS) {
+    if (PMPI_Get_library_version(version, &len) == MPI_SUCCESS) {
         size_t n = strcspn(version, "\n");
         if (n >= sizeof k->library)
             n = sizeof k->library - 1;
@@ -120,7 +120,7 @@ int tuna_wisdom_export(const char *path, MPI_Comm comm)
     if (comm == MPI_COMM_NULL)
         return tuna_error_set(MPI_ERR_COMM, "tuna_wisdom_export: comm is MPI_COMM_NULL");
     int me;
-    TUNA_MPI_CHECK(MPI_Comm_rank(comm, &me));
+    TUNA_MPI_CHECK(PMPI_Comm_rank(comm, &me));
     int rc = MPI_SUCCESS;
     char msg[400] = "";
     if (me == 0) {

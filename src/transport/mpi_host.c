@@ -96,8 +96,8 @@ int tuna_mpi_host_isend_large(const void *buf, size_t bytes, int peer, int tag, 
     int rc = tuna_coll_bytes_type(bytes, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = MPI_Isend(buf, 1, t, peer, tag, comm, req);
-    MPI_Type_free(&t); /* freed once the pending send completes */
+    rc = PMPI_Isend(buf, 1, t, peer, tag, comm, req);
+    PMPI_Type_free(&t); /* freed once the pending send completes */
     return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Isend", bytes);
 }
 
@@ -108,8 +108,8 @@ int tuna_mpi_host_irecv_large(void *buf, size_t bytes, int peer, int tag, MPI_Co
     int rc = tuna_coll_bytes_type(bytes, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = MPI_Irecv(buf, 1, t, peer, tag, comm, req);
-    MPI_Type_free(&t);
+    rc = PMPI_Irecv(buf, 1, t, peer, tag, comm, req);
+    PMPI_Type_free(&t);
     return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Irecv", bytes);
 }
 

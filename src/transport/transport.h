@@ -111,7 +111,7 @@ static inline int tuna_tp_isend(const tuna_transport *tp, const void *buf, size_
         return tp->isend(tp, buf, bytes, peer, tag, comm, req);
     if (bytes > (size_t)INT_MAX)
         return tuna_mpi_host_isend_large(buf, bytes, peer, tag, comm, req);
-    int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req);
+    int rc = PMPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req);
     return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Isend", bytes);
 }
 
@@ -122,7 +122,7 @@ static inline int tuna_tp_irecv(const tuna_transport *tp, void *buf, size_t byte
         return tp->irecv(tp, buf, bytes, peer, tag, comm, req);
     if (bytes > (size_t)INT_MAX)
         return tuna_mpi_host_irecv_large(buf, bytes, peer, tag, comm, req);
-    int rc = MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req);
+    int rc = PMPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req);
     return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Irecv", bytes);
 }
 
@@ -133,7 +133,7 @@ static inline int tuna_tp_isend_typed(const tuna_transport *tp, const void *buf,
 {
     if (!tuna_tp_is_mpi_host(tp))
         return tp->isend_typed(tp, buf, count, type, peer, tag, comm, req);
-    return MPI_Isend(buf, count, type, peer, tag, comm, req);
+    return PMPI_Isend(buf, count, type, peer, tag, comm, req);
 }
 
 static inline int tuna_tp_irecv_typed(const tuna_transport *tp, void *buf, int count,
@@ -142,7 +142,7 @@ static inline int tuna_tp_irecv_typed(const tuna_transport *tp, void *buf, int c
 {
     if (!tuna_tp_is_mpi_host(tp))
         return tp->irecv_typed(tp, buf, count, type, peer, tag, comm, req);
-    return MPI_Irecv(buf, count, type, peer, tag, comm, req);
+    return PMPI_Irecv(buf, count, type, peer, tag, comm, req);
 }
 
 static inline int tuna_tp_sendrecv_typed(const tuna_transport *tp, const void *sbuf, int scount,
@@ -153,7 +153,7 @@ static inline int tuna_tp_sendrecv_typed(const tuna_transport *tp, const void *s
     if (!tuna_tp_is_mpi_host(tp))
         return tp->sendrecv_typed(tp, sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source,
                                   rtag, comm);
-    return MPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
                         MPI_STATUS_IGNORE);
 }
 
@@ -178,7 +178,7 @@ static inline int tuna_tp_reduce(const tuna_transport *tp, const void *in, void 
 {
     if (!tuna_tp_is_mpi_host(tp))
         return tp->reduce(tp, in, inout, count, type, op);
-    return MPI_Reduce_local(in, inout, count, type, op);
+    return PMPI_Reduce_local(in, inout, count, type, op);
 }
 
 static inline int tuna_tp_settle(const tuna_transport *tp, int n, MPI_Request *req,
