@@ -109,7 +109,10 @@ static void check_config(MPI_Comm comm)
      * run tuna's rows (docs/nonblocking.md, "Set-up in the operation"). */
     if (comm != MPI_COMM_WORLD) /* start-up from a first call (MPI_Init not seen) */
         return;
-    rc = tuna_pattern_changed(comm);
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, "auto", &ctx);
+    if (rc == MPI_SUCCESS) /* auto's agreement too: the files are loaded and agreed above */
+        rc = tuna_select_agree(ctx);
     snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
     abort_if_any(comm, rc != MPI_SUCCESS, msg);
 #endif
