@@ -399,10 +399,10 @@ static void test_refusals(void)
     exch_free(&x);
 }
 
-/* Whether this MPI's MPI_Comm_idup serves tuna's nonblocking set-up (not Open MPI 4:
+/* Whether this MPI's MPI_Comm_idup serves tuna's nonblocking set-up (not Open MPI's, 4 or 5:
  * TUNA_NO_NONBLOCKING_SETUP, src/core/tuna_internal.h); without it a first call on a fresh
  * communicator is the library's call, as before issue 56. */
-#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+#if defined(OPEN_MPI)
 #define NB_SETUP 0
 #else
 #define NB_SETUP 1

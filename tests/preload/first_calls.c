@@ -11,17 +11,15 @@
  * call and, with forced rows, that none ran the library's call instead.
  */
 #include <mpi.h>
-#ifdef OPEN_MPI
-#include <mpi-ext.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "tuna_mpi_features.h"
 
-#if MPI_VERSION >= 4
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT)
 #define ALLTOALLV_INIT MPI_Alltoallv_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#elif defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
 #define ALLTOALLV_INIT MPIX_Alltoallv_init
 #endif
 
