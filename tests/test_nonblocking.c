@@ -399,6 +399,15 @@ static void test_refusals(void)
     exch_free(&x);
 }
 
+/* Whether this MPI's MPI_Comm_idup serves tuna's nonblocking set-up (not Open MPI's, 4 or 5:
+ * TUNA_NO_NONBLOCKING_SETUP, src/core/tuna_internal.h); without it a first call on a fresh
+ * communicator is the library's call, as before issue 56. */
+#if defined(OPEN_MPI)
+#define NB_SETUP 0
+#else
+#define NB_SETUP 1
+#endif
+
 /* 5. Communicators tuna has not set up (issue 56): the first nonblocking calls run the
  * set-up as their first steps, then tuna's rows, never the library's call (the statistics'
  * fallback): two outstanding on one fresh duplicate (one set-up shared, completed in reverse
@@ -433,8 +442,8 @@ static void test_fresh_comm(void)
         if (rc[i] == MPI_SUCCESS)
             rc[i] = tuna_request_wait(&req[i]);
         const tuna_stats *st = tuna_stats_last();
-        expect(rc[i] == MPI_SUCCESS && exch_ok(&x[i]) && st->fallback == NULL &&
-                   (i != 4 || st->algorithm == pairwise.algorithm),
+        expect(rc[i] == MPI_SUCCESS && exch_ok(&x[i]) && (st->fallback == NULL) == NB_SETUP &&
+                   (i != 4 || !NB_SETUP || st->algorithm == pairwise.algorithm),
                i < 2   ? "two first calls outstanding on a fresh communicator"
                : i < 4 ? "a first call completed after a blocking one"
                        : "a named row's first call on a fresh communicator runs the row",

@@ -485,6 +485,15 @@ static void test_refusals(tuna_collective coll)
     case_free(&c);
 }
 
+/* Whether this MPI's MPI_Comm_idup serves tuna's nonblocking set-up (not Open MPI's, 4 or 5:
+ * TUNA_NO_NONBLOCKING_SETUP, src/core/tuna_internal.h); without it a first call on a fresh
+ * communicator is the library's call, and auto's after a blocking named row too. */
+#if defined(OPEN_MPI)
+#define NB_SETUP 0
+#else
+#define NB_SETUP 1
+#endif
+
 /* Communicators tuna has not set up (issue 56): the first nonblocking call runs the set-up as
  * its first steps, then tuna's rows, never the library's call (the statistics' fallback): a
  * named row's first call runs the row, auto's first call tuna's choice; then a blocking call,
@@ -506,8 +515,8 @@ static void test_fresh_comm(tuna_collective coll)
         if (rc == MPI_SUCCESS)
             rc = tuna_request_wait(&req);
         const tuna_stats *st = tuna_stats_last();
-        expect(rc == MPI_SUCCESS && case_ok(&c) && st->fallback == NULL &&
-                   (k || st->algorithm == ring.algorithm),
+        expect(rc == MPI_SUCCESS && case_ok(&c) && (st->fallback == NULL) == NB_SETUP &&
+                   (k || !NB_SETUP || st->algorithm == ring.algorithm),
                "the first call on a fresh communicator runs tuna's set-up and rows",
                k ? "auto" : "ring", rc);
         refill(&c, 78);
@@ -519,7 +528,8 @@ static void test_fresh_comm(tuna_collective coll)
             if (rc == MPI_SUCCESS)
                 rc = tuna_request_wait(&req);
             st = tuna_stats_last();
-            expect(rc == MPI_SUCCESS && case_ok(&c) && st->fallback == NULL,
+            expect(rc == MPI_SUCCESS && case_ok(&c) &&
+                       (st->fallback == NULL) == (i == 0 || NB_SETUP),
                    "later nonblocking calls run tuna's rows", i ? "auto" : "ring", rc);
         }
         case_free(&c);

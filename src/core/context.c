@@ -581,8 +581,11 @@ int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out)
     TUNA_MPI_CHECK(PMPI_Comm_test_inter(comm, &inter));
     if (inter) /* no context: the caller runs the library's call */
         return MPI_SUCCESS;
-#ifdef SMPI_SHARED_MALLOC
-    return MPI_SUCCESS; /* SimGrid SMPI has no MPI_Comm_idup (it aborts): as intercommunicators */
+#if TUNA_NO_NONBLOCKING_SETUP
+    /* SimGrid SMPI has no MPI_Comm_idup (it aborts); Open MPI 4's fails beside the
+     * application's other nonblocking collectives on the communicator (docs/nonblocking.md):
+     * no context, as for intercommunicators. */
+    return MPI_SUCCESS;
 #endif
     tuna_ctx *c = ctx_alloc(comm);
     if (!c)

@@ -234,6 +234,8 @@ static int deferred_step(tuna_op *op, int wait_rc)
     }
     if (d->rc != MPI_SUCCESS)
         return tuna_op_step_done(op, tuna_error_set(d->rc, "%s", d->msg));
+    if (d->inner == TUNA_REQUEST_NULL) /* a start with nothing left to do */
+        return tuna_op_step_done(op, MPI_SUCCESS);
     bool done;
     tuna_op_advance(d->inner, &done);
     if (!done)

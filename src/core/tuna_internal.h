@@ -323,12 +323,20 @@ static inline bool tuna_ctx_ready(const tuna_ctx *ctx)
  * private duplicate is an MPI_Comm_idup; setup.c finishes it); *out = NULL for an
  * intercommunicator (no context: the library's call). */
 int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out);
-/* The statistics' fallback where a nonblocking start found no context (tuna_ctx_begin). */
-#ifdef SMPI_SHARED_MALLOC
+/* Where MPI_Comm_idup cannot serve a nonblocking set-up: SimGrid SMPI has none; Open MPI's
+ * (4.1.4 and 5.0.11 alike) fails when the application starts other nonblocking collectives on
+ * the communicator while it is pending (MPI_ERR_TRUNCATE or MPI_ERR_INTERN in its NBC
+ * schedules, or a crash: MPICH's coll/nonblocking3 under the drop-in, which passes natively;
+ * a plain MPI program without tuna under 4.1.4; docs/nonblocking.md). There a nonblocking
+ * start on a communicator tuna has not set up runs the library's call. */
+#if defined(SMPI_SHARED_MALLOC) || defined(OPEN_MPI)
+#define TUNA_NO_NONBLOCKING_SETUP 1
 #define TUNA_NO_CONTEXT_FALLBACK                                                                 \
-    "an intercommunicator, or SimGrid SMPI (no MPI_Comm_idup): tuna has not set this "           \
-    "communicator up yet (a blocking call or a plan does)"
+    "tuna has not set this communicator up yet (a blocking call or a plan does; this MPI's "     \
+    "MPI_Comm_idup cannot: docs/nonblocking.md)"
 #else
+#define TUNA_NO_NONBLOCKING_SETUP 0
+/* The statistics' fallback where a nonblocking start found no context (tuna_ctx_begin). */
 #define TUNA_NO_CONTEXT_FALLBACK "an intercommunicator"
 #endif
 /* setup.c: post the set-up's first step (context.c calls it for a new pending context);

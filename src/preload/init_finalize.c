@@ -103,6 +103,19 @@ static void check_config(MPI_Comm comm)
     rc = tuna_config_agree(comm, &differs);
     snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
     abort_if(comm, rc != MPI_SUCCESS, differs, msg);
+#if TUNA_NO_NONBLOCKING_SETUP && !defined(SMPI_SHARED_MALLOC)
+    /* This MPI's MPI_Comm_idup cannot set communicators up from a nonblocking call (Open MPI
+     * 4): set MPI_COMM_WORLD up here, collective anyway, so that its first nonblocking calls
+     * run tuna's rows (docs/nonblocking.md, "Set-up in the operation"). */
+    if (comm != MPI_COMM_WORLD) /* start-up from a first call (MPI_Init not seen) */
+        return;
+    tuna_ctx *ctx;
+    rc = tuna_ctx_get(comm, "auto", &ctx);
+    if (rc == MPI_SUCCESS) /* auto's agreement too: the files are loaded and agreed above */
+        rc = tuna_select_agree(ctx);
+    snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
+    abort_if_any(comm, rc != MPI_SUCCESS, msg);
+#endif
 }
 
 #ifdef TUNA_PRELOAD_PERSISTENT

@@ -1,9 +1,9 @@
 /*
  * Communicators that see only nonblocking and persistent collectives (issue 56): a duplicate
- * of MPI_COMM_WORLD and the two halves of a split of it, on which no blocking collective ever
- * runs. Round 0 starts MPI_Ialltoallv, MPI_Ialltoall, MPI_Iallreduce and MPI_Iallgather on
- * all three communicators before completing any (every first call outstanding at once, three
- * set-ups in flight; completed by one MPI_Waitall in reverse order), rounds 1..9 one
+ * of MPI_COMM_WORLD, the two halves of a split of it and MPI_COMM_WORLD itself (until the
+ * verdict's allreduce), on which no blocking collective runs. Round 0 starts MPI_Ialltoallv,
+ * MPI_Ialltoall, MPI_Iallreduce and MPI_Iallgather on all four communicators before
+ * completing any (every first call outstanding at once, the set-ups in flight; completed by one MPI_Waitall in reverse order), rounds 1..9 one
  * communicator after the other; then a persistent alltoallv on a fourth, fresh duplicate
  * (where the library has one). Every receive buffer is sentinel-filled with gaps and
  * compared byte for byte with the library's own call (PMPI_*, blocking, on the same inputs,
@@ -11,23 +11,21 @@
  * call and, with forced rows, that none ran the library's call instead.
  */
 #include <mpi.h>
-#ifdef OPEN_MPI
-#include <mpi-ext.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "tuna_mpi_features.h"
 
-#if MPI_VERSION >= 4
+#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT)
 #define ALLTOALLV_INIT MPI_Alltoallv_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#elif defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
 #define ALLTOALLV_INIT MPIX_Alltoallv_init
 #endif
 
 #define SENTINEL (-7777)
 #define ROUNDS 10
-#define NCOMM 3
+#define NCOMM 4 /* the last: MPI_COMM_WORLD, also seen only by nonblocking calls */
 #define NCOLL 4
 
 /* One communicator's four calls of one round: inputs, outputs, the library's results. */
@@ -120,6 +118,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm[0]);
     MPI_Comm_split(comm[0], me % 2, P - me, &comm[1]); /* reversed order within the half */
     MPI_Comm_split(comm[0], me < P / 2, me, &comm[2]);
+    comm[3] = MPI_COMM_WORLD;
     for (int round = 0; round < ROUNDS; round++) {
         calls c[NCOMM];
         MPI_Request q[NCOMM * NCOLL];
@@ -166,7 +165,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&fresh);
     }
 #endif
-    for (int k = NCOMM - 1; k >= 0; k--)
+    for (int k = NCOMM - 2; k >= 0; k--)
         MPI_Comm_free(&comm[k]);
     int total = client_outcome("first_calls");
     MPI_Finalize();

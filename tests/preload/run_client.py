@@ -12,7 +12,8 @@ unless --allow-fallback (or of the --allow-fallback-reason reasons), and, with -
 --collective: the collective these checks are about (alltoallv by default; rows of the
 others are printed only, except that no call of any may have returned an error unless
 --allow-errors).
---per-rank-calls: on every rank, the calls of the rows (of collective COLL if given) on PATH (whose algorithm column
+--per-rank-calls [COMM_NAME@][COLL/]PATH[:TEXT]=N: on every rank, the calls of the rows (of
+communicator COMM_NAME, of collective COLL if given) on PATH (whose algorithm column
 contains TEXT) sum to N (or at least N); --plan-algorithm: every "plan" row (starts of
 persistent alltoallv plans) runs that algorithm.
 """
@@ -127,13 +128,16 @@ def main():
             print(f"FAIL: {who} ran {sorted(other)}, expected {want}")
             ok = False
     for spec in a.per_rank_calls:
-        m = re.fullmatch(r"([^:=>]+)(?::(.*?))?(>?=)(\d+)", spec)
+        m = re.fullmatch(r"(?:([^@:=>]+)@)?([^:=>]+)(?::(.*?))?(>?=)(\d+)", spec)
         if not m:
             print(f"FAIL: bad --per-rank-calls {spec!r}")
             return 1
-        path, text, op, want = m.group(1), m.group(2) or "", m.group(3), int(m.group(4))
+        comm, path, text = m.group(1), m.group(2), m.group(3) or ""
+        op, want = m.group(4), int(m.group(5))
         coll, _, path = path.rpartition("/")
         pool = [r for r in all_rows if r["collective"] == coll] if coll else rows
+        if comm:  # COMM_NAME@...: that communicator's rows only
+            pool = [r for r in pool if r["comm_name"] == comm]
         for rank in range(a.np):
             got = sum(int(r["calls"]) for r in pool if r["rank"] == str(rank)
                       and r["path"] == path and text in r["algorithm"])
