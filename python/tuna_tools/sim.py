@@ -760,8 +760,9 @@ def cmd_check(args):
             bad += 1
         else:
             print(f"{'faster' if gain > 1 + tol else 'ok':7s} {key}: {what}")
-    print(f"tuna sim check: {len(base[kind]) - bad} of {len(base[kind])} within "
-          f"{tol:.0%} or better")
+    print(f"tuna sim check: {len(base[kind]) - bad} of {len(base[kind])} "
+          + (f"identical (relative difference <= {tol:g})" if args.identical else
+             f"within {tol:.0%} or better"))
     return 1 if bad else 0
 
 
