@@ -276,15 +276,22 @@ def xml_text(name, p):
         "  Sources:",
     ]
     lines += [f"   - {s}" for s in p["sources"]]
-    lines += ["-->", '<platform version="4.1">']
+    lines += ["-->", '<platform version="4.1">',
+              # The cluster inside a zone of its own, not the root element: SimGrid 4.1's
+              # loader builds a TORUS, FAT_TREE or DRAGONFLY cluster with the enclosing zone
+              # as its parent and has none at the root (a segmentation fault before any rank
+              # starts, sg_platf_new_cluster_hierarchical). One child zone, so no route of
+              # the wrapper is ever used: the same routes under 3.32, 3.35 and 4.1.
+              f'  <zone id="{name}-world" routing="Full">']
     limiter = f' limiter_link="{2 * inject:.6g}Bps"' if p["topology"] == "crossbar" else ""
     # Host speed is irrelevant: simulations run with smpi/simulate-computation:no.
     lines.append(
-        f'  <cluster id="{name}" prefix="node-" suffix="" radical="0-{n - 1}" speed="1Gf" '
+        f'    <cluster id="{name}" prefix="node-" suffix="" radical="0-{n - 1}" speed="1Gf" '
         f'core="{p["cores"]}" bw="{p["link_bw"]:.6g}Bps" lat="{p["link_lat"]:.6g}s" '
         f'sharing_policy="SPLITDUPLEX"{limiter} '
         f'loopback_bw="{p["intra_bw"]:.6g}Bps" loopback_lat="{p["intra_lat"]:.6g}s"'
         f'{topo_attributes(p)}/>')
+    lines.append("  </zone>")
     lines.append("</platform>")
     return "\n".join(lines) + "\n"
 

@@ -1,4 +1,5 @@
 """`tuna sim` pieces that need no SimGrid: hostfiles and the lower bound."""
+import argparse
 import json
 import os
 
@@ -182,3 +183,34 @@ def test_run_goes_on_past_a_failed_smpirun(tmp_path, monkeypatch):
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["status"], r["sim"]["selector"]) for r in recs] == [("failed", "bad")]
     assert "Impossible" in recs[0]["sim"]["error"]
+
+
+def test_smpirun_follows_the_bench_build(tmp_path, monkeypatch):
+    """A tuna-bench runs under the smpirun of the SimGrid it was built with: its build tree's
+    TUNA_SIMGRID_PREFIX (cmake/smpi.cmake), unless --simgrid or $TUNA_SIMGRID says."""
+    monkeypatch.delenv("TUNA_SIMGRID", raising=False)
+    tree = tmp_path / "smpi-4.1"
+    (tree / "tools").mkdir(parents=True)
+    bench = tree / "tools" / "tuna-bench"
+    bench.write_text("")
+    (tree / "CMakeCache.txt").write_text("TUNA_SIMGRID_PREFIX:PATH=/opt/sg41\n")
+    args = argparse.Namespace(simgrid=None, bench=str(bench))
+    assert sim.smpirun_path(args) == "/opt/sg41/bin/smpirun"
+    args.simgrid = "/opt/other"
+    assert sim.smpirun_path(args) == "/opt/other/bin/smpirun"
+    (tree / "CMakeCache.txt").write_text("CMAKE_C_COMPILER:FILEPATH=smpicc\n")  # Debian's
+    assert sim.smpirun_path(argparse.Namespace(simgrid=None, bench=str(bench))) == "smpirun"
+
+
+def test_check_identical_fails_either_way(tmp_path, monkeypatch):
+    """`tuna sim check --times --identical`: a faster time fails too (an identity check)."""
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"tolerance": 1e-6, "times": {"k": 1.0e-5}}))
+    args = argparse.Namespace(baseline=str(base), times=True, identical=True, record=False,
+                              tolerance=0.05, files=[])
+    for have, rc in ((1.0e-5, 0), (0.9e-5, 1), (1.1e-5, 1)):
+        monkeypatch.setattr(sim, "regression_times", lambda records, h=have: {"k": h})
+        assert sim.cmd_check(args) == rc
+    args.identical = False
+    monkeypatch.setattr(sim, "regression_times", lambda records: {"k": 0.9e-5})  # a guard
+    assert sim.cmd_check(args) == 0

@@ -253,9 +253,34 @@ class MemorySampler(threading.Thread):
         return max(0, self.peak - self.base) / 1024.0
 
 
+def bench_simgrid_prefix(bench):
+    """TUNA_SIMGRID_PREFIX of the build tree that holds `bench` (cmake/smpi.cmake), i.e. the
+    SimGrid whose smpicc built it, or None (Debian's, on PATH). A tuna-bench runs only
+    under the smpirun of the SimGrid it was linked with."""
+    d = os.path.dirname(os.path.abspath(bench))
+    for _ in range(4):
+        cache = os.path.join(d, "CMakeCache.txt")
+        if os.path.exists(cache):
+            with open(cache, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if line.startswith("TUNA_SIMGRID_PREFIX:"):
+                        prefix = line.split("=", 1)[1].strip()
+                        return prefix or None
+            return None
+        d = os.path.dirname(d)
+    return None
+
+
 def smpirun_path(args):
-    """smpirun of --simgrid PREFIX (scripts/build-simgrid.sh), else the one on PATH."""
+    """smpirun of --simgrid PREFIX (scripts/build-simgrid.sh), else $TUNA_SIMGRID, else the
+    SimGrid the bench was built with (its build tree's TUNA_SIMGRID_PREFIX), else the one on
+    PATH (Debian's 3.32)."""
     prefix = getattr(args, "simgrid", None) or os.environ.get("TUNA_SIMGRID")
+    if not prefix and hasattr(args, "bench"):
+        try:
+            prefix = bench_simgrid_prefix(find_bench(args.bench))
+        except ValueError:
+            prefix = None
     return os.path.join(prefix, "bin", "smpirun") if prefix else "smpirun"
 
 
@@ -291,8 +316,10 @@ def find_bench(path):
     if env:
         return os.path.abspath(env)
     root = project_root()
-    for cand in ("build/smpi/tools/tuna-bench", "build-sim/tools/tuna-bench",
-                 "build-smpi/tools/tuna-bench"):
+    # SimGrid 4.1's build first (scripts/build-simgrid.sh; its smpirun is then found from
+    # the build tree, smpirun_path), Debian's 3.32 otherwise.
+    for cand in ("build/smpi-4.1/tools/tuna-bench", "build/smpi/tools/tuna-bench",
+                 "build-sim/tools/tuna-bench", "build-smpi/tools/tuna-bench"):
         if os.path.exists(os.path.join(root, cand)):
             return os.path.join(root, cand)
     raise ValueError("tuna-bench built with smpicc not found: pass --bench or set "
@@ -728,10 +755,14 @@ def cmd_check(args):
         if gain < 1 - tol:
             print(f"SLOWER  {key}: {what}")
             bad += 1
+        elif args.identical and gain > 1 + tol:
+            print(f"FASTER  {key}: {what}")
+            bad += 1
         else:
             print(f"{'faster' if gain > 1 + tol else 'ok':7s} {key}: {what}")
-    print(f"tuna sim check: {len(base[kind]) - bad} of {len(base[kind])} within "
-          f"{tol:.0%} or better")
+    print(f"tuna sim check: {len(base[kind]) - bad} of {len(base[kind])} "
+          + (f"identical (relative difference <= {tol:g})" if args.identical else
+             f"within {tol:.0%} or better"))
     return 1 if bad else 0
 
 
@@ -807,10 +838,12 @@ def register(subparsers):
                         "SMPI's own, linear in P (runs before 2026-11-22)")
     r.add_argument("--simgrid", metavar="PREFIX",
                    help="run with the SimGrid installed at PREFIX (scripts/build-simgrid.sh; "
-                        "default: $TUNA_SIMGRID, else smpirun on PATH, Debian's 3.32); the "
-                        "bench must be built with its smpicc (-DTUNA_SIMGRID_PREFIX=PREFIX)")
+                        "default: $TUNA_SIMGRID, else the one the bench's build tree names "
+                        "(-DTUNA_SIMGRID_PREFIX), else smpirun on PATH, Debian's 3.32); the "
+                        "bench must be built with its smpicc")
     r.add_argument("--bench", help="tuna-bench built with smpicc (default: $TUNA_SIM_BENCH, "
-                   "else build/smpi/ (scripts/test.sh), build-sim/ or build-smpi/)")
+                   "else build/smpi-4.1/ (SimGrid 4.1), build/smpi/ (scripts/test.sh), "
+                   "build-sim/ or build-smpi/)")
     r.add_argument("--timeout", type=float, default=None,
                    help="seconds per smpirun (a killed run leaves a record with status "
                         "'timeout' and exits non-zero)")
@@ -852,4 +885,8 @@ def register(subparsers):
     c.add_argument("--times", action="store_true",
                    help="compare each configuration's simulated time instead of the ratio "
                         "vendor / best tuna (a schedule guard)")
+    c.add_argument("--identical", action="store_true",
+                   help="fail on a difference either way beyond the baseline's tolerance, "
+                        "faster too (an identity check: the same platform under two SimGrid "
+                        "versions, sim/simgrid_identity.sh)")
     c.set_defaults(func=cmd_check)
