@@ -7,10 +7,11 @@
  *     -r R     also check flat TuNA's schedule at radix R (rounds, hops per block, digits)
  *     -o FILE  where rank 0 writes the trace
  *
- * The sends are caught through MPI's profiling interface: this executable defines MPI_Send,
- * MPI_Isend, MPI_Ssend, MPI_Issend and MPI_Sendrecv (every send src/ uses), records, and calls
- * the PMPI_ version. It exports its symbols (ENABLE_EXPORTS), so libtuna.so's calls bind to
- * these definitions before libmpi's. A run that intercepts no message fails: the trace would
+ * The sends are caught below the profiling interface: tuna makes its own calls through the
+ * PMPI_ names (docs/preload.md, "tuna's own calls"), so this executable defines PMPI_Send,
+ * PMPI_Isend, PMPI_Ssend, PMPI_Issend and PMPI_Sendrecv, records, and calls the library's
+ * (found with dlsym(RTLD_NEXT)). It exports its symbols (ENABLE_EXPORTS), so libtuna.so's
+ * calls bind to these definitions before libmpi's. A run that intercepts no message fails: the trace would
  * otherwise be silently empty.
  *
  * Rank p's block for rank d is 3 ints {TRACE_MAGIC, p, d}, so the packed payload of a data
@@ -29,9 +30,10 @@
  * (K = the pairs (x, z), z in [1, R), with z*R^x < P), round k goes to rank + z*R^x and carries
  * exactly the blocks whose base-R digit x is z, and each block moves once per non-zero digit.
  */
-#define _POSIX_C_SOURCE 200809L /* getopt, setenv */
+#define _GNU_SOURCE /* getopt, setenv, RTLD_NEXT */
 #include "tuna.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,11 @@ static void push(int v)
     rec[nrec_ints++] = v;
 }
 
+/* The library's PMPI_Sendrecv (this executable's own is interposed below). */
+static int library_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                            int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+                            int rtag, MPI_Comm comm, MPI_Status *status);
+
 static void record(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                    MPI_Comm comm, int call)
 {
@@ -91,8 +98,8 @@ static void record(const void *buf, int count, MPI_Datatype type, int dest, int 
             die("MPI_Pack failed");
     } else {
         MPI_Status st;
-        if (PMPI_Sendrecv(buf, count, type, 0, 0, bytes, size, MPI_PACKED, 0, 0, MPI_COMM_SELF,
-                          &st) != MPI_SUCCESS ||
+        if (library_sendrecv(buf, count, type, 0, 0, bytes, size, MPI_PACKED, 0, 0,
+                             MPI_COMM_SELF, &st) != MPI_SUCCESS ||
             PMPI_Get_count(&st, MPI_PACKED, &pos) != MPI_SUCCESS)
             die("copying a message through MPI_COMM_SELF failed");
     }
@@ -131,39 +138,76 @@ static void record(const void *buf, int count, MPI_Datatype type, int dest, int 
 
 /* ---- the interposed sends (prototypes from mpi.h) */
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+/* The library's definition of a PMPI_ send: the next one after this executable's. */
+static void *next(const char *name)
 {
+    void *fn = dlsym(RTLD_NEXT, name);
+    if (!fn) {
+        fprintf(stderr, "tuna-trace: the MPI library has no %s\n", name);
+        abort();
+    }
+    return fn;
+}
+typedef int send_fn(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+typedef int isend_fn(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int sendrecv_fn(const void *, int, MPI_Datatype, int, int, void *, int, MPI_Datatype,
+                        int, int, MPI_Comm, MPI_Status *);
+
+static int library_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest,
+                            int stag, void *rbuf, int rcount, MPI_Datatype rtype, int source,
+                            int rtag, MPI_Comm comm, MPI_Status *status)
+{
+    static sendrecv_fn *fn;
+    if (!fn)
+        fn = (sendrecv_fn *)next("PMPI_Sendrecv");
+    return fn(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+}
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    static send_fn *fn;
+    if (!fn)
+        fn = (send_fn *)next("PMPI_Send");
     record(buf, count, type, dest, tag, comm, CALL_SEND);
-    return PMPI_Send(buf, count, type, dest, tag, comm);
+    return fn(buf, count, type, dest, tag, comm);
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+    static send_fn *fn;
+    if (!fn)
+        fn = (send_fn *)next("PMPI_Ssend");
     record(buf, count, type, dest, tag, comm, CALL_SSEND);
-    return PMPI_Ssend(buf, count, type, dest, tag, comm);
+    return fn(buf, count, type, dest, tag, comm);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              MPI_Request *req)
-{
-    record(buf, count, type, dest, tag, comm, CALL_ISEND);
-    return PMPI_Isend(buf, count, type, dest, tag, comm, req);
-}
-
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+int PMPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    record(buf, count, type, dest, tag, comm, CALL_ISSEND);
-    return PMPI_Issend(buf, count, type, dest, tag, comm, req);
+    static isend_fn *fn;
+    if (!fn)
+        fn = (isend_fn *)next("PMPI_Isend");
+    record(buf, count, type, dest, tag, comm, CALL_ISEND);
+    return fn(buf, count, type, dest, tag, comm, req);
 }
 
-int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
-                 void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
-                 MPI_Status *status)
+int PMPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                MPI_Request *req)
+{
+    static isend_fn *fn;
+    if (!fn)
+        fn = (isend_fn *)next("PMPI_Issend");
+    record(buf, count, type, dest, tag, comm, CALL_ISSEND);
+    return fn(buf, count, type, dest, tag, comm, req);
+}
+
+int PMPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                  void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag, MPI_Comm comm,
+                  MPI_Status *status)
 {
     record(sbuf, scount, stype, dest, stag, comm, CALL_SENDRECV);
-    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
-                         comm, status);
+    return library_sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag,
+                            comm, status);
 }
 
 /* ---- checks on the gathered trace (rank 0) */
