@@ -50,7 +50,7 @@ const tuna_ag_algorithm tuna_ag_table[] = {
               .family = "recmul", .cost = tuna_ag_cost_recmul_permuted, .grid = tuna_grid_k},
      .step = tuna_ag_recmul_permuted_step},
     {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "
-                               "topology and the block size (docs/tuning.md)",
+                               "topology and the block size, then learning (docs/tuning.md)",
                        0, {{0}}},
               .kind = TUNA_ROW_AUTO, .family = "auto"}},
 };

@@ -52,8 +52,8 @@ const tuna_ar_algorithm tuna_ar_table[] = {
               .family = "recmul", .cost = tuna_ar_cost_recmul_permuted, .grid = tuna_grid_k},
      .step = tuna_ar_recmul_permuted_step},
     {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "
-                               "topology, the vector size and the op's commutativity "
-                               "(docs/tuning.md)",
+                               "topology, the vector size and the op's commutativity, "
+                               "then learning (docs/tuning.md)",
                        0, {{0}}},
               .kind = TUNA_ROW_AUTO, .family = "auto"}},
 };
