@@ -59,8 +59,8 @@ step "MPI 5: Open MPI 5.0.11, MPICH 5.0.2 and MPICH 5's standard ABI (wheels in 
 # between MPI releases is what the build finds and what the drop-in intercepts: the whole
 # preload label; of the fast label the tests at P <= 3 (as for MPICH 4), thinned (stride 13),
 # no Python label (mpi4py in .venv is Open MPI 4's), no applications or FFTW (Debian's FFTW is
-# built for Open MPI 4; both run in step 1). The whole fast label passed against Open MPI 5
-# (247 tests, docs/compatibility.md); it would add 10 minutes per library here. MPICH 5 sleeps in its progress loop
+# built for Open MPI 4; both run in step 1). The whole fast label passed against both
+# (docs/compatibility.md); it would add 10 minutes per library here. MPICH 5 sleeps in its progress loop
 # (MPIR_CVAR_CH4_PROGRESS_THROTTLE, set by tests/).
 mapfile -t mpi5 < <(./scripts/mpi5-venvs.sh)   # (read first: the tests below read stdin)
 for line in "${mpi5[@]}"; do
