@@ -85,7 +85,9 @@ step "SimGrid SMPI: build and simulated runs (strict check at P = 64, regression
 configure build/smpi -DCMAKE_TOOLCHAIN_FILE=cmake/smpi.cmake
 # Each simulation is one single-threaded process whose simulated times do not depend on the
 # load: two at a time.
-(cd build/smpi && ctest --output-on-failure -L sim -j 2 --timeout 900)
+# sim_simgrid_identity (issue 55) runs only where a SimGrid 4.1 install exists and then takes 9
+# minutes: run it by hand (ctest -R sim_simgrid_identity in build/smpi; docs/guides/simulating.md).
+(cd build/smpi && ctest --output-on-failure -L sim -E "^sim_simgrid_identity$" -j 2 --timeout 900)
 
 step "install tree: CMake package and pkg-config consumers"
 rm -rf build/install build/consumer
