@@ -44,6 +44,16 @@ if(TUNA_HAVE_MPIX_ALLTOALLV_INIT OR TUNA_HAVE_MPIX_ALLTOALL_INIT OR TUNA_HAVE_MP
    OR TUNA_HAVE_MPIX_ALLREDUCE_INIT)
   string(APPEND tuna_features_h "#include <mpi-ext.h>\n")
 endif()
+# The persistent collectives under the name the library declares: ALLTOALLV_INIT, ALLTOALL_INIT,
+# ALLGATHER_INIT, ALLREDUCE_INIT (MPI 4's name, else Open MPI 4.1's MPIX_), for the test clients.
+foreach(coll Alltoallv Alltoall Allgather Allreduce)
+  string(TOUPPER "${coll}" tuna_up)
+  if(TUNA_HAVE_MPI_${tuna_up}_INIT)
+    string(APPEND tuna_features_h "#define ${tuna_up}_INIT MPI_${coll}_init\n")
+  elseif(TUNA_HAVE_MPIX_${tuna_up}_INIT)
+    string(APPEND tuna_features_h "#define ${tuna_up}_INIT MPIX_${coll}_init\n")
+  endif()
+endforeach()
 string(APPEND tuna_features_h "#endif\n")
 file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/generated/tuna_mpi_features.h
      CONTENT "${tuna_features_h}")

@@ -44,11 +44,7 @@
 #include "tuna_mpi_features.h"
 #include "completion.h"
 
-#if defined(TUNA_HAVE_MPI_ALLTOALL_INIT)
-#define ALLTOALL_INIT MPI_Alltoall_init
-#elif defined(TUNA_HAVE_MPIX_ALLTOALL_INIT)
-#define ALLTOALL_INIT MPIX_Alltoall_init
-#else
+#ifndef ALLTOALL_INIT /* tuna_mpi_features.h */
 #error "the MPI library has no persistent alltoall"
 #endif
 

@@ -17,12 +17,6 @@
 #include "client.h"
 #include "tuna_mpi_features.h"
 
-#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT)
-#define ALLTOALLV_INIT MPI_Alltoallv_init
-#elif defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
-#define ALLTOALLV_INIT MPIX_Alltoallv_init
-#endif
-
 #define SENTINEL (-7777)
 #define ROUNDS 10
 #define NCOMM 4 /* the last: MPI_COMM_WORLD, also seen only by nonblocking calls */

@@ -27,12 +27,6 @@
 #include "tuna_mpi_features.h"
 #include "completion.h"
 
-#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT)
-#define ALLTOALLV_INIT MPI_Alltoallv_init
-#elif defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
-#define ALLTOALLV_INIT MPIX_Alltoallv_init
-#endif
-
 #define SENTINEL (-7777)
 
 /* NB_TRACE=1: each rank says which case it enters (to locate a crash). */

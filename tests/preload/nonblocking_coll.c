@@ -26,14 +26,6 @@
 #include "tuna_mpi_features.h"
 #include "completion.h"
 
-#if defined(TUNA_HAVE_MPI_ALLGATHER_INIT)
-#define ALLGATHER_INIT MPI_Allgather_init
-#define ALLREDUCE_INIT MPI_Allreduce_init
-#elif defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
-#define ALLGATHER_INIT MPIX_Allgather_init
-#define ALLREDUCE_INIT MPIX_Allreduce_init
-#endif
-
 #define SENTINEL (-7777)
 #define GUARD 3
 

@@ -21,11 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT)
-#define ALLTOALLV_INIT MPI_Alltoallv_init
-#elif defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT)
-#define ALLTOALLV_INIT MPIX_Alltoallv_init
-#else
+#ifndef ALLTOALLV_INIT /* tuna_mpi_features.h */
 #error "the MPI library has no persistent alltoallv"
 #endif
 
