@@ -27,7 +27,9 @@ Fails (exit 1, listing each problem) when:
      results under docs/results/ have no limit) is longer than 400 lines (pages stay short:
      measurements and dated records go to docs/results/, superseded material to
      docs/history.md, details to the pages they link);
-  6. a link's #anchor into a markdown page (the same page or another, as in 2) names no
+  6. a page of docs/*.md or docs/guides/*.md that README.md does not link (its map of the
+     docs must name every page; results are reached through docs/results/README.md);
+  7. a link's #anchor into a markdown page (the same page or another, as in 2) names no
      heading of that page (GitHub's rule: lower case, punctuation but "-" and "_" dropped,
      spaces to "-", "-1", "-2", ... for repeats).
 
@@ -311,6 +313,19 @@ def check_lengths(root, md_files):
     return problems
 
 
+def check_readme_map(root, md_files):
+    """README.md links every guide and how-it-works page (its map of the docs)."""
+    if not os.path.exists(os.path.join(root, "README.md")):
+        return ["README.md: missing"]
+    linked = set()
+    for m in LINK.finditer(strip_code(read(root, "README.md"))):
+        target = m.group(1).split("#", 1)[0]
+        if target and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+            linked.add(os.path.normpath(target).replace(os.sep, "/"))
+    return [f"README.md: its map of the docs does not link {md}" for md in md_files
+            if re.fullmatch(r"docs/(guides/)?[^/]+\.md", md) and md not in linked]
+
+
 def heading_anchors(text):
     """The anchors GitHub gives a page's headings (fenced code is not headings)."""
     text = re.sub(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", "", text, flags=re.S | re.M)
@@ -354,15 +369,16 @@ def main():
              or f in ("docs/figures/README.md", "sim/results/README.md")]
     problems = (check_figures(root, listing, all_md) + check_links(root, pages)
                 + check_results(root, files) + check_reference(root, files)
-                + check_lengths(root, all_md) + check_anchors(root, pages))
+                + check_lengths(root, all_md) + check_readme_map(root, all_md)
+                + check_anchors(root, pages))
     for p in problems:
         print(p)
     if problems:
         print(f"check_docs: {len(problems)} problem(s)", file=sys.stderr)
         return 1
     print(f"check_docs: {len(all_md)} .md files, figures, links and their anchors, the results "
-          f"index, {REF} (environment, tuna-bench options, algorithms) and the pages' lengths "
-          f"(at most {GUIDE_MAX_LINES} lines) agree")
+          f"index, {REF} (environment, tuna-bench options, algorithms), the pages' lengths "
+          f"(at most {GUIDE_MAX_LINES} lines) and README's map of the docs agree")
     return 0
 
 
