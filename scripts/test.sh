@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite the way CI does:
-#   0. the docs: figures, links and the sim/results index agree (scripts/check_docs.py, < 1 s);
+#   0. the docs: figures, links and anchors, the sim/results index, docs/reference.md against the
+#      code, page lengths, README's map (scripts/check_docs.py, < 1 s);
 #   1. Open MPI build: all tests (labels fast and long, Python end-to-end tests);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: the fast label;
 #   3. MPICH build (mpicc.mpich / mpiexec.mpich): the fast label;

@@ -92,7 +92,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
     /* vendor is the library's own call (its checks, plus tuna's aliasing rule);
-     * TUNA_ARGCHECK does not apply to it (docs/testing.md). */
+     * TUNA_ARGCHECK does not apply to it (docs/test-harnesses.md). */
     const bool vendor = alg->desc.kind == TUNA_ROW_VENDOR;
     if (vendor) {
         rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf, sendcount > 0 && recvcount > 0);

@@ -70,7 +70,8 @@ typedef void (*tuna_grid_fn)(const struct tuna_select_input *in, const tuna_algo
 /*
  * Requests (receives and sends) the row's algorithm has pending at once on one rank at most,
  * for the layout of `in` (P, Q, N) and resolved parameters `param`: what auto's window
- * bounds (src/select/choose.c; docs/tuning.md, "Without learning: the window and the reuse
+ * bounds (src/select/choose.c; docs/results/learning.md, "Without learning: the window and the
+ * reuse
  * price"). An upper bound: empty blocks, which some algorithms skip, are not subtracted.
  */
 typedef long (*tuna_inflight_fn)(const struct tuna_select_input *in,
