@@ -7,6 +7,8 @@
  */
 #include "plan.h"
 
+#include "memkind.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ int tuna_plan_begin(const char *fn, tuna_collective coll, MPI_Comm comm, unsigne
 
 int tuna_plan_finish(struct tuna_plan_s *p, int rc, double t0, tuna_plan *plan)
 {
+    rc = tuna_memory_plan_done(p, rc); /* device buffers: the reason (plan_memory.c) */
     if (rc != MPI_SUCCESS) {
         if (p)
             tuna_plan_free(&p);
