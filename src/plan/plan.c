@@ -94,8 +94,12 @@ int tuna_start(tuna_plan p)
      * tuna_wait. An error leaves it inactive (nothing to wait for). */
     p->inflight = NULL;
     int rc = p->begin ? p->begin(p) : 1;
-    if (rc == 1)
+    if (rc == 1) {
         rc = p->start(p);
+        /* a blocking call's start (allgather, allreduce) recorded the row it was given */
+        tuna_stats_current.algorithm = p->fallback ? p->fallback_algorithm : p->info.algorithm;
+        tuna_stats_current.fallback = p->fallback;
+    }
     p->active = rc == MPI_SUCCESS;
     if (tuna_stats_on && !p->inflight)
         tuna_stats_publish(t_start);
