@@ -27,8 +27,10 @@ if(NOT TUNA_CUDA STREQUAL "OFF" AND NOT TUNA_SMPI)
 endif()
 
 if(TUNA_HAVE_CUDA)
-  add_library(tuna_device STATIC src/device/permute.cu src/device/reduce.cu src/device/pack.cu)
-  target_include_directories(tuna_device PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/src/device)
+  get_filename_component(tuna_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+  add_library(tuna_device STATIC ${tuna_root}/src/device/permute.cu
+              ${tuna_root}/src/device/reduce.cu ${tuna_root}/src/device/pack.cu)
+  target_include_directories(tuna_device PUBLIC ${tuna_root}/src/device)
   target_link_libraries(tuna_device PUBLIC CUDA::cudart)
   set_target_properties(tuna_device PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
                         POSITION_INDEPENDENT_CODE ON)
