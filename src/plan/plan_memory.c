@@ -21,6 +21,8 @@ void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const v
     if (kinds == TUNA_MEMORY_HOST || !*opt)
         return;
     const tuna_registry *reg = tuna_registry_of(coll);
+    if ((*opt)->collective != coll || (*opt)->algorithm < 0 || (*opt)->algorithm >= reg->n)
+        return; /* the init reports the options */
     const tuna_algorithm *row = tuna_registry_row(reg, (*opt)->algorithm);
     if (((row->memory | TUNA_MEMORY_HOST) & kinds) == kinds)
         return;
