@@ -53,6 +53,8 @@ static int finish(int rc, const char *call, double t_start)
     return rc;
 }
 
+#if !defined(TUNA_HAVE_MPI_ALLTOALLV_C) || !defined(TUNA_HAVE_MPI_ALLTOALL_C) ||                  \
+    !defined(TUNA_HAVE_MPI_IALLTOALLV_C) || !defined(TUNA_HAVE_MPI_IALLTOALL_C)
 static int no_large(const char *call)
 {
     return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
@@ -60,6 +62,7 @@ static int no_large(const char *call)
                           "it does not have (docs/gpu.md)",
                           call);
 }
+#endif
 
 int tuna_memory_alltoallv(bool large, const void *sendbuf, const void *sendcounts,
                           const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
