@@ -41,12 +41,18 @@ unsigned tuna_memory_kinds_query(const void *sendbuf, const void *recvbuf);
  */
 static inline unsigned tuna_memory_kinds(const void *sendbuf, const void *recvbuf)
 {
+#if defined(SMPI_SHARED_MALLOC) /* SimGrid SMPI: simulated ranks, no device (nor its cost) */
+    (void)sendbuf;
+    (void)recvbuf;
+    return TUNA_MEMORY_HOST;
+#else
     if (!atomic_load_explicit(&tuna_memkind_driver, memory_order_acquire)) {
         struct link_map *t = atomic_load_explicit(&tuna_memkind_tail, memory_order_acquire);
         if (t && !__atomic_load_n(&t->l_next, __ATOMIC_ACQUIRE))
             return TUNA_MEMORY_HOST;
     }
     return tuna_memory_kinds_query(sendbuf, recvbuf);
+#endif
 }
 
 /* Why a call with buffers of `kinds` is not tuna's (the statistics' fallback). */
