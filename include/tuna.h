@@ -13,6 +13,9 @@
  *  - Internal traffic uses a private duplicate of the caller's communicator,
  *    created on the first call on that communicator and cached on it with an
  *    MPI attribute, so user wildcard receives never see tuna's messages.
+ *  - Buffers that CUDA's driver calls device (or managed) memory go to the MPI
+ *    library's own call, whatever algorithm is asked (tuna_stats_last().fallback
+ *    says why); every rank of a call must pass the same kind. docs/gpu.md.
  */
 #ifndef TUNA_H
 #define TUNA_H

@@ -23,8 +23,15 @@ Fails (exit 1, listing each problem) when:
        that collective's registry (src/<coll>/table.c and the shared rows of
        src/alltoallv/rows.h and src/alltoall/uniform_rows.h), its second cell listing exactly
        the row's parameters (`-` for none);
-  5. a guide (docs/guides/*.md) is longer than 400 lines (guides stay short: results go to
-     docs/results/, details to the pages they link).
+  5. a guide or how-it-works page (docs/*.md and docs/guides/*.md, except docs/history.md; the
+     results under docs/results/ have no limit) is longer than 400 lines (pages stay short:
+     measurements and dated records go to docs/results/, superseded material to
+     docs/history.md, details to the pages they link);
+  6. a page of docs/*.md or docs/guides/*.md that README.md does not link (its map of the
+     docs must name every page; results are reached through docs/results/README.md);
+  7. a link's #anchor into a markdown page (the same page or another, as in 2) names no
+     heading of that page (GitHub's rule: lower case, punctuation but "-" and "_" dropped,
+     spaces to "-", "-1", "-2", ... for repeats).
 
 Committed files come from `git ls-files` when the tree is a git checkout, otherwise from the
 file system. Usage: scripts/check_docs.py [ROOT] (default: the directory above scripts/).
@@ -289,15 +296,66 @@ def check_reference(root, files):
 
 
 GUIDE_MAX_LINES = 400
+LENGTH_EXEMPT = {"docs/history.md"}
 
 
-def check_guides(root, md_files):
+def check_lengths(root, md_files):
+    """Guides and how-it-works pages stay short enough to read; results and history do not."""
     problems = []
     for md in md_files:
-        if re.fullmatch(r"docs/guides/[^/]+\.md", md):
-            n = read(root, md).count("\n")
-            if n > GUIDE_MAX_LINES:
-                problems.append(f"{md}: {n} lines, a guide has at most {GUIDE_MAX_LINES}")
+        if md in LENGTH_EXEMPT or not re.fullmatch(r"docs/(guides/)?[^/]+\.md", md):
+            continue
+        n = read(root, md).count("\n")
+        if n > GUIDE_MAX_LINES:
+            problems.append(f"{md}: {n} lines; a guide or how-it-works page has at most "
+                            f"{GUIDE_MAX_LINES}: move measurements and dated records to "
+                            f"docs/results/, superseded material to docs/history.md, and link them")
+    return problems
+
+
+def check_readme_map(root, md_files):
+    """README.md links every guide and how-it-works page (its map of the docs)."""
+    if not os.path.exists(os.path.join(root, "README.md")):
+        return ["README.md: missing"]
+    linked = set()
+    for m in LINK.finditer(strip_code(read(root, "README.md"))):
+        target = m.group(1).split("#", 1)[0]
+        if target and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+            linked.add(os.path.normpath(target).replace(os.sep, "/"))
+    return [f"README.md: its map of the docs does not link {md}" for md in md_files
+            if re.fullmatch(r"docs/(guides/)?[^/]+\.md", md) and md not in linked]
+
+
+def heading_anchors(text):
+    """The anchors GitHub gives a page's headings (fenced code is not headings)."""
+    text = re.sub(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", "", text, flags=re.S | re.M)
+    anchors, seen = set(), {}
+    for m in re.finditer(r"^#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$", text, flags=re.M):
+        h = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1))
+        slug = re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        anchors.add(slug if n == 0 else f"{slug}-{n}")
+    return anchors
+
+
+def check_anchors(root, md_files):
+    problems, cache = [], {}
+    for md in md_files:
+        text = strip_code(read(root, md))
+        for m in list(LINK.finditer(text)) + list(REFDEF.finditer(text)):
+            target = m.group(1)
+            if "#" not in target or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+                continue
+            path, anchor = target.split("#", 1)
+            rel = md if not path else os.path.normpath(
+                os.path.join(os.path.dirname(md), path)).replace(os.sep, "/")
+            if not rel.endswith(".md") or not os.path.isfile(os.path.join(root, rel)):
+                continue  # not a page, or a missing file (reported by check_links)
+            if rel not in cache:
+                cache[rel] = heading_anchors(read(root, rel))
+            if anchor not in cache[rel]:
+                problems.append(f"{md}: link to a heading {rel} does not have: {target}")
     return problems
 
 
@@ -311,14 +369,16 @@ def main():
              or f in ("docs/figures/README.md", "sim/results/README.md")]
     problems = (check_figures(root, listing, all_md) + check_links(root, pages)
                 + check_results(root, files) + check_reference(root, files)
-                + check_guides(root, all_md))
+                + check_lengths(root, all_md) + check_readme_map(root, all_md)
+                + check_anchors(root, pages))
     for p in problems:
         print(p)
     if problems:
         print(f"check_docs: {len(problems)} problem(s)", file=sys.stderr)
         return 1
-    print(f"check_docs: {len(all_md)} .md files, figures, links, the results index "
-          f"and {REF} (environment, tuna-bench options, algorithms) agree")
+    print(f"check_docs: {len(all_md)} .md files, figures, links and their anchors, the results "
+          f"index, {REF} (environment, tuna-bench options, algorithms), the pages' lengths "
+          f"(at most {GUIDE_MAX_LINES} lines) and README's map of the docs agree")
     return 0
 
 

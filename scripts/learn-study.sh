@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# auto that learns, on this machine (docs/tuning.md, "Learning: measured"): for each P and
+# auto that learns, on this machine (docs/results/learning.md, "Learning: measured"): for each P and
 # maximum block size S, one process runs every row of the table with its parameters swept
 # (the exhaustive best), then `auto` (the table's last row), each for ITERS calls with no
 # warm-up: auto starts learning at its first call, as in an application; REPEATS times. Each

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test suite the way CI does:
-#   0. the docs: figures, links and the sim/results index agree (scripts/check_docs.py, < 1 s);
-#   1. Open MPI build: all tests (labels fast and long, Python end-to-end tests);
+#   0. the docs: figures, links and anchors, the sim/results index, docs/reference.md against the
+#      code, page lengths, README's map (scripts/check_docs.py, < 1 s);
+#   1. Open MPI build: all tests (labels fast and long, Python end-to-end tests), with the GPU
+#      kernels where CUDA is installed (docs/gpu.md; the gpu label skips without a device);
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build: the fast label;
 #   3. MPICH build (mpicc.mpich / mpiexec.mpich): the fast label;
 #   4. MPI 5 from the Python registry's wheels (scripts/mpi5-venvs.sh): Open MPI 5.0.11 and
@@ -16,9 +18,10 @@ cd "$(dirname "$0")/.."
 JOBS=$(nproc)
 PY=${TUNA_PYTHON:-$PWD/.venv/bin/python}
 [ -x "$PY" ] || PY=$(command -v python3)
-configure() { # dir, extra cmake args...
+configure() { # dir, extra cmake args... (the GPU kernels in step 1 only: TUNA_CUDA=AUTO there)
   local dir=$1; shift
-  cmake -S . -B "$dir" -DPython3_EXECUTABLE="$PY" -DTUNA_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+  cmake -S . -B "$dir" -DPython3_EXECUTABLE="$PY" -DTUNA_WERROR=ON -DTUNA_CUDA=OFF "$@" \
+    >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; exit 1; }
   cmake --build "$dir" -j "$JOBS" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; exit 1; }
 }
@@ -30,7 +33,9 @@ step "docs: figures, links and the results index"
 "$PY" -S scripts/check_docs.py   # -S: stdlib only, no site start-up
 
 step "Open MPI: build and all tests"
-configure build/openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# With CUDA where it is installed (docs/gpu.md): the kernels for sm_80 and sm_90 with
+# warnings as errors (about 15 s of nvcc), the gpu label (skipped without a device).
+configure build/openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNA_CUDA=AUTO
 (cd build/openmpi && ctest --output-on-failure --timeout 900)
 
 step "sanitizers (ASan + UBSan): fast tests"

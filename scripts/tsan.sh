@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ThreadSanitizer run of tuna's thread tests (docs/testing.md, "Threads"): a build with
+# ThreadSanitizer run of tuna's thread tests (docs/testing.md, "ThreadSanitizer"): a build with
 # -fsanitize=thread, then tests/test_threads.c (threads each calling tuna on its own
 # communicator) and tests/test_progress_thread.c (TUNA_PROGRESS=thread) at P = 2, 3, 4 under
 # Open MPI. Open MPI is not instrumented: reports with an MPI frame are suppressed

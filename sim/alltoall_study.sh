@@ -5,7 +5,7 @@
 # timed call (simulated times are deterministic). ONE smpirun per configuration, one at a
 # time, at nice 10, unverified from P = 256 on (verified buffers take 3 P^2 S bytes). JSON
 # lines appended to sim/results/alltoall/alltoall-P.jsonl; sim/alltoall_table.py writes the tables and figure of
-# docs/algorithms-alltoall.md ("Simulated").
+# docs/results/alltoall.md ("Simulated").
 #
 #   sim/alltoall_study.sh                                  the list below
 #   SIZES=8,256 LIST="256:polaris:smpi:900" sim/alltoall_study.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Attainable bound of one alltoallv algorithm on a simulated platform (docs/simulation.md,
+"""Attainable bound of one alltoallv algorithm on a simulated platform
+(docs/results/simulation-gap.md,
 "The gap to the attainable bound").
 
 Today's lower bound (`tuna sim bound`, python/tuna_tools/sim.py) is algorithm-free and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The runs behind docs/simulation.md "The gap to the attainable bound" (SimGrid 3.35).
+# The runs behind docs/results/simulation-gap.md "The gap to the attainable bound" (SimGrid 3.35).
 #   sim/bound_study.sh BENCH TAG [WHAT...]
 # BENCH: a tuna-bench built with SimGrid 3.35's smpicc; TAG: before | after (file names).
 # WHAT (default: all): rdv eager fast warm warm9 warmpolaris warmfast kib trace bruck cblock

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of docs/simulation.md "The gap to the attainable bound": measured times of
+"""Tables of docs/results/simulation-gap.md "The gap to the attainable bound": measured times of
 `sim/bound_study.sh` runs (JSON lines) next to today's bound and the attainable bound of
 `sim/attainable_bound.py` for the same platform, P, S, distribution and algorithm.
 

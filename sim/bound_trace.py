@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per-phase times of one traced tuna-bench call next to the attainable bound's
-(docs/simulation.md, "The gap to the attainable bound").
+(docs/results/simulation-gap.md, "The gap to the attainable bound").
 
   tuna sim run ... -a ALG -w 1 --cfg tracing:yes --cfg tracing/smpi:yes \\
       --cfg tracing/filename:T.trace -o T.jsonl

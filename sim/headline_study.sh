@@ -7,7 +7,7 @@
 # (its wall time, CPU time and max RSS are its own), one at a time, at nice 10, unverified
 # above P = 256 (the reference alltoallv would double the cost). JSON lines appended to
 # sim/results/headline/headline-S.jsonl; sim/headline_table.py writes the table and figure of
-# docs/simulation.md ("Headline: vendor and tuna at scale").
+# docs/results/headline.md ("Headline: vendor and tuna at scale").
 #
 #   sim/headline_study.sh                       the list below, S = 16
 #   SIZES=1K LIST="4096:polaris:tuna4:1800" sim/headline_study.sh
@@ -53,7 +53,8 @@ profile_of() { # PLATFORM -> path of its profile, written once
 # P:PLATFORM:CONFIG:TIMEOUT, cheapest first so a stopped study still holds whole rows.
 # Not listed: SMPI's `ompi` (basic linear, P(P-1) eager flows) on the torus above 256 and on
 # the dragonfly above 1024 (P = 1024 took 900+ s on Fugaku-like and 1.9 GiB on Polaris-like,
-# docs/simulation.md "SimGrid 3.32 vs 3.35"); TuNA r = sqrt(P) above 256 on the torus (900+ s
+# docs/results/simulation.md "SimGrid 3.32 vs 3.35"); TuNA r = sqrt(P) above 256 on the torus
+# (900+ s
 # at 1024).
 : "${LIST:=
 64:fugaku:fams:600 64:fugaku:vboth:600 64:fugaku:auto:600

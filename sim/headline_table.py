@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The headline table and figure of docs/simulation.md ("Headline: vendor and tuna at
+"""The headline table and figure of docs/results/headline.md ("Headline: vendor and tuna at
 scale") from `sim/headline_study.sh` results (JSON lines).
 
   sim/headline_table.py sim/results/headline/headline-16.jsonl [--figure docs/figures/headline]

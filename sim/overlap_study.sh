@@ -7,7 +7,8 @@
 # failed test in a row, to make busy loops advance the clock; here the computation advances
 # it, and tuna's wait blocks in MPI_Waitall when its operation is the only one active).
 # Results: sim/results/nonblocking/; table and figure: sim/overlap_table.py
-# (docs/nonblocking.md, "Overlap"). About 30 minutes per platform here (SimGrid 3.32).
+# (docs/results/nonblocking.md, "Overlap, simulated"). About 30 minutes per platform here
+# (SimGrid 3.32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${TUNA_PYTHON:-$PWD/.venv/bin/python}

@@ -3,7 +3,7 @@
 
     python3 sim/redesign_identity.py BEFORE.jsonl AFTER.jsonl
 
-Made for the redesign check (docs/contributing.md "The redesign changed no behaviour"):
+Made for the redesign check (docs/results/identity.md "The redesign (issue 21)"):
 the same `tuna sim run` sweep with the tuna-bench of the commit before and after a merge.
 Configurations are matched on collective, platform, selector, P, distribution, size and the
 options string. For each it prints the median simulated time before and after and whether

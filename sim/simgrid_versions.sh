@@ -4,7 +4,8 @@
 # model, every configuration verified. ONE smpirun per configuration (so wall time and max
 # RSS are the configuration's own), the two versions back to back for each configuration
 # (similar machine load), one at a time, at nice 10. JSON lines appended to
-# sim/results/simgrid-versions/simgrid-VERSION.jsonl (docs/simulation.md, "SimGrid 3.32 vs 3.35").
+# sim/results/simgrid-versions/simgrid-VERSION.jsonl (docs/results/simulation.md, "SimGrid 3.32 vs
+# 3.35").
 #
 #   sim/simgrid_versions.sh                 P = 64 and 256, both platforms, 16 B and 1 KiB
 #   PROCS=1024 PLATFORMS=fugaku SIZES=16 CONFIGS="tuna4" NOVERIFY=1 sim/simgrid_versions.sh

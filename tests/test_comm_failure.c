@@ -3,7 +3,7 @@
  * passes a larger count than the others (an erroneous program: MPI reports MPI_ERR_TRUNCATE
  * where that rank's larger messages arrive), on a communicator with MPI_ERRORS_RETURN. Every
  * rank must return MPI_SUCCESS or MPI_ERR_TRUNCATE's class, at least one rank the latter, and
- * nobody may hang (a failed step ends the step, not the schedule: docs/testing.md). The buffers of the failed call are freed at once; then all ranks barrier,
+ * nobody may hang (a failed step ends the step, not the schedule: docs/test-harnesses.md). The buffers of the failed call are freed at once; then all ranks barrier,
  * sleep briefly and make a correct call on fresh buffers, which must equal PMPI's result byte
  * for byte. A request of the failed call still pending would write into freed memory
  * (AddressSanitizer: heap-use-after-free), and a message of it still in flight would be

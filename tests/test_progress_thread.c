@@ -8,7 +8,7 @@
  * every other rank has completed the same operation with tuna_request_wait (or tuna_wait
  * of a plan). The rows below take several steps, and the later steps' messages from rank 0
  * are posted only when rank 0's operation is progressed: without the thread every case
- * hangs (checked by hand: docs/nonblocking.md), and the watchdog reports which. Results are
+ * hangs (checked by hand: docs/test-harnesses.md), and the watchdog reports which. Results are
  * compared byte for byte with PMPI_Alltoallv / PMPI_Alltoall into sentinel-filled buffers.
  */
 #define _POSIX_C_SOURCE 200809L

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The SMPI probes behind docs/simulation.md ("A node's injection is its own link") and
-# docs/tuning.md ("Profiles of simulated platforms"), with tuna sim's SimGrid settings.
+# docs/model.md ("Profiles of simulated platforms"), with tuna sim's SimGrid settings.
 #   sim/probes/run.sh [PLATFORM.xml ...]   (default: sim/platforms/polaris.xml and fattree.xml)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SimGrid 3.32 vs 3.35 on zero-byte messages (docs/simulation.md, "SimGrid 3.32 vs 3.35"):
+# SimGrid 3.32 vs 3.35 on zero-byte messages (docs/results/simulation.md, "SimGrid 3.32 vs 3.35"):
 # message_overhead.c between two Fugaku-like nodes (os = or = 0.2 us), 1 and 4 messages each
 # way of 0, 1 and 16 bytes, under Debian's 3.32 and the SimGrid at $SG335.
 #   sim/probes/zero_bytes.sh [SG335_PREFIX]     (default /work/cache/simgrid-3.35)

@@ -5,6 +5,7 @@
  * contiguous receive types, a packed copy otherwise; own block in place) run here.
  */
 #include "allgather.h"
+#include "memkind.h"
 #include "../select/tuna_select.h"
 
 #include <stdlib.h>
@@ -92,7 +93,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
     /* vendor is the library's own call (its checks, plus tuna's aliasing rule);
-     * TUNA_ARGCHECK does not apply to it (docs/testing.md). */
+     * TUNA_ARGCHECK does not apply to it (docs/test-harnesses.md). */
     const bool vendor = alg->desc.kind == TUNA_ROW_VENDOR;
     if (vendor) {
         rc = tuna_check_alias("tuna_allgather", sendbuf, recvbuf, sendcount > 0 && recvcount > 0);
@@ -152,6 +153,11 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
 int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, opt)) >= 0)
+        return rc;
     /* auto settled on the library's call, repeating the last such call's arguments
      * (tuna_repeat_matches): the library's call and nothing else */
     const tuna_ctx *cached = tuna_ctx_cached(comm);
@@ -162,8 +168,8 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
             "PMPI_Allgather");
     const double t_entry = tuna_learn_entry(cached, TUNA_ALLGATHER);
     double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
-    int rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt,
-                            t_entry);
+    rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt,
+                        t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }

@@ -11,6 +11,7 @@
  * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "allgather.h"
+#include "memkind.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -107,10 +108,15 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     static const char fn[] = "tuna_iallgather";
     static const char *const names[] = {"recvcount * type size (bytes)"};
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, opt, req)) >= 0)
+        return rc;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
+    rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];

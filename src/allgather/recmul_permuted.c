@@ -11,30 +11,25 @@
  * schedule of steps (tuna_ag_recmul_steps) runs these rounds.
  */
 #include "allgather.h"
+#include "../device/index_maps.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* poff[q]: first slot of the group at digit-reversed position q (q = 0..Q). */
+/* poff[q]: first slot of the group at digit-reversed position q (q = 0..Q); the maps are
+ * the device kernels' too (src/device/index_maps.h). */
 static int *reversed_offsets(const tuna_fold *f)
 {
     int *poff = tuna_malloc(sizeof(int) * ((size_t)f->Q + 1));
-    if (!poff)
-        return NULL;
-    poff[0] = 0;
-    for (int q = 0; q < f->Q; q++) {
-        int g = tuna_fold_reverse(f, q);
-        poff[q + 1] = poff[q] + tuna_fold_start(f, g + 1) - tuna_fold_start(f, g);
-    }
+    if (poff)
+        tuna_map_permuted_offsets(f->k, f->m, f->Q, f->base, f->rem, poff);
     return poff;
 }
 
 static void layout_from_offsets(const tuna_fold *f, const int *poff, int *slot_of)
 {
-    for (int r = 0; r < f->P; r++) {
-        int g = tuna_fold_group_of(f, r);
-        slot_of[r] = poff[tuna_fold_reverse(f, g)] + r - tuna_fold_start(f, g);
-    }
+    for (int r = 0; r < f->P; r++)
+        slot_of[r] = tuna_map_permuted_slot(f->k, f->m, f->base, f->rem, poff, r);
 }
 
 int tuna_ag_permuted_layout(int P, int k, int *slot_of)

@@ -5,6 +5,7 @@
  * here.
  */
 #include "allreduce.h"
+#include "memkind.h"
 #include "../select/tuna_select.h"
 
 #include <string.h>
@@ -131,6 +132,10 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
 int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_allreduce(sendbuf, recvbuf, count, datatype, op, comm, opt)) >= 0)
+        return rc;
     /* auto settled on the library's call, repeating the last such call's arguments
      * (tuna_repeat_matches): the library's call and nothing else */
     const tuna_ctx *cached = tuna_ctx_cached(comm);
@@ -140,7 +145,7 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                                    "PMPI_Allreduce");
     const double t_entry = tuna_learn_entry(cached, TUNA_ALLREDUCE);
     double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
-    int rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
+    rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }

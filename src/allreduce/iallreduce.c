@@ -13,6 +13,7 @@
  * set-up that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "allreduce.h"
+#include "memkind.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -112,10 +113,14 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
     static const char fn[] = "tuna_iallreduce";
     static const char *const names[] = {"count", "datatype size"};
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, opt, req)) >= 0)
+        return rc;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
+    rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];

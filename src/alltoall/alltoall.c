@@ -7,6 +7,7 @@
  * (src/plan/plan_alltoall.c) share. docs/algorithms-alltoall.md.
  */
 #include "alltoall.h"
+#include "memkind.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -344,6 +345,11 @@ static int alltoall_entry(const char *fn, bool large, const void *sendbuf, MPI_C
 int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_alltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                   recvtype, comm, opt)) >= 0)
+        return rc;
     return alltoall_entry("tuna_alltoall", false, sendbuf, sendcount, sendtype, recvbuf,
                           recvcount, recvtype, comm, opt);
 }
@@ -352,6 +358,11 @@ int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     const tuna_options *opt)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_alltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                   recvtype, comm, opt)) >= 0)
+        return rc;
     return alltoall_entry("tuna_alltoall_c", true, sendbuf, sendcount, sendtype, recvbuf,
                           recvcount, recvtype, comm, opt);
 }

@@ -10,6 +10,7 @@
  * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
  */
 #include "alltoall.h"
+#include "memkind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,11 @@ int tuna_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                    tuna_request *req)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_ialltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                    recvtype, comm, opt, req)) >= 0)
+        return rc;
     return ialltoall("tuna_ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, opt, false, req);
 }
@@ -327,6 +333,11 @@ int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt, tuna_request *req)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_ialltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                    recvtype, comm, opt, req)) >= 0)
+        return rc;
     return ialltoall("tuna_ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, opt, true, req);
 }

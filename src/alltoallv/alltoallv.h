@@ -2,8 +2,9 @@
  * The alltoallv family's internals: the registry row, the cost models and candidate grids
  * that table.c's rows name (model.c), auto's steps, and the engines shared by several
  * algorithms, the argument record (tuna_a2av_args) that the front end (front.c) fills from
- * the user's arguments, and the block helpers (blocks.c). The algorithms' run functions are
- * declared in table.c, next to their rows (docs/contributing.md).
+ * the user's arguments, and the block helpers (blocks.c). The algorithms' step functions are
+ * declared at the top of rows.h (tuna's and linear's, which other files call, here); the rows
+ * are in rows.h and table.c (docs/contributing.md, "Adding an algorithm").
  */
 #ifndef TUNA_ALLTOALLV_H
 #define TUNA_ALLTOALLV_H

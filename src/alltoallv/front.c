@@ -8,6 +8,7 @@
  * here too: tuna_a2av_prepare, tuna_a2av_check_args, tuna_a2av_describe.
  */
 #include "alltoallv.h"
+#include "memkind.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -691,11 +692,16 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                    recvcounts, rdispls, recvtype, comm, opt)) >= 0)
+        return rc;
     const tuna_a2av_algorithm *alg = NULL;
     tuna_ctx *ctx = NULL;
     double t_start = 0.0;
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    int rc = alltoallv_begin(false, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
+    rc = alltoallv_begin(false, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
                              &alg, &ctx, &t_start);
     if (rc >= 0)
         return rc;
@@ -741,12 +747,17 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                    recvcounts, rdispls, recvtype, comm, opt)) >= 0)
+        return rc;
     const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
                       rcv = {.nl = recvcounts, .dl = rdispls};
     const tuna_a2av_algorithm *alg = NULL;
     tuna_ctx *ctx = NULL;
     double t_start = 0.0;
-    int rc = alltoallv_begin(true, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
+    rc = alltoallv_begin(true, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
                              &alg, &ctx, &t_start);
     if (rc >= 0)
         return rc;

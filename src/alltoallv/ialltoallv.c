@@ -10,6 +10,7 @@
  * then the chosen row's steps, or the library's MPI_Ialltoallv.
  */
 #include "alltoallv.h"
+#include "memkind.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,11 @@ int tuna_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     const tuna_options *opt, tuna_request *req)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_ialltoallv(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                     recvcounts, rdispls, recvtype, comm, opt, req)) >= 0)
+        return rc;
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
     return ialltoallv("tuna_ialltoallv", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
                       opt, req);
@@ -347,6 +353,11 @@ int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                       tuna_request *req)
 {
+    int rc; /* device buffers: the library's call (memory_route.c) */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_ialltoallv(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                     recvcounts, rdispls, recvtype, comm, opt, req)) >= 0)
+        return rc;
     const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
                       rcv = {.nl = recvcounts, .dl = rdispls};
     return ialltoallv("tuna_ialltoallv_c", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,

@@ -19,7 +19,8 @@ int tuna_a2av_multipair_step(tuna_a2av_op *o, int wait_rc)
             return tuna_a2av_step_done(o, rc);
         o->i = 1;
     } else {
-        /* A failed group is complete when recorded, and the groups go on (docs/testing.md). */
+        /* A failed group is complete when recorded, and the groups go on
+         * (docs/test-harnesses.md). */
         int rc = tuna_a2av_step_outcome(o, wait_rc, "multipair: MPI_Waitall failed");
         o->comm_rc = tuna_first_error(o->comm_rc, rc);
         o->n++;

@@ -82,7 +82,7 @@ int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
         bool settled = true;
         if (wait_rc != MPI_SUCCESS) {
             /* A failed message is complete: recorded, and the window goes on
-             * (docs/testing.md). Without its index, the rest of the window completes. */
+             * (docs/test-harnesses.md). Without its index, the rest of the window completes. */
             o->comm_rc = tuna_first_error(o->comm_rc,
                                           tuna_error_set(wait_rc, "%s: a message failed", name));
             if (idx < 0 || idx >= 2 * stride)

@@ -18,7 +18,7 @@ int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair
             return tuna_a2av_step_done(o, rc);
         }
     } else {
-        /* A failed step is complete when recorded, and the steps go on (docs/testing.md). */
+        /* A failed step is complete when recorded, and the steps go on (docs/test-harnesses.md). */
         if (o->post_rc != MPI_SUCCESS || wait_rc != MPI_SUCCESS)
             o->comm_rc = tuna_first_error(
                 o->comm_rc, o->post_rc != MPI_SUCCESS

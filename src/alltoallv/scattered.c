@@ -18,7 +18,8 @@ int tuna_a2av_scattered_step(tuna_a2av_op *o, int wait_rc)
         if (rc != MPI_SUCCESS)
             return tuna_a2av_step_done(o, rc);
     } else {
-        /* A failed batch is complete when recorded, and the batches go on (docs/testing.md). */
+        /* A failed batch is complete when recorded, and the batches go on
+         * (docs/test-harnesses.md). */
         int rc = tuna_a2av_step_outcome(o, wait_rc, "scattered: MPI_Waitall failed");
         o->comm_rc = tuna_first_error(o->comm_rc, rc);
         o->n++;

@@ -4,7 +4,7 @@
  * w in {0, 1, 2, 4, 8}, then the cnt sizes in w bytes each, little-endian; w is the
  * narrowest width that holds the largest size (0: all are 0, the message is the header).
  * At small blocks this is up to 8x fewer bytes than uint64 words, which matters where the
- * metadata shares links with the data (docs/simulation.md, "The gap to the attainable
+ * metadata shares links with the data (docs/results/simulation-gap.md, "The gap to the attainable
  * bound"); the header lets a receiver decode without the message's length (TuNA's receives
  * land side by side in one buffer, with no status each). The receiver, who knows cnt, posts
  * TUNA_SIZES_BYTES(cnt) bytes of MPI_BYTE and decodes what arrived. The cost model prices

@@ -3,9 +3,9 @@
  * src/core/tuna_registry.h): name, description, parameters (key, range, default, clamping
  * rule; values above their maximum clamp to it, "P" is the communicator size of the call),
  * kind, what it needs, its family (for tests and docs), its cost model and auto's candidate
- * grid (model.c), and its run function, declared here next to its row. Adding an algorithm
- * adds its file and one row here (docs/contributing.md); the rows alltoall runs too are in
- * rows.h.
+ * grid (model.c), and its step function (the vendor and auto rows: a run function, declared
+ * below). Adding an algorithm adds its file and one row (docs/contributing.md); the rows
+ * alltoall runs too are macros in rows.h, and the step functions are declared there.
  *
  * Only the padded Bruck algorithms need the globally agreed size statistics (the front end's
  * allreduce then runs on every call; src/alltoallv/front.c). TuNA, hierarchical TuNA and

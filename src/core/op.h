@@ -50,7 +50,7 @@ typedef struct tuna_request_s tuna_op;
 /*
  * One step: called first with wait_rc = MPI_SUCCESS, then each time the requests of the
  * previous step have all completed, with that wait's outcome (the first failed request's
- * error code; every request is complete either way, docs/testing.md). A step posts with
+ * error code; every request is complete either way, docs/test-harnesses.md). A step posts with
  * nonblocking calls only (it never waits for a peer) and records where to resume in its
  * own state.
  */

@@ -70,7 +70,8 @@ typedef void (*tuna_grid_fn)(const struct tuna_select_input *in, const tuna_algo
 /*
  * Requests (receives and sends) the row's algorithm has pending at once on one rank at most,
  * for the layout of `in` (P, Q, N) and resolved parameters `param`: what auto's window
- * bounds (src/select/choose.c; docs/tuning.md, "Without learning: the window and the reuse
+ * bounds (src/select/choose.c; docs/results/learning.md, "Without learning: the window and the
+ * reuse
  * price"). An upper bound: empty blocks, which some algorithms skip, are not subtracted.
  */
 typedef long (*tuna_inflight_fn)(const struct tuna_select_input *in,
@@ -92,6 +93,10 @@ typedef struct tuna_algorithm {
      * plain arguments (src/alltoallv/front.c, run_two_rank_exchange), without tuna's
      * per-call set-up; auto's model charges no call_overhead there (src/select/choose.c). */
     int pair_tag;
+    /* The memory kinds the row serves besides host memory (TUNA_MEMORY_*, src/core/memkind.h);
+     * 0, every row today: host memory only. A call whose buffers the asked row does not
+     * serve goes to the MPI library's own call (src/core/memory_route.c; docs/gpu.md). */
+    unsigned memory;
 } tuna_algorithm;
 
 /*

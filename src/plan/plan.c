@@ -7,6 +7,8 @@
  */
 #include "plan.h"
 
+#include "memkind.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ int tuna_plan_begin(const char *fn, tuna_collective coll, MPI_Comm comm, unsigne
 
 int tuna_plan_finish(struct tuna_plan_s *p, int rc, double t0, tuna_plan *plan)
 {
+    rc = tuna_memory_plan_done(p, rc); /* device buffers: the reason (plan_memory.c) */
     if (rc != MPI_SUCCESS) {
         if (p)
             tuna_plan_free(&p);
@@ -91,8 +94,12 @@ int tuna_start(tuna_plan p)
      * tuna_wait. An error leaves it inactive (nothing to wait for). */
     p->inflight = NULL;
     int rc = p->begin ? p->begin(p) : 1;
-    if (rc == 1)
+    if (rc == 1) {
         rc = p->start(p);
+        /* a blocking call's start (allgather, allreduce) recorded the row it was given */
+        tuna_stats_current.algorithm = p->fallback ? p->fallback_algorithm : p->info.algorithm;
+        tuna_stats_current.fallback = p->fallback;
+    }
     p->active = rc == MPI_SUCCESS;
     if (tuna_stats_on && !p->inflight)
         tuna_stats_publish(t_start);

@@ -6,6 +6,7 @@
  * vendor the library's MPI_Alltoall (MPI_Alltoall_c) inside the start.
  */
 #include "plan.h"
+#include "memkind.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Co
     /* A local error still takes part in the agreement below: one rank's mistake fails every
      * rank instead of hanging them. */
     int local = tuna_plan_begin(fn, TUNA_ALLTOALL, comm, flags, plan, &opt);
+    tuna_memory_plan_options(TUNA_ALLTOALL, sendbuf, recvbuf, &opt); /* device: vendor */
     if (comm == MPI_COMM_NULL)
         return local;
     const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2a_table[opt->algorithm]

@@ -7,6 +7,7 @@
  * nothing else.
  */
 #include "plan.h"
+#include "memkind.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -226,6 +227,7 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
     /* A local error (a NULL plan pointer, bad flags or options, no memory) still takes part
      * in the agreement below: one rank's mistake fails every rank instead of hanging them. */
     int local = tuna_plan_begin(fn, TUNA_ALLTOALLV, comm, flags, plan, &opt);
+    tuna_memory_plan_options(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt); /* device: vendor */
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2av_table[opt->algorithm]

@@ -7,6 +7,7 @@
  * selection.
  */
 #include "plan.h"
+#include "memkind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,7 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     const double t0 = PMPI_Wtime();
     int local = tuna_plan_begin("tuna_allgather_init", TUNA_ALLGATHER, comm, flags, plan, &opt);
+    tuna_memory_plan_options(TUNA_ALLGATHER, sendbuf, recvbuf, &opt); /* device: vendor */
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLGATHER, comm, sendbuf, recvbuf);
@@ -182,6 +184,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 {
     const double t0 = PMPI_Wtime();
     int local = tuna_plan_begin("tuna_allreduce_init", TUNA_ALLREDUCE, comm, flags, plan, &opt);
+    tuna_memory_plan_options(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt); /* device: vendor */
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLREDUCE, comm, sendbuf, recvbuf);

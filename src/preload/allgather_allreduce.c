@@ -11,6 +11,7 @@
  * "iallgather" / "iallreduce".
  */
 #include "preload_internal.h"
+#include "memkind.h"
 
 #include <stdio.h>
 
@@ -54,6 +55,8 @@ static int library_reason(const coll_call *c, int inter)
     const bool ag = c->coll == COLL_ALLGATHER;
     if (inter)
         return WHY_INTER;
+    if (tuna_memory_kinds(c->sendbuf, c->recvbuf) != TUNA_MEMORY_HOST)
+        return WHY_DEVICE;
     if ((c->sendbuf != MPI_IN_PLACE &&
          bottom_vector(c->sendbuf, ag ? c->scount : c->rcount, ag ? c->stype : c->rtype)) ||
         bottom_vector(c->recvbuf, c->rcount, c->rtype))

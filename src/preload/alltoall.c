@@ -7,6 +7,7 @@
  * plans), "ialltoall".
  */
 #include "preload_internal.h"
+#include "memkind.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -45,11 +46,13 @@ static unsigned long long a2a_block_bytes(const void *sendbuf, MPI_Count sendcou
  * cannot know another's type: the block's bytes are every rank's (MPI's rule, and MPI_IN_PLACE
  * is given on all ranks), so every in-place call with blocks over 2 GiB goes to the library
  * (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same limit). */
-static int a2a_unsupported(int inter, const void *sendbuf, MPI_Count recvcount,
-                           MPI_Datatype recvtype)
+static int a2a_unsupported(int inter, const void *sendbuf, const void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype)
 {
     if (inter)
         return WHY_INTER;
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST)
+        return WHY_DEVICE;
     if (sendbuf == MPI_IN_PLACE && count_bytes(recvcount, recvtype) > (unsigned long long)INT_MAX)
         return WHY_INPLACE_BLOCK_BIG;
     return -1;
@@ -99,7 +102,7 @@ static int preload_alltoall(bool large, const void *sendbuf, MPI_Count sendcount
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
+    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvbuf, recvcount, recvtype);
     if (ch->vendor || why >= 0) {
         rc = library_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               comm);
@@ -185,7 +188,7 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
+    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvbuf, recvcount, recvtype);
     if (!ch->vendor && why < 0) {
         /* Every alltoall row has a step form: tuna takes the call (from the first call on a
          * communicator: its set-up runs as the operation's first steps). */
@@ -274,7 +277,7 @@ static int persistent_alltoall_init(alltoall_init_fn library, bool large, const 
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvcount, recvtype);
+    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvbuf, recvcount, recvtype);
     if (!ch->vendor && why < 0) {
         /* The plan duplicates derived datatypes itself (freeing them after init is valid). */
         tuna_plan plan = NULL;

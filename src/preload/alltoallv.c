@@ -8,6 +8,7 @@
  * together. Statistics: "alltoallv" (and its plans), "ialltoallv".
  */
 #include "preload_internal.h"
+#include "memkind.h"
 #include "tuna_internal.h"
 
 #include <limits.h>
@@ -165,9 +166,10 @@ static int preload_alltoallv(const ia2av_args *a, MPI_Comm comm)
     const choice *ch = &s->ch[COLL_ALLTOALLV];
     if (ch->vendor)
         return library_call(s, PATH_VENDOR, ch->label, a, comm, P, t0);
-    if (inter) {
-        preload_log_fallback(comm, s, COLL_ALLTOALLV, WHY_INTER);
-        return library_call(s, PATH_FALLBACK, preload_reason_name[WHY_INTER], a, comm, P, t0);
+    if (inter || tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST) {
+        const enum reason why = inter ? WHY_INTER : WHY_DEVICE;
+        preload_log_fallback(comm, s, COLL_ALLTOALLV, why);
+        return library_call(s, PATH_FALLBACK, preload_reason_name[why], a, comm, P, t0);
     }
 
     rc = tuna_alltoallv_of(a, comm, &ch->opt);
@@ -266,7 +268,10 @@ static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *r
     const choice *ch = &s->ch[COLL_ALLTOALLV];
     const tuna_counts sc = counts_of(a->large, a->scounts),
                       rcv = counts_of(a->large, a->rcounts);
-    int why = ch->vendor ? -1 : inter ? WHY_INTER : -2;
+    int why = ch->vendor ? -1
+              : inter    ? WHY_INTER
+              : tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
+                                                                              : -2;
     tuna_request op = TUNA_REQUEST_NULL;
     if (why == -2) {
         rc = tuna_ialltoallv_of(a, comm, &ch->opt, &op);
@@ -369,6 +374,8 @@ static int persistent_init(alltoallv_init_fn library, const ia2av_args *a, MPI_C
     int why = -1;
     if (!ch->vendor && inter) {
         why = WHY_INTER;
+    } else if (!ch->vendor && tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST) {
+        why = WHY_DEVICE;
     } else if (!ch->vendor) {
         /* The plan duplicates derived datatypes itself: the application may free its own
          * right after the init, as MPI allows. */

@@ -80,7 +80,8 @@ int preload_comm_rank0(MPI_Comm comm)
 const char *const preload_reason_name[WHY_COUNT] = {
     "intercommunicator", "MPI_BOTTOM or NULL buffer with data",
     "MPI_IN_PLACE with a non-contiguous type and a block over 2 GiB",
-    "the algorithm has no nonblocking form yet", "MPI_IN_PLACE with a block over 2 GiB"};
+    "the algorithm has no nonblocking form yet", "MPI_IN_PLACE with a block over 2 GiB",
+    "device memory (docs/gpu.md)"};
 
 void preload_log_fallback(MPI_Comm comm, comm_state *s, enum coll coll, enum reason why)
 {

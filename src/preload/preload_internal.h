@@ -98,6 +98,7 @@ enum reason {
     WHY_INPLACE_BIG,
     WHY_NO_STEP_FORM,
     WHY_INPLACE_BLOCK_BIG,
+    WHY_DEVICE, /* a buffer is not host memory (src/core/memkind.h) */
     WHY_COUNT
 };
 extern const char *const preload_reason_name[WHY_COUNT];

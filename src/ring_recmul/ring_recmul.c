@@ -4,6 +4,7 @@
  * over k.
  */
 #include "ring_recmul.h"
+#include "../device/index_maps.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,27 +36,20 @@ void tuna_fold_init(tuna_fold *f, int P, int k, int rank)
     f->last = tuna_fold_start(f, f->group + 1) - 1;
 }
 
+/* The maps themselves are the device kernels' too (src/device/index_maps.h). */
 int tuna_fold_start(const tuna_fold *f, int g)
 {
-    return g * f->base + (g < f->rem ? g : f->rem);
+    return tuna_map_fold_start(f->base, f->rem, g);
 }
 
 int tuna_fold_group_of(const tuna_fold *f, int rank)
 {
-    int big = f->rem * (f->base + 1);
-    if (rank < big)
-        return rank / (f->base + 1);
-    return f->rem + (rank - big) / f->base;
+    return tuna_map_fold_group(f->base, f->rem, rank);
 }
 
 int tuna_fold_reverse(const tuna_fold *f, int g)
 {
-    int r = 0;
-    for (int i = 0; i < f->m; i++) {
-        r = r * f->k + g % f->k;
-        g /= f->k;
-    }
-    return r;
+    return tuna_map_reverse(f->k, f->m, g);
 }
 
 int tuna_permute_blocks_inplace(const tuna_transport *tp, char *buf, size_t block, int n,

@@ -530,7 +530,7 @@ void tuna_select_each_alltoallv_candidate(const tuna_registry *reg, const tuna_s
                         visit(arg, v, none, t, tuna_select_inflight(reg, in, v, none));
                 }
         /* At P = 2 a row with a two-rank path pays none of tuna's per-call set-up
-         * (docs/benchmarks.md, "Fixed cost per call"). */
+         * (docs/results/local.md, "Fixed cost per call"). */
         const tuna_algorithm *row = tuna_registry_row(reg, alg);
         if (row->kind != TUNA_ROW_VENDOR)
             row_candidates(reg, in, alg, agree,
@@ -559,8 +559,8 @@ static void fold_candidate(void *arg, int alg, const long *param, double t, long
  * The cheapest candidate, unless it keeps more than TUNA_WINDOW_REQUESTS requests in flight
  * per rank and a candidate within that window is priced within TUNA_WINDOW_TOLERANCE of it:
  * then the best such one. Thousands of pending requests per rank are what the model knows
- * least about (matching queues, incast, the simulator's solver: docs/tuning.md, "Without
- * learning"), and a few percent is below the model's accuracy.
+ * least about (matching queues, incast, the simulator's solver: docs/results/learning.md,
+ * "Without learning"), and a few percent is below the model's accuracy.
  */
 static void model_choice(const tuna_registry *reg, const tuna_select_input *in,
                          tuna_choice *best)

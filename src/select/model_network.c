@@ -1,5 +1,5 @@
 /*
- * The network term of the cost model (docs/tuning.md, "Network"): the busiest directed link
+ * The network term of the cost model (docs/model.md, "Network"): the busiest directed link
  * of a phase limits it, not the NICs, on a torus routed dimension by dimension or a dragonfly
  * routed minimally, each as SimGrid 3.32 routes them (TorusZone, DragonflyZone). The job's
  * nodes are the network's first N (node ids 0..N-1), ranks are placed consecutively, Q per

@@ -80,7 +80,8 @@ static double phase_time(const tuna_profile *prof, const tuna_model_layout *lay,
      * the last receive's half follows them; the CPU's m*o bounds it all. Off-node messages
      * bound by a resource they all share end with it; `late` receives are completed only
      * after them (the wait's later chunks), so their receive halves (SMPI charges `or`
-     * as a receive is completed) follow its end one by one (docs/simulation.md, "Pricing
+     * as a receive is completed) follow its end one by one (docs/results/simulation-gap.md,
+     * "Pricing
      * the hierarchical algorithms after the metadata change"). */
     double tail = phi > 0 ? fmin(late, m) * E->overhead / 2 : 0;
     w = fmax(fmax(w, wnet), wshared + tail);

@@ -49,7 +49,7 @@ typedef struct tuna_profile {
     double call_overhead;       /* seconds tuna's own call path adds to an exchange it runs
                                    (checks, normalisation, requests) where vendor's call is
                                    PMPI_Alltoallv itself: tuna's algorithms must beat vendor's
-                                   model by more. Built-in 0.1 us (docs/benchmarks.md "Fixed
+                                   model by more. Built-in 0.1 us (docs/results/local.md "Fixed
                                    cost per call"), 0 under SMPI, which does not charge CPU
                                    time; profile files: 0 unless given */
     double vendor_call_overhead; /* seconds the MPI library's own MPI_Alltoallv adds to the
@@ -249,7 +249,8 @@ void tuna_grid_every_value(const tuna_select_input *in, const tuna_algorithm_inf
                            tuna_candidates *out);
 
 /*
- * auto's window (docs/tuning.md, "Without learning: the window and the reuse price"): where
+ * auto's window (docs/results/learning.md, "Without learning: the window and the reuse price"):
+ * where
  * the model's cheapest alltoallv candidate keeps more than TUNA_WINDOW_REQUESTS requests
  * pending per rank and one within that many is priced at most TUNA_WINDOW_TOLERANCE above
  * it, the model chooses the best such one. 128 requests are 64 peers each way: twice MPICH's

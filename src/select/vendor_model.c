@@ -1,7 +1,7 @@
 /*
  * Which tuna algorithm models an MPI library's own MPI_Alltoallv, so that `auto` can weigh
  * `vendor` against tuna's algorithms. The built-in guesses follow the libraries' default
- * decision rules (where they were read: docs/tuning.md, "vendor as a candidate"); a site
+ * decision rules (where they were read: docs/model.md, "vendor as a candidate"); a site
  * that changes its library's algorithm writes "vendor_alltoallv" into the profile instead.
  */
 #include "tuna_select.h"

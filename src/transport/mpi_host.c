@@ -7,7 +7,7 @@
  * Completing the requests of one step of an exchange, with the real error code of the one
  * that failed. (MPICH 4.0.2 raises request-completion failures on MPI_COMM_WORLD's error
  * handler rather than on the request's communicator, so there tuna's codes come back only if
- * MPI_COMM_WORLD returns errors: docs/testing.md.)
+ * MPI_COMM_WORLD returns errors: docs/test-harnesses.md, error_codes.)
  *
  * The rule on a communication failure (a failed wait, or a post that fails while requests of
  * the step are outstanding): every request of the step is still completed before anything

@@ -1,8 +1,9 @@
 /*
  * tuna-setupcost: what tuna's per-communicator set-up costs, and where (docs/nonblocking.md,
- * "Set-up in the operation"). Each iteration creates a communicator (MPI_Comm_dup of
- * MPI_COMM_WORLD) and frees it; the contenders, interleaved so that all see the same machine
- * state, with a barrier before each and the slowest rank's time kept:
+ * "Set-up in the operation"; measured: docs/results/nonblocking.md). Each iteration creates
+ * a communicator (MPI_Comm_dup of MPI_COMM_WORLD) and frees it; the contenders, interleaved
+ * so that all see the same machine state, with a barrier before each and the slowest rank's
+ * time kept:
  *   dup          MPI_Comm_dup + MPI_Comm_free: the application's creation, unchanged;
  *   dup+setup    the same with tuna's blocking set-up right after the dup (tuna_pattern_changed):
  *                what a set-up at creation time (a drop-in's MPI_Comm_dup) would cost;

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The redesign identity check (issue 21; docs/contributing.md "The redesign changed no
-# behaviour"): each merge's parent and the merge itself, built and run the same way.
+# The redesign identity check (issue 21; docs/results/identity.md "The redesign (issue
+# 21)"): each merge's parent and the merge itself, built and run the same way.
 #   pair 1: 52fd92c (98e844b^1) -> 98e844b  "Merge branch 'registry'"
 #   pair 2: 5346ce9 (21245f0^1) -> 21245f0  "Merge branch 'pyside'"
 # (not across f2217e5, which changed the metadata words on purpose). SimGrid: Debian's 3.32.

@@ -1,0 +1,109 @@
+/*
+ * Memory kinds (docs/gpu.md): whether a call's buffers are host memory, which tuna's rows
+ * read and write with host code, or memory host code must not touch (CUDA device memory,
+ * and managed memory, treated alike). A call whose buffers are not all host memory goes to
+ * the MPI library's own call unless the row asked for declares their kinds
+ * (tuna_algorithm.memory, tuna_registry.h; no row does yet).
+ *
+ * The question goes to CUDA's driver (libcuda.so.1) only in a process that has loaded it:
+ * tuna never loads or initialises it (dlopen with RTLD_NOLOAD). Without a device pointer
+ * there is no driver, and a process without one pays a load and a compare per call: the
+ * last shared object seen loaded (pinned) is watched for a successor; only when one appears
+ * does tuna look for the driver again.
+ */
+#ifndef TUNA_MEMKIND_H
+#define TUNA_MEMKIND_H
+
+#include "tuna_internal.h"
+
+#include <link.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* The memory kinds of a call's buffers (bits). Managed memory counts as device memory. */
+enum {
+    TUNA_MEMORY_HOST = 1u << 0,
+    TUNA_MEMORY_DEVICE = 1u << 1,
+};
+
+/* memkind.c's state: the driver's query once found; the last loaded object seen (NULL: look
+ * on every call, where no object could be pinned). */
+extern atomic_bool tuna_memkind_driver;
+extern struct link_map *_Atomic tuna_memkind_tail;
+
+/* The kinds of sendbuf and recvbuf (slow path: the driver's answer). */
+unsigned tuna_memory_kinds_query(const void *sendbuf, const void *recvbuf);
+
+/*
+ * The kinds of a call's buffers: TUNA_MEMORY_HOST alone where the driver is not loaded (the
+ * common case, inline). MPI_IN_PLACE and NULL (MPI_BOTTOM, or no data) are not asked about:
+ * NULL-relative buffers keep tuna's rules for them.
+ */
+static inline unsigned tuna_memory_kinds(const void *sendbuf, const void *recvbuf)
+{
+#if defined(SMPI_SHARED_MALLOC) /* SimGrid SMPI: simulated ranks, no device (nor its cost) */
+    (void)sendbuf;
+    (void)recvbuf;
+    return TUNA_MEMORY_HOST;
+#else
+    if (!atomic_load_explicit(&tuna_memkind_driver, memory_order_acquire)) {
+        struct link_map *t = atomic_load_explicit(&tuna_memkind_tail, memory_order_acquire);
+        if (t && !__atomic_load_n(&t->l_next, __ATOMIC_ACQUIRE))
+            return TUNA_MEMORY_HOST;
+    }
+    return tuna_memory_kinds_query(sendbuf, recvbuf);
+#endif
+}
+
+/* Why a call with buffers of `kinds` is not tuna's (the statistics' fallback). */
+const char *tuna_memory_reason(unsigned kinds);
+
+/*
+ * The public entries' hand-over (memory_route.c). Each returns -1 where the call's buffers
+ * are host memory or the row asked for serves their kinds (tuna's path goes on), else the
+ * outcome of the library's own call, with tuna_stats_last() naming the vendor row and the
+ * reason. Large counts (large: MPI_Count counts, MPI_Aint displacements) need the library's
+ * _c call: MPI_ERR_UNSUPPORTED_OPERATION where it has none.
+ */
+int tuna_memory_alltoallv(bool large, const void *sendbuf, const void *sendcounts,
+                          const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                          const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                          MPI_Comm comm, const tuna_options *opt);
+int tuna_memory_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
+int tuna_memory_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          const tuna_options *opt);
+int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                          MPI_Op op, MPI_Comm comm, const tuna_options *opt);
+/* Nonblocking: the library's nonblocking call inside a tuna request (*req). */
+int tuna_memory_ialltoallv(bool large, const void *sendbuf, const void *sendcounts,
+                           const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                           const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                           MPI_Comm comm, const tuna_options *opt, tuna_request *req);
+int tuna_memory_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                          tuna_request *req);
+int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           const tuna_options *opt, tuna_request *req);
+int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                           MPI_Op op, MPI_Comm comm, const tuna_options *opt,
+                           tuna_request *req);
+
+/*
+ * Plans: *opt (already the collective's default where the caller gave NULL) is replaced by
+ * the vendor row's options where the buffers are not host memory and the row asked for does
+ * not serve them; the reason waits (per thread) for tuna_memory_plan_done, which the init's
+ * end calls with the plan made (or NULL): the plan's starts then name the reason in the
+ * statistics. A vendor plan that would run tuna's linear exchange (large counts, no _c call
+ * in the library) fails there with MPI_ERR_UNSUPPORTED_OPERATION.
+ */
+void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const void *recvbuf,
+                              const tuna_options **opt);
+struct tuna_plan_s;
+int tuna_memory_plan_done(struct tuna_plan_s *p, int rc);
+
+#endif /* TUNA_MEMKIND_H */
