@@ -13,6 +13,7 @@
  * the blocks' type signatures either way. "vendor" is the library's own MPI_Alltoallw.
  */
 #include "tuna.h"
+#include "memkind.h"
 #include "tuna_internal.h"
 
 #include <limits.h>
@@ -52,8 +53,10 @@ static int check_side(const char *what, const w_side *s, int P)
 }
 
 /* If every block of the side has one type whose extent divides every nonempty block's
- * displacement: that type, and the displacements in extents (zero for empty blocks). */
-static bool one_type(const w_side *s, int P, MPI_Datatype *type, int *displs)
+ * displacement: that type, the counts, and the displacements in extents (zero for empty
+ * blocks). */
+static bool one_type(const w_side *s, int P, MPI_Datatype *type, MPI_Count *counts,
+                     MPI_Aint *displs)
 {
     if (P == 0)
         return false;
@@ -63,13 +66,13 @@ static bool one_type(const w_side *s, int P, MPI_Datatype *type, int *displs)
     for (int j = 0; j < P; j++) {
         if (s->types[j] != s->types[0])
             return false;
-        if (s->counts[j] == 0) {
-            displs[j] = 0;
+        counts[j] = s->counts[j];
+        displs[j] = 0;
+        if (s->counts[j] == 0)
             continue;
-        }
         if (s->displs[j] % extent != 0)
             return false;
-        displs[j] = (int)(s->displs[j] / extent);
+        displs[j] = s->displs[j] / extent;
     }
     *type = s->types[0];
     return true;
@@ -182,6 +185,10 @@ int tuna_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     if (inter)
         return tuna_error_set(MPI_ERR_COMM, "tuna_alltoallw: an intercommunicator takes only "
                               "vendor");
+    /* No row serves memory host code must not touch (docs/gpu.md): the library's own. */
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST)
+        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                              rdispls, recvtypes, comm);
     TUNA_MPI_CHECK(PMPI_Comm_size(comm, &P));
 
     const bool inplace = sendbuf == MPI_IN_PLACE;
@@ -193,17 +200,25 @@ int tuna_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     if (rc != MPI_SUCCESS)
         return rc;
 
-    int *d = tuna_malloc(sizeof *d * ((size_t)P * 2 + 1));
-    if (!d)
+    /* Both ways call tuna_alltoallv_c: ranks that take different ways then take the same
+     * path through it (auto's agreements and reuse count the same calls on every rank). */
+    MPI_Count *n = tuna_malloc(sizeof *n * (size_t)P * 2);
+    MPI_Aint *d = tuna_malloc(sizeof *d * (size_t)P * 2);
+    if (!n || !d) {
+        free(n);
+        free(d);
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory for %d peers", P);
+    }
     MPI_Datatype st = MPI_DATATYPE_NULL, rt = MPI_DATATYPE_NULL;
-    if (one_type(&rcv, P, &rt, d + P) && (inplace || one_type(&snd, P, &st, d))) {
+    if (one_type(&rcv, P, &rt, n + P, d + P) && (inplace || one_type(&snd, P, &st, n, d))) {
         /* In place the send side is the receive side: MPI_IN_PLACE as the alltoallv's. */
-        rc = tuna_alltoallv(inplace ? MPI_IN_PLACE : sendbuf, inplace ? NULL : sendcounts,
-                            inplace ? NULL : d, st, recvbuf, recvcounts, d + P, rt, comm, opt);
+        rc = tuna_alltoallv_c(inplace ? MPI_IN_PLACE : sendbuf, inplace ? NULL : n,
+                              inplace ? NULL : d, st, recvbuf, n + P, d + P, rt, comm, opt);
+        free(n);
         free(d);
         return rc;
     }
+    free(n);
     free(d);
     return alltoallw_packed(&snd, &rcv, P, comm, opt);
 }
