@@ -207,6 +207,22 @@ int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     const tuna_options *opt);
 
 /*
+ * All-to-all with a datatype per peer, MPI_Alltoallw's semantics (byte displacements,
+ * MPI_IN_PLACE as sendbuf: the blocks are read from recvbuf with the receive arguments). It
+ * runs the alltoallv rows: opt is an alltoallv choice (NULL: tuna_options_default
+ * (TUNA_ALLTOALLV)); "vendor" is the library's MPI_Alltoallw. Where every send block has one
+ * type, every receive block one type, and the extent divides each nonempty block's
+ * displacement, the call is that alltoallv with no copy; otherwise each rank packs its blocks
+ * to bytes (MPI_Pack), the bytes travel as an alltoallv of MPI_BYTE and are unpacked in place
+ * (memory: this rank's send and receive bytes). Argument errors are returned by the rank that
+ * has them. Intracommunicators only, except "vendor".
+ */
+int tuna_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   const tuna_options *opt);
+
+/*
  * Instrumentation. When enabled with tuna_stats_enable(1), each call records
  * a per-phase time breakdown and the peak temporary memory of the algorithm;
  * tuna_stats_last() returns the record of this process's last tuna_alltoallv,

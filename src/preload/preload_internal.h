@@ -75,6 +75,8 @@ enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL
 #define STAT_IALLTOALL ((enum coll)(NCOLL + 1))
 #define STAT_IALLGATHER ((enum coll)(NCOLL + 2))
 #define STAT_IALLREDUCE ((enum coll)(NCOLL + 3))
+/* ... and MPI_Alltoallw (configured as alltoallv, whose rows run it). */
+#define STAT_ALLTOALLW ((enum coll)(NCOLL + 4))
 
 /* How each collective the preload takes is configured. */
 typedef struct coll_config {

@@ -16,9 +16,9 @@
 
 static const char *stat_coll_name(enum coll c)
 {
-    static const char *const nonblocking[] = {"ialltoallv", "ialltoall", "iallgather",
-                                              "iallreduce"};
-    return c >= NCOLL ? nonblocking[c - NCOLL] : preload_colls[c].name;
+    static const char *const others[] = {"ialltoallv", "ialltoall", "iallgather", "iallreduce",
+                                         "alltoallw"};
+    return c >= NCOLL ? others[c - NCOLL] : preload_colls[c].name;
 }
 
 /* The statistics collective of the nonblocking form of `c`. */
