@@ -504,13 +504,6 @@ static inline int tuna_check_alias(const char *fn, const void *sendbuf, const vo
     return MPI_SUCCESS;
 }
 
-/* An intercommunicator (the vendor rows take those; tuna's own rows do not). */
-static inline bool tuna_comm_is_inter(MPI_Comm comm)
-{
-    int inter = 0;
-    return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
-}
-
 /*
  * Buffer overlap (src/core/overlap.c). MPI forbids a collective's send bytes to overlap its
  * receive bytes (MPI_IN_PLACE is the way to share them); each rank checks its own buffers,
