@@ -96,6 +96,10 @@ static inline bool tuna_a2av_recvs(const tuna_a2av_args *a, int j)
 /* Post the send / receive of block `peer` (the peer's rank) with the user's datatypes. */
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
+/* Post the send of block `peer` of large-count args into *req (tuna_a2av_isend_block's; with
+ * external linkage the compiler keeps it out of line, and the common path stays short:
+ * static, it was inlined and doubled tuna_a2av_isend_block's instructions per call). */
+int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 /* Post the receive from `src` and the send to `dst` if non-empty, appending to reqs[*n]. */
 int tuna_a2av_post_pair(const tuna_a2av_args *a, int src, int dst, int tag, MPI_Request *reqs,
                         int *n);

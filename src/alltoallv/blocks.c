@@ -4,30 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The send of a large-count block (a->scounts is NULL): its count made a message
- * (tuna_message_type). */
-static int send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
-{
-    int n;
-    bool made;
-    MPI_Datatype t;
-    int rc = tuna_message_type(tuna_scount(a, peer), a->stype, a->sext, &n, &t, &made);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    tag += a->tag_shift;
-    rc = tuna_tp_isend_typed(a->tp, tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm, req);
-    if (made)
-        PMPI_Type_free(&t);
-    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "sending block %d failed", peer);
-}
-
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
     if (a->scounts) /* int counts: the common case, no conversion */
         TUNA_MPI_CHECK(tuna_tp_isend_typed(a->tp, tuna_sblock(a, peer), a->scounts[peer], a->stype,
                                            peer, tag + a->tag_shift, a->ctx->comm, req));
     else
-        return send_large(a, peer, tag, req);
+        return tuna_a2av_send_large(a, peer, tag, req);
     return MPI_SUCCESS;
 }
 
@@ -49,6 +32,21 @@ int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Reques
     if (made)
         PMPI_Type_free(&t); /* the pending receive keeps what it needs */
     return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "MPI_Irecv of block %d failed", peer);
+}
+
+int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
+{
+    int n;
+    bool made;
+    MPI_Datatype t;
+    int rc = tuna_message_type(tuna_scount(a, peer), a->stype, a->sext, &n, &t, &made);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tag += a->tag_shift;
+    rc = tuna_tp_isend_typed(a->tp, tuna_sblock(a, peer), n, t, peer, tag, a->ctx->comm, req);
+    if (made)
+        PMPI_Type_free(&t);
+    return rc == MPI_SUCCESS ? rc : tuna_error_set(rc, "sending block %d failed", peer);
 }
 
 int tuna_a2av_copy_self(const tuna_a2av_args *a)
