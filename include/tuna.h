@@ -45,6 +45,11 @@ typedef enum tuna_collective {
     TUNA_COLLECTIVE_COUNT
 } tuna_collective;
 
+/* A collective's name ("alltoallv", as in tuna-bench --collective and the statistics; "?"
+ * out of range), and the collective of a name (-1 if none). */
+const char *tuna_collective_name(tuna_collective coll);
+int tuna_collective_find(const char *name);
+
 /* Maximum number of parameters an algorithm takes. */
 #define TUNA_MAX_PARAMS 4
 

@@ -249,7 +249,7 @@ class Phase:
 
 
 def tuna_rounds(n, r):
-    """(x, px, [z...]) of TuNA's digits: rounds (x, z) with z*r^x < n (tuna_schedule_of)."""
+    """(x, px, [z...]) of TuNA's digits: rounds (x, z) with z*r^x < n (tuna_rounds_schedule_of)."""
     out = []
     w = 0
     pw = 1

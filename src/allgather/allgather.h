@@ -8,7 +8,7 @@
 #define TUNA_ALLGATHER_H
 
 #include "../core/op.h"
-#include "../ring_recmul/ring_recmul.h"
+#include "../allgather_allreduce/shared.h"
 
 /*
  * Normalised allgather: the result is built as P blocks of `block` raw bytes

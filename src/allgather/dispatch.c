@@ -116,7 +116,8 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (collective) {
         static const char *const names[] = {"recvcount * type size (bytes)"};
         const long long same[] = {(long long)block};
-        local_rc = tuna_coll_agree_args(ctx, "allgather", local_rc, same, names, 1);
+        local_rc = tuna_coll_agree_args(ctx, tuna_collective_name(TUNA_ALLGATHER), local_rc,
+                                        same, names, 1);
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;

@@ -9,7 +9,7 @@
 #define TUNA_ALLREDUCE_H
 
 #include "../core/op.h"
-#include "../ring_recmul/ring_recmul.h"
+#include "../allgather_allreduce/shared.h"
 
 /*
  * Normalised allreduce: `rbuf` holds this rank's input on entry (the core

@@ -91,7 +91,8 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (collective) {
         static const char *const names[] = {"count", "datatype size"};
         const long long same[] = {count, tsize};
-        local_rc = tuna_coll_agree_args(ctx, "allreduce", local_rc, same, names, 2);
+        local_rc = tuna_coll_agree_args(ctx, tuna_collective_name(TUNA_ALLREDUCE), local_rc,
+                                        same, names, 2);
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;

@@ -283,7 +283,8 @@ static int alltoall_call(const char *fn, const void *sendbuf, MPI_Count sendcoun
     if (collective) {
         static const char *const names[] = {"recvcount * type size (bytes)"};
         const long long same[] = {(long long)block};
-        local_rc = tuna_coll_agree_args(ctx, "alltoall", local_rc, same, names, 1);
+        local_rc = tuna_coll_agree_args(ctx, tuna_collective_name(TUNA_ALLTOALL), local_rc,
+                                        same, names, 1);
     }
     if (local_rc != MPI_SUCCESS)
         return local_rc;

@@ -97,7 +97,9 @@ static inline bool tuna_a2av_recvs(const tuna_a2av_args *a, int j)
 /* Post the send / receive of block `peer` (the peer's rank) with the user's datatypes. */
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
-/* Post the send of block `peer` of large-count args into *req. */
+/* Post the send of block `peer` of large-count args into *req (tuna_a2av_isend_block's; with
+ * external linkage the compiler keeps it out of line, and the common path stays short:
+ * static, it was inlined and doubled tuna_a2av_isend_block's instructions per call). */
 int tuna_a2av_send_large(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req);
 /* Post the receive from `src` and the send to `dst` if non-empty, appending to reqs[*n]. */
 int tuna_a2av_post_pair(const tuna_a2av_args *a, int src, int dst, int tag, MPI_Request *reqs,
@@ -203,8 +205,6 @@ typedef struct tuna_a2av_op {
     const struct tuna_a2av_algorithm *row;
     int i;                      /* position in the row's schedule (0: not started) */
     int n;                      /* a counter of the row's (rounds, ...) */
-    int post_rc;                /* the current step's failed post, if any */
-    int comm_rc;                /* the first failed step so far (the steps go on) */
     int local_rc;               /* the own block's copy */
     MPI_Request pair[2];        /* room for the rows that keep one pair in flight */
     void *state;
@@ -236,17 +236,14 @@ static inline int tuna_a2av_run_row(const tuna_a2av_algorithm *row, tuna_a2av_ar
     return row->step ? tuna_a2av_run_steps(row, a) : row->run(a);
 }
 
-/* Hand the engine the n requests just posted (post_rc: the first failed post, which ends
- * the step early: the posted ones still complete); returns TUNA_STEP_WAIT. */
+/* tuna_op_step_wait on the alltoallv operation; returns TUNA_STEP_WAIT. */
 static inline int tuna_a2av_step_wait(tuna_a2av_op *o, MPI_Request *reqs, int n, int post_rc)
 {
-    o->op.req = reqs;
-    o->op.nreq = n;
-    o->post_rc = post_rc;
-    return TUNA_STEP_WAIT;
+    return tuna_op_step_wait(&o->op, reqs, n, post_rc);
 }
-/* The outcome of the step that just completed: its failed post, else its failed wait
- * (recorded with `what`). */
+/* The outcome of the step that just completed: its failed post (o->op.post_rc), else its
+ * failed wait (recorded with `what`). Unlike tuna_op_step_record it neither clears the post
+ * nor keeps the first failure: the row decides (o->op.comm_rc where its steps go on). */
 int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what);
 /* The end of a row whose state owns the byte view v (the Bruck rows, bruck-radix, mesh):
  * the view closed (the receive blocks unpacked if rc is MPI_SUCCESS), the state freed by
@@ -255,8 +252,7 @@ int tuna_a2av_view_done(tuna_a2av_op *o, tuna_bytes_view *v, int rc);
 /* End the operation with outcome rc; returns TUNA_STEP_DONE. */
 static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
 {
-    o->op.rc = rc;
-    return TUNA_STEP_DONE;
+    return tuna_op_step_done(&o->op, rc);
 }
 
 /* Algorithms another one falls back to: hierarchical TuNA on unequal nodes runs flat TuNA

@@ -7,7 +7,7 @@
  * Parameters: radix (intra-node, clamped to [2, Q]) and block (clamped to
  * [1, N-1]). Inter-node rounds: N-1 messages per rank.
  */
-#include "tuna_engine.h"
+#include "tuna_rounds.h"
 
 #include <stdlib.h>
 

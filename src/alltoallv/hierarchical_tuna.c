@@ -8,7 +8,7 @@
  * vrank_to_rank, no communicator split). The block that local rank l sends
  * to local rank g is made of N sub-blocks: l's blocks for local rank g of
  * every node. Sub-blocks for this node land in the receive buffer; the
- * others wait in the engine's landing area (kept[TUNA_KEEP_HIER_STAGE]),
+ * others wait in the rounds' landing area (kept[TUNA_KEEP_HIER_STAGE]),
  * sized from the intra-node metadata as they are announced, so that
  * afterwards local rank g holds everything its node sends to local rank g of
  * every other node. Inter-node phase: a metadata exchange with the peer of
@@ -17,16 +17,16 @@
  * sends no metadata in either phase: every sub-block's size is known.
  *
  * Temporary memory, no global maximum needed (all from sizes this rank is
- * told before the data arrives): the intra-node engine's (Q-(K_Q+1))*m + S,
+ * told before the data arrives): the intra-node rounds' (Q-(K_Q+1))*m + S,
  * with m its largest block (N sub-blocks) held between hops and S its largest
- * staging of a batch (tuna_engine.c), plus the landing area: exactly the
+ * staging of a batch (tuna_rounds.c), plus the landing area: exactly the
  * (N-1)(Q-1) sub-blocks this rank forwards to other nodes, at most
  * (N-1)(Q-1) times the largest of them. A discard buffer of the truncated
- * sizes comes on top on the error path. The engine's buffers and the landing
+ * sizes comes on top on the error path. The rounds' buffers and the landing
  * area are kept on the communicator, trimmed at the end of each call to what
  * it used.
  */
-#include "tuna_engine.h"
+#include "tuna_rounds.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,15 +52,15 @@ typedef struct hier_state {
     tuna_timer tm;
     tuna_bytes_view v;
     hier_mem m;
-    tuna_engine e;
-    tuna_engine_state st;
+    tuna_rounds e;
+    tuna_rounds_state st;
     tuna_hier h;
     const char *name;
     tuna_hier_inter_fn *inter;
     int rc_trunc;        /* a truncation, reported once the exchange is over */
 } hier_state;
 
-enum { HIER_START, HIER_ENGINE, HIER_META, HIER_INTER };
+enum { HIER_START, HIER_ROUNDS, HIER_META, HIER_INTER };
 
 /* Free the index arrays (again is harmless). */
 static void hier_mem_free(hier_mem *m)
@@ -81,7 +81,7 @@ static void hier_mem_free(hier_mem *m)
 static void hier_state_free(tuna_a2av_op *o)
 {
     hier_state *s = o->state;
-    tuna_engine_state_free(&s->st);
+    tuna_rounds_state_free(&s->st);
     hier_mem_free(&s->m);
     free(s->h.pool);
     tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
@@ -226,16 +226,16 @@ static int hier_inter_begin(tuna_a2av_op *o, hier_state *s, int rc)
 /* The inter-node metadata completed. */
 static int hier_meta_done(tuna_a2av_op *o, hier_state *s, int wait_rc)
 {
-    int rc = o->post_rc != MPI_SUCCESS ? o->post_rc : wait_rc;
+    int rc = o->op.post_rc != MPI_SUCCESS ? o->op.post_rc : wait_rc;
     rc = rc != MPI_SUCCESS
              ? tuna_error_set(rc, "%s: inter-node metadata exchange failed", s->name)
              : inter_meta_place(s);
     return hier_inter_begin(o, s, rc);
 }
 
-/* The intra-node engine is over: the inter-node phase, with the same local rank g on every
+/* The intra-node rounds are over: the inter-node phase, with the same local rank g on every
  * other node. */
-static int hier_engine_done(tuna_a2av_op *o, hier_state *s)
+static int hier_rounds_done(tuna_a2av_op *o, hier_state *s)
 {
     const tuna_a2av_args *a = o->a;
     tuna_hier *h = &s->h;
@@ -271,7 +271,7 @@ static int hier_engine_done(tuna_a2av_op *o, hier_state *s)
     return hier_finish(o, s, rc);
 }
 
-/* The first step: the view, the index arrays, the own block, the engine's first posts. */
+/* The first step: the view, the index arrays, the own block, the rounds' first posts. */
 static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *inter)
 {
     const tuna_a2av_args *a = o->a;
@@ -337,7 +337,7 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
             }
         }
     }
-    s->e = (tuna_engine){.comm = c->comm,
+    s->e = (tuna_rounds){.comm = c->comm,
                          .tp = a->tp,
                          .scr = a->scr,
                          .n = Q,
@@ -372,10 +372,10 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
     MPI_Request *req;
     int n;
-    o->i = HIER_ENGINE;
-    if (tuna_engine_start(&s->st, &s->e, &s->tm, &req, &n) == TUNA_STEP_WAIT)
+    o->i = HIER_ROUNDS;
+    if (tuna_rounds_start(&s->st, &s->e, &s->tm, &req, &n) == TUNA_STEP_WAIT)
         return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
-    return hier_engine_done(o, s);
+    return hier_rounds_done(o, s);
 }
 
 int tuna_hier_step(tuna_a2av_op *o, int wait_rc, const char *name, tuna_hier_inter_fn *inter)
@@ -402,10 +402,10 @@ int tuna_hier_step(tuna_a2av_op *o, int wait_rc, const char *name, tuna_hier_int
     switch (o->i) {
     case HIER_START:
         return hier_begin(o, name, inter);
-    case HIER_ENGINE:
-        if (tuna_engine_step(&s->st, wait_rc, &req, &n) == TUNA_STEP_WAIT)
+    case HIER_ROUNDS:
+        if (tuna_rounds_step(&s->st, wait_rc, &req, &n) == TUNA_STEP_WAIT)
             return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
-        return hier_engine_done(o, s);
+        return hier_rounds_done(o, s);
     case HIER_META:
         return hier_meta_done(o, s, wait_rc);
     default:

@@ -31,7 +31,7 @@ static double phase(const model *x, double m, double bytes, double nbytes, doubl
     return tuna_model_phase(x->m, &x->l, m, bytes, nbytes, phi, d0, d1, step);
 }
 
-/* The same for a TuNA round's two phases: the engine posts a round's data sends before its
+/* The same for a TuNA round's two phases: the rounds post a round's data sends before its
  * metadata has arrived and its data receives after, so neither phase overlaps as an eager
  * exchange with its receives posted first does. */
 static double tuna_round_phase(const model *x, double m, double bytes, double nbytes,
@@ -173,9 +173,9 @@ static double bruck_rounds(const model *x, bool twophase, double *slots_moved)
  * TuNA over P ranks with radix r and `b` rounds of a digit in flight: per batch a
  * metadata phase (meta_bytes of `nsub` sizes per block) and a data phase (the blocks' bytes,
  * one message per round), plus two derived datatypes per round. Blocks average a bytes, at
- * most B bytes; a block is made of nsub sub-blocks (the hierarchical engine: one per node)
+ * most B bytes; a block is made of nsub sub-blocks (the hierarchical rounds: one per node)
  * whose sizes are announced each, in the width that holds the global maximum block.
- * sizes_known (a uniform all-to-all): the engine sends no metadata, only the data phases.
+ * sizes_known (a uniform all-to-all): the rounds send no metadata, only the data phases.
  */
 static double tuna_rounds(const model *x, long P, long r, long b, double a, double am, double B,
                           long nsub, bool intra_only, bool sizes_known)
@@ -236,7 +236,7 @@ static double tuna_rounds(const model *x, long P, long r, long b, double a, doub
 static double hierarchical(const model *x, long r, long b, bool coalesced, bool sizes_known)
 {
     const tuna_profile *m = x->m;
-    if (x->l.N <= 1) /* one node: the intra-node engine alone, all rounds of a digit together */
+    if (x->l.N <= 1) /* one node: the intra-node rounds alone, all rounds of a digit together */
         return tuna_rounds(x, x->l.P, r, r - 1, x->a, x->am, x->B, 1, true, sizes_known);
     const long Q = x->l.Q, N = x->l.N;
     if (r > Q)
@@ -470,7 +470,7 @@ void tuna_a2av_grid_tuna(const tuna_select_input *in, const tuna_algorithm_info 
 /*
  * Hierarchical TuNA: radix over [2, Q] on equal nodes (over [2, P] otherwise); block over
  * the inter-node batches (`batches`: N - 1 nodes for coalesced, (N - 1) Q messages for
- * staggered). On one node block is unused by the engine (1 only); on unequal nodes the flat
+ * staggered). On one node block is unused by the rounds (1 only); on unequal nodes the flat
  * tuna fallback reads it as tuna's block.
  */
 static void grid_hierarchical(const tuna_select_input *in, const tuna_algorithm_info *info,
@@ -547,9 +547,9 @@ long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm
 
 /*
  * A TuNA batch of b rounds among n ranks: b size receives, b size sends and b data sends are
- * pending together (the data sends go out before the sizes are waited for; tuna_engine.c,
- * run_batch), then the b data receives with the b sends. The engine clamps r to [2, n] and
- * b to [1, r-1] (tuna_schedule_of).
+ * pending together (the data sends go out before the sizes are waited for; tuna_rounds.c,
+ * run_batch), then the b data receives with the b sends. The rounds clamp r to [2, n] and
+ * b to [1, r-1] (tuna_rounds_schedule_of).
  */
 static long tuna_batch_inflight(long n, long radix, long block, bool sizes_known)
 {
@@ -574,7 +574,7 @@ long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_i
 }
 
 /*
- * Hierarchical TuNA (hierarchical_tuna.c), the largest of its phases: the intra-node engine
+ * Hierarchical TuNA (hierarchical_tuna.c), the largest of its phases: the intra-node rounds
  * over Q ranks with every round of a digit in flight, the sizes exchanged with the N-1 other
  * nodes all at once, and the inter-node batches of `block` messages each way (at most
  * `messages`: N-1 for coalesced, (N-1)Q for staggered). Unequal nodes run flat tuna.

@@ -22,17 +22,17 @@ int tuna_a2av_multipair_step(tuna_a2av_op *o, int wait_rc)
         /* A failed group is complete when recorded, and the groups go on
          * (docs/test-harnesses.md). */
         int rc = tuna_a2av_step_outcome(o, wait_rc, "multipair: MPI_Waitall failed");
-        o->comm_rc = tuna_first_error(o->comm_rc, rc);
+        o->op.comm_rc = tuna_first_error(o->op.comm_rc, rc);
         o->n++;
     }
     if (o->i >= P) {
         tuna_stats_rounds(o->n);
-        return tuna_a2av_step_done(o, o->comm_rc);
+        return tuna_a2av_step_done(o, o->op.comm_rc);
     }
     MPI_Request *reqs = tuna_scratch_requests(a->scr, 2 * (size_t)stride);
     if (!reqs) { /* nothing of this group is posted: the peers' posts of it stay unmatched */
         tuna_stats_rounds(o->n);
-        return tuna_a2av_step_done(o, tuna_first_error(o->comm_rc, MPI_ERR_NO_MEM));
+        return tuna_a2av_step_done(o, tuna_first_error(o->op.comm_rc, MPI_ERR_NO_MEM));
     }
     int n = 0, prc = MPI_SUCCESS, s0 = o->i;
     for (int s = s0; s < s0 + stride && s < P && prc == MPI_SUCCESS; s++)

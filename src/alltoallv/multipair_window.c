@@ -8,8 +8,8 @@
  * which a nonblocking operation tests with MPI_Testany.
  *
  * Between steps: o->i is the next receive step (0: not started; -1: the window ends and
- * what is left of it completes), o->n the next send step, o->post_rc a failed post (which
- * ends the window), o->comm_rc the first failed message (which does not).
+ * what is left of it completes), o->n the next send step, o->op.post_rc a failed post (which
+ * ends the window), o->op.comm_rc the first failed message (which does not).
  */
 #include "alltoallv.h"
 
@@ -44,7 +44,7 @@ static int finish(tuna_a2av_op *o)
 {
     int stride = (int)tuna_a2av_param(o->a, "stride");
     tuna_stats_rounds((o->a->size - 1 + stride - 1) / stride);
-    return tuna_a2av_step_done(o, tuna_first_error(o->post_rc, o->comm_rc));
+    return tuna_a2av_step_done(o, tuna_first_error(o->op.post_rc, o->op.comm_rc));
 }
 
 int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
@@ -66,7 +66,7 @@ int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
          * posted would leave requests pending. */
         int rc = tuna_a2av_copy_self(a);
         if (rc != MPI_SUCCESS) {
-            o->post_rc = rc;
+            o->op.post_rc = rc;
             return finish(o);
         }
         rstep = sstep = 1;
@@ -75,7 +75,7 @@ int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
             if (rc == MPI_SUCCESS)
                 rc = refill(a, &sstep, true, tag, &reqs[stride + i]);
         }
-        o->post_rc = rc;
+        o->op.post_rc = rc;
     } else {
         reqs = o->op.req; /* the window, as the last step left it */
         int idx = o->op.any;
@@ -83,7 +83,7 @@ int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
         if (wait_rc != MPI_SUCCESS) {
             /* A failed message is complete: recorded, and the window goes on
              * (docs/test-harnesses.md). Without its index, the rest of the window completes. */
-            o->comm_rc = tuna_first_error(o->comm_rc,
+            o->op.comm_rc = tuna_first_error(o->op.comm_rc,
                                           tuna_error_set(wait_rc, "%s: a message failed", name));
             if (idx < 0 || idx >= 2 * stride)
                 settled = false;
@@ -91,7 +91,7 @@ int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
                 tuna_tp_release(a->tp, &reqs[idx]);
         }
         if (settled && idx != MPI_UNDEFINED)
-            o->post_rc = idx < stride ? refill(a, &rstep, false, tag, &reqs[idx])
+            o->op.post_rc = idx < stride ? refill(a, &rstep, false, tag, &reqs[idx])
                                       : refill(a, &sstep, true, tag, &reqs[idx]);
         else
             o->i = -1;
@@ -99,13 +99,13 @@ int tuna_a2av_window_step(tuna_a2av_op *o, int wait_rc, bool poll, int tag)
     int active = 0;
     for (int i = 0; i < 2 * stride; i++)
         active += reqs[i] != MPI_REQUEST_NULL;
-    if (o->post_rc != MPI_SUCCESS || o->i < 0) {
+    if (o->op.post_rc != MPI_SUCCESS || o->i < 0) {
         /* A failure that ends the window leaves the rest of it in flight: their peers post
          * their sides, so they complete before the buffers go back to the caller. */
         o->i = -1;
         if (active == 0)
             return finish(o);
-        return tuna_a2av_step_wait(o, reqs, 2 * stride, o->post_rc);
+        return tuna_a2av_step_wait(o, reqs, 2 * stride, o->op.post_rc);
     }
     if (active == 0)
         return finish(o);

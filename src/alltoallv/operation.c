@@ -29,7 +29,7 @@ int tuna_a2av_view_done(tuna_a2av_op *o, tuna_bytes_view *v, int rc)
 
 int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what)
 {
-    if (o->post_rc != MPI_SUCCESS)
-        return o->post_rc;
+    if (o->op.post_rc != MPI_SUCCESS)
+        return o->op.post_rc;
     return wait_rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(wait_rc, "%s", what);
 }

@@ -39,7 +39,7 @@ static int rounds_datatype(tuna_a2av_op *o, int wait_rc, int *rc)
             return TUNA_STEP_DONE;
         s->k = 0;
     } else {
-        *rc = o->post_rc;
+        *rc = o->op.post_rc;
         if (*rc == MPI_SUCCESS && wait_rc != MPI_SUCCESS)
             *rc = tuna_error_set(wait_rc, "padded-bruck: MPI_Waitall of round %d failed", s->k);
         tuna_timer_stop(&s->tm, TUNA_PHASE_DATA);

@@ -19,10 +19,10 @@ int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair
         }
     } else {
         /* A failed step is complete when recorded, and the steps go on (docs/test-harnesses.md). */
-        if (o->post_rc != MPI_SUCCESS || wait_rc != MPI_SUCCESS)
-            o->comm_rc = tuna_first_error(
-                o->comm_rc, o->post_rc != MPI_SUCCESS
-                                ? o->post_rc
+        if (o->op.post_rc != MPI_SUCCESS || wait_rc != MPI_SUCCESS)
+            o->op.comm_rc = tuna_first_error(
+                o->op.comm_rc, o->op.post_rc != MPI_SUCCESS
+                                ? o->op.post_rc
                                 : tuna_error_set(wait_rc, "%s: step %d failed", name, o->i));
     }
     /* The next step with a peer (xor skips the ones beyond P). */
@@ -37,7 +37,7 @@ int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair
         return tuna_a2av_step_wait(o, o->pair, n, rc);
     }
     tuna_stats_rounds(count - 1);
-    return tuna_a2av_step_done(o, o->comm_rc);
+    return tuna_a2av_step_done(o, o->op.comm_rc);
 }
 
 static void pairwise_pair(const tuna_a2av_args *a, int s, int *src, int *dst)

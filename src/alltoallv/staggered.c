@@ -9,7 +9,7 @@
  * in flight per batch. Parameters: radix (intra-node, clamped to [2, Q]) and
  * block (clamped to [1, (N-1)*Q]).
  */
-#include "tuna_engine.h"
+#include "tuna_rounds.h"
 
 #include <stdlib.h>
 

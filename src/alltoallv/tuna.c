@@ -3,14 +3,14 @@
  * Parameters: radix r in [2, P] (default ceil(sqrt P)) and block, the rounds
  * of one digit in flight together (clamped to r-1; default all of them).
  * K = sum over digits of the non-empty rounds <= w(r-1), w = ceil(log_r P);
- * r = P is a linear exchange without temporary memory. The engine itself is
- * in tuna_engine.c; this file maps the user's buffers onto it.
+ * r = P is a linear exchange without temporary memory. The rounds themselves are
+ * in tuna_rounds.c; this file maps the user's buffers onto them.
  * Temporary memory (no global maximum needed): (P-(K+1))*m + S, where m is the
  * largest block this rank holds between hops and S the largest total of the
  * middle-hop blocks it stages in one batch (S = 0 when r >= sqrt P); details
- * and the cases that add to it in tuna_engine.c.
+ * and the cases that add to it in tuna_rounds.c.
  */
-#include "tuna_engine.h"
+#include "tuna_rounds.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +20,8 @@
 typedef struct tuna_state {
     tuna_timer tm;
     tuna_bytes_view v;
-    tuna_engine e;
-    tuna_engine_state st;
+    tuna_rounds e;
+    tuna_rounds_state st;
     const char **sp;
     char **rp;
 } tuna_state;
@@ -29,7 +29,7 @@ typedef struct tuna_state {
 static void tuna_state_free(tuna_a2av_op *o)
 {
     tuna_state *s = o->state;
-    tuna_engine_state_free(&s->st);
+    tuna_rounds_state_free(&s->st);
     tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
     free(s);
     o->state = NULL;
@@ -46,7 +46,7 @@ static int tuna_finish(tuna_a2av_op *o, int rc)
     return tuna_a2av_step_done(o, rc);
 }
 
-/* The first step: the view, the engine's set-up, the own block, the engine's first posts. */
+/* The first step: the view, the rounds' set-up, the own block, their first posts. */
 static int tuna_begin(tuna_a2av_op *o)
 {
     const tuna_a2av_args *a = o->a;
@@ -69,7 +69,7 @@ static int tuna_begin(tuna_a2av_op *o)
         s->sp[j] = v->sbytes[j] ? v->sbase + v->soff[j] : NULL;
         s->rp[j] = v->rbytes[j] ? v->rbase + v->roff[j] : NULL;
     }
-    s->e = (tuna_engine){.comm = a->ctx->comm,
+    s->e = (tuna_rounds){.comm = a->ctx->comm,
                          .tp = a->tp,
                          .scr = a->scr,
                          .n = P,
@@ -98,12 +98,12 @@ static int tuna_begin(tuna_a2av_op *o)
     MPI_Request *req;
     int n;
     o->i = 1;
-    if (tuna_engine_start(&s->st, &s->e, &s->tm, &req, &n) == TUNA_STEP_WAIT)
+    if (tuna_rounds_start(&s->st, &s->e, &s->tm, &req, &n) == TUNA_STEP_WAIT)
         return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
     return tuna_finish(o, s->st.rc);
 }
 
-/* o->i: 0 before the first step, then 1 (the engine's steps; its state at o->state). */
+/* o->i: 0 before the first step, then 1 (the rounds' steps; its state at o->state). */
 int tuna_a2av_tuna_step(tuna_a2av_op *o, int wait_rc)
 {
     if (o->i == 0)
@@ -111,7 +111,7 @@ int tuna_a2av_tuna_step(tuna_a2av_op *o, int wait_rc)
     tuna_state *s = o->state;
     MPI_Request *req;
     int n;
-    if (tuna_engine_step(&s->st, wait_rc, &req, &n) == TUNA_STEP_WAIT)
+    if (tuna_rounds_step(&s->st, wait_rc, &req, &n) == TUNA_STEP_WAIT)
         return tuna_a2av_step_wait(o, req, n, MPI_SUCCESS);
     return tuna_finish(o, s->st.rc);
 }

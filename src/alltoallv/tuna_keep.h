@@ -8,8 +8,8 @@
 #include "alltoallv.h"
 
 enum {
-    TUNA_KEEP_ENGINE_TEMP = 0,    /* tuna_engine.c: the temporary slots (the arena) */
-    TUNA_KEEP_ENGINE_STAGING = 1, /* tuna_engine.c: copies of the middle-hop blocks */
+    TUNA_KEEP_ROUNDS_TEMP = 0,    /* tuna_rounds.c: the temporary slots (the arena) */
+    TUNA_KEEP_ROUNDS_STAGING = 1, /* tuna_rounds.c: copies of the middle-hop blocks */
     TUNA_KEEP_HIER_STAGE = 2,     /* hierarchical_tuna.c: sub-blocks bound for other nodes */
     TUNA_KEEP_USED = 3            /* first free index */
 };

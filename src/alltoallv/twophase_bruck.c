@@ -142,7 +142,7 @@ static int post_data(tuna_a2av_op *o, int wait_rc)
     twophase_op *s = o->state;
     int P = a->size, me = a->rank, k = s->k, n = s->n, got = 0, rc;
     long long d = 1LL << k;
-    if ((rc = o->post_rc) != MPI_SUCCESS)
+    if ((rc = o->op.post_rc) != MPI_SUCCESS)
         return finish(o, rc);
     if (wait_rc != MPI_SUCCESS || (rc = PMPI_Get_count(&s->st[0], MPI_BYTE, &got)) != MPI_SUCCESS)
         return finish(o, tuna_error_set(wait_rc != MPI_SUCCESS ? wait_rc : rc,

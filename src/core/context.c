@@ -343,10 +343,19 @@ int tuna_ctx_topology(tuna_ctx *c, const long long *ids)
  * TUNA_PROGRESS changes no collective, but an invalid value is an error at this creation,
  * which must then fail on every rank alike.
  */
-static const char *const agreed_vars[] = {
-    "TUNA_ALLTOALLV", "TUNA_ALLGATHER", "TUNA_ALLREDUCE", "TUNA_ALLTOALL",   "TUNA_ARGCHECK", "TUNA_AUTO_PERIOD",
-    "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET", "TUNA_RANKS_PER_NODE", "TUNA_TUNING", "TUNA_PROFILE", "TUNA_PLAN_BUDGET", "TUNA_PLAN", "TUNA_PROGRESS"};
-#define NVARS ((int)(sizeof agreed_vars / sizeof agreed_vars[0]))
+static const char *const other_vars[] = {
+    "TUNA_ARGCHECK",       "TUNA_AUTO_PERIOD", "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET",
+    "TUNA_RANKS_PER_NODE", "TUNA_TUNING",      "TUNA_PROFILE",    "TUNA_PLAN_BUDGET",
+    "TUNA_PLAN",           "TUNA_PROGRESS"};
+#define NVARS (TUNA_COLLECTIVE_COUNT + (int)(sizeof other_vars / sizeof other_vars[0]))
+
+/* The i-th agreed variable: first each collective's default (TUNA_ALLTOALLV, ...), then the
+ * others. */
+static const char *agreed_var(int i)
+{
+    return i < TUNA_COLLECTIVE_COUNT ? tuna_collective_table[i].env
+                                     : other_vars[i - TUNA_COLLECTIVE_COUNT];
+}
 _Static_assert(2 * NVARS + 2 <= TUNA_CONFIG_AGREE_MAX, "TUNA_CONFIG_AGREE_MAX too small");
 
 /* The effective setting: unset, empty and the built-in default are the same. */
@@ -416,7 +425,7 @@ int tuna_config_agree_n(void)
 void tuna_config_agree_values(long long *v)
 {
     for (int i = 0; i < NVARS; i++) {
-        v[2 * i] = env_hash(agreed_vars[i]);
+        v[2 * i] = env_hash(agreed_var(i));
         v[2 * i + 1] = -v[2 * i];
     }
 #ifdef SMPI_SHARED_MALLOC
@@ -451,14 +460,14 @@ int tuna_config_agree_judge(const long long *v, int rc, MPI_Comm comm, int *diff
     for (int i = 0; i < NVARS; i++) {
         if (v[2 * i] == -v[2 * i + 1])
             continue;
-        const char *mine = getenv(agreed_vars[i]);
+        const char *mine = getenv(agreed_var(i));
         char here[160];
         quoted(here, sizeof here, mine);
         if (comm == MPI_COMM_NULL) /* a nonblocking set-up: no second exchange for rank 0's */
             return tuna_error_set(MPI_ERR_ARG,
                                   "%s differs between the ranks (this rank has %s); every rank "
                                   "must see the same value (export it to every rank)",
-                                  agreed_vars[i], here);
+                                  agreed_var(i), here);
         /* Every rank sees the same difference: rank 0's value goes to all, for the message. */
         char root[128];
         quoted(root, sizeof root, mine);
@@ -472,11 +481,11 @@ int tuna_config_agree_judge(const long long *v, int rc, MPI_Comm comm, int *diff
                                   "%s differs between the ranks (rank 0 has %s, some rank has "
                                   "another value); every rank must see the same value (export "
                                   "it to every rank)",
-                                  agreed_vars[i], root);
+                                  agreed_var(i), root);
         return tuna_error_set(MPI_ERR_ARG,
                               "%s differs between the ranks (rank 0 has %s, rank %d has %s); "
                               "every rank must see the same value (export it to every rank)",
-                              agreed_vars[i], root, me, here);
+                              agreed_var(i), root, me, here);
     }
     return MPI_SUCCESS;
 }

@@ -69,9 +69,9 @@ struct tuna_request_s {
     MPI_Status *status;           /* TUNA_WAIT_ALL: room for nreq (<= TUNA_WAIT_CHUNK)
                                      statuses, or NULL */
     int rc;                       /* outcome, once done */
-    int post_rc;                  /* allgather, allreduce: the current step's failed post */
-    int comm_rc;                  /* allgather, allreduce: the first failed step so far (their
-                                     steps go on after a failure: tuna_op_step_record) */
+    int post_rc;                  /* the current step's failed post, if any */
+    int comm_rc;                  /* the first failed step so far, for the rows whose steps go
+                                     on after a failure (tuna_op_step_record) */
     bool done;
     bool active;                  /* in the progress list (nonblocking and persistent) */
     bool busy;                    /* a thread is stepping it (progress skips it) */

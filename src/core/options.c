@@ -39,17 +39,6 @@ int tuna_algorithm_find(tuna_collective coll, const char *name)
     return name ? find_n(coll, name, strlen(name)) : -1;
 }
 
-const char *tuna_collective_name(tuna_collective coll)
-{
-    switch (coll) {
-    case TUNA_ALLTOALLV: return "alltoallv";
-    case TUNA_ALLGATHER: return "allgather";
-    case TUNA_ALLREDUCE: return "allreduce";
-    case TUNA_ALLTOALL: return "alltoall";
-    default: return "?";
-    }
-}
-
 /* Parse one value token; symbolic values only where the range reaches P. */
 static int parse_value(const tuna_param_info *p, const char *tok, size_t len, long *out)
 {
@@ -201,13 +190,7 @@ too_small:
 
 static const char *env_name(tuna_collective coll)
 {
-    switch (coll) {
-    case TUNA_ALLTOALLV: return "TUNA_ALLTOALLV";
-    case TUNA_ALLGATHER: return "TUNA_ALLGATHER";
-    case TUNA_ALLREDUCE: return "TUNA_ALLREDUCE";
-    case TUNA_ALLTOALL: return "TUNA_ALLTOALL";
-    default: return NULL;
-    }
+    return (unsigned)coll < TUNA_COLLECTIVE_COUNT ? tuna_collective_table[coll].env : NULL;
 }
 
 /* Built-in default when the environment says nothing. */

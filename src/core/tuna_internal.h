@@ -22,8 +22,15 @@ int tuna_error_set(int code, const char *fmt, ...)
     ;
 /* TUNA_VERBOSE level (0 when unset), and a message printed when it is >= level. */
 int tuna_verbosity(void);
-/* "alltoallv", "allgather", "allreduce" ("?" for anything else). */
-const char *tuna_collective_name(tuna_collective coll);
+/* Every collective's names (src/core/collective_names.c), indexed by tuna_collective; its
+ * name and the collective of a name are public (tuna_collective_name, tuna_collective_find). */
+typedef struct tuna_collective_names {
+    const char *name;      /* "alltoallv": option strings, statistics, tuna-bench */
+    const char *env;       /* "TUNA_ALLTOALLV": its default's environment variable */
+    const char *info_key;  /* "tuna_alltoallv": the preload's info key (and tuna's call) */
+    const char *library;   /* "PMPI_Alltoallv": the library's own call, in messages */
+} tuna_collective_names;
+extern const tuna_collective_names tuna_collective_table[TUNA_COLLECTIVE_COUNT];
 void tuna_log(int level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -502,13 +509,6 @@ static inline int tuna_check_alias(const char *fn, const void *sendbuf, const vo
         return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf aliases recvbuf (use MPI_IN_PLACE)",
                               fn);
     return MPI_SUCCESS;
-}
-
-/* An intercommunicator (the vendor rows take those; tuna's own rows do not). */
-static inline bool tuna_comm_is_inter(MPI_Comm comm)
-{
-    int inter = 0;
-    return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter;
 }
 
 /*

@@ -1,11 +1,11 @@
 /*
  * The index maps of permuted recursive multiplying, written once for the host (the
- * allgather and allreduce rows, src/ring_recmul/ring_recmul.c) and the device (the
+ * allgather and allreduce rows, src/allgather_allreduce/shared.c) and the device (the
  * permutation kernel, src/device/permute.cu): plain C that nvcc also compiles as
  * __host__ __device__ code. tests/test_index_maps.c checks them on the CPU against an
  * independent computation.
  *
- * Folding (tuna_fold, ring_recmul.h): P ranks in Q = k^m groups of consecutive ranks, the
+ * Folding (tuna_fold, allgather_allreduce/shared.h): P ranks in Q = k^m groups of consecutive ranks, the
  * first rem = P % Q groups base + 1 = P / Q + 1 ranks large, the others base. The permuted
  * layout keeps the groups in base-k digit-reversed order: group g's blocks start at slot
  * poff[rev(g)], where poff[q] sums the sizes of the groups rev(0), ..., rev(q - 1).

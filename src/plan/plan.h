@@ -93,6 +93,14 @@ int tuna_plan_a2av_setup(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm c
 /* A large-count plan on an intercommunicator runs the library's _c call: MPI_ERR_COMM where the
  * library has none (vendor's replacement, linear, needs an intracommunicator). */
 int tuna_plan_a2av_inter_large(const char *fn, tuna_collective coll, bool large);
+/* The opening of an alltoall(v) init after tuna_plan_begin (*local its outcome): the plan's
+ * memory (*p; no memory is a local error, agreed like the others) and whether comm is an
+ * intercommunicator. Returns an error only where the init ends at once, with *p freed. */
+int tuna_plan_a2av_open(const char *fn, MPI_Comm comm, int *local, struct tuna_plan_s **p,
+                        int *inter);
+/* A row the caller named (not auto): its parameters resolved at P, the plan's choice. */
+void tuna_plan_a2av_forced(struct tuna_plan_s *p, const tuna_a2av_algorithm *alg,
+                           const tuna_options *opt, int P);
 
 /* *type is kept by the plan: a derived one is replaced by a duplicate the plan owns. */
 int tuna_plan_keep_type(struct tuna_plan_s *p, MPI_Datatype *type);

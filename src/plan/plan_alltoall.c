@@ -51,15 +51,11 @@ static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Co
         return local;
     const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2a_table[opt->algorithm]
                                                           : NULL;
-    struct tuna_plan_s *p = tuna_calloc(1, sizeof *p);
-    if (!p && local == MPI_SUCCESS)
-        local = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
-    int inter = 0;
-    int rc = PMPI_Comm_test_inter(comm, &inter);
-    if (rc != MPI_SUCCESS) {
-        free(p);
-        return tuna_error_set(rc, "%s: MPI_Comm_test_inter failed", fn);
-    }
+    struct tuna_plan_s *p;
+    int inter;
+    int rc = tuna_plan_a2av_open(fn, comm, &local, &p, &inter);
+    if (rc != MPI_SUCCESS)
+        return rc;
     tuna_ctx *ctx = NULL;
     size_t block = 0;
     if (inter) { /* vendor only, local checks only (tuna has no context there) */
@@ -132,10 +128,7 @@ static int alltoall_init(const char *fn, bool large, const void *sendbuf, MPI_Co
     if (rc != MPI_SUCCESS)
         goto out;
     if (alg->desc.kind != TUNA_ROW_AUTO) {
-        tuna_choice c = {.algorithm = opt->algorithm};
-        tuna_params_resolve(&alg->desc.info, opt->value, P, c.param);
-        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
-        tuna_plan_a2av_choose(p, &c);
+        tuna_plan_a2av_forced(p, alg, opt, P);
         goto out;
     }
     /* The measure's private receive buffer spans what the P receive blocks span. */

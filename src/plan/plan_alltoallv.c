@@ -103,6 +103,30 @@ int tuna_plan_a2av_inter_large(const char *fn, tuna_collective coll, bool large)
                           fn, large_call_name(coll));
 }
 
+int tuna_plan_a2av_open(const char *fn, MPI_Comm comm, int *local, struct tuna_plan_s **p,
+                        int *inter)
+{
+    *p = tuna_calloc(1, sizeof **p);
+    if (!*p && *local == MPI_SUCCESS)
+        *local = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
+    *inter = 0;
+    int rc = PMPI_Comm_test_inter(comm, inter);
+    if (rc != MPI_SUCCESS) {
+        free(*p);
+        return tuna_error_set(rc, "%s: MPI_Comm_test_inter failed", fn);
+    }
+    return MPI_SUCCESS;
+}
+
+void tuna_plan_a2av_forced(struct tuna_plan_s *p, const tuna_a2av_algorithm *alg,
+                           const tuna_options *opt, int P)
+{
+    tuna_choice c = {.algorithm = opt->algorithm};
+    tuna_params_resolve(&alg->desc.info, opt->value, P, c.param);
+    tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
+    tuna_plan_a2av_choose(p, &c);
+}
+
 void tuna_plan_a2av_redirect(struct tuna_plan_s *p, void *private_recv)
 {
     p->recvbuf = private_recv ? private_recv : p->user_recvbuf;
@@ -232,15 +256,11 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
         return local; /* nothing to agree over (tuna_call_begin said so) */
     const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2av_table[opt->algorithm]
                                                           : NULL;
-    struct tuna_plan_s *p = tuna_calloc(1, sizeof *p);
-    if (!p && local == MPI_SUCCESS)
-        local = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
-    int inter = 0;
-    int rc = PMPI_Comm_test_inter(comm, &inter);
-    if (rc != MPI_SUCCESS) {
-        free(p);
-        return tuna_error_set(rc, "%s: MPI_Comm_test_inter failed", fn);
-    }
+    struct tuna_plan_s *p;
+    int inter;
+    int rc = tuna_plan_a2av_open(fn, comm, &local, &p, &inter);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (inter && local != MPI_SUCCESS) { /* vendor only there, local checks only */
         free(p);
         return local;
@@ -321,10 +341,7 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
     tuna_a2av_describe(&p->a, sendbuf, &p->sc, p->sendtype, &si, recvbuf, &p->rcv, p->recvtype,
                        &ri, p->disp, p->inplace_copy, p->inplace_counts);
     if (alg->desc.kind != TUNA_ROW_AUTO) {
-        tuna_choice c = {.algorithm = opt->algorithm};
-        tuna_params_resolve(&alg->desc.info, opt->value, P, c.param);
-        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
-        tuna_plan_a2av_choose(p, &c);
+        tuna_plan_a2av_forced(p, alg, opt, P);
         goto out;
     }
     rc = tuna_plan_span(p->recvtype, &p->rcv, P, &p->private_bytes, &p->private_offset);

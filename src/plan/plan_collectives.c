@@ -96,8 +96,7 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
     if (rc != MPI_SUCCESS)
         return rc;
     const char *const names[] = {same_name};
-    rc = tuna_coll_agree_args(ctx, coll == TUNA_ALLGATHER ? "allgather" : "allreduce", local_rc,
-                              &same, names, 1);
+    rc = tuna_coll_agree_args(ctx, tuna_collective_name(coll), local_rc, &same, names, 1);
     if (rc != MPI_SUCCESS)
         return rc;
     p->ctx = ctx;

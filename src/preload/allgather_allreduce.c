@@ -292,7 +292,7 @@ static int persistent_init(const library_init *lib, const coll_call *c, MPI_Info
         char label[LABEL_MAX + 32], msg[600];
         snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
         snprintf(label, sizeof label, "%s (%s_init)", ch->label,
-                 c->coll == COLL_ALLGATHER ? "allgather" : "allreduce");
+                 tuna_collective_table[c->coll].name);
         preload_account(s, c->coll, PATH_ERROR, label, preload_clock_now() - t0, 0, 0);
         return preload_raise_error(c->comm, rc, msg);
     }

@@ -8,9 +8,9 @@
  *   2. the environment variable TUNA_ALLTOALLV (TUNA_ALLTOALL, TUNA_ALLGATHER, TUNA_ALLREDUCE);
  *   3. tuna's built-in default.
  * The parsed choices are cached on the communicator's state (comm_state.c), resolved on the
- * first call of each collective. Also here: the table of the collectives the preload takes
- * (preload_colls) and the start of every intercepted call (preload_call_begin), which runs
- * the start-up on first contact and resolves the choice.
+ * first call of each collective (their names, keys and variables: tuna_collective_table). Also
+ * here: the start of every intercepted call (preload_call_begin), which runs the start-up on
+ * first contact and resolves the choice.
  */
 #include "preload_internal.h"
 #include "tuna_internal.h"
@@ -18,22 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* How each collective the preload takes is configured. */
-const coll_config preload_colls[NCOLL] = {
-    {TUNA_ALLTOALLV, "alltoallv", "tuna_alltoallv", "TUNA_ALLTOALLV", "PMPI_Alltoallv",
-     "info key tuna_alltoallv"},
-    {TUNA_ALLGATHER, "allgather", "tuna_allgather", "TUNA_ALLGATHER", "PMPI_Allgather",
-     "info key tuna_allgather"},
-    {TUNA_ALLREDUCE, "allreduce", "tuna_allreduce", "TUNA_ALLREDUCE", "PMPI_Allreduce",
-     "info key tuna_allreduce"},
-    {TUNA_ALLTOALL, "alltoall", "tuna_alltoall", "TUNA_ALLTOALL", "PMPI_Alltoall",
-     "info key tuna_alltoall"},
-};
-
 int preload_parse_choice(enum coll coll, const char *str, tuna_options *opt, char *why,
                          size_t len)
 {
-    int rc = tuna_options_parse(str, preload_colls[coll].id, opt);
+    int rc = tuna_options_parse(str, (tuna_collective)coll, opt);
     if (rc != MPI_SUCCESS)
         snprintf(why, len, "%s", tuna_error_string(rc));
     return rc;
@@ -57,13 +45,13 @@ int preload_info_value(MPI_Info info, const char *key, char *val)
 static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
 {
     choice *ch = &s->ch[coll];
-    const char *key = preload_colls[coll].info_key;
+    const char *key = tuna_collective_table[coll].info_key;
     char why[512], val[OPT_MAX];
     int rc;
     if (ch->has_override) {
         /* Validated when captured. */
         rc = preload_parse_choice(coll, ch->override, &ch->opt, why, sizeof why);
-        ch->source = preload_colls[coll].by_info;
+        snprintf(ch->source, sizeof ch->source, "info key %s", key);
     } else {
         MPI_Info info = MPI_INFO_NULL;
         int found = 0;
@@ -78,16 +66,16 @@ static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
         }
         if (found) {
             rc = preload_parse_choice(coll, val, &ch->opt, why, sizeof why);
-            ch->source = preload_colls[coll].by_info;
+            snprintf(ch->source, sizeof ch->source, "info key %s", key);
             if (rc != MPI_SUCCESS) {
                 char msg[1024];
                 snprintf(msg, sizeof msg, "info key %s='%s': %s", key, val, why);
                 return preload_raise_error(comm, MPI_ERR_INFO_VALUE, msg);
             }
         } else {
-            const char *env = getenv(preload_colls[coll].env);
-            ch->source = env && *env ? preload_colls[coll].env : "built-in default";
-            rc = tuna_options_default(preload_colls[coll].id, &ch->opt);
+            const char *name = tuna_collective_table[coll].env, *env = getenv(name);
+            snprintf(ch->source, sizeof ch->source, "%s", env && *env ? name : "built-in default");
+            rc = tuna_options_default((tuna_collective)coll, &ch->opt);
             if (rc != MPI_SUCCESS)
                 snprintf(why, sizeof why, "%s", tuna_error_string(rc));
         }
@@ -95,11 +83,11 @@ static int resolve(MPI_Comm comm, comm_state *s, enum coll coll)
     if (rc != MPI_SUCCESS)
         return preload_raise_error(comm, rc, why);
     ch->vendor =
-        tuna_registry_row(tuna_registry_of(preload_colls[coll].id), ch->opt.algorithm)->kind ==
+        tuna_registry_row(tuna_registry_of((tuna_collective)coll), ch->opt.algorithm)->kind ==
         TUNA_ROW_VENDOR;
     if (tuna_options_format(&ch->opt, ch->label, sizeof ch->label) != MPI_SUCCESS)
         snprintf(ch->label, sizeof ch->label, "%s",
-                 tuna_algorithm_get(preload_colls[coll].id, ch->opt.algorithm)->name);
+                 tuna_algorithm_get((tuna_collective)coll, ch->opt.algorithm)->name);
     ch->resolved = 1;
     return MPI_SUCCESS;
 }
@@ -120,7 +108,7 @@ static int comm_ready(MPI_Comm comm, enum coll coll, comm_state **out)
         const comm_record *rec = preload_state_record(s);
         if (tuna_verbosity() >= 1 && preload_comm_rank0(comm))
             preload_say("communicator %d '%s' (size %d): %s %s (%s)%s", rec ? rec->id : -1,
-                        rec ? rec->name : "-", rec ? rec->size : 0, preload_colls[coll].name,
+                        rec ? rec->name : "-", rec ? rec->size : 0, tuna_collective_table[coll].name,
                         ch->label, ch->source, ch->vendor ? ": the library's own call" : "");
     }
     return MPI_SUCCESS;

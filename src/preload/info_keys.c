@@ -14,7 +14,7 @@ static int capture_info(MPI_Comm comm, MPI_Info info, char vals[NCOLL][OPT_MAX],
                         int found[NCOLL])
 {
     for (int c = 0; c < NCOLL; c++) {
-        const char *key = preload_colls[c].info_key;
+        const char *key = tuna_collective_table[c].info_key;
         found[c] = preload_info_value(info, key, vals[c]);
         if (found[c] == 0)
             continue;

@@ -81,7 +81,7 @@ static void check_config(MPI_Comm comm)
     int failed = 0;
     for (int c = 0; c < NCOLL && !failed; c++) {
         tuna_options opt;
-        int rc = tuna_options_default(preload_colls[c].id, &opt);
+        int rc = tuna_options_default((tuna_collective)c, &opt);
         if (rc != MPI_SUCCESS) {
             snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
             failed = 1;

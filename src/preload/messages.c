@@ -92,7 +92,7 @@ void preload_log_fallback(MPI_Comm comm, comm_state *s, enum coll coll, enum rea
     const comm_record *rec = preload_state_record(s);
     if (preload_comm_rank0(comm))
         preload_say("communicator %d '%s': %s fallback: %s", rec ? rec->id : -1,
-                    rec ? rec->name : "-", preload_colls[coll].pmpi, preload_reason_name[why]);
+                    rec ? rec->name : "-", tuna_collective_table[coll].library, preload_reason_name[why]);
 }
 
 int preload_tuna_failed_as(comm_state *s, enum coll coll, enum coll stat, MPI_Comm comm, int rc,

@@ -29,8 +29,8 @@
  * libtuna-preload.so (exports.map keeps only the MPI entry points).
  *
  * The files, one concern each:
- *   choice.c              the collectives' configuration (preload_colls), the choice per
- *                         communicator (info key, environment, default), a call's start
+ *   choice.c              the choice per communicator (info key, environment, default;
+ *                         the names: tuna_collective_table), a call's start
  *   comm_state.c          per-communicator state: the attribute, its copy (dup) and delete
  *                         callbacks, the live list released at finalize
  *   stats.c               TUNA_STATS: records per communicator, the file written at finalize
@@ -49,6 +49,7 @@
 
 #include "preload.h"
 #include "tuna.h"
+#include "tuna_internal.h" /* tuna_collective_table */
 
 #include <stdbool.h>
 
@@ -67,7 +68,7 @@
 #define OPT_MAX 256      /* longest option string accepted in an info key */
 #define LABEL_MAX 128
 
-/* The collectives the preload takes (preload_colls[] says how each is configured). */
+/* The collectives the preload takes (tuna_collective_table[] names each). */
 enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL };
 
 /* Statistics rows only: the nonblocking forms (configured as their blocking forms). */
@@ -78,16 +79,12 @@ enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL
 /* ... and MPI_Alltoallw (configured as alltoallv, whose rows run it). */
 #define STAT_ALLTOALLW ((enum coll)(NCOLL + 4))
 
-/* How each collective the preload takes is configured. */
-typedef struct coll_config {
-    tuna_collective id;
-    const char *name;       /* TUNA_STATS' collective column */
-    const char *info_key;   /* per-communicator choice */
-    const char *env;        /* job-wide choice */
-    const char *pmpi;       /* the library's own call, for messages */
-    const char *by_info;    /* where the choice came from, for messages */
-} coll_config;
-extern const coll_config preload_colls[NCOLL];
+/* Each collective's names, configuration and the library's call: tuna_collective_table[coll]
+ * (src/core/collective_names.c); enum coll counts as tuna_collective does. */
+_Static_assert(COLL_ALLTOALLV == (int)TUNA_ALLTOALLV && COLL_ALLGATHER == (int)TUNA_ALLGATHER &&
+                   COLL_ALLREDUCE == (int)TUNA_ALLREDUCE && COLL_ALLTOALL == (int)TUNA_ALLTOALL &&
+                   NCOLL == (int)TUNA_COLLECTIVE_COUNT,
+               "enum coll follows tuna_collective");
 
 /* plan: starts of a persistent collective that tuna planned; plan_init: its inits. */
 /* error: calls tuna's code answered with an error (labelled with the algorithm asked for). */
@@ -113,7 +110,7 @@ typedef struct choice {
     tuna_options opt;
     int vendor;
     char label[LABEL_MAX];
-    const char *source;
+    char source[48];            /* where the choice came from, for messages */
     unsigned fallback_logged;   /* bit per fallback reason already printed */
 } choice;
 

@@ -226,7 +226,7 @@ static int proxy_report(proxy_req *e, MPI_Status *st)
     MPI_Comm comm = e->comm;
     char msg[700];
     if (rc != MPI_SUCCESS)
-        snprintf(msg, sizeof msg, "%s (%s): %s", preload_colls[e->coll].name, e->label,
+        snprintf(msg, sizeof msg, "%s (%s): %s", tuna_collective_table[e->coll].name, e->label,
                  tuna_error_string(rc));
     if (!e->persistent)
         proxy_drop(e);
@@ -437,11 +437,11 @@ static proxy_req *proxy_for_call(comm_state *s, enum coll coll, bool persistent,
         if (persistent) {
             tuna_plan_free(&plan);
             snprintf(msg, sizeof msg, "no persistent request for the %s plan",
-                     preload_colls[coll].name);
+                     tuna_collective_table[coll].name);
         } else {
             tuna_request_wait(&op);
             snprintf(msg, sizeof msg, "no request for the nonblocking %s",
-                     preload_colls[coll].name);
+                     tuna_collective_table[coll].name);
         }
         *rc = preload_raise_error(comm, *rc, msg);
         return NULL;
@@ -546,7 +546,7 @@ int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm
     preload_account(s, coll, PATH_PLAN_INIT, label, preload_clock_now() - t0, 0, 0);
     if (tuna_verbosity() >= 1 && preload_comm_rank0(comm))
         preload_say("communicator %d '%s': %s_init: plan %s (%s)", s->rec ? s->rec->id : -1,
-                    s->rec ? s->rec->name : "-", preload_colls[coll].name, e->label, source);
+                    s->rec ? s->rec->name : "-", tuna_collective_table[coll].name, e->label, source);
     *request = e->req;
     return MPI_SUCCESS;
 }
@@ -558,9 +558,9 @@ void preload_library_init_done(comm_state *s, enum coll coll, int why, MPI_Comm 
     if (why >= 0) {
         preload_log_fallback(comm, s, coll, (enum reason)why);
         snprintf(label, sizeof label, "%s (%s_init)", preload_reason_name[why],
-                 preload_colls[coll].name);
+                 tuna_collective_table[coll].name);
     } else {
-        snprintf(label, sizeof label, "%s_init", preload_colls[coll].name);
+        snprintf(label, sizeof label, "%s_init", tuna_collective_table[coll].name);
     }
     preload_account(s, coll, why >= 0 ? PATH_FALLBACK : PATH_VENDOR, label,
                     preload_clock_now() - t0, 0, 0);
@@ -580,7 +580,7 @@ static int start_plan(proxy_req *e)
                             0, 0);
         (void)proxy_complete(e);
         char msg[700];
-        snprintf(msg, sizeof msg, "persistent %s (%s): %s", preload_colls[e->coll].name, e->label,
+        snprintf(msg, sizeof msg, "persistent %s (%s): %s", tuna_collective_table[e->coll].name, e->label,
                  tuna_error_string(rc));
         return preload_raise_error(e->comm, rc, msg);
     }
@@ -649,7 +649,7 @@ int MPI_Request_free(MPI_Request *request)
     proxy_drop(e);
     if (plan && (rc = tuna_plan_free(&plan)) != MPI_SUCCESS) {
         char msg[600];
-        snprintf(msg, sizeof msg, "freeing the %s plan: %s", preload_colls[coll].name,
+        snprintf(msg, sizeof msg, "freeing the %s plan: %s", tuna_collective_table[coll].name,
                  tuna_error_string(rc));
         return preload_raise_error(comm, rc, msg);
     }

@@ -18,7 +18,7 @@ static const char *stat_coll_name(enum coll c)
 {
     static const char *const others[] = {"ialltoallv", "ialltoall", "iallgather", "iallreduce",
                                          "alltoallw"};
-    return c >= NCOLL ? others[c - NCOLL] : preload_colls[c].name;
+    return c >= NCOLL ? others[c - NCOLL] : tuna_collective_table[c].name;
 }
 
 /* The statistics collective of the nonblocking form of `c`. */
@@ -132,7 +132,7 @@ const char *preload_ran_label(const char *asked, enum coll coll, int asked_alg, 
     const int ran = tuna_stats_current.algorithm;
     if (ran == asked_alg || ran < 0)
         return asked;
-    const tuna_algorithm_info *a = tuna_algorithm_get(preload_colls[coll].id, ran);
+    const tuna_algorithm_info *a = tuna_algorithm_get((tuna_collective)coll, ran);
     /* A label longer than buf is cut: it is a statistics key, not data (the return value is
      * checked so that GCC's -Wformat-truncation knows the cut is intended). */
     int n = tuna_stats_current.fallback

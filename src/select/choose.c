@@ -617,8 +617,32 @@ static void memo_keep(const tuna_registry *reg, const tuna_select_input *in,
     *next = (*next + 1) % MEMO;
 }
 
-int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
-                          tuna_choice *out)
+/* auto's choice from tuning-table entry e: its row, its parameters resolved at P and the
+ * model's time of them (price_vendor: vendor at the time of the row modelling it, as
+ * alltoallv's model prices it; 0 where nothing models the row). */
+static tuna_choice table_choice(const tuna_registry *reg, const tuna_select_input *in,
+                                const tuna_tuning_entry *e, bool price_vendor)
+{
+    const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
+    tuna_choice c = {.algorithm = e->opt.algorithm, .from_table = true};
+    tuna_params_resolve(&row->info, e->opt.value, in->P, c.param);
+    tuna_profile buf;
+    c.predicted = price_vendor && row->kind == TUNA_ROW_VENDOR
+                      ? vendor_time(reg, in)
+                      : tuna_model_cost(reg, tuna_select_profile_for(in, &buf), in, c.algorithm,
+                                        c.param);
+    if (c.predicted < 0) /* vendor without a model */
+        c.predicted = 0;
+    return c;
+}
+
+/* A choice of a collective's (c starts with algorithm -1): the tuning table's entry, else
+ * the model's. */
+typedef void choose_fn(const tuna_registry *reg, const tuna_select_input *in, tuna_choice *c);
+
+/* The selector's files loaded, then choose's choice for in, remembered (memo_keep). */
+static int choose_memoized(const tuna_registry *reg, const tuna_select_input *in,
+                           tuna_choice *out, choose_fn *choose)
 {
     load_once();
     if (sel.rc != MPI_SUCCESS)
@@ -626,30 +650,31 @@ int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
     if (memo_find(reg, in, out))
         return MPI_SUCCESS;
     tuna_choice c = {.algorithm = -1};
-    const tuna_tuning_entry *e =
-        tuna_tuning_find(&sel.tuning[TUNA_ALLTOALLV], in->P, in->Q,
-                         tuna_select_size_bucket(in->max_block),
-                         tuna_select_sparsity_bucket(in->zero_fraction));
-    if (e) {
-        const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
-        c.algorithm = e->opt.algorithm;
-        tuna_params_resolve(&row->info, e->opt.value, in->P, c.param);
-        tuna_profile buf;
-        c.predicted = row->kind == TUNA_ROW_VENDOR
-                          ? vendor_time(reg, in)
-                          : tuna_model_cost(reg, tuna_select_profile_for(in, &buf), in,
-                                            c.algorithm, c.param);
-        if (c.predicted < 0) /* vendor without a model */
-            c.predicted = 0;
-        c.from_table = true;
-    } else {
-        model_choice(reg, in, &c);
-    }
+    choose(reg, in, &c);
     if (c.algorithm < 0)
         return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
     memo_keep(reg, in, &c);
     *out = c;
     return MPI_SUCCESS;
+}
+
+static void choose_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
+                             tuna_choice *c)
+{
+    const tuna_tuning_entry *e =
+        tuna_tuning_find(&sel.tuning[TUNA_ALLTOALLV], in->P, in->Q,
+                         tuna_select_size_bucket(in->max_block),
+                         tuna_select_sparsity_bucket(in->zero_fraction));
+    if (e)
+        *c = table_choice(reg, in, e, true);
+    else
+        model_choice(reg, in, c);
+}
+
+int tuna_select_alltoallv(const tuna_registry *reg, const tuna_select_input *in,
+                          tuna_choice *out)
+{
+    return choose_memoized(reg, in, out, choose_alltoallv);
 }
 
 /* ------------------------------------------------------------ allgather / allreduce */
@@ -662,41 +687,31 @@ void tuna_select_record(const tuna_choice *c)
     tuna_stats_current.auto_source = c->from_table ? 2 : 1;
 }
 
-int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
-                           tuna_choice *out)
+static void choose_dense(const tuna_registry *reg, const tuna_select_input *in,
+                         tuna_choice *best)
 {
-    load_once();
-    if (sel.rc != MPI_SUCCESS)
-        return load_error();
-    if (memo_find(reg, in, out))
-        return MPI_SUCCESS;
-    tuna_choice best = {.algorithm = -1};
     /* Their inputs are dense: sparsity bucket 0; the size is the block / vector. */
     const tuna_tuning_entry *e = tuna_tuning_find(&sel.tuning[reg->coll], in->P, in->Q,
                                                   tuna_select_size_bucket(in->bytes), 0);
     if (e) {
-        const tuna_algorithm *row = tuna_registry_row(reg, e->opt.algorithm);
-        best.algorithm = e->opt.algorithm;
-        tuna_params_resolve(&row->info, e->opt.value, in->P, best.param);
-        tuna_profile buf;
-        double t = tuna_model_cost(reg, tuna_select_profile_for(in, &buf), in, best.algorithm,
-                                   best.param);
-        best.predicted = t > 0 ? t : 0; /* vendor has no model */
-        best.from_table = true;
-    } else {
-        for (int alg = 0; alg < reg->n; alg++)
-            row_best(reg, in, alg, 0, 0, &best);
-        if (best.algorithm < 0)
-            return tuna_error_set(MPI_ERR_INTERN, "auto: no candidate algorithm");
-        /* the library runs the same exchange with a lower constant: its own call */
-        tuna_profile buf;
-        if (reg->library_runs &&
-            reg->library_runs(tuna_select_profile_for(in, &buf), in, best.predicted))
-            best.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+        *best = table_choice(reg, in, e, false);
+        return;
     }
-    memo_keep(reg, in, &best);
-    *out = best;
-    return MPI_SUCCESS;
+    for (int alg = 0; alg < reg->n; alg++)
+        row_best(reg, in, alg, 0, 0, best);
+    if (best->algorithm < 0)
+        return; /* no candidate: an error */
+    /* the library runs the same exchange with a lower constant: its own call */
+    tuna_profile buf;
+    if (reg->library_runs &&
+        reg->library_runs(tuna_select_profile_for(in, &buf), in, best->predicted))
+        best->algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+}
+
+int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
+                           tuna_choice *out)
+{
+    return choose_memoized(reg, in, out, choose_dense);
 }
 
 /* ------------------------------------------------------------ the planner's candidates */

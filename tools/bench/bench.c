@@ -243,22 +243,20 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
     int c;
     while ((c = getopt_long(argc, argv, ":c:a:s:d:t:n:w:j:qlh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'c':
-            if (strcmp(optarg, "alltoallv") == 0)
-                a->coll = TUNA_ALLTOALLV;
-            else if (strcmp(optarg, "allgather") == 0)
-                a->coll = TUNA_ALLGATHER;
-            else if (strcmp(optarg, "allreduce") == 0)
-                a->coll = TUNA_ALLREDUCE;
-            else if (strcmp(optarg, "alltoall") == 0)
-                a->coll = TUNA_ALLTOALL;
-            else {
-                snprintf(err, errlen,
-                         "--collective '%s': expected alltoallv, allgather, allreduce or "
-                         "alltoall", optarg);
+        case 'c': {
+            int coll = tuna_collective_find(optarg);
+            if (coll < 0) {
+                char names[128] = "";
+                for (int i = 0; i < TUNA_COLLECTIVE_COUNT; i++)
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                             i == 0 ? "" : i + 1 < TUNA_COLLECTIVE_COUNT ? ", " : " or ",
+                             tuna_collective_name((tuna_collective)i));
+                snprintf(err, errlen, "--collective '%s': expected %s", optarg, names);
                 return -1;
             }
+            a->coll = (tuna_collective)coll;
             break;
+        }
         case 'a':
             if (copy_str(a->algorithms, sizeof a->algorithms, optarg, "--algorithms", err,
                          errlen))
@@ -488,18 +486,10 @@ static void param_value_text(long v, char *buf, size_t len)
         snprintf(buf, len, "%ld", v);
 }
 
-static const char *coll_name(tuna_collective coll)
-{
-    return coll == TUNA_ALLGATHER   ? "allgather"
-           : coll == TUNA_ALLREDUCE ? "allreduce"
-           : coll == TUNA_ALLTOALL  ? "alltoall"
-                                    : "alltoallv";
-}
-
 static void print_list(tuna_collective coll)
 {
     int n = tuna_algorithm_count(coll);
-    printf("%s algorithms (%d):\n", coll_name(coll), n);
+    printf("%s algorithms (%d):\n", tuna_collective_name(coll), n);
     for (int i = 0; i < n; i++) {
         const tuna_algorithm_info *info = tuna_algorithm_get(coll, i);
         printf("  %-20s %s\n", info->name, info->description);
@@ -1032,7 +1022,7 @@ static int dataset_make_coll(const bench_args *a, const bench_dist *dist, long S
     long n = a->unit_elements ? S : S / tsize;
     long total = a->coll == TUNA_ALLREDUCE ? n : n * P;
     if (total > INT_MAX) {
-        snprintf(err, errlen, "the %s result exceeds INT_MAX elements", coll_name(a->coll));
+        snprintf(err, errlen, "the %s result exceeds INT_MAX elements", tuna_collective_name(a->coll));
         return -1;
     }
     d->count = (int)n;
@@ -1181,7 +1171,7 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
             first = src * (size_t)tsize;
         }
         char vendor_name[32];
-        snprintf(vendor_name, sizeof vendor_name, "PMPI_%c%s", 'A', coll_name(a->coll) + 1);
+        snprintf(vendor_name, sizeof vendor_name, "PMPI_%c%s", 'A', tuna_collective_name(a->coll) + 1);
         snprintf(msg, sizeof msg,
                  "rank %d: received data differs from %s at byte %zu (%s %zu, byte %zu of it): "
                  "got 0x%02x, expected 0x%02x",
@@ -1616,7 +1606,7 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     json_object_set_new(run, "iterations", json_integer(a->iters));
     json_object_set_new(run, "warmup", json_integer(a->warmup));
     json_object_set_new(run, "phase_iterations", json_integer(a->phase_iters));
-    json_t *rec = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:i}", "collective", coll_name(a->coll),
+    json_t *rec = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:i}", "collective", tuna_collective_name(a->coll),
                             "algorithm", info->name, "params", params, "dist", dist, "machine",
                             machine, "run", run, "ranks_per_node_env", rpn_logical);
     json_object_set_new(rec, "options", json_string(c->name));
@@ -1701,7 +1691,7 @@ static void print_group_header(const bench_args *a, const dataset *d, int rpn_lo
     if (rpn_logical > 0)
         snprintf(rpn, sizeof rpn, "%d ranks/node", rpn_logical);
     if (a->coll != TUNA_ALLTOALLV)
-        printf("\n== %s  %s per %s (%d elements)  type %s%s  P=%d  %s\n", coll_name(a->coll),
+        printf("\n== %s  %s per %s (%d elements)  type %s%s  P=%d  %s\n", tuna_collective_name(a->coll),
                size, a->coll == TUNA_ALLTOALL ? "block" : "rank", d->count, a->type_name, a->coll == TUNA_ALLREDUCE ? "  op sum" : "", P,
                rpn);
     else
@@ -2016,7 +2006,7 @@ int main(int argc, char **argv)
     if (me == 0) {
         printf("tuna-bench %s: %s, P=%d on %d node(s) of %s (load %.1f); %d configuration(s), %d "
                "timed + %d warm-up + %d phase iterations each, %s; %s\n",
-               coll_name(a.coll), ri.library, P, ri.nodes, ri.hostname, ri.loadavg, total,
+               tuna_collective_name(a.coll), ri.library, P, ri.nodes, ri.hostname, ri.loadavg, total,
                a.iters, a.warmup, a.phase_iters,
                a.vendor ? "interleaved with vendor (PMPI)" : "vendor not measured",
                a.verify ? "first call verified" : "NOT verified (--no-verify)");

@@ -96,7 +96,6 @@ static int evaluate(const tuna_profile *prof, const char *line)
 /* --check-tuning: 0 if libtuna loads the table for every collective, else 1. */
 static int check_tuning(const char *path)
 {
-    static const char *const names[] = {"alltoallv", "allgather", "allreduce"};
     int counts[3];
     for (int c = TUNA_ALLTOALLV; c <= TUNA_ALLREDUCE; c++) {
         tuna_tuning t = {0};
@@ -108,8 +107,9 @@ static int check_tuning(const char *path)
         counts[c] = t.n;
         tuna_tuning_free(&t);
     }
-    printf("%s: %d %s, %d %s, %d %s entries\n", path, counts[0], names[0], counts[1], names[1],
-           counts[2], names[2]);
+    printf("%s: %d %s, %d %s, %d %s entries\n", path, counts[0],
+           tuna_collective_name(TUNA_ALLTOALLV), counts[1], tuna_collective_name(TUNA_ALLGATHER),
+           counts[2], tuna_collective_name(TUNA_ALLREDUCE));
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /*
- * The TuNA engine: the radix-r, two-phase, logarithmic non-uniform all-to-all
+ * TuNA's rounds: the radix-r, two-phase, logarithmic non-uniform all-to-all
  * of TuNA over an arbitrary group of ranks, with blocks made of sub-blocks
  * (one for flat TuNA, one per node for the intra-node phase of hierarchical
- * TuNA). See tuna_engine.h for the interface and docs/algorithms.md for the
+ * TuNA). See tuna_rounds.h for the interface and docs/algorithms.md for the
  * algorithm, its round count and its memory.
  *
  * Block index i (1 <= i < n) is the distance from a block's source to its
@@ -26,7 +26,7 @@
  * known to all members beforehand (sizes_known: a uniform all-to-all), the
  * metadata is skipped: a batch decodes nothing and posts its data at once.
  */
-#include "tuna_engine.h"
+#include "tuna_rounds.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -128,7 +128,7 @@ static int round_blocks(int n, long long px, int r, int z, int *out)
     return cnt;
 }
 
-void tuna_schedule_of(int n, int radix, int batch, tuna_schedule *s)
+void tuna_rounds_schedule_of(int n, int radix, int batch, tuna_rounds_schedule *s)
 {
     memset(s, 0, sizeof *s);
     int r = radix < 2 ? 2 : radix;
@@ -216,13 +216,13 @@ static int kept_resize(tuna_scratch *c, int slot, size_t bytes, bool keep)
  * Memory. No rank knows the global largest block, so every buffer is sized from
  * sizes this rank knows: its own slots' sizes, and each round's metadata, which
  * arrives before the data it describes.
- *   - Slots: one arena (kept[TUNA_KEEP_ENGINE_TEMP]), slot t at t*stride. When
+ *   - Slots: one arena (kept[TUNA_KEEP_ROUNDS_TEMP]), slot t at t*stride. When
  *     a batch's metadata announces a block larger than the stride, the stride
  *     becomes that size and the live slots move along. This batch's data sends
  *     (posted before the metadata wait) may still read the old arena (last hops
  *     leave from their slots): then the slots are copied to a new arena and the
  *     old one is freed after the batch's data Waitall; otherwise realloc.
- *   - Staging (kept[TUNA_KEEP_ENGINE_STAGING]): the middle-hop blocks of a
+ *   - Staging (kept[TUNA_KEEP_ROUNDS_STAGING]): the middle-hop blocks of a
  *     batch, packed; grown at the start of a batch, when no send is pending.
  *   - Discard: the truncated sizes actually announced (error path only).
  *   - Landing area (kept[land_keep]): grown (realloc) after a batch's metadata;
@@ -233,14 +233,14 @@ static int kept_resize(tuna_scratch *c, int slot, size_t bytes, bool keep)
  * used when it ends, so a call that follows one with larger blocks starts with
  * (and counts) that call's buffers.
  */
-typedef tuna_engine_state engine_state; /* tuna_engine.h: it lives in the caller's operation */
+typedef tuna_rounds_state rounds_state; /* tuna_rounds.h: it lives in the caller's operation */
 
-static int member(const tuna_engine *e, int j)
+static int member(const tuna_rounds *e, int j)
 {
     return e->members ? e->members[j] : j;
 }
 
-static size_t slot_total(const engine_state *st, size_t slot)
+static size_t slot_total(const rounds_state *st, size_t slot)
 {
     size_t tot = 0;
     for (int k = 0; k < st->e->nsub; k++)
@@ -248,10 +248,10 @@ static size_t slot_total(const engine_state *st, size_t slot)
     return tot;
 }
 
-static void note_peak(engine_state *st)
+static void note_peak(rounds_state *st)
 {
-    size_t cur = st->c->kept_len[TUNA_KEEP_ENGINE_TEMP] + st->old_len +
-                 st->c->kept_len[TUNA_KEEP_ENGINE_STAGING] + st->discard_len;
+    size_t cur = st->c->kept_len[TUNA_KEEP_ROUNDS_TEMP] + st->old_len +
+                 st->c->kept_len[TUNA_KEEP_ROUNDS_STAGING] + st->discard_len;
     if (st->e->land_keep >= 0)
         cur += st->c->kept_len[st->e->land_keep];
     if (cur > st->peak)
@@ -259,7 +259,7 @@ static void note_peak(engine_state *st)
 }
 
 /* Everything st allocated (the kept buffers stay with their owner); again is harmless. */
-void tuna_engine_state_free(engine_state *st)
+void tuna_rounds_state_free(rounds_state *st)
 {
     free(st->old_temp);
     free(st->slot_sizes);
@@ -284,9 +284,9 @@ void tuna_engine_state_free(engine_state *st)
     st->req = NULL;
 }
 
-static int state_alloc(engine_state *st)
+static int state_alloc(rounds_state *st)
 {
-    const tuna_engine *e = st->e;
+    const tuna_rounds *e = st->e;
     int n = e->n, nsub = e->nsub, b = st->s.batch;
     size_t per = (size_t)(n - 1) * (size_t)nsub; /* entries of one batch, worst case */
     st->slot_sizes = tuna_calloc((size_t)st->s.slots * (size_t)nsub + 1, sizeof(size_t));
@@ -307,8 +307,8 @@ static int state_alloc(engine_state *st)
     st->rreg = st->sreg + b;
     /* The arena and staging of the previous call are reused: slot t at t*stride. */
     tuna_scratch *c = st->c;
-    st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
-    st->stride = st->s.slots ? c->kept_len[TUNA_KEEP_ENGINE_TEMP] / (size_t)st->s.slots : 0;
+    st->temp = c->kept[TUNA_KEEP_ROUNDS_TEMP];
+    st->stride = st->s.slots ? c->kept_len[TUNA_KEEP_ROUNDS_TEMP] / (size_t)st->s.slots : 0;
     note_peak(st);
     return MPI_SUCCESS;
 }
@@ -317,7 +317,7 @@ static int state_alloc(engine_state *st)
  * Raise the slot stride to `need`, moving the live slots. `pending`: sends of
  * this batch read the current arena, which must then outlive them.
  */
-static int arena_grow(engine_state *st, size_t need, bool pending)
+static int arena_grow(rounds_state *st, size_t need, bool pending)
 {
     tuna_scratch *c = st->c;
     const size_t slots = (size_t)st->s.slots;
@@ -337,37 +337,37 @@ static int arena_grow(engine_state *st, size_t need, bool pending)
             if (tot)
                 tuna_tp_copy(st->e->tp, fresh + t * need, st->temp + t * st->stride, tot);
         }
-        st->old_temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
-        st->old_len = c->kept_len[TUNA_KEEP_ENGINE_TEMP];
-        c->kept[TUNA_KEEP_ENGINE_TEMP] = fresh;
-        c->kept_len[TUNA_KEEP_ENGINE_TEMP] = bytes;
+        st->old_temp = c->kept[TUNA_KEEP_ROUNDS_TEMP];
+        st->old_len = c->kept_len[TUNA_KEEP_ROUNDS_TEMP];
+        c->kept[TUNA_KEEP_ROUNDS_TEMP] = fresh;
+        c->kept_len[TUNA_KEEP_ROUNDS_TEMP] = bytes;
     } else {
-        int rc = kept_resize(c, TUNA_KEEP_ENGINE_TEMP, bytes, live);
+        int rc = kept_resize(c, TUNA_KEEP_ROUNDS_TEMP, bytes, live);
         if (rc != MPI_SUCCESS) {
-            st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP]; /* a failed growth may have freed it */
+            st->temp = c->kept[TUNA_KEEP_ROUNDS_TEMP]; /* a failed growth may have freed it */
             return rc;
         }
         /* Spread the slots to the new stride, highest first: no unmoved slot is overwritten. */
-        char *p = c->kept[TUNA_KEEP_ENGINE_TEMP];
+        char *p = c->kept[TUNA_KEEP_ROUNDS_TEMP];
         for (size_t t = slots; live && t-- > 0;) {
             size_t tot = slot_total(st, t);
             if (tot)
                 tuna_tp_move(st->e->tp, p + t * need, p + t * st->stride, tot);
         }
     }
-    st->temp = c->kept[TUNA_KEEP_ENGINE_TEMP];
+    st->temp = c->kept[TUNA_KEEP_ROUNDS_TEMP];
     st->stride = need;
     return MPI_SUCCESS;
 }
 
 /* Byte offset of round q's encoded sizes in wire_send / wire_recv. */
-static size_t wire_off(const engine_state *st, int q)
+static size_t wire_off(const rounds_state *st, int q)
 {
     return TUNA_SIZES_BYTES((size_t)st->start[q] * (size_t)st->e->nsub) - 1 + (size_t)q;
 }
 
 /* The batch's received sizes, decoded into meta_recv (known sizes: filled in). */
-static int meta_unpack(engine_state *st, int nb)
+static int meta_unpack(rounds_state *st, int nb)
 {
     if (st->e->sizes_known) {
         size_t cnt = (size_t)st->start[nb] * (size_t)st->e->nsub;
@@ -386,7 +386,7 @@ static int meta_unpack(engine_state *st, int nb)
 }
 
 /* Point the region lists of round q at their slices of the pools. */
-static void regions_slice(engine_state *st, int q)
+static void regions_slice(rounds_state *st, int q)
 {
     size_t per = (size_t)(st->e->n - 1) * (size_t)st->e->nsub;
     size_t off = (size_t)st->start[q] * (size_t)st->e->nsub;
@@ -398,7 +398,7 @@ static void regions_slice(engine_state *st, int q)
 
 /* ------------------------------------------------------------ the exchange as steps */
 
-/* Where the schedule is between two steps (engine_state.phase). */
+/* Where the schedule is between two steps (rounds_state.phase). */
 enum {
     ENG_BATCH,        /* post the next batch: metadata, then the data sends */
     ENG_META,         /* its metadata arrived: room, then the data receives */
@@ -410,7 +410,7 @@ enum {
 };
 
 /* Wait for r[0..n), then resume at `phase`. */
-static int engine_wait(engine_state *st, int phase, MPI_Request *r, int n, MPI_Request **req,
+static int rounds_wait(rounds_state *st, int phase, MPI_Request *r, int n, MPI_Request **req,
                        int *nreq)
 {
     st->phase = phase;
@@ -421,7 +421,7 @@ static int engine_wait(engine_state *st, int phase, MPI_Request *r, int n, MPI_R
 
 /* The next batch of rounds (x, z0..z0+nb-1) into st (first: the schedule's first); false
  * when the schedule is over. Digits in increasing order, `batch` rounds of one at a time. */
-static bool batch_next(engine_state *st, bool first)
+static bool batch_next(rounds_state *st, bool first)
 {
     const int r = st->s.r, b = st->s.batch, n = st->e->n;
     if (first) {
@@ -447,7 +447,7 @@ static bool batch_next(engine_state *st, bool first)
 
 /* A batch is over with outcome rc: a truncation is kept for the end (the peers need our
  * messages, so the schedule goes on), another error stops it. */
-static void batch_end(engine_state *st, int rc)
+static void batch_end(rounds_state *st, int rc)
 {
     if (rc == MPI_ERR_TRUNCATE) {
         st->rc_trunc = rc;
@@ -457,9 +457,9 @@ static void batch_end(engine_state *st, int rc)
     st->phase = rc == MPI_SUCCESS && batch_next(st, false) ? ENG_BATCH : ENG_END;
 }
 
-static void settle_meta(engine_state *st, int wait_rc);
-static int settle_drain(engine_state *st, MPI_Request **req, int *nreq);
-static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nreq);
+static void settle_meta(rounds_state *st, int wait_rc);
+static int settle_drain(rounds_state *st, MPI_Request **req, int *nreq);
+static int batch_recv(rounds_state *st, int wait_rc, MPI_Request **req, int *nreq);
 
 /*
  * A batch that stops on an error (an allocation failure, say) settles before it ends:
@@ -478,7 +478,7 @@ static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nre
  * from the first; docs/testing.md). Steps: the metadata's wait (none with known sizes), one
  * wait per drained message, the data's wait; then the batch ends with rc.
  */
-static int settle_start(engine_state *st, int rc, MPI_Request **req, int *nreq)
+static int settle_start(rounds_state *st, int rc, MPI_Request **req, int *nreq)
 {
     const int nb = st->nb;
     MPI_Request *mreq = st->req;
@@ -491,11 +491,11 @@ static int settle_start(engine_state *st, int rc, MPI_Request **req, int *nreq)
         for (int q = 0; q < nb; q++)
             if (mreq[2 * q] != MPI_REQUEST_NULL)
                 tuna_tp_cancel(st->e->tp, &mreq[2 * q]);
-    return engine_wait(st, ENG_SETTLE_META, mreq, 2 * nb, req, nreq);
+    return rounds_wait(st, ENG_SETTLE_META, mreq, 2 * nb, req, nreq);
 }
 
 /* Bytes round q of the batch brings, from its decoded metadata. */
-static size_t round_bytes(const engine_state *st, int q)
+static size_t round_bytes(const rounds_state *st, int q)
 {
     const int nsub = st->e->nsub;
     size_t tot = 0;
@@ -504,7 +504,7 @@ static size_t round_bytes(const engine_state *st, int q)
     return tot;
 }
 
-static void settle_meta(engine_state *st, int wait_rc)
+static void settle_meta(rounds_state *st, int wait_rc)
 {
     const int nb = st->nb;
     MPI_Request *dreq = st->req + 2 * nb;
@@ -520,9 +520,9 @@ static void settle_meta(engine_state *st, int wait_rc)
     st->phase = ENG_SETTLE_DRAIN;
 }
 
-static int settle_drain(engine_state *st, MPI_Request **req, int *nreq)
+static int settle_drain(rounds_state *st, MPI_Request **req, int *nreq)
 {
-    const tuna_engine *e = st->e;
+    const tuna_rounds *e = st->e;
     const int n = e->n, me = e->me, nb = st->nb;
     MPI_Request *dreq = st->req + 2 * nb;
     for (int q = st->drain_q; q < st->sends_posted && st->drain; q++) {
@@ -533,17 +533,17 @@ static int settle_drain(engine_state *st, MPI_Request **req, int *nreq)
             tuna_tp_irecv(e->tp, st->drain, tot, member(e, from), e->tag_data, e->comm,
                           &st->drain_req) == MPI_SUCCESS) {
             st->drain_q = q + 1;
-            return engine_wait(st, ENG_SETTLE_DRAIN, &st->drain_req, 1, req, nreq);
+            return rounds_wait(st, ENG_SETTLE_DRAIN, &st->drain_req, 1, req, nreq);
         }
     }
-    return engine_wait(st, ENG_SETTLE_DATA, dreq, 2 * nb, req, nreq);
+    return rounds_wait(st, ENG_SETTLE_DATA, dreq, 2 * nb, req, nreq);
 }
 
 /* A batch's first step: rounds (x, z0..z0+nb-1), all in flight together; their metadata,
  * then their data sends, while the metadata travels. */
-static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
+static int batch_post(rounds_state *st, MPI_Request **req, int *nreq)
 {
-    const tuna_engine *e = st->e;
+    const tuna_rounds *e = st->e;
     tuna_scratch *c = st->c;
     const int n = e->n, me = e->me, nsub = e->nsub, r = st->s.r;
     const int x = st->x, z0 = st->z0, nb = st->nb;
@@ -569,15 +569,15 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
     }
     if (stage_need > st->staged_max)
         st->staged_max = stage_need;
-    if (stage_need > c->kept_len[TUNA_KEEP_ENGINE_STAGING]) {
-        rc = kept_resize(c, TUNA_KEEP_ENGINE_STAGING, stage_need, false);
+    if (stage_need > c->kept_len[TUNA_KEEP_ROUNDS_STAGING]) {
+        rc = kept_resize(c, TUNA_KEEP_ROUNDS_STAGING, stage_need, false);
         if (rc != MPI_SUCCESS) { /* nothing of the batch is posted */
             batch_end(st, rc);
             return TUNA_STEP_DONE;
         }
         note_peak(st);
     }
-    char *staging = c->kept[TUNA_KEEP_ENGINE_STAGING];
+    char *staging = c->kept[TUNA_KEEP_ROUNDS_STAGING];
 
     /* Phase 1: metadata (sizes of the blocks each round moves), unless every member knows
      * them. */
@@ -651,13 +651,13 @@ static int batch_post(engine_state *st, MPI_Request **req, int *nreq)
         return settle_start(st, rc, req, nreq);
     if (e->sizes_known) /* nothing to wait for before the receives */
         return batch_recv(st, MPI_SUCCESS, req, nreq);
-    return engine_wait(st, ENG_META, mreq, 2 * nb, req, nreq);
+    return rounds_wait(st, ENG_META, mreq, 2 * nb, req, nreq);
 }
 
 /* The batch's metadata arrived: room for what it announced, then the data receives. */
-static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nreq)
+static int batch_recv(rounds_state *st, int wait_rc, MPI_Request **req, int *nreq)
 {
-    const tuna_engine *e = st->e;
+    const tuna_rounds *e = st->e;
     tuna_scratch *c = st->c;
     const int n = e->n, me = e->me, nsub = e->nsub, r = st->s.r, nb = st->nb;
     const long long px = st->px, pnext = px * r;
@@ -756,11 +756,11 @@ static int batch_recv(engine_state *st, int wait_rc, MPI_Request **req, int *nre
                                      &dreq[2 * q + 1])) != MPI_SUCCESS)
             return settle_start(st, rc, req, nreq);
     }
-    return engine_wait(st, ENG_DATA, dreq, 2 * nb, req, nreq);
+    return rounds_wait(st, ENG_DATA, dreq, 2 * nb, req, nreq);
 }
 
 /* The batch's data arrived. */
-static void batch_data(engine_state *st, int wait_rc)
+static void batch_data(rounds_state *st, int wait_rc)
 {
     if (wait_rc != MPI_SUCCESS) {
         batch_end(st, tuna_error_set(wait_rc, "tuna: data exchange failed"));
@@ -777,17 +777,17 @@ static void batch_data(engine_state *st, int wait_rc)
  * End of a call: the kept buffers shrink to what this call used (the arena to
  * slots*held), so a communicator keeps at most one call's temporary memory.
  */
-static int trim_kept(const tuna_engine *e, tuna_scratch *c, size_t arena, size_t staging,
+static int trim_kept(const tuna_rounds *e, tuna_scratch *c, size_t arena, size_t staging,
                      size_t landed)
 {
-    int rc = kept_resize(c, TUNA_KEEP_ENGINE_TEMP, arena, false);
-    int rc2 = kept_resize(c, TUNA_KEEP_ENGINE_STAGING, staging, false);
+    int rc = kept_resize(c, TUNA_KEEP_ROUNDS_TEMP, arena, false);
+    int rc2 = kept_resize(c, TUNA_KEEP_ROUNDS_STAGING, staging, false);
     int rc3 = e->land_keep >= 0 ? kept_resize(c, e->land_keep, landed, true) : MPI_SUCCESS;
     return rc != MPI_SUCCESS ? rc : rc2 != MPI_SUCCESS ? rc2 : rc3;
 }
 
 /* The schedule is over (or stopped): trim, free, the outcome into st->rc. */
-static int engine_end(engine_state *st)
+static int rounds_end(rounds_state *st)
 {
     int rc = st->rc;
     if (rc == MPI_SUCCESS) {
@@ -797,12 +797,12 @@ static int engine_end(engine_state *st)
         rc = trim_kept(st->e, st->c, (size_t)st->s.slots * st->held, st->staged_max,
                        st->land_used);
     }
-    tuna_engine_state_free(st);
+    tuna_rounds_state_free(st);
     st->rc = rc != MPI_SUCCESS ? rc : st->rc_trunc;
     return TUNA_STEP_DONE;
 }
 
-int tuna_engine_step(engine_state *st, int wait_rc, MPI_Request **req, int *nreq)
+int tuna_rounds_step(rounds_state *st, int wait_rc, MPI_Request **req, int *nreq)
 {
     for (;;) {
         /* Each case posts and waits, or moves on to the next phase at once. */
@@ -827,13 +827,13 @@ int tuna_engine_step(engine_state *st, int wait_rc, MPI_Request **req, int *nreq
             batch_end(st, st->rc);
             break;
         default:
-            return engine_end(st);
+            return rounds_end(st);
         }
         wait_rc = MPI_SUCCESS;
     }
 }
 
-int tuna_engine_start(engine_state *st, const tuna_engine *e, tuna_timer *tm, MPI_Request **req,
+int tuna_rounds_start(rounds_state *st, const tuna_rounds *e, tuna_timer *tm, MPI_Request **req,
                       int *nreq)
 {
     st->e = e;
@@ -850,16 +850,16 @@ int tuna_engine_start(engine_state *st, const tuna_engine *e, tuna_timer *tm, MP
         st->rc = trim_kept(e, e->scr, 0, 0, 0);
         return TUNA_STEP_DONE;
     }
-    tuna_schedule_of(e->n, e->radix, e->batch, &st->s);
+    tuna_rounds_schedule_of(e->n, e->radix, e->batch, &st->s);
     /* Buffers this schedule never uses are released before the peak is counted. */
     tuna_scratch *c = st->c;
-    int rc = trim_kept(e, c, st->s.slots ? c->kept_len[TUNA_KEEP_ENGINE_TEMP] : 0,
-                       st->s.staged ? c->kept_len[TUNA_KEEP_ENGINE_STAGING] : 0,
+    int rc = trim_kept(e, c, st->s.slots ? c->kept_len[TUNA_KEEP_ROUNDS_TEMP] : 0,
+                       st->s.staged ? c->kept_len[TUNA_KEEP_ROUNDS_STAGING] : 0,
                        e->land_keep >= 0 ? c->kept_len[e->land_keep] : 0);
     if (rc == MPI_SUCCESS)
         rc = state_alloc(st);
     tuna_timer_stop(tm, TUNA_PHASE_PREPARE);
     st->rc = rc;
     st->phase = rc == MPI_SUCCESS && batch_next(st, true) ? ENG_BATCH : ENG_END;
-    return tuna_engine_step(st, MPI_SUCCESS, req, nreq);
+    return tuna_rounds_step(st, MPI_SUCCESS, req, nreq);
 }

@@ -3,7 +3,7 @@
  * rank folding for recursive multiplying, the in-place block permutation, and auto's grid
  * over k.
  */
-#include "ring_recmul.h"
+#include "shared.h"
 #include "../device/index_maps.h"
 
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /*
- * The nonblocking allgather and allreduce around their rows (ring_recmul.h, tuna_icoll):
+ * The nonblocking allgather and allreduce around their rows (shared.h, tuna_icoll):
  * where a start goes, the start itself (local: it only posts), and the steps before the
  * row's: the library's call, or the agreement of TUNA_ARGCHECK=collective. The library's call
  * is posted at the start, in the order of the starts on every rank (MPI's rule for
  * collectives), never from a later step.
  */
-#include "ring_recmul.h"
+#include "shared.h"
 
 enum { PHASE_START, PHASE_AGREE, PHASE_ROW, PHASE_LIBRARY };
 

@@ -4,8 +4,8 @@
  * grid over their one parameter, k, and the phases of their nonblocking calls around the
  * row (icoll.c).
  */
-#ifndef TUNA_RING_RECMUL_H
-#define TUNA_RING_RECMUL_H
+#ifndef TUNA_ALLGATHER_ALLREDUCE_SHARED_H
+#define TUNA_ALLGATHER_ALLREDUCE_SHARED_H
 
 #include "../core/op.h"
 #include "../select/tuna_select.h"
@@ -100,4 +100,4 @@ int tuna_icoll_launch(tuna_icoll *w, tuna_op *op, tuna_request *req);
 /* The operation's step around the row. */
 int tuna_icoll_step(tuna_icoll *w, tuna_op *op, int wait_rc);
 
-#endif /* TUNA_RING_RECMUL_H */
+#endif /* TUNA_ALLGATHER_ALLREDUCE_SHARED_H */

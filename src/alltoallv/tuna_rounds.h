@@ -1,10 +1,10 @@
 /*
- * The TuNA engine and the hierarchical TuNA driver, shared by tuna.c,
- * coalesced.c and staggered.c (implemented in tuna_engine.c and
+ * TuNA's rounds and the hierarchical TuNA driver, shared by tuna.c,
+ * coalesced.c and staggered.c (implemented in tuna_rounds.c and
  * hierarchical_tuna.c).
  */
-#ifndef TUNA_ENGINE_H
-#define TUNA_ENGINE_H
+#ifndef TUNA_ROUNDS_H
+#define TUNA_ROUNDS_H
 
 #include "alltoallv.h"
 #include "sizes_wire.h"
@@ -37,7 +37,7 @@ int tuna_regions_isend(const tuna_transport *tp, const tuna_regions *m, int peer
 int tuna_regions_irecv(const tuna_transport *tp, const tuna_regions *m, int peer, int tag,
                        MPI_Comm comm, MPI_Request *req);
 
-/* ------------------------------------------------------------ the TuNA engine */
+/* ------------------------------------------------------------ TuNA's rounds */
 
 /* recv_cap of a sub-block that has no place of its own: it goes to the landing area. */
 #define TUNA_RECV_LAND SIZE_MAX
@@ -68,10 +68,10 @@ int tuna_regions_irecv(const tuna_transport *tp, const tuna_regions *m, int peer
  * Every member must pass the same sizes_known and known_bytes (zero-initialised: sizes
  * unknown, the metadata rounds).
  */
-typedef struct tuna_engine {
+typedef struct tuna_rounds {
     MPI_Comm comm;
     const tuna_transport *tp;
-    tuna_scratch *scr;   /* owner of the kept buffers (TUNA_KEEP_ENGINE_*) */
+    tuna_scratch *scr;   /* owner of the kept buffers (TUNA_KEEP_ROUNDS_*) */
     int n, me;
     const int *members;
     int nsub;
@@ -87,28 +87,28 @@ typedef struct tuna_engine {
     size_t *land_off;
     bool sizes_known;    /* every sub-block is known_bytes bytes: no metadata messages */
     size_t known_bytes;
-} tuna_engine;
+} tuna_rounds;
 
 /* Shape of a TuNA schedule: digits, rounds, temporary slots, staging slots. */
-typedef struct tuna_schedule {
+typedef struct tuna_rounds_schedule {
     int r, batch, w;     /* radix, in-flight rounds per digit, digits */
     int K;               /* rounds */
     int slots;           /* n - (K+1): blocks that need a temporary slot */
     int staged;          /* H: largest number of middle-hop blocks in one batch */
-} tuna_schedule;
+} tuna_rounds_schedule;
 
-void tuna_schedule_of(int n, int radix, int batch, tuna_schedule *s);
+void tuna_rounds_schedule_of(int n, int radix, int batch, tuna_rounds_schedule *s);
 
 /*
  * The exchange as steps (src/core/op.h), its state in the caller's operation: the memory
- * notes in tuna_engine.c; the fields are the engine's own.
+ * notes in tuna_rounds.c; the fields are the rounds' own.
  */
-typedef struct tuna_engine_state {
-    const tuna_engine *e;        /* the caller's, alive until the exchange ends */
+typedef struct tuna_rounds_state {
+    const tuna_rounds *e;        /* the caller's, alive until the exchange ends */
     tuna_scratch *c;             /* owner of the kept buffers */
     tuna_timer *tm;              /* the caller's phase timer */
-    tuna_schedule s;
-    char *temp;                  /* the arena: kept[TUNA_KEEP_ENGINE_TEMP] */
+    tuna_rounds_schedule s;
+    char *temp;                  /* the arena: kept[TUNA_KEEP_ROUNDS_TEMP] */
     size_t stride;               /* bytes per slot */
     char *old_temp;              /* previous arena, while this batch's sends read it */
     size_t old_len;
@@ -140,25 +140,25 @@ typedef struct tuna_engine_state {
     char *drain;
     MPI_Request drain_req;
     size_t temp_bytes;           /* at the end: the peak of temporary memory (0 on failure) */
-} tuna_engine_state;
+} tuna_rounds_state;
 
 /*
  * Start the exchange in st (zeroed by the caller; e and tm stay alive until it ends): the
  * first step, which only posts. Returns TUNA_STEP_WAIT with the requests to complete in
  * *req[0 .. *nreq), or TUNA_STEP_DONE with the outcome in st->rc and st->temp_bytes the
- * peak of the temporary memory the engine held (see tuna_engine.c for the bound):
+ * peak of the temporary memory the rounds held (see tuna_rounds.c for the bound):
  *   slots * m + S (+ the landing area), where m is the largest block (all its
  *   sub-blocks) this member holds in a temporary slot and S the largest total of the
  *   middle-hop blocks it stages in one batch. The buffers are kept on scr between calls
  *   and trimmed at the end of each call to what it used.
- * tuna_engine_step continues after those requests completed (wait_rc: the wait's
- * outcome), with the same answers. tuna_engine_state_free releases what st holds (any
+ * tuna_rounds_step continues after those requests completed (wait_rc: the wait's
+ * outcome), with the same answers. tuna_rounds_state_free releases what st holds (any
  * time no request of it is pending; again is harmless).
  */
-int tuna_engine_start(tuna_engine_state *st, const tuna_engine *e, tuna_timer *tm,
+int tuna_rounds_start(tuna_rounds_state *st, const tuna_rounds *e, tuna_timer *tm,
                       MPI_Request **req, int *nreq);
-int tuna_engine_step(tuna_engine_state *st, int wait_rc, MPI_Request **req, int *nreq);
-void tuna_engine_state_free(tuna_engine_state *st);
+int tuna_rounds_step(tuna_rounds_state *st, int wait_rc, MPI_Request **req, int *nreq);
+void tuna_rounds_state_free(tuna_rounds_state *st);
 
 /* ------------------------------------------------------------ hierarchical TuNA */
 
@@ -203,4 +203,4 @@ typedef int tuna_hier_inter_fn(tuna_a2av_op *o, tuna_hier *h, int wait_rc);
  */
 int tuna_hier_step(tuna_a2av_op *o, int wait_rc, const char *name, tuna_hier_inter_fn *inter);
 
-#endif /* TUNA_ENGINE_H */
+#endif /* TUNA_ROUNDS_H */
