@@ -408,6 +408,14 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
  * the model from the vector's bytes and whether the op commutes. */
 int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req);
+/* The nonblocking all-to-all with a datatype per peer (MPI_Ialltoallw), as tuna_alltoallw:
+ * the start checks, lays out and (on the packed way) packs this rank's blocks, then starts
+ * tuna_ialltoallv_c; the completion unpacks. The arrays, types and buffers belong to the
+ * operation until it completes. vendor (and device memory) is the library's MPI_Ialltoallw. */
+int tuna_ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    const tuna_options *opt, tuna_request *req);
 /* Progress the operation and every other active one; when it is complete, *flag = 1, its
  * outcome is returned and *req becomes TUNA_REQUEST_NULL (tuna_stats_last() is its record).
  * TUNA_REQUEST_NULL gives *flag = 1. */

@@ -12,24 +12,16 @@
  * Which of these a rank took cannot change what the peers receive: the bytes on the wire are
  * the blocks' type signatures either way. "vendor" is the library's own MPI_Alltoallw.
  */
-#include "tuna.h"
+#include "alltoallw.h"
 #include "memkind.h"
-#include "tuna_internal.h"
 
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-/* One side of the call: counts, byte displacements, a type per peer. */
-typedef struct w_side {
-    const void *buf;
-    const int *counts, *displs;
-    const MPI_Datatype *types;
-} w_side;
-
 /* This side's arguments are valid for P peers (this rank's own errors, as MPI reports). */
-static int check_side(const char *what, const w_side *s, int P)
+static int check_side(const char *what, const tuna_w_side *s, int P)
 {
     if (P > 0 && (!s->counts || !s->displs || !s->types))
         return tuna_error_set(MPI_ERR_ARG, "tuna_alltoallw: %s counts, displacements or types "
@@ -55,7 +47,7 @@ static int check_side(const char *what, const w_side *s, int P)
 /* If every block of the side has one type whose extent divides every nonempty block's
  * displacement: that type, the counts, and the displacements in extents (zero for empty
  * blocks). */
-static bool one_type(const w_side *s, int P, MPI_Datatype *type, MPI_Count *counts,
+static bool one_type(const tuna_w_side *s, int P, MPI_Datatype *type, MPI_Count *counts,
                      MPI_Aint *displs)
 {
     if (P == 0)
@@ -80,7 +72,7 @@ static bool one_type(const w_side *s, int P, MPI_Datatype *type, MPI_Count *coun
 
 /* Each block's signature bytes and their offsets in a packed buffer; false when the total
  * does not fit size_t (it cannot be allocated). */
-static bool packed_layout(const w_side *s, int P, MPI_Count *bytes, MPI_Aint *offs,
+static bool packed_layout(const tuna_w_side *s, int P, MPI_Count *bytes, MPI_Aint *offs,
                           size_t *total)
 {
     size_t t = 0;
@@ -98,7 +90,7 @@ static bool packed_layout(const w_side *s, int P, MPI_Count *bytes, MPI_Aint *of
 }
 
 /* Pack (pack) every block of the side into `packed`, or unpack `packed` into it. */
-static int pack_side(bool pack, const w_side *s, int P, const MPI_Count *bytes,
+static int pack_side(bool pack, const tuna_w_side *s, int P, const MPI_Count *bytes,
                      const MPI_Aint *offs, char *packed, MPI_Comm comm)
 {
     for (int j = 0; j < P; j++) {
@@ -118,44 +110,102 @@ static int pack_side(bool pack, const w_side *s, int P, const MPI_Count *bytes,
     return MPI_SUCCESS;
 }
 
-/* The packed way: this rank's blocks as bytes through the alltoallv row `opt`. */
-static int alltoallw_packed(const w_side *snd, const w_side *rcv, int P, MPI_Comm comm,
-                            const tuna_options *opt)
+int tuna_w_begin(const char *who, const void *sendbuf, const int sendcounts[],
+                 const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                 const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, const tuna_options **opt, tuna_options *def, bool *library,
+                 tuna_w_call *c)
 {
-    int rc = MPI_ERR_NO_MEM;
-    MPI_Count *sb = tuna_malloc(sizeof *sb * (size_t)P * 2);
-    MPI_Aint *so = tuna_malloc(sizeof *so * (size_t)P * 2);
-    char *spack = NULL, *rpack = NULL;
-    size_t stotal = 0, rtotal = 0;
-    if (!sb || !so) {
-        rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory for %d peers' layout", P);
-        goto out;
+    *library = false;
+    *c = (tuna_w_call){0};
+    if (!*opt) {
+        int rc = tuna_options_default(TUNA_ALLTOALLV, def);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        *opt = def;
+    } else if ((*opt)->collective != TUNA_ALLTOALLV) {
+        return tuna_error_set(MPI_ERR_ARG, "%s: the options are not alltoallv's (alltoallw "
+                              "runs the alltoallv rows)", who);
     }
-    MPI_Count *rb = sb + P;
-    MPI_Aint *ro = so + P;
-    if (!packed_layout(snd, P, sb, so, &stotal) || !packed_layout(rcv, P, rb, ro, &rtotal)) {
-        rc = tuna_error_set(MPI_ERR_COUNT, "tuna_alltoallw: this rank's bytes exceed memory");
-        goto out;
+    if (comm == MPI_COMM_NULL)
+        return tuna_error_set(MPI_ERR_COMM, "%s: MPI_COMM_NULL", who);
+    int inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return tuna_error_set(MPI_ERR_COMM, "%s: not a valid communicator", who);
+    /* vendor, and memory no row serves (docs/gpu.md): the library's own. */
+    if ((*opt)->algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "vendor") ||
+        (!inter && tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST)) {
+        *library = true;
+        return MPI_SUCCESS;
     }
-    /* One byte at least: malloc(0) may answer NULL. */
-    spack = tuna_malloc(stotal ? stotal : 1);
-    rpack = tuna_malloc(rtotal ? rtotal : 1);
-    if (!spack || !rpack) {
-        rc = tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory to pack %zu + %zu bytes",
-                            stotal, rtotal);
-        goto out;
-    }
-    if ((rc = pack_side(true, snd, P, sb, so, spack, comm)) != MPI_SUCCESS)
-        goto out;
-    rc = tuna_alltoallv_c(spack, sb, so, MPI_BYTE, rpack, rb, ro, MPI_BYTE, comm, opt);
-    if (rc == MPI_SUCCESS)
-        rc = pack_side(false, rcv, P, rb, ro, rpack, comm);
-out:
-    free(rpack);
-    free(spack);
-    free(so);
-    free(sb);
+    if (inter)
+        return tuna_error_set(MPI_ERR_COMM, "%s: an intercommunicator takes only vendor", who);
+    TUNA_MPI_CHECK(PMPI_Comm_size(comm, &c->P));
+    c->inplace = sendbuf == MPI_IN_PLACE;
+    c->rcv = (tuna_w_side){recvbuf, recvcounts, rdispls, recvtypes};
+    c->snd = c->inplace ? c->rcv : (tuna_w_side){sendbuf, sendcounts, sdispls, sendtypes};
+    int rc = check_side("recv", &c->rcv, c->P);
+    if (rc == MPI_SUCCESS && !c->inplace)
+        rc = check_side("send", &c->snd, c->P);
     return rc;
+}
+
+int tuna_w_prepare(tuna_w_call *c, MPI_Comm comm)
+{
+    const int P = c->P;
+    c->n = tuna_malloc(sizeof *c->n * (size_t)P * 2);
+    c->d = tuna_malloc(sizeof *c->d * (size_t)P * 2);
+    if (!c->n || !c->d)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory for %d peers", P);
+    c->st = c->rt = MPI_DATATYPE_NULL;
+    if (one_type(&c->rcv, P, &c->rt, c->n + P, c->d + P) &&
+        (c->inplace || one_type(&c->snd, P, &c->st, c->n, c->d)))
+        return MPI_SUCCESS;
+    /* The packed way: each block's signature bytes at its offset in one buffer per side. */
+    c->packed = true;
+    size_t stotal = 0, rtotal = 0;
+    if (!packed_layout(&c->snd, P, c->n, c->d, &stotal) ||
+        !packed_layout(&c->rcv, P, c->n + P, c->d + P, &rtotal))
+        return tuna_error_set(MPI_ERR_COUNT, "tuna_alltoallw: this rank's bytes exceed memory");
+    /* One byte at least: malloc(0) may answer NULL. */
+    c->spack = tuna_malloc(stotal ? stotal : 1);
+    c->rpack = tuna_malloc(rtotal ? rtotal : 1);
+    if (!c->spack || !c->rpack)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory to pack %zu + %zu "
+                              "bytes", stotal, rtotal);
+    return pack_side(true, &c->snd, P, c->n, c->d, c->spack, comm);
+}
+
+int tuna_w_exchange_c(const tuna_w_call *c, MPI_Comm comm, const tuna_options *opt,
+                      tuna_request *req)
+{
+    const int P = c->P;
+    const void *sb = c->packed ? c->spack : c->inplace ? MPI_IN_PLACE : c->snd.buf;
+    const bool noside = !c->packed && c->inplace; /* MPI_IN_PLACE: no send arguments */
+    void *rb = c->packed ? c->rpack : (void *)c->rcv.buf; /* the caller's recvbuf */
+    MPI_Datatype st = c->packed ? MPI_BYTE : c->st, rt = c->packed ? MPI_BYTE : c->rt;
+    if (req)
+        return tuna_ialltoallv_c(sb, noside ? NULL : c->n, noside ? NULL : c->d, st, rb,
+                                 c->n + P, c->d + P, rt, comm, opt, req);
+    return tuna_alltoallv_c(sb, noside ? NULL : c->n, noside ? NULL : c->d, st, rb, c->n + P,
+                            c->d + P, rt, comm, opt);
+}
+
+int tuna_w_finish(const tuna_w_call *c, MPI_Comm comm)
+{
+    return c->packed ? pack_side(false, &c->rcv, c->P, c->n + c->P, c->d + c->P, c->rpack, comm)
+                     : MPI_SUCCESS;
+}
+
+void tuna_w_free(tuna_w_call *c)
+{
+    free(c->rpack);
+    free(c->spack);
+    free(c->d);
+    free(c->n);
+    c->rpack = c->spack = NULL;
+    c->d = NULL;
+    c->n = NULL;
 }
 
 int tuna_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -165,60 +215,20 @@ int tuna_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     tuna_error_clear();
     tuna_options def;
-    if (!opt) {
-        int rc = tuna_options_default(TUNA_ALLTOALLV, &def);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        opt = &def;
-    } else if (opt->collective != TUNA_ALLTOALLV) {
-        return tuna_error_set(MPI_ERR_ARG, "tuna_alltoallw: the options are not alltoallv's "
-                              "(alltoallw runs the alltoallv rows)");
-    }
-    if (comm == MPI_COMM_NULL)
-        return tuna_error_set(MPI_ERR_COMM, "tuna_alltoallw: MPI_COMM_NULL");
-    int inter = 0, P = 0;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return tuna_error_set(MPI_ERR_COMM, "tuna_alltoallw: not a valid communicator");
-    if (opt->algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "vendor"))
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                              rdispls, recvtypes, comm);
-    if (inter)
-        return tuna_error_set(MPI_ERR_COMM, "tuna_alltoallw: an intercommunicator takes only "
-                              "vendor");
-    /* No row serves memory host code must not touch (docs/gpu.md): the library's own. */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST)
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                              rdispls, recvtypes, comm);
-    TUNA_MPI_CHECK(PMPI_Comm_size(comm, &P));
-
-    const bool inplace = sendbuf == MPI_IN_PLACE;
-    const w_side rcv = {recvbuf, recvcounts, rdispls, recvtypes};
-    const w_side snd = inplace ? rcv : (w_side){sendbuf, sendcounts, sdispls, sendtypes};
-    int rc = check_side("recv", &rcv, P);
-    if (rc == MPI_SUCCESS && !inplace)
-        rc = check_side("send", &snd, P);
+    bool library;
+    tuna_w_call c;
+    int rc = tuna_w_begin("tuna_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                          recvcounts, rdispls, recvtypes, comm, &opt, &def, &library, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-
-    /* Both ways call tuna_alltoallv_c: ranks that take different ways then take the same
-     * path through it (auto's agreements and reuse count the same calls on every rank). */
-    MPI_Count *n = tuna_malloc(sizeof *n * (size_t)P * 2);
-    MPI_Aint *d = tuna_malloc(sizeof *d * (size_t)P * 2);
-    if (!n || !d) {
-        free(n);
-        free(d);
-        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory for %d peers", P);
-    }
-    MPI_Datatype st = MPI_DATATYPE_NULL, rt = MPI_DATATYPE_NULL;
-    if (one_type(&rcv, P, &rt, n + P, d + P) && (inplace || one_type(&snd, P, &st, n, d))) {
-        /* In place the send side is the receive side: MPI_IN_PLACE as the alltoallv's. */
-        rc = tuna_alltoallv_c(inplace ? MPI_IN_PLACE : sendbuf, inplace ? NULL : n,
-                              inplace ? NULL : d, st, recvbuf, n + P, d + P, rt, comm, opt);
-        free(n);
-        free(d);
-        return rc;
-    }
-    free(n);
-    free(d);
-    return alltoallw_packed(&snd, &rcv, P, comm, opt);
+    if (library)
+        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                              rdispls, recvtypes, comm);
+    rc = tuna_w_prepare(&c, comm);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_w_exchange_c(&c, comm, opt, NULL);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_w_finish(&c, comm);
+    tuna_w_free(&c);
+    return rc;
 }

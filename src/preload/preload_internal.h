@@ -78,6 +78,7 @@ enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL
 #define STAT_IALLREDUCE ((enum coll)(NCOLL + 3))
 /* ... and MPI_Alltoallw (configured as alltoallv, whose rows run it). */
 #define STAT_ALLTOALLW ((enum coll)(NCOLL + 4))
+#define STAT_IALLTOALLW ((enum coll)(NCOLL + 5))
 
 /* Each collective's names, configuration and the library's call: tuna_collective_table[coll]
  * (src/core/collective_names.c); enum coll counts as tuna_collective does. */
@@ -223,6 +224,10 @@ int preload_tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, do
 int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm comm,
                          double t0, unsigned long long sent, unsigned long long recvd,
                          MPI_Request *request);
+/* The same, counted on the statistics row `stat` (MPI_Ialltoallw: alltoallv's choice). */
+int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
+                            MPI_Comm comm, double t0, unsigned long long sent,
+                            unsigned long long recvd, MPI_Request *request);
 /* A plan tuna made for a persistent `coll` on comm, behind a new persistent proxy handed to
  * the application in *request; sent/recvd: this rank's bytes per start. */
 int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm,

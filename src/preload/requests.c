@@ -32,6 +32,7 @@ typedef struct proxy_req {
     MPI_Request req;                /* the application's handle: the proxy */
     int tag;                        /* the proxy's own tag on proxy_comm */
     enum coll coll;                 /* the collective (its blocking form) */
+    enum coll stat;                 /* nonblocking: its statistics row */
     bool persistent;                /* a plan (else one nonblocking call) */
     bool in_flight;                 /* started, tuna's operation not finished yet */
     bool freed;                     /* MPI_Request_free'd in flight: the proxy is completed and
@@ -164,7 +165,7 @@ static void proxy_finished(proxy_req *e, int rc)
          * thread's record may be another call's by now. */
         char buf[LABEL_MAX];
         preload_account_rec(e->rec,
-                            e->persistent ? e->coll : preload_stat_nonblocking(e->coll),
+                            e->persistent ? e->coll : e->stat,
                             e->persistent ? PATH_PLAN : PATH_TUNA,
                             e->persistent ? preload_ran_label(e->label, e->coll, e->algorithm,
                                                               buf, sizeof buf)
@@ -461,10 +462,19 @@ int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Com
                          double t0, unsigned long long sent, unsigned long long recvd,
                          MPI_Request *request)
 {
+    return preload_proxy_for_op_as(s, coll, preload_stat_nonblocking(coll), op, comm, t0, sent,
+                                   recvd, request);
+}
+
+int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
+                            MPI_Comm comm, double t0, unsigned long long sent,
+                            unsigned long long recvd, MPI_Request *request)
+{
     int rc;
     proxy_req *e = proxy_for_call(s, coll, false, op, NULL, comm, sent, recvd, &rc);
     if (!e)
         return rc;
+    e->stat = stat;
     const choice *ch = &s->ch[coll];
     e->t0 = t0;
     e->algorithm = ch->opt.algorithm;
