@@ -283,6 +283,34 @@ static int run_case(const tuna_options *opt, const char *optname, enum layout L,
     const unsigned char *want =
         strcmp(optname, "vendor") || !memcmp(ref, r2, a.rbytes) ? ref : r1;
     int bad = 0;
+    /* (Every rank of a vendor nonblocking case agrees whether to run the library's call
+     * again: the call is collective.) */
+    int vendor_failed = e2 != MPI_SUCCESS;
+    if (!strcmp(optname, "vendor") && nonblocking_form)
+        MPI_Allreduce(MPI_IN_PLACE, &vendor_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (vendor_failed && !strcmp(optname, "vendor") && nonblocking_form) {
+        /* vendor is the library's MPI_Ialltoallw: where the library's own fails on these
+         * arguments on some rank (MPICH 4.0.2 in place with derived types), so may vendor,
+         * and the other ranks' bytes are not sure either. */
+        MPI_Request q;
+        unsigned char *r3 = malloc(a.rbytes);
+        if (inplace)
+            fill(r3, a.rbytes, me, salt, 1);
+        int e3 = PMPI_Ialltoallw(inplace ? MPI_IN_PLACE : sbuf, a.sc, a.sd, a.st, r3, a.rc,
+                                 a.rd, a.rt, MPI_COMM_WORLD, &q);
+        if (e3 == MPI_SUCCESS)
+            e3 = PMPI_Wait(&q, MPI_STATUS_IGNORE);
+        free(r3);
+        int lib_failed = e3 != MPI_SUCCESS; /* on any rank: then no rank's bytes are sure */
+        MPI_Allreduce(MPI_IN_PLACE, &lib_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (lib_failed) {
+            if (!library_wrong[L]++)
+                fprintf(stderr, "note rank %d P=%d %s: the library's MPI_Ialltoallw failed "
+                        "(%d)\n", me, P, layout_name[L], e3);
+            e2 = MPI_SUCCESS;
+            memcpy(r2, ref, a.rbytes); /* nothing to compare */
+        }
+    }
     if (e2 != MPI_SUCCESS) {
         fprintf(stderr, "FAIL rank %d P=%d %s %s salt %d%s: rc %d (%s)\n", me, P, optname,
                 layout_name[L], salt, nonblocking_form ? " nonblocking" : "", e2,
