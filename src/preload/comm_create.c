@@ -1,0 +1,125 @@
+/*
+ * Set-up at creation (docs/nonblocking.md, "Set-up at creation"): the calls that create
+ * communicators call the library's own (PMPI_*) first; then, with TUNA_SETUP_AT_CREATION on
+ * (the default where MPI_Comm_idup cannot serve a set-up in the operation: Open MPI), an
+ * intracommunicator they return (not MPI_COMM_NULL, not an intercommunicator) is set up at
+ * once: every member is inside the creation call, so a collective on the new communicator is
+ * valid there. Its first nonblocking or persistent call then runs tuna's rows.
+ * MPI_Comm_idup's communicator exists only at the idup's completion, which is not collective:
+ * it is not set up here (its first blocking call or plan does, or a set-up in the operation
+ * where the MPI has one). tuna's set-up calls PMPI_* only: a tool in front of the drop-in
+ * sees the application's creation call, once. Threads may create communicators on different
+ * parents at once (MPI_THREAD_MULTIPLE): the set-up touches only the new communicator and
+ * tuna's locked list of contexts.
+ */
+#include "preload_internal.h"
+#include "tuna_internal.h"
+
+#include <stdio.h>
+
+int preload_setup_at_creation;
+
+int preload_comm_created(MPI_Comm errcomm, MPI_Comm *newcomm, int rc, const char *call)
+{
+    if (rc != MPI_SUCCESS || !preload_setup_at_creation || *newcomm == MPI_COMM_NULL)
+        return rc;
+    int inter = 0;
+    if (PMPI_Comm_test_inter(*newcomm, &inter) != MPI_SUCCESS || inter)
+        return rc;
+    int src = tuna_ctx_setup_created(*newcomm);
+    if (src == MPI_SUCCESS)
+        return rc;
+    char msg[700];
+    snprintf(msg, sizeof msg,
+             "%s: setting the new communicator up for tuna failed: %s "
+             "(TUNA_SETUP_AT_CREATION=0 leaves it to the first blocking call)",
+             call, tuna_error_string(src));
+    PMPI_Comm_free(newcomm);
+    return preload_raise_error(errcomm, src, msg);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Comm_dup(comm, newcomm), "MPI_Comm_dup");
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Comm_split(comm, color, key, newcomm), "MPI_Comm_split");
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Comm_split_type(comm, split_type, key, info, newcomm),
+                   "MPI_Comm_split_type");
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Comm_create(comm, group, newcomm), "MPI_Comm_create");
+}
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Comm_create_group(comm, group, tag, newcomm),
+                   "MPI_Comm_create_group");
+}
+
+#ifdef TUNA_HAVE_MPI_COMM_CREATE_FROM_GROUP
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    /* No parent: MPI raises this call's errors on MPI_COMM_SELF (the World Model). */
+    return preload_comm_created(MPI_COMM_SELF, newcomm,
+                   PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm),
+                   "MPI_Comm_create_from_group");
+}
+#endif
+
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm),
+                   "MPI_Cart_create");
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Cart_sub(comm, remain_dims, newcomm), "MPI_Cart_sub");
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm, PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm),
+                   "MPI_Graph_create");
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm,
+                   PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                          reorder, newcomm),
+                   "MPI_Dist_graph_create");
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *newcomm)
+{
+    return preload_comm_created(comm, newcomm,
+                   PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights,
+                                                   outdegree, destinations, destweights, info,
+                                                   reorder, newcomm),
+                   "MPI_Dist_graph_create_adjacent");
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
+{
+    return preload_comm_created(intercomm, newcomm, PMPI_Intercomm_merge(intercomm, high, newcomm),
+                   "MPI_Intercomm_merge");
+}
