@@ -361,7 +361,8 @@ static const char *env_effective(const char *name)
         (strcmp(name, "TUNA_PLAN") == 0 && strcmp(s, "estimate") == 0) ||
         (strcmp(name, "TUNA_AUTO_LEARN") == 0 && strcmp(s, "1") == 0) ||
         (strcmp(name, "TUNA_PROGRESS") == 0 && strcmp(s, "poll") == 0) ||
-        (strcmp(name, "TUNA_SETUP_AT_CREATION") == 0 && strcmp(s, TUNA_NO_NONBLOCKING_SETUP ? "1" : "0") == 0))
+        (strcmp(name, "TUNA_SETUP_AT_CREATION") == 0 &&
+         strcmp(s, TUNA_NO_NONBLOCKING_SETUP ? "1" : "0") == 0))
         return "";
     return s;
 }
@@ -604,19 +605,23 @@ int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out)
     return MPI_SUCCESS;
 }
 
-int tuna_ctx_setup_created(MPI_Comm comm)
+int tuna_ctx_setup_created(MPI_Comm comm, MPI_Comm private_comm)
 {
     int rc = keyvals_init();
-    if (rc != MPI_SUCCESS)
-        return rc;
     void *val = NULL;
     int flag = 0;
-    TUNA_MPI_CHECK(PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag));
-    if (flag) /* set up already (the same answer on every rank) */
-        return MPI_SUCCESS;
-    tuna_ctx *c = ctx_alloc(comm);
-    if (!c)
-        return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag);
+    tuna_ctx *c = rc == MPI_SUCCESS && !flag ? ctx_alloc(comm) : NULL;
+    if (rc != MPI_SUCCESS || flag || !c) { /* flag: set up already (on every rank alike) */
+        if (private_comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&private_comm);
+        return rc != MPI_SUCCESS ? tuna_error_set(rc, "MPI_Comm_get_attr failed")
+               : flag ? MPI_SUCCESS
+                      : tuna_error_set(MPI_ERR_NO_MEM,
+                                       "out of memory creating the communicator context");
+    }
+    c->comm = private_comm; /* MPI_COMM_NULL: tuna_setup_now duplicates comm */
     rc = tuna_setup_now(c); /* its message set where it failed */
     if (rc == MPI_SUCCESS && (rc = PMPI_Comm_set_attr(comm, ctx_keyval, c)) != MPI_SUCCESS)
         rc = tuna_error_set(rc, "MPI_Comm_set_attr of the communicator's context failed");

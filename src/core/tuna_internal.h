@@ -345,14 +345,15 @@ int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out);
  * outcome; free its state with the context. */
 int tuna_setup_begin(tuna_ctx *ctx);
 int tuna_setup_wait(tuna_ctx *ctx);
-/* The same set-up at once, blocking (MPI_Comm_dup, then the exchange): for a communicator
- * whose every member is in the call that created it. */
+/* The same set-up at once, blocking (ctx->comm, or MPI_Comm_dup when it is MPI_COMM_NULL, then
+ * the exchange): for a communicator whose every member is in the call that created it. */
 int tuna_setup_now(tuna_ctx *ctx);
 /* An intracommunicator just created (every member inside its creation call: the drop-in's
  * MPI_Comm_dup, _split, _create, ..., MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init) set up
- * now, by tuna_setup_now, auto's agreement included; nothing when it has a context already.
- * Collective over comm. */
-int tuna_ctx_setup_created(MPI_Comm comm);
+ * now, by tuna_setup_now, auto's agreement included, with private_comm as tuna's private
+ * communicator (same group and order; MPI_COMM_NULL: a duplicate of comm); nothing when it
+ * has a context already (private_comm freed). Collective over comm. */
+int tuna_ctx_setup_created(MPI_Comm comm, MPI_Comm private_comm);
 void tuna_setup_release(tuna_ctx *ctx);
 /* context.c for setup.c: the settings' agreement as values reduced with MPI_MAX
  * (tuna_config_agree_n of them, at most TUNA_CONFIG_AGREE_MAX) and its judgement (rc: the

@@ -128,9 +128,9 @@ static void check_config(MPI_Comm comm)
      * nonblocking calls run tuna's rows. */
     if (comm != MPI_COMM_WORLD) /* start-up from a first call (MPI_Init not seen) */
         return;
-    rc = tuna_ctx_setup_created(MPI_COMM_WORLD);
+    rc = tuna_ctx_setup_created(MPI_COMM_WORLD, MPI_COMM_NULL);
     if (rc == MPI_SUCCESS)
-        rc = tuna_ctx_setup_created(MPI_COMM_SELF);
+        rc = tuna_ctx_setup_created(MPI_COMM_SELF, MPI_COMM_NULL);
     snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
     abort_if_any(comm, rc != MPI_SUCCESS, msg);
 }

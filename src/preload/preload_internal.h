@@ -167,10 +167,11 @@ int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter
 /* comm_create.c. TUNA_SETUP_AT_CREATION (read at start-up; 0 before it): the creation calls
  * set the new intracommunicators up. */
 extern int preload_setup_at_creation;
-/* After a creation call (`call`) returned rc with *newcomm: with set-up at creation on, an
- * intracommunicator there set up (collective over it); a failure frees it and raises the
- * error on errcomm. Returns what the creation call returns. */
-int preload_comm_created(MPI_Comm errcomm, MPI_Comm *newcomm, int rc, const char *call);
+/* After a creation call (`call`) on the intracommunicator `parent`, in which every rank of
+ * parent took part, returned rc with *newcomm: with set-up at creation on, an
+ * intracommunicator there set up (collective over parent: ranks with MPI_COMM_NULL take part
+ * too); a failure frees it and raises the error on parent. Returns what the call returns. */
+int preload_comm_created(MPI_Comm parent, MPI_Comm *newcomm, int rc, const char *call);
 
 /* init_finalize.c. First contact with MPI: keyvals, the finalize hook, the configuration
  * check over `comm` (collective over it). */
