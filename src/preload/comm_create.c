@@ -9,8 +9,8 @@
  * it is not set up here (its first blocking call or plan does, or a set-up in the operation
  * where the MPI has one). tuna's set-up calls PMPI_* only: a tool in front of the drop-in
  * sees the application's creation call, once. Threads may create communicators on different
- * parents at once (MPI_THREAD_MULTIPLE): the set-up touches only the new communicator and
- * tuna's locked list of contexts.
+ * parents at once (MPI_THREAD_MULTIPLE): the set-up communicates only on the parent, the new
+ * communicator and tuna's private one, and tuna's list of contexts is locked.
  */
 #include "preload_internal.h"
 #include "tuna_internal.h"
