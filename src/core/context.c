@@ -361,8 +361,7 @@ static const char *env_effective(const char *name)
         (strcmp(name, "TUNA_PLAN") == 0 && strcmp(s, "estimate") == 0) ||
         (strcmp(name, "TUNA_AUTO_LEARN") == 0 && strcmp(s, "1") == 0) ||
         (strcmp(name, "TUNA_PROGRESS") == 0 && strcmp(s, "poll") == 0) ||
-        (strcmp(name, "TUNA_SETUP_AT_CREATION") == 0 &&
-         strcmp(s, TUNA_NO_NONBLOCKING_SETUP ? "1" : "0") == 0))
+        (strcmp(name, "TUNA_SETUP_AT_CREATION") == 0 && strcmp(s, "1") == 0))
         return "";
     return s;
 }

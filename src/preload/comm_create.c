@@ -1,7 +1,7 @@
 /*
  * Set-up at creation (docs/nonblocking.md, "Set-up at creation"): the calls that create
  * communicators call the library's own (PMPI_*) first; then, with TUNA_SETUP_AT_CREATION on
- * (the default where MPI_Comm_idup cannot serve a set-up in the operation: Open MPI), an
+ * (the default), an
  * intracommunicator they return (not MPI_COMM_NULL, not an intercommunicator) is set up at
  * once: every member is inside the creation call, so a collective on the new communicator is
  * valid there. Its first nonblocking or persistent call then runs tuna's rows.

@@ -70,14 +70,13 @@ static void abort_if_any(MPI_Comm comm, int failed, const char *msg)
     abort_if(comm, failed, 1, msg);
 }
 
-/* TUNA_SETUP_AT_CREATION: 1 (set the new intracommunicators up in their creation calls) or 0;
- * unset or empty: 1 where MPI_Comm_idup cannot serve a set-up in the operation (Open MPI),
- * else 0. -1 with a message for another value. */
+/* TUNA_SETUP_AT_CREATION: 1 (set the new intracommunicators up in their creation calls; unset
+ * or empty too) or 0. -1 with a message for another value. */
 static int read_setup_at_creation(char *msg, size_t len)
 {
     const char *v = getenv("TUNA_SETUP_AT_CREATION");
     if (!v || !*v)
-        return TUNA_NO_NONBLOCKING_SETUP;
+        return 1;
     if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)
         return *v - '0';
     snprintf(msg, len, "TUNA_SETUP_AT_CREATION=%s: expected 0 or 1", v);
