@@ -36,7 +36,7 @@
 #   kind proxy  calls on the tuna path that may be the library's call inside tuna's request
 #               (first nonblocking calls on communicators tuna has not set up: kind nbfirst
 #               under Open MPI with TUNA_SETUP_AT_CREATION=0; else nbfirst is tuna: set up
-#               in the operation, MPICH, or at creation, Open MPI; docs/nonblocking.md)
+#               at creation, or in the operation, MPICH; docs/nonblocking.md)
 #   kind inter  intercommunicators: calls on the fallback path "intercommunicator", none on
 #               the tuna path
 #   kind error  erroneous calls MPICH's error tests make (errors/coll): calls on the error
@@ -382,10 +382,10 @@ failures=()
 t_start=$(date +%s)
 for v in "${VARIANTS[@]}"; do
     IFS='|' read -r name source args kind colls np_all np_few flags <<<"$v"
-    # First nonblocking calls on fresh communicators: tuna's rows, set up in the operation
-    # (MPICH) or at creation (Open MPI: the drop-in's MPI_Comm_dup and MPI_Init); with
-    # TUNA_SETUP_AT_CREATION=0 in the environment, the library's call inside tuna's request
-    # on Open MPI (docs/nonblocking.md, "Set-up at creation").
+    # First nonblocking calls on fresh communicators: tuna's rows, set up at creation (the
+    # drop-in's MPI_Comm_dup and MPI_Init); with TUNA_SETUP_AT_CREATION=0 in the environment,
+    # set up in the operation (MPICH) or the library's call inside tuna's request (Open MPI)
+    # (docs/nonblocking.md, "Set-up at creation").
     if [[ $kind == nbfirst ]]; then
         kind=tuna
         [[ $mpi != mpich && ${TUNA_SETUP_AT_CREATION:-1} == 0 ]] && kind=proxy
