@@ -17,6 +17,8 @@ foreach(call MPI_Alltoallv_c MPI_Alltoall_c MPI_Ialltoall_c MPI_Ialltoallv_c
              MPI_Alltoallv_init_c MPI_Alltoall_init_c)
   tuna_mpi_feature(${call} "mpi.h")
 endforeach()
+# MPI 4's communicator from a group without a parent (the drop-in sets it up at creation).
+tuna_mpi_feature(MPI_Comm_create_from_group "mpi.h")
 # Persistent collectives: MPI 4's names, or Open MPI 4.1's MPIX_ (pcollreq, in mpi-ext.h).
 set(tuna_ext_headers "mpi.h")
 if(TUNA_MPI_FLAVOR STREQUAL "openmpi")

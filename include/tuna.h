@@ -161,7 +161,11 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
  * call on comm agrees on the size statistics and chooses afresh, instead of
  * reusing the last agreed choice until its period ends. Call it on every rank of
  * comm at the same point, like a collective; it communicates only if comm has
- * not been used by tuna before (then it sets comm up, as a first call would).
+ * not been used by tuna before (then it sets comm up, as a first call would, auto's
+ * agreement included). Called right after creating comm, it is also how the library
+ * linked directly (no drop-in) sets a communicator up where the MPI cannot do it from a
+ * nonblocking call (Open MPI: a first tuna_i* call on a communicator tuna has not set up
+ * runs the library's own call there; docs/nonblocking.md, "Set-up at creation").
  */
 int tuna_pattern_changed(MPI_Comm comm);
 

@@ -449,6 +449,22 @@ static void test_fresh_comm(void)
                        : "a named row's first call on a fresh communicator runs the row",
                i == 4 ? "pairwise" : "auto", rc[i]);
     }
+    /* Set up right after its creation by tuna_pattern_changed (the library API's set-up at
+     * creation): auto's first nonblocking call runs tuna's rows on every MPI. */
+    MPI_Comm made;
+    MPI_Comm_dup(MPI_COMM_WORLD, &made);
+    int prc = tuna_pattern_changed(made);
+    exch y;
+    exch_make(&y, D_POWER, L_GAPPED, 0, 0, 91);
+    tuna_request r;
+    int yrc = prc == MPI_SUCCESS ? exch_start(&y, made, NULL, &r) : prc;
+    if (yrc == MPI_SUCCESS)
+        yrc = tuna_request_wait(&r);
+    expect(yrc == MPI_SUCCESS && exch_ok(&y) && tuna_stats_last()->fallback == NULL,
+           "the first call on a communicator set up by tuna_pattern_changed runs tuna's rows",
+           "auto", yrc);
+    exch_free(&y);
+    MPI_Comm_free(&made);
     tuna_stats_enable(0);
     for (int i = 0; i < N; i++)
         exch_free(&x[i]);

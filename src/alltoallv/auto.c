@@ -328,6 +328,11 @@ int tuna_pattern_changed(MPI_Comm comm)
         return tuna_error_set(MPI_ERR_COMM, "tuna_pattern_changed: comm is MPI_COMM_NULL");
     tuna_ctx *ctx;
     int rc = tuna_ctx_get(comm, "auto", &ctx);
+    /* auto's agreement too (once per communicator): a communicator set up here runs auto's
+     * nonblocking calls on tuna's rows from the first, where the MPI cannot set up in the
+     * operation (Open MPI; docs/nonblocking.md, "Set-up at creation"). */
+    if (rc == MPI_SUCCESS)
+        rc = tuna_select_agree(ctx);
     if (rc != MPI_SUCCESS)
         return rc;
     ctx->agreed_valid = false; /* the next auto call is due on every rank */

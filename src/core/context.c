@@ -340,13 +340,14 @@ int tuna_ctx_topology(tuna_ctx *c, const long long *ids)
  * export them): agreed once per communicator, at its context's creation (collective anyway),
  * with one small allreduce, naming the variable that differs and its values. File paths are
  * compared as strings (the same path is expected everywhere). TUNA_PLAN is the preload's.
+ * TUNA_SETUP_AT_CREATION (the drop-in's) decides which creation calls set up collectively.
  * TUNA_PROGRESS changes no collective, but an invalid value is an error at this creation,
  * which must then fail on every rank alike.
  */
 static const char *const other_vars[] = {
     "TUNA_ARGCHECK",       "TUNA_AUTO_PERIOD", "TUNA_AUTO_LEARN", "TUNA_AUTO_LEARN_BUDGET",
     "TUNA_RANKS_PER_NODE", "TUNA_TUNING",      "TUNA_PROFILE",    "TUNA_PLAN_BUDGET",
-    "TUNA_PLAN",           "TUNA_PROGRESS"};
+    "TUNA_PLAN",           "TUNA_PROGRESS",    "TUNA_SETUP_AT_CREATION"};
 #define NVARS (TUNA_COLLECTIVE_COUNT + (int)(sizeof other_vars / sizeof other_vars[0]))
 
 /* The i-th agreed variable: first each collective's default (TUNA_ALLTOALLV, ...), then the
@@ -368,7 +369,8 @@ static const char *env_effective(const char *name)
         (strncmp(name, "TUNA_ALL", 8) == 0 && strcmp(s, "auto") == 0) ||
         (strcmp(name, "TUNA_PLAN") == 0 && strcmp(s, "estimate") == 0) ||
         (strcmp(name, "TUNA_AUTO_LEARN") == 0 && strcmp(s, "1") == 0) ||
-        (strcmp(name, "TUNA_PROGRESS") == 0 && strcmp(s, "poll") == 0))
+        (strcmp(name, "TUNA_PROGRESS") == 0 && strcmp(s, "poll") == 0) ||
+        (strcmp(name, "TUNA_SETUP_AT_CREATION") == 0 && strcmp(s, "1") == 0))
         return "";
     return s;
 }
@@ -609,6 +611,31 @@ int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out)
     }
     *out = c;
     return MPI_SUCCESS;
+}
+
+int tuna_ctx_setup_created(MPI_Comm comm, MPI_Comm private_comm)
+{
+    int rc = keyvals_init();
+    void *val = NULL;
+    int flag = 0;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_get_attr(comm, ctx_keyval, &val, &flag);
+    tuna_ctx *c = rc == MPI_SUCCESS && !flag ? ctx_alloc(comm) : NULL;
+    if (rc != MPI_SUCCESS || flag || !c) { /* flag: set up already (on every rank alike) */
+        if (private_comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&private_comm);
+        return rc != MPI_SUCCESS ? tuna_error_set(rc, "MPI_Comm_get_attr failed")
+               : flag ? MPI_SUCCESS
+                      : tuna_error_set(MPI_ERR_NO_MEM,
+                                       "out of memory creating the communicator context");
+    }
+    c->comm = private_comm; /* MPI_COMM_NULL: tuna_setup_now duplicates comm */
+    rc = tuna_setup_now(c); /* its message set where it failed */
+    if (rc == MPI_SUCCESS && (rc = PMPI_Comm_set_attr(comm, ctx_keyval, c)) != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "MPI_Comm_set_attr of the communicator's context failed");
+    if (rc != MPI_SUCCESS)
+        ctx_free(c);
+    return rc;
 }
 
 int tuna_ctx_get(MPI_Comm comm, const char *algorithm, tuna_ctx **out)

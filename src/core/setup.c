@@ -182,6 +182,27 @@ static void advance(tuna_ctx *ctx, tuna_setup *s, bool block)
     }
 }
 
+/* The same set-up done at once, blocking, on a communicator every member of which is in the
+ * call that created it (the drop-in's creation calls): the private communicator (ctx->comm
+ * when the caller made it, else MPI_Comm_dup), then the exchange of step 2, waited for. No
+ * start can wait for it (the application has no handle yet). */
+int tuna_setup_now(tuna_ctx *ctx)
+{
+    tuna_setup s = {.req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
+    int rc = MPI_SUCCESS;
+    if (ctx->comm == MPI_COMM_NULL && (rc = PMPI_Comm_dup(ctx->user, &ctx->comm)) != MPI_SUCCESS) {
+        ctx->comm = MPI_COMM_NULL;
+        return tuna_error_set(rc, "MPI_Comm_dup of the new communicator failed");
+    }
+    rc = post_exchange(ctx, &s);
+    /* What was posted completes, failed post or not (requests not posted are null). */
+    const int wait_rc = PMPI_Waitall(2, s.req, MPI_STATUSES_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = finish_exchange(ctx, &s, wait_rc);
+    free(s.ids);
+    return rc;
+}
+
 int tuna_setup_wait(tuna_ctx *ctx)
 {
     tuna_setup *s = ctx->setup;

@@ -339,8 +339,9 @@ int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out);
 #if defined(SMPI_SHARED_MALLOC) || defined(OPEN_MPI)
 #define TUNA_NO_NONBLOCKING_SETUP 1
 #define TUNA_NO_CONTEXT_FALLBACK                                                                 \
-    "tuna has not set this communicator up yet (a blocking call or a plan does; this MPI's "     \
-    "MPI_Comm_idup cannot: docs/nonblocking.md)"
+    "tuna has not set this communicator up yet (the drop-in does at its creation, except "      \
+    "MPI_Comm_idup's; else a blocking call or a plan; this MPI's MPI_Comm_idup cannot: "         \
+    "docs/nonblocking.md)"
 #else
 #define TUNA_NO_NONBLOCKING_SETUP 0
 /* The statistics' fallback where a nonblocking start found no context (tuna_ctx_begin). */
@@ -351,6 +352,15 @@ int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out);
  * outcome; free its state with the context. */
 int tuna_setup_begin(tuna_ctx *ctx);
 int tuna_setup_wait(tuna_ctx *ctx);
+/* The same set-up at once, blocking (ctx->comm, or MPI_Comm_dup when it is MPI_COMM_NULL, then
+ * the exchange): for a communicator whose every member is in the call that created it. */
+int tuna_setup_now(tuna_ctx *ctx);
+/* An intracommunicator just created (every member inside its creation call: the drop-in's
+ * MPI_Comm_dup, _split, _create, ..., MPI_COMM_WORLD and MPI_COMM_SELF at MPI_Init) set up
+ * now, by tuna_setup_now, auto's agreement included, with private_comm as tuna's private
+ * communicator (same group and order; MPI_COMM_NULL: a duplicate of comm); nothing when it
+ * has a context already (private_comm freed). Collective over comm. */
+int tuna_ctx_setup_created(MPI_Comm comm, MPI_Comm private_comm);
 void tuna_setup_release(tuna_ctx *ctx);
 /* context.c for setup.c: the settings' agreement as values reduced with MPI_MAX
  * (tuna_config_agree_n of them, at most TUNA_CONFIG_AGREE_MAX) and its judgement (rc: the

@@ -80,5 +80,5 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     /* dup_with_info does not copy attributes, so the overrides start fresh. */
     if (rc == MPI_SUCCESS)
         apply_overrides(*newcomm, vals, found);
-    return rc;
+    return preload_comm_created(comm, newcomm, rc, "MPI_Comm_dup_with_info");
 }

@@ -70,6 +70,19 @@ static void abort_if_any(MPI_Comm comm, int failed, const char *msg)
     abort_if(comm, failed, 1, msg);
 }
 
+/* TUNA_SETUP_AT_CREATION: 1 (set the new intracommunicators up in their creation calls; unset
+ * or empty too) or 0. -1 with a message for another value. */
+static int read_setup_at_creation(char *msg, size_t len)
+{
+    const char *v = getenv("TUNA_SETUP_AT_CREATION");
+    if (!v || !*v)
+        return 1;
+    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)
+        return *v - '0';
+    snprintf(msg, len, "TUNA_SETUP_AT_CREATION=%s: expected 0 or 1", v);
+    return -1;
+}
+
 /*
  * Check TUNA_ALLTOALLV, TUNA_ALLGATHER, TUNA_ALLREDUCE and TUNA_PLAN collectively over
  * `comm`, then that every rank has the same TUNA_* settings, so that a misconfigured job
@@ -89,6 +102,9 @@ static void check_config(MPI_Comm comm)
     }
     if (!failed)
         failed = read_plan_config(msg, sizeof msg) != 0;
+    int at_creation = 0;
+    if (!failed)
+        failed = (at_creation = read_setup_at_creation(msg, sizeof msg)) < 0;
     const tuna_profile *profile;
     int rc;
     if (!failed && ((rc = tuna_settings_check()) != MPI_SUCCESS ||
@@ -103,19 +119,19 @@ static void check_config(MPI_Comm comm)
     rc = tuna_config_agree(comm, &differs);
     snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
     abort_if(comm, rc != MPI_SUCCESS, differs, msg);
-#if TUNA_NO_NONBLOCKING_SETUP && !defined(SMPI_SHARED_MALLOC)
-    /* This MPI's MPI_Comm_idup cannot set communicators up from a nonblocking call (Open MPI
-     * 4): set MPI_COMM_WORLD up here, collective anyway, so that its first nonblocking calls
-     * run tuna's rows (docs/nonblocking.md, "Set-up in the operation"). */
+    if (!at_creation)
+        return;
+    preload_setup_at_creation = 1;
+    /* Set-up at creation (comm_create.c; docs/nonblocking.md, "Set-up at creation"):
+     * MPI_COMM_WORLD and MPI_COMM_SELF here, collective anyway, so that their first
+     * nonblocking calls run tuna's rows. */
     if (comm != MPI_COMM_WORLD) /* start-up from a first call (MPI_Init not seen) */
         return;
-    tuna_ctx *ctx;
-    rc = tuna_ctx_get(comm, "auto", &ctx);
-    if (rc == MPI_SUCCESS) /* auto's agreement too: the files are loaded and agreed above */
-        rc = tuna_select_agree(ctx);
+    rc = tuna_ctx_setup_created(MPI_COMM_WORLD, MPI_COMM_NULL);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_ctx_setup_created(MPI_COMM_SELF, MPI_COMM_NULL);
     snprintf(msg, sizeof msg, "%s", rc == MPI_SUCCESS ? "" : tuna_error_string(rc));
     abort_if_any(comm, rc != MPI_SUCCESS, msg);
-#endif
 }
 
 #ifdef TUNA_PRELOAD_PERSISTENT

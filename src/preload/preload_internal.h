@@ -41,6 +41,7 @@
  *   requests.c            proxy requests, their progress, the completion calls, MPI_Start*,
  *                         MPI_Request_free, MPI_Cancel
  *   info_keys.c           MPI_Comm_set_info, MPI_Comm_dup_with_info (info keys captured)
+ *   comm_create.c         the communicator-creating calls: set-up at creation
  *   init_finalize.c       MPI_Init*, the configuration check at start-up, MPI_Finalize's work
  *   fortran_openmpi.c     Open MPI's Fortran bindings
  */
@@ -163,6 +164,15 @@ const choice *preload_choice(const comm_state *s, enum coll coll);
  */
 int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
                        double *t0);
+
+/* comm_create.c. TUNA_SETUP_AT_CREATION (read at start-up; 0 before it): the creation calls
+ * set the new intracommunicators up. */
+extern int preload_setup_at_creation;
+/* After a creation call (`call`) on the intracommunicator `parent`, in which every rank of
+ * parent took part, returned rc with *newcomm: with set-up at creation on, an
+ * intracommunicator there set up (collective over parent: ranks with MPI_COMM_NULL take part
+ * too); a failure frees it and raises the error on parent. Returns what the call returns. */
+int preload_comm_created(MPI_Comm parent, MPI_Comm *newcomm, int rc, const char *call);
 
 /* init_finalize.c. First contact with MPI: keyvals, the finalize hook, the configuration
  * check over `comm` (collective over it). */

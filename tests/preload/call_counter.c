@@ -1,7 +1,7 @@
 /*
  * A profiling tool stacked in FRONT of the drop-in (LD_PRELOAD=libcall_counter.so:
  * libtuna-preload.so): it defines the MPI calls tuna could make for itself (communicator
- * management, attributes, point-to-point messages, completions, collectives, datatypes,
+ * management and creation, attributes, point-to-point messages, completions, collectives, datatypes,
  * clocks), counts each call and forwards it to the next definition of the same name
  * (dlsym(RTLD_NEXT): tuna's entry point where the drop-in has one, else the library's), as a
  * tool that composes with the drop-in must. tuna's own calls go to PMPI_* (docs/preload.md):
@@ -27,6 +27,24 @@
     X(int, MPI_Comm_create, (MPI_Comm c, MPI_Group g, MPI_Comm *n), (c, g, n))                   \
     X(int, MPI_Comm_create_group, (MPI_Comm c, MPI_Group g, int tag, MPI_Comm *n),              \
       (c, g, tag, n))                                                                            \
+    X(int, MPI_Cart_create,                                                                      \
+      (MPI_Comm c, int nd, const int d[], const int p[], int re, MPI_Comm *n),                   \
+      (c, nd, d, p, re, n))                                                                      \
+    X(int, MPI_Cart_sub, (MPI_Comm c, const int r[], MPI_Comm *n), (c, r, n))                    \
+    X(int, MPI_Graph_create,                                                                     \
+      (MPI_Comm c, int nn, const int i[], const int e[], int re, MPI_Comm *n),                   \
+      (c, nn, i, e, re, n))                                                                      \
+    X(int, MPI_Dist_graph_create,                                                                \
+      (MPI_Comm c, int nn, const int s[], const int d[], const int t[], const int w[],           \
+       MPI_Info i, int re, MPI_Comm *n),                                                         \
+      (c, nn, s, d, t, w, i, re, n))                                                             \
+    X(int, MPI_Dist_graph_create_adjacent,                                                       \
+      (MPI_Comm c, int id, const int s[], const int sw[], int od, const int d[],                 \
+       const int dw[], MPI_Info i, int re, MPI_Comm *n),                                         \
+      (c, id, s, sw, od, d, dw, i, re, n))                                                       \
+    X(int, MPI_Intercomm_create, (MPI_Comm l, int ll, MPI_Comm p, int rl, int t, MPI_Comm *n),  \
+      (l, ll, p, rl, t, n))                                                                      \
+    X(int, MPI_Intercomm_merge, (MPI_Comm c, int h, MPI_Comm *n), (c, h, n))                     \
     X(int, MPI_Comm_free, (MPI_Comm * c), (c))                                                   \
     X(int, MPI_Comm_group, (MPI_Comm c, MPI_Group *g), (c, g))                                   \
     X(int, MPI_Comm_create_keyval,                                                               \

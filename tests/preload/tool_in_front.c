@@ -123,6 +123,44 @@ int main(int argc, char **argv)
         round_on(half, k + 5);
         round_on(MPI_COMM_WORLD, k + 9);
     }
+    /* The other creation calls the drop-in intercepts (and sets up at creation where that is
+     * on): each seen once by the tool, tuna's set-up not at all. */
+    MPI_Comm made[9];
+    int nmade = 0, dims[1] = {P}, periods[1] = {0}, remain[1] = {1};
+    int next = (me + 1) % P, prev = (me + P - 1) % P, w = 1;
+    int *index = malloc(sizeof(int) * (size_t)P), *edges = malloc(sizeof(int) * (size_t)P);
+    for (int i = 0; i < P; i++)
+        index[i] = i + 1, edges[i] = (i + 1) % P;
+    MPI_Group wg;
+    APP(MPI_Comm_group, MPI_COMM_WORLD, &wg);
+    APP(MPI_Comm_split_type, MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL,
+        &made[nmade++]);
+    APP(MPI_Comm_dup_with_info, MPI_COMM_WORLD, MPI_INFO_NULL, &made[nmade++]);
+    APP(MPI_Comm_create, MPI_COMM_WORLD, wg, &made[nmade++]);
+    APP(MPI_Comm_create_group, MPI_COMM_WORLD, wg, 5, &made[nmade++]);
+    APP(MPI_Cart_create, MPI_COMM_WORLD, 1, dims, periods, 0, &made[nmade]);
+    APP(MPI_Cart_sub, made[nmade], remain, &made[nmade + 1]);
+    nmade += 2;
+    APP(MPI_Graph_create, MPI_COMM_WORLD, P, index, edges, 0, &made[nmade++]);
+    APP(MPI_Dist_graph_create, MPI_COMM_WORLD, 1, &me, &w, &next, &w, MPI_INFO_NULL, 0,
+        &made[nmade++]);
+    APP(MPI_Dist_graph_create_adjacent, MPI_COMM_WORLD, 1, &prev, &w, 1, &next, &w,
+        MPI_INFO_NULL, 0, &made[nmade++]);
+    APP(MPI_Group_free, &wg);
+    free(index);
+    free(edges);
+    for (int k = 0; k < nmade; k++)
+        round_on(made[k], 20 + k);
+    if (P > 1) { /* the even and the odd ranks, merged */
+        MPI_Comm inter, merged;
+        APP(MPI_Intercomm_create, half, 0, MPI_COMM_WORLD, me % 2 ? 0 : 1, 56, &inter);
+        APP(MPI_Intercomm_merge, inter, me % 2, &merged);
+        round_on(merged, 40);
+        APP(MPI_Comm_free, &merged);
+        APP(MPI_Comm_free, &inter);
+    }
+    for (int k = 0; k < nmade; k++)
+        APP(MPI_Comm_free, &made[k]);
     APP(MPI_Comm_free, &half);
     APP(MPI_Comm_free, &dup);
     /* Every intercepted name: the counter saw exactly the application's calls. */
