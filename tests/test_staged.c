@@ -15,7 +15,9 @@
  * (not the library); the runtime counted the copies expected (one to host per non-empty
  * block sent to a peer, one to the device per non-empty block received, one copy for the
  * own block); pinned memory is bounded by the row's largest
- * round, and a second identical call allocates none. Exit 0 when every check holds.
+ * round, and a second identical call allocates none. --fail-d2d (with the runtime's
+ * MOCK_CUDART_FAIL_D2D=1): device-to-device copies fail, so every rank with an own block
+ * must get the call's error (never silent). Exit 0 when every check holds.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -200,6 +202,9 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
 int main(int argc, char **argv)
 {
     const char *driver = NULL, *runtime = NULL;
+    int fail_d2d = 0;
+    for (int i = 1; i < argc; i++)
+        fail_d2d |= !strcmp(argv[i], "--fail-d2d");
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--driver"))
             driver = argv[++i];
@@ -231,6 +236,36 @@ int main(int argc, char **argv)
     MPI_Datatype four; /* a contiguous derived type */
     MPI_Type_contiguous(4, MPI_INT, &four);
     MPI_Type_commit(&four);
+    if (fail_d2d) { /* spreadout, device/device, MPI_INT: the own block's copy fails */
+        layout l;
+        layout_make(&l, 1, 2); /* salt 2: every rank has an own block of 37 ints */
+        char *s = map(l.sbytes), *r = map(l.rbytes);
+        drv_register(s, l.sbytes, 0);
+        drv_register(r, l.rbytes, 0);
+        rt_device(s, page_round(l.sbytes));
+        rt_device(r, page_round(l.rbytes));
+        tuna_options o;
+        tuna_options_parse("spreadout", TUNA_ALLTOALLV, &o);
+        const int rc =
+            tuna_alltoallv(s, l.sc, l.sd, MPI_INT, r, l.rc, l.rd, MPI_INT, MPI_COMM_WORLD, &o);
+        rt_release();
+        drv_clear();
+        if ((rc != MPI_SUCCESS) != (l.sc[me] > 0))
+            fail("spreadout", "device/device", "MPI_INT",
+                 rc == MPI_SUCCESS ? "a failed device copy was not the call's error"
+                                   : "an error without a failed copy");
+        else if (rc != MPI_SUCCESS && !strstr(tuna_error_string(rc), "device-to-device"))
+            fail("spreadout", "device/device", "MPI_INT", "the error does not say which copy");
+        munmap(s, page_round(l.sbytes));
+        munmap(r, page_round(l.rbytes));
+        int total = 0;
+        MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (me == 0)
+            printf("a failed device copy (P = %d): %s\n", P, total ? "FAILED" : "ok");
+        MPI_Type_free(&four);
+        MPI_Finalize();
+        return total ? 1 : 0;
+    }
     static const char *const rows[] = {"spreadout", "scattered:block=2", "linear", "pairwise",
                                        "xor", "multipair:stride=2"};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

@@ -664,8 +664,10 @@ static int alltoallv_device(const void *sendbuf, const tuna_counts *sc, MPI_Data
     int rc = tuna_staged_get(ctx, &tp);
     if (rc != MPI_SUCCESS)
         return rc;
-    return alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
-                               t_start, tp);
+    rc = alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
+                             t_start, tp);
+    const int copy_rc = tuna_staged_result(tp); /* a failed device copy: the call's error */
+    return rc != MPI_SUCCESS ? rc : copy_rc;
 }
 
 /*

@@ -102,6 +102,7 @@ typedef struct tuna_staged {
     size_t round;     /* bytes the round in flight took in all (pool and chunks) */
     staged_req *req;  /* the staged requests in flight */
     int n, room;
+    int copy_rc;      /* the first failed local copy not yet reported (tuna_staged_result) */
 } tuna_staged;
 
 static int cuda_failed(int e, const char *what)
@@ -116,8 +117,8 @@ enum { ALIGN = 256 };
 static int take(tuna_staged *s, size_t bytes, char **host, bool *own_chunk)
 {
     const size_t need = (bytes + ALIGN - 1) / ALIGN * ALIGN;
-    s->round += need;
     if (s->used + need <= s->cap) {
+        s->round += need;
         *host = s->pool + s->used;
         s->used += need;
         *own_chunk = false;
@@ -130,6 +131,7 @@ static int take(tuna_staged *s, size_t bytes, char **host, bool *own_chunk)
                               "staging through host memory: no pinned memory for a message "
                               "of %zu bytes (cudaHostAlloc: %s)",
                               bytes, rt.error_string(e));
+    s->round += need;
     *host = p;
     *own_chunk = true;
     return MPI_SUCCESS;
@@ -314,7 +316,21 @@ static void st_release(const tuna_transport *tp, MPI_Request *req)
 
 /* Local copies on the device: cudaMemcpy's regions must not overlap, so a move whose
  * regions do goes through bounce memory. A failed copy has no return value in the table:
- * it is recorded (tuna_error_set) and the destination left as it was. */
+ * it is kept for tuna_staged_result (the call's error). */
+static void copy_failed(tuna_staged *s, int rc)
+{
+    if (s->copy_rc == MPI_SUCCESS)
+        s->copy_rc = rc;
+}
+
+int tuna_staged_result(const tuna_transport *tp)
+{
+    tuna_staged *s = (tuna_staged *)tp;
+    const int rc = s->copy_rc;
+    s->copy_rc = MPI_SUCCESS;
+    return rc;
+}
+
 static void st_copy(const tuna_transport *tp, void *dst, const void *src, size_t bytes)
 {
     tuna_staged *s = (tuna_staged *)tp;
@@ -324,7 +340,7 @@ static void st_copy(const tuna_transport *tp, void *dst, const void *src, size_t
     if (e == CUDA_OK)
         e = rt.stream_synchronize(s->stream);
     if (e != CUDA_OK)
-        (void)cuda_failed(e, "a device-to-device copy");
+        copy_failed(s, cuda_failed(e, "a device-to-device copy"));
 }
 
 static void st_move(const tuna_transport *tp, void *dst, const void *src, size_t bytes)
@@ -339,15 +355,18 @@ static void st_move(const tuna_transport *tp, void *dst, const void *src, size_t
     }
     char *host;
     bool own;
-    if (take(s, bytes, &host, &own) != MPI_SUCCESS)
+    int rc = take(s, bytes, &host, &own);
+    if (rc != MPI_SUCCESS) {
+        copy_failed(s, rc);
         return;
+    }
     int e = rt.memcpy_async(host, src, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
     if (e == CUDA_OK)
         e = rt.memcpy_async(dst, host, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
     if (e == CUDA_OK)
         e = rt.stream_synchronize(s->stream);
     if (e != CUDA_OK)
-        (void)cuda_failed(e, "a device-to-device move");
+        copy_failed(s, cuda_failed(e, "a device-to-device move"));
     untake(s, host, own);
 }
 

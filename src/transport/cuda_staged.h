@@ -28,6 +28,11 @@ bool tuna_staged_available(void);
  * the communicator's life, like its scratch): *tp, or an error (no runtime, no stream). */
 int tuna_staged_get(tuna_ctx *ctx, const tuna_transport **tp);
 
+/* The first local copy or move that failed since the last time asked (the table's copy
+ * returns nothing): its code, else MPI_SUCCESS. The front end asks after each call, so a
+ * failed device copy is the call's error, never silent. */
+int tuna_staged_result(const tuna_transport *tp);
+
 /* Free a communicator's staging state (its context's release; NULL: nothing). */
 void tuna_staged_free(struct tuna_staged *s);
 

@@ -4,7 +4,8 @@
  * without a GPU. "Device" memory is host memory the test program registers here and that
  * stays PROT_NONE except inside this library's copies, so any host access by tuna faults.
  * Copies are counted by direction; pinned memory (malloc'd here) is counted, current and
- * peak. Used by tests/test_staged.c (docs/gpu.md).
+ * peak. MOCK_CUDART_FAIL_D2D=1: device-to-device copies fail (cudaErrorInvalidValue).
+ * Used by tests/test_staged.c (docs/gpu.md).
  */
 #define _GNU_SOURCE
 #include <stddef.h>
@@ -106,6 +107,9 @@ int cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, cudaStream_t
     if (kind != 4)
         return 1; /* cudaErrorInvalidValue */
     const int d = find(dst), c = find(src);
+    const char *fail = getenv("MOCK_CUDART_FAIL_D2D");
+    if (d >= 0 && c >= 0 && fail && *fail == '1')
+        return 1;
     if (n > 0 && ((d >= 0 && find((char *)dst + n - 1) != d) ||
                   (c >= 0 && find((const char *)src + n - 1) != c)))
         return 1; /* a region past its allocation */
