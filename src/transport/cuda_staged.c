@@ -154,19 +154,25 @@ static void round_end(tuna_staged *s)
     s->round = 0;
 }
 
-static int remember(tuna_staged *s, MPI_Request *slot, void *dev, char *host, size_t bytes,
-                    bool own_chunk)
+/* Room to remember one more staged request: made before the post, so that a posted
+ * message is always remembered. */
+static int room_for_one(tuna_staged *s)
 {
-    if (s->n == s->room) {
-        const int room = s->room ? 2 * s->room : 16;
-        staged_req *r = realloc(s->req, sizeof *r * (size_t)room);
-        if (!r)
-            return tuna_error_set(MPI_ERR_NO_MEM, "staging through host memory: no memory");
-        s->req = r;
-        s->room = room;
-    }
-    s->req[s->n++] = (staged_req){slot, dev, host, bytes, own_chunk};
+    if (s->n < s->room)
+        return MPI_SUCCESS;
+    const int room = s->room ? 2 * s->room : 16;
+    staged_req *r = realloc(s->req, sizeof *r * (size_t)room);
+    if (!r)
+        return tuna_error_set(MPI_ERR_NO_MEM, "staging through host memory: no memory");
+    s->req = r;
+    s->room = room;
     return MPI_SUCCESS;
+}
+
+static void remember(tuna_staged *s, MPI_Request *slot, void *dev, char *host, size_t bytes,
+                     bool own_chunk)
+{
+    s->req[s->n++] = (staged_req){slot, dev, host, bytes, own_chunk};
 }
 
 /* Forget staged request i (its chunk freed); the round ends with the last one. */
@@ -196,8 +202,8 @@ static int st_isend(const tuna_transport *tp, const void *buf, size_t bytes, int
         return tuna_tp_isend(&tuna_transport_mpi_host, buf, 0, peer, tag, comm, req);
     char *host;
     bool own;
-    int rc = take(s, bytes, &host, &own);
-    if (rc != MPI_SUCCESS)
+    int rc = room_for_one(s);
+    if (rc != MPI_SUCCESS || (rc = take(s, bytes, &host, &own)) != MPI_SUCCESS)
         return rc;
     int e = rt.memcpy_async(host, buf, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
     if (e == CUDA_OK)
@@ -207,9 +213,9 @@ static int st_isend(const tuna_transport *tp, const void *buf, size_t bytes, int
         return cuda_failed(e, "the copy of a message to host memory");
     }
     rc = tuna_tp_isend(&tuna_transport_mpi_host, host, bytes, peer, tag, comm, req);
-    if (rc == MPI_SUCCESS && (rc = remember(s, req, NULL, host, bytes, own)) != MPI_SUCCESS)
-        tuna_mpi_host_complete(1, req); /* sent: no memory to track it */
-    if (rc != MPI_SUCCESS)
+    if (rc == MPI_SUCCESS)
+        remember(s, req, NULL, host, bytes, own);
+    else
         untake(s, host, own);
     return rc;
 }
@@ -222,13 +228,13 @@ static int st_irecv(const tuna_transport *tp, void *buf, size_t bytes, int peer,
         return tuna_tp_irecv(&tuna_transport_mpi_host, buf, 0, peer, tag, comm, req);
     char *host;
     bool own;
-    int rc = take(s, bytes, &host, &own);
-    if (rc != MPI_SUCCESS)
+    int rc = room_for_one(s);
+    if (rc != MPI_SUCCESS || (rc = take(s, bytes, &host, &own)) != MPI_SUCCESS)
         return rc;
     rc = tuna_tp_irecv(&tuna_transport_mpi_host, host, bytes, peer, tag, comm, req);
-    if (rc == MPI_SUCCESS && (rc = remember(s, req, buf, host, bytes, own)) != MPI_SUCCESS)
-        tuna_mpi_host_complete(1, req); /* the peer sends: complete it, data dropped */
-    if (rc != MPI_SUCCESS)
+    if (rc == MPI_SUCCESS)
+        remember(s, req, buf, host, bytes, own);
+    else
         untake(s, host, own);
     return rc;
 }
@@ -302,10 +308,14 @@ static void st_complete(const tuna_transport *tp, int n, MPI_Request *req)
     (void)finish((tuna_staged *)tp, n, req, false);
 }
 
+/* A cancelled receive's bytes are never copied to the device (its completion forgets it). */
 static void st_cancel(const tuna_transport *tp, MPI_Request *req)
 {
-    (void)tp;
-    PMPI_Cancel(req); /* completed (and forgotten) by the engine afterwards */
+    tuna_staged *s = (tuna_staged *)tp;
+    for (int i = 0; i < s->n; i++)
+        if (s->req[i].slot == req)
+            s->req[i].dev = NULL;
+    PMPI_Cancel(req);
 }
 
 static void st_release(const tuna_transport *tp, MPI_Request *req)
