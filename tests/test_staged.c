@@ -17,7 +17,10 @@
  * own block); pinned memory is bounded by the row's largest
  * round, and a second identical call allocates none. --fail-d2d (with the runtime's
  * MOCK_CUDART_FAIL_D2D=1): device-to-device copies fail, so every rank with an own block
- * must get the call's error (never silent). Exit 0 when every check holds.
+ * must get the call's error (never silent). The forms the rows do not serve on device memory
+ * (nonblocking, persistent, a non-contiguous datatype, MPI_IN_PLACE) go to the library's own
+ * call with the reason in the statistics ("device" buffers left readable for the library).
+ * Exit 0 when every check holds.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -199,6 +202,86 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
     free(rr);
 }
 
+/* A form the rows do not serve: the library's call on "device" buffers the driver reports
+ * but the runtime leaves readable (the library reads them as host memory here). */
+enum { NB, PERS, VECTOR, INPLACE, NLIB };
+static const char *const lib_name[NLIB] = {"nonblocking", "persistent", "vector datatype",
+                                           "in place"};
+
+static void run_library_case(int form)
+{
+    layout l;
+    layout_make(&l, 1, 1);
+    /* vector: every int of a block is one element of stride 2, so the buffers double */
+    const size_t scale = form == VECTOR ? 2 : 1;
+    if (form == INPLACE) { /* symmetric counts: what j sends here is what this rank sends j */
+        int at = 5;
+        for (int j = 0; j < P; j++) {
+            l.rc[j] = count_of(me < j ? me : j, me < j ? j : me, 1);
+            l.rd[j] = at;
+            at += l.rc[j] + 3;
+        }
+        l.rbytes = (size_t)at * sizeof(int) + TAIL;
+    }
+    const size_t sb = l.sbytes * scale, rb = l.rbytes * scale;
+    char *s = malloc(sb), *r = malloc(rb), *rs = malloc(sb), *rr = malloc(rb);
+    for (size_t k = 0; k < sb; k++)
+        s[k] = rs[k] = (char)(me * 31 + (int)k);
+    for (size_t k = 0; k < rb; k++)
+        r[k] = rr[k] = form == INPLACE ? (char)(me * 17 + (int)k) : (char)SENTINEL;
+    MPI_Datatype t = MPI_INT;
+    if (form == VECTOR) {
+        MPI_Datatype v;
+        MPI_Type_vector(1, 1, 2, MPI_INT, &v);
+        MPI_Type_create_resized(v, 0, 2 * (MPI_Aint)sizeof(int), &t);
+        MPI_Type_free(&v);
+        MPI_Type_commit(&t);
+    }
+    drv_clear();
+    drv_register(s, sb, 0);
+    drv_register(r, rb, 0);
+    tuna_options o;
+    tuna_options_parse("pairwise", TUNA_ALLTOALLV, &o);
+    const void *sarg = form == INPLACE ? MPI_IN_PLACE : s;
+    int rc;
+    if (form == NB) {
+        tuna_request q = TUNA_REQUEST_NULL;
+        rc = tuna_ialltoallv(sarg, l.sc, l.sd, t, r, l.rc, l.rd, t, MPI_COMM_WORLD, &o, &q);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_request_wait(&q);
+    } else if (form == PERS) {
+        tuna_plan plan = NULL;
+        rc = tuna_alltoallv_init(sarg, l.sc, l.sd, t, r, l.rc, l.rd, t, MPI_COMM_WORLD, &o, 0,
+                                 &plan);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_start(plan);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_wait(plan);
+        if (plan)
+            tuna_plan_free(&plan);
+    } else {
+        rc = tuna_alltoallv(sarg, l.sc, l.sd, t, r, l.rc, l.rd, t, MPI_COMM_WORLD, &o);
+    }
+    const tuna_stats st = *tuna_stats_last();
+    drv_clear();
+    const int rc_ref = PMPI_Alltoallv(form == INPLACE ? MPI_IN_PLACE : rs, l.sc, l.sd, t, rr,
+                                      l.rc, l.rd, t, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS)
+        fail("pairwise", "device/device", lib_name[form], "the call failed");
+    else if (memcmp(r, rr, rb) != 0)
+        fail("pairwise", "device/device", lib_name[form], "not the library's bytes");
+    else if (st.algorithm != tuna_algorithm_find(TUNA_ALLTOALLV, "vendor") || !st.fallback ||
+             !strstr(st.fallback, "device buffers"))
+        fail("pairwise", "device/device", lib_name[form],
+             "not the library's call with the device reason");
+    if (form == VECTOR)
+        MPI_Type_free(&t);
+    free(s);
+    free(r);
+    free(rs);
+    free(rr);
+}
+
 int main(int argc, char **argv)
 {
     const char *driver = NULL, *runtime = NULL;
@@ -274,6 +357,8 @@ int main(int argc, char **argv)
             run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT)", (int)i + 1);
         }
     MPI_Type_free(&four);
+    for (int form = 0; form < NLIB; form++)
+        run_library_case(form);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
