@@ -10,7 +10,7 @@
  *
  * Every device-capable row (blocking), on device/device, device/host and host/device
  * buffers, with blocks of varied sizes (empty ones included) at scattered displacements, and
- * for MPI_INT and a contiguous derived type: the receive buffer (sentinel-filled gaps and
+ * for MPI_INT and a contiguous derived type (MPI_INT through tuna_alltoallv_c too): the receive buffer (sentinel-filled gaps and
  * tail) byte for byte against PMPI_Alltoallv on host copies; the statistics name the row
  * (not the library); the runtime counted the copies expected (one to host per non-empty
  * block sent to a peer, one to the device per non-empty block received, one copy for the
@@ -101,9 +101,23 @@ static void *map(size_t n)
     return p;
 }
 
-/* One call of row on place with type (unit ints per element): checks as the header says. */
+/* tuna_alltoallv, or (large) tuna_alltoallv_c on the same layout. */
+static int a2av(int large, const void *s, const layout *l, MPI_Datatype type, void *r,
+                const tuna_options *o)
+{
+    if (!large)
+        return tuna_alltoallv(s, l->sc, l->sd, type, r, l->rc, l->rd, type, MPI_COMM_WORLD, o);
+    MPI_Count sc[8], rc[8];
+    MPI_Aint sd[8], rd[8];
+    for (int j = 0; j < P; j++)
+        sc[j] = l->sc[j], rc[j] = l->rc[j], sd[j] = l->sd[j], rd[j] = l->rd[j];
+    return tuna_alltoallv_c(s, sc, sd, type, r, rc, rd, type, MPI_COMM_WORLD, o);
+}
+
+/* One call of row on place with type (unit ints per element): checks as the header says.
+ * large: through tuna_alltoallv_c. */
 static void run_case(const char *row, int place, MPI_Datatype type, int unit, const char *tname,
-                     int salt)
+                     int salt, int large)
 {
     layout l;
     layout_make(&l, unit, salt);
@@ -132,13 +146,11 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
         MPI_Abort(MPI_COMM_WORLD, 4);
     long before[6], after[6], again[6];
     rt_stats(before);
-    int rc = tuna_alltoallv(s, l.sc, l.sd, type, r, l.rc, l.rd, type, MPI_COMM_WORLD, &o);
+    int rc = a2av(large, s, &l, type, r, &o);
     rt_stats(after);
     const tuna_stats st = *tuna_stats_last();
     /* The same call again: no pinned memory allocated (the pool fits its rounds now). */
-    int rc2 = rc == MPI_SUCCESS ? tuna_alltoallv(s, l.sc, l.sd, type, r, l.rc, l.rd, type,
-                                                 MPI_COMM_WORLD, &o)
-                                : rc;
+    int rc2 = rc == MPI_SUCCESS ? a2av(large, s, &l, type, r, &o) : rc;
     rt_stats(again);
     rt_release();
     drv_clear();
@@ -353,8 +365,9 @@ int main(int argc, char **argv)
                                        "xor", "multipair:stride=2"};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         for (int place = 0; place < NPLACE; place++) {
-            run_case(rows[i], place, MPI_INT, 1, "MPI_INT", (int)i);
-            run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT)", (int)i + 1);
+            run_case(rows[i], place, MPI_INT, 1, "MPI_INT", (int)i, 0);
+            run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT)", (int)i + 1, 0);
+            run_case(rows[i], place, MPI_INT, 1, "MPI_INT, tuna_alltoallv_c", (int)i + 2, 1);
         }
     MPI_Type_free(&four);
     for (int form = 0; form < NLIB; form++)
