@@ -8,19 +8,18 @@
  * own copies, so a host access by tuna to them faults. Both are loaded before MPI_Init, as
  * a CUDA application would have loaded the real ones.
  *
- * Every device-capable row (blocking), on device/device, device/host and host/device
- * buffers, with blocks of varied sizes (empty ones included) at scattered displacements, and
- * for MPI_INT and a contiguous derived type (MPI_INT through tuna_alltoallv_c too): the receive buffer (sentinel-filled gaps and
- * tail) byte for byte against PMPI_Alltoallv on host copies; the statistics name the row
- * (not the library); the runtime counted the copies expected (one to host per non-empty
- * block sent to a peer, one to the device per non-empty block received, one copy for the
- * own block); pinned memory is bounded by the row's largest
- * round, and a second identical call allocates none. --fail-d2d (with the runtime's
- * MOCK_CUDART_FAIL_D2D=1): device-to-device copies fail, so every rank with an own block
- * must get the call's error (never silent). The forms the rows do not serve on device memory
- * (nonblocking, persistent, a non-contiguous datatype, MPI_IN_PLACE) go to the library's own
- * call with the reason in the statistics ("device" buffers left readable for the library).
- * Exit 0 when every check holds.
+ * Every device-capable row (blocking), on device/device, device/host and host/device buffers,
+ * with blocks of varied sizes (empty ones included) at scattered displacements, and for MPI_INT
+ * and a contiguous derived type (MPI_INT through tuna_alltoallv_c too): the receive buffer
+ * (sentinel-filled gaps and tail) byte for byte against PMPI_Alltoallv on host copies; the
+ * statistics name the row (not the library); the runtime counted the copies expected (one to
+ * host per non-empty block sent to a peer, one to the device per non-empty block received, one
+ * copy for the own block); pinned memory is bounded by the row's largest round, and a second
+ * identical call allocates none. --fail-d2d (with the runtime's MOCK_CUDART_FAIL_D2D=1):
+ * device-to-device copies fail, so every rank with an own block must get the call's error
+ * (never silent). The forms the rows do not serve on device memory (nonblocking, persistent, a
+ * non-contiguous datatype, MPI_IN_PLACE) go to the library's own call with the reason in the
+ * statistics ("device" buffers left readable for the library). Exit 0 when every check holds.
  */
 #define _GNU_SOURCE
 #include <mpi.h>

@@ -1,7 +1,7 @@
 /*
- * Plans on buffers that are not host memory (src/core/memkind.h), whatever the row: the
- * init makes a vendor plan (its starts run the library's own call, and the planner times nothing), whose starts
- * name the reason in the statistics.
+ * Plans on buffers that are not host memory (src/core/memkind.h), whatever the row: the init
+ * makes a vendor plan (its starts run the library's own call, and the planner times nothing),
+ * whose starts name the reason in the statistics.
  */
 #include "plan.h"
 
