@@ -8,7 +8,7 @@
  * own copies, so a host access by tuna to them faults. Both are loaded before MPI_Init, as
  * a CUDA application would have loaded the real ones.
  *
- * Every device-capable row (blocking), on device/device, device/host and host/device buffers,
+ * Every device-capable row (blocking and nonblocking), on device/device, device/host and host/device buffers,
  * with blocks of varied sizes (empty ones included) at scattered displacements, and for MPI_INT
  * and a contiguous derived type (MPI_INT through tuna_alltoallv_c too): the receive buffer
  * (sentinel-filled gaps and tail) byte for byte against PMPI_Alltoallv on host copies; the
@@ -17,7 +17,7 @@
  * copy for the own block); pinned memory is bounded by the row's largest round, and a second
  * identical call allocates none. --fail-d2d (with the runtime's MOCK_CUDART_FAIL_D2D=1):
  * device-to-device copies fail, so every rank with an own block must get the call's error
- * (never silent). The forms the rows do not serve on device memory (nonblocking, persistent, a
+ * (never silent). The forms the rows do not serve on device memory (persistent, a
  * non-contiguous datatype, MPI_IN_PLACE) go to the library's own call with the reason in the
  * statistics ("device" buffers left readable for the library). Exit 0 when every check holds.
  */
@@ -38,6 +38,7 @@
 #define ALIGN 256 /* the transport's rounding of a message in bounce memory */
 
 static int me, P, failures;
+static MPI_Comm the_comm; /* the communicator of tuna's calls (run_case) */
 static void (*drv_register)(const void *, size_t, int);
 static void (*drv_clear)(void);
 static void (*rt_device)(void *, size_t);
@@ -100,23 +101,34 @@ static void *map(size_t n)
     return p;
 }
 
-/* tuna_alltoallv, or (large) tuna_alltoallv_c on the same layout. */
-static int a2av(int large, const void *s, const layout *l, MPI_Datatype type, void *r,
+/* tuna_alltoallv, or (large) tuna_alltoallv_c on the same layout; nb: the nonblocking form,
+ * waited for. */
+static int a2av(int large, int nb, const void *s, const layout *l, MPI_Datatype type, void *r,
                 const tuna_options *o)
 {
-    if (!large)
-        return tuna_alltoallv(s, l->sc, l->sd, type, r, l->rc, l->rd, type, MPI_COMM_WORLD, o);
-    MPI_Count sc[8], rc[8];
+    tuna_request q = TUNA_REQUEST_NULL;
+    int rc;
+    if (!large) {
+        if (!nb)
+            return tuna_alltoallv(s, l->sc, l->sd, type, r, l->rc, l->rd, type, the_comm,
+                                  o);
+        rc = tuna_ialltoallv(s, l->sc, l->sd, type, r, l->rc, l->rd, type, the_comm, o, &q);
+        return rc != MPI_SUCCESS ? rc : tuna_request_wait(&q);
+    }
+    MPI_Count sc[8], rcn[8];
     MPI_Aint sd[8], rd[8];
     for (int j = 0; j < P; j++)
-        sc[j] = l->sc[j], rc[j] = l->rc[j], sd[j] = l->sd[j], rd[j] = l->rd[j];
-    return tuna_alltoallv_c(s, sc, sd, type, r, rc, rd, type, MPI_COMM_WORLD, o);
+        sc[j] = l->sc[j], rcn[j] = l->rc[j], sd[j] = l->sd[j], rd[j] = l->rd[j];
+    if (!nb)
+        return tuna_alltoallv_c(s, sc, sd, type, r, rcn, rd, type, the_comm, o);
+    rc = tuna_ialltoallv_c(s, sc, sd, type, r, rcn, rd, type, the_comm, o, &q);
+    return rc != MPI_SUCCESS ? rc : tuna_request_wait(&q);
 }
 
 /* One call of row on place with type (unit ints per element): checks as the header says.
- * large: through tuna_alltoallv_c. */
+ * large: through tuna_alltoallv_c; nb: the nonblocking form. */
 static void run_case(const char *row, int place, MPI_Datatype type, int unit, const char *tname,
-                     int salt, int large)
+                     int salt, int large, int nb)
 {
     layout l;
     layout_make(&l, unit, salt);
@@ -145,11 +157,11 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
         MPI_Abort(MPI_COMM_WORLD, 4);
     long before[6], after[6], again[6];
     rt_stats(before);
-    int rc = a2av(large, s, &l, type, r, &o);
+    int rc = a2av(large, nb, s, &l, type, r, &o);
     rt_stats(after);
     const tuna_stats st = *tuna_stats_last();
     /* The same call again: no pinned memory allocated (the pool fits its rounds now). */
-    int rc2 = rc == MPI_SUCCESS ? a2av(large, s, &l, type, r, &o) : rc;
+    int rc2 = rc == MPI_SUCCESS ? a2av(large, nb, s, &l, type, r, &o) : rc;
     rt_stats(again);
     rt_release();
     drv_clear();
@@ -196,10 +208,12 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
         }
         /* Pinned memory: at most two copies of a round (the pool and the first call's
          * chunks), a round being one pair for pairwise and xor, every message otherwise;
-         * nothing allocated by the second call. */
+         * blocking: nothing allocated by the second call (the communicator's pool);
+         * nonblocking: all of it freed with the operation. */
         const int one_pair = !strcmp(row, "pairwise") || !strcmp(row, "xor");
         const size_t bound = 2 * (one_pair ? round_max : round_all);
-        if ((size_t)after[4] > bound + (size_t)before[4] || again[5] != after[5]) {
+        if ((size_t)after[4] > bound + (size_t)before[4] ||
+            (nb ? after[3] != before[3] || again[3] != before[3] : again[5] != after[5])) {
             snprintf(what, sizeof what,
                      "pinned memory: peak %ld bytes (bound %zu), %ld allocations in the "
                      "second call",
@@ -215,9 +229,8 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
 
 /* A form the rows do not serve: the library's call on "device" buffers the driver reports
  * but the runtime leaves readable (the library reads them as host memory here). */
-enum { NB, PERS, VECTOR, INPLACE, NLIB };
-static const char *const lib_name[NLIB] = {"nonblocking", "persistent", "vector datatype",
-                                           "in place"};
+enum { PERS, VECTOR, INPLACE, NLIB };
+static const char *const lib_name[NLIB] = {"persistent", "vector datatype", "in place"};
 
 static void run_library_case(int form)
 {
@@ -255,12 +268,7 @@ static void run_library_case(int form)
     tuna_options_parse("pairwise", TUNA_ALLTOALLV, &o);
     const void *sarg = form == INPLACE ? MPI_IN_PLACE : s;
     int rc;
-    if (form == NB) {
-        tuna_request q = TUNA_REQUEST_NULL;
-        rc = tuna_ialltoallv(sarg, l.sc, l.sd, t, r, l.rc, l.rd, t, MPI_COMM_WORLD, &o, &q);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_request_wait(&q);
-    } else if (form == PERS) {
+    if (form == PERS) {
         tuna_plan plan = NULL;
         rc = tuna_alltoallv_init(sarg, l.sc, l.sd, t, r, l.rc, l.rd, t, MPI_COMM_WORLD, &o, 0,
                                  &plan);
@@ -360,13 +368,20 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return total ? 1 : 0;
     }
+    /* The first call on the communicator is blocking: a nonblocking first call sets tuna up
+     * only where the MPI has MPI_Comm_idup, else it is the library's (docs/nonblocking.md),
+     * which would read the "device" buffers. */
+    the_comm = MPI_COMM_WORLD;
     static const char *const rows[] = {"spreadout", "scattered:block=2", "linear", "pairwise",
                                        "xor", "multipair:stride=2"};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         for (int place = 0; place < NPLACE; place++) {
-            run_case(rows[i], place, MPI_INT, 1, "MPI_INT", (int)i, 0);
-            run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT)", (int)i + 1, 0);
-            run_case(rows[i], place, MPI_INT, 1, "MPI_INT, tuna_alltoallv_c", (int)i + 2, 1);
+            run_case(rows[i], place, MPI_INT, 1, "MPI_INT", (int)i, 0, 0);
+            run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT)", (int)i + 1, 0, 0);
+            run_case(rows[i], place, MPI_INT, 1, "MPI_INT, tuna_alltoallv_c", (int)i + 2, 1, 0);
+            run_case(rows[i], place, MPI_INT, 1, "MPI_INT, tuna_ialltoallv", (int)i + 3, 0, 1);
+            run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT), tuna_ialltoallv_c",
+                     (int)i + 4, 1, 1);
         }
     MPI_Type_free(&four);
     for (int form = 0; form < NLIB; form++)

@@ -17,10 +17,11 @@
 
 #include <stdlib.h>
 
-/* What a call offers besides its buffers: its form and, for alltoallv, its arguments'
- * shape (a row on device memory stages contiguous bytes, never in place). */
+/* What a call offers besides its buffers: whether its form has a staged path (blocking and
+ * nonblocking alltoallv) and, for alltoallv, its arguments' shape (a row on device memory
+ * stages contiguous bytes, never in place). */
 typedef struct call_form {
-    bool blocking;
+    bool staged;
     const void *sendbuf;
     MPI_Datatype stype, rtype; /* MPI_DATATYPE_NULL: not asked */
 } call_form;
@@ -38,7 +39,7 @@ static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned k
     const tuna_algorithm *row = tuna_registry_row(tuna_registry_of(coll), opt->algorithm);
     if (((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
         return false;
-    return coll == TUNA_ALLTOALLV && f->blocking && f->sendbuf != MPI_IN_PLACE &&
+    return coll == TUNA_ALLTOALLV && f->staged && f->sendbuf != MPI_IN_PLACE &&
            contiguous(f->stype) && contiguous(f->rtype) && tuna_staged_available();
 }
 
@@ -55,9 +56,10 @@ static const char *reason(tuna_collective coll, const tuna_options *opt, unsigne
                      : "device buffers: CUDA's runtime (libcudart) is not usable to stage them "
                        "(docs/gpu.md)";
     return mixed ? "host and device buffers in one call: the algorithm serves device memory in "
-                   "blocking calls with contiguous datatypes, not in place (docs/gpu.md)"
-                 : "device buffers: the algorithm serves them in blocking calls with contiguous "
-                   "datatypes, not in place (docs/gpu.md)";
+                   "blocking and nonblocking calls with contiguous datatypes, not in place "
+                   "(docs/gpu.md)"
+                 : "device buffers: the algorithm serves them in blocking and nonblocking calls "
+                   "with contiguous datatypes, not in place (docs/gpu.md)";
 }
 
 /*
@@ -133,7 +135,7 @@ int tuna_memory_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {true, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = begin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -156,7 +158,7 @@ int tuna_memory_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {true, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = begin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -168,7 +170,7 @@ int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {true, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = begin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -202,14 +204,14 @@ static void library_release(tuna_op *op)
 
 /* begin(), then room for the operation: *x NULL where tuna's path goes on (rc -1). */
 static int ibegin(tuna_collective coll, const void *sendbuf, const void *recvbuf,
-                  const tuna_options **opt, tuna_request *req, library_op **x)
+                  const tuna_options **opt, tuna_request *req, library_op **x,
+                  const call_form *f)
 {
     *x = NULL;
     if (!req)
         return -1; /* tuna's path reports it */
     double t = 0;
-    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
-    int rc = begin(coll, sendbuf, recvbuf, opt, &t, &f);
+    int rc = begin(coll, sendbuf, recvbuf, opt, &t, f);
     if (rc != MPI_SUCCESS)
         return rc;
     *req = TUNA_REQUEST_NULL;
@@ -240,7 +242,8 @@ int tuna_memory_ialltoallv(bool large, const void *sendbuf, const void *sendcoun
                            MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {true, sendbuf, sendtype, recvtype};
+    int rc = ibegin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     if (large) {
@@ -266,7 +269,8 @@ int tuna_memory_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                           tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = ibegin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     if (large) {
@@ -291,7 +295,8 @@ int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = ibegin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     return ilaunch(x,
@@ -305,7 +310,8 @@ int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
                            tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = ibegin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     return ilaunch(x, PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &x->req),

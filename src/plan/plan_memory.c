@@ -23,7 +23,8 @@ void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const v
     const tuna_registry *reg = tuna_registry_of(coll);
     if ((*opt)->collective != coll || (*opt)->algorithm < 0 || (*opt)->algorithm >= reg->n)
         return; /* the init reports the options */
-    /* Rows that serve device memory do so in blocking calls only (src/core/memory_route.c):
+    /* Rows that serve device memory do so in blocking and nonblocking calls only
+     * (src/core/memory_route.c):
      * a plan on device buffers is the library's. */
     const tuna_algorithm *row = tuna_registry_row(reg, (*opt)->algorithm);
     const int vendor = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
@@ -33,9 +34,9 @@ void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const v
                       ? tuna_memory_reason(kinds)
                   : (kinds & TUNA_MEMORY_HOST)
                       ? "host and device buffers in one call: the algorithm serves device memory "
-                        "in blocking calls only (docs/gpu.md)"
-                      : "device buffers: the algorithm serves them in blocking calls only "
-                        "(docs/gpu.md)";
+                        "in blocking and nonblocking calls only (docs/gpu.md)"
+                      : "device buffers: the algorithm serves them in blocking and nonblocking "
+                        "calls only (docs/gpu.md)";
     vendor_options = (tuna_options){.collective = coll, .algorithm = vendor};
     *opt = &vendor_options;
 }

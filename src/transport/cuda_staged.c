@@ -409,6 +409,11 @@ int tuna_staged_get(tuna_ctx *ctx, const tuna_transport **tp)
         *tp = &ctx->staged->t;
         return MPI_SUCCESS;
     }
+    return tuna_staged_open(&ctx->staged, tp);
+}
+
+int tuna_staged_open(struct tuna_staged **out, const tuna_transport **tp)
+{
     if (!tuna_staged_available())
         return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
                               "device buffers: CUDA's runtime (libcudart) is not usable "
@@ -422,7 +427,7 @@ int tuna_staged_get(tuna_ctx *ctx, const tuna_transport **tp)
         free(s);
         return cuda_failed(e, "cudaStreamCreate");
     }
-    ctx->staged = s;
+    *out = s;
     *tp = &s->t;
     return MPI_SUCCESS;
 }
