@@ -15,7 +15,7 @@
  *    MPI attribute, so user wildcard receives never see tuna's messages.
  *  - Buffers that CUDA's driver calls device (or managed) memory go to the MPI
  *    library's own call (tuna_stats_last().fallback says why), except in a
- *    blocking tuna_alltoallv with a row that stages them through pinned host
+ *    (non)blocking tuna_alltoallv with a row that stages them through pinned host
  *    memory (spreadout, scattered, linear, pairwise, xor, multipair; contiguous
  *    datatypes, not in place); every rank of a call must pass the same kind.
  *    docs/gpu.md.

@@ -2,7 +2,7 @@
  * The public entries' hand-over of buffers that are not host memory (memkind.h): the MPI
  * library's own call on the caller's communicator, which takes whatever memory the library
  * does (CUDA-aware or not, its business), recorded as vendor with the reason; or, for a
- * blocking alltoallv whose row declares device memory (tuna_algorithm.memory), contiguous
+ * blocking or nonblocking alltoallv whose row declares device memory (tuna_algorithm.memory), contiguous
  * types and no MPI_IN_PLACE, where CUDA's runtime loads, tuna's path with the staging
  * transport (src/transport/cuda_staged.c). Every rank decides alone from its own buffers
  * and types: the ranks of one call must agree (docs/gpu.md).
