@@ -1,13 +1,14 @@
 /*
  * The staging transport: device memory over an MPI that is not CUDA-aware (cuda_staged.h).
  *
- * Bounce memory: pinned host memory (cudaHostAlloc), one pool per communicator, taken in
+ * Bounce memory: pinned host memory (cudaHostAlloc), one pool per communicator for its
+ * blocking calls and one per nonblocking operation (tuna_staged_open), taken in
  * order by the posts of a round and given back when the round's last request completes
  * (nothing of the communicator's staging is in flight then): its size is the largest round
  * the rows ran on it (a round: the messages posted before their completion; docs/gpu.md
  * gives each device row's). A round larger than the pool takes an extra pinned chunk per
  * message; when the round ends, the pool is remade at the round's size and the chunks
- * freed, so a communicator that repeats its calls allocates in its first call only.
+ * freed, so a communicator that repeats its blocking calls allocates in its first call only.
  * Messages are never split: a round's messages are all in flight at once.
  *
  * Completion: the engine's request slots are MPI's own (the MPI host transport's settle /

@@ -1,7 +1,7 @@
 /*
  * The staging transport (cuda_staged.c; docs/gpu.md): byte regions in device memory over an
  * MPI that is not CUDA-aware. A send's region is copied device-to-host into pinned bounce
- * memory (cudaMemcpyAsync on the communicator's stream, then synchronised) and sent from
+ * memory (cudaMemcpyAsync on the state's stream, then synchronised) and sent from
  * there; a receive lands in bounce memory and is copied host-to-device when the engine
  * completes it; local copies are device-to-device copies. Host code never reads or writes
  * the device regions: only CUDA's copies do. No MPI datatypes (isend_typed is NULL).
