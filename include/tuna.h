@@ -14,8 +14,11 @@
  *    created on the first call on that communicator and cached on it with an
  *    MPI attribute, so user wildcard receives never see tuna's messages.
  *  - Buffers that CUDA's driver calls device (or managed) memory go to the MPI
- *    library's own call, whatever algorithm is asked (tuna_stats_last().fallback
- *    says why); every rank of a call must pass the same kind. docs/gpu.md.
+ *    library's own call (tuna_stats_last().fallback says why), except in a
+ *    (non)blocking tuna_alltoallv with a row that stages them through pinned host
+ *    memory (spreadout, scattered, linear, pairwise, xor, multipair; contiguous
+ *    datatypes, not in place); every rank of a call must pass the same kind.
+ *    docs/gpu.md.
  */
 #ifndef TUNA_H
 #define TUNA_H

@@ -4,8 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A transport that takes no datatypes (the staging transport, src/transport/cuda_staged.c)
+ * is given contiguous types only (src/core/memory_route.c): a block is its bytes. */
 int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
+    if (!tuna_tp_takes_datatypes(a->tp))
+        return tuna_tp_isend(a->tp, tuna_sblock(a, peer), (size_t)tuna_scount(a, peer) * a->ssize,
+                             peer, tag + a->tag_shift, a->ctx->comm, req);
     if (a->scounts) /* int counts: the common case, no conversion */
         TUNA_MPI_CHECK(tuna_tp_isend_typed(a->tp, tuna_sblock(a, peer), a->scounts[peer], a->stype,
                                            peer, tag + a->tag_shift, a->ctx->comm, req));
@@ -16,6 +21,9 @@ int tuna_a2av_isend_block(const tuna_a2av_args *a, int peer, int tag, MPI_Reques
 
 int tuna_a2av_irecv_block(const tuna_a2av_args *a, int peer, int tag, MPI_Request *req)
 {
+    if (!tuna_tp_takes_datatypes(a->tp))
+        return tuna_tp_irecv(a->tp, tuna_rblock(a, peer), (size_t)tuna_rcount(a, peer) * a->rsize,
+                             peer, tag + a->tag_shift, a->ctx->comm, req);
     if (a->rcounts) {
         TUNA_MPI_CHECK(tuna_tp_irecv_typed(a->tp, tuna_rblock(a, peer), a->rcounts[peer], a->rtype,
                                            peer, tag + a->tag_shift, a->ctx->comm, req));

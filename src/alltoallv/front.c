@@ -9,6 +9,7 @@
  */
 #include "alltoallv.h"
 #include "memkind.h"
+#include "../transport/cuda_staged.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -482,7 +483,7 @@ static int run_vendor_counts(const void *sendbuf, const tuna_counts *sc, MPI_Dat
 static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
                                MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
                                MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                               tuna_ctx *ctx, double t_start)
+                               tuna_ctx *ctx, double t_start, const tuna_transport *tp)
 {
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
     bool collective = false;
@@ -492,8 +493,7 @@ static int alltoallv_full_path(const void *sendbuf, const tuna_counts *sc,
     const int P = ctx->size, me = ctx->rank;
     const bool inplace = sendbuf == MPI_IN_PLACE;
     const bool is_auto = alg->desc.kind == TUNA_ROW_AUTO;
-    tuna_a2av_args a = {.ctx = ctx, .tp = &tuna_transport_mpi_host, .scr = &ctx->scr, .rank = me,
-                        .size = P};
+    tuna_a2av_args a = {.ctx = ctx, .tp = tp, .scr = &ctx->scr, .rank = me, .size = P};
 
     /* auto: between its agreements it runs the choice of the last one, with no collective;
      * when that is the MPI library's own algorithm, the call is the library's. */
@@ -640,14 +640,34 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
                           void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
                           MPI_Comm comm, const tuna_options *opt, tuna_ctx *ctx, double t_start)
 {
+    const tuna_transport *tp = &tuna_transport_mpi_host;
     if (!exploring(&tuna_a2av_table[opt->algorithm], ctx))
         return alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
-                                   t_start);
+                                   t_start, tp);
     const double t0 = PMPI_Wtime();
     int rc = alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
-                                 t_start);
+                                 t_start, tp);
     tuna_a2av_learn_end(ctx, PMPI_Wtime() - t0, rc);
     return rc;
+}
+
+/*
+ * Device buffers a row serves (memory_route.c let them through: not auto, not vendor, so no
+ * fast path): the full path with the communicator's staging transport.
+ */
+static int alltoallv_device(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                            void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                            MPI_Comm comm, const tuna_options *opt, tuna_ctx *ctx,
+                            double t_start)
+{
+    const tuna_transport *tp;
+    int rc = tuna_staged_get(ctx, &tp);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
+                             t_start, tp);
+    const int copy_rc = tuna_staged_result(tp); /* a failed device copy: the call's error */
+    return rc != MPI_SUCCESS ? rc : copy_rc;
 }
 
 /*
@@ -692,10 +712,11 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                    recvcounts, rdispls, recvtype, comm, opt)) >= 0)
+    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
+                                              recvbuf, recvcounts, rdispls, recvtype, comm,
+                                              opt)) >= 0)
         return rc;
     const tuna_a2av_algorithm *alg = NULL;
     tuna_ctx *ctx = NULL;
@@ -705,6 +726,9 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                              &alg, &ctx, &t_start);
     if (rc >= 0)
         return rc;
+    if (device)
+        return alltoallv_device(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
+                                t_start);
     /* auto between agreements, reusing the library's own call or a row's two-rank path,
      * with plain arguments: the common case, kept to the countdown and one pass over the
      * counts. Anything else (stats on, a collective check, an agreement due, a suspicious
@@ -747,10 +771,11 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                    recvcounts, rdispls, recvtype, comm, opt)) >= 0)
+    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
+                                              recvbuf, recvcounts, rdispls, recvtype, comm,
+                                              opt)) >= 0)
         return rc;
     const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
                       rcv = {.nl = recvcounts, .dl = rdispls};
@@ -761,6 +786,9 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                              &alg, &ctx, &t_start);
     if (rc >= 0)
         return rc;
+    if (device)
+        return alltoallv_device(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
+                                t_start);
     /* Everything else (and vendor without the library's MPI_Alltoallv_c, which the vendor row
      * replaces by linear) on the full path: large blocks travel as messages of derived types,
      * decided by each rank alone. */

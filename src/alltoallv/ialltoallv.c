@@ -11,6 +11,7 @@
  */
 #include "alltoallv.h"
 #include "memkind.h"
+#include "../transport/cuda_staged.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ typedef struct ia_op {
     int local_rc;        /* this rank's check outcome (TUNA_ARGCHECK=collective: agreed) */
     long long v[TUNA_AGREE_N];
     MPI_Request lib;     /* the agreement's or the library's request */
+    struct tuna_staged *staged; /* device buffers a row serves: the operation's own staging
+                                   transport (src/transport/cuda_staged.c), else NULL */
     /* The user's arguments, for the library's call. */
     const void *sendbuf;
     void *recvbuf;
@@ -54,6 +57,7 @@ static void ia_release(tuna_op *op)
     free(x->disp);
     free(x->copy);
     free(x->copy_counts);
+    tuna_staged_free(x->staged);
     free(x);
 }
 
@@ -93,6 +97,19 @@ static bool library_can(const ia_op *x)
 #endif
 }
 
+/* A step of the row; at its end, a failed device copy of the staging transport (which its
+ * copies cannot return) is the operation's error. */
+static int row_step(ia_op *x, int wait_rc)
+{
+    const int r = x->o.row->step(&x->o, wait_rc);
+    if (r == TUNA_STEP_DONE && x->staged) {
+        const int copy_rc = tuna_staged_result(x->o.op.tp);
+        if (x->o.op.rc == MPI_SUCCESS)
+            x->o.op.rc = copy_rc;
+    }
+    return r;
+}
+
 /* The row that runs (vendor with large counts and no MPI_Ialltoallv_c: linear, as the
  * blocking vendor row does). */
 static int run_row(ia_op *x, int algorithm)
@@ -113,7 +130,7 @@ static int run_row(ia_op *x, int algorithm)
     x->args.info = &row->desc.info;
     x->o.i = 0;
     x->phase = PHASE_ROW;
-    return row->step(&x->o, MPI_SUCCESS);
+    return row_step(x, MPI_SUCCESS);
 }
 
 static int ia_step(tuna_op *op, int wait_rc)
@@ -156,7 +173,7 @@ static int ia_step(tuna_op *op, int wait_rc)
         return run_row(x, algorithm);
     }
     case PHASE_ROW:
-        return x->o.row->step(&x->o, wait_rc);
+        return row_step(x, wait_rc);
     case PHASE_LIBRARY:
         return tuna_a2av_step_done(&x->o, wait_rc == MPI_SUCCESS
                                               ? MPI_SUCCESS
@@ -180,7 +197,7 @@ static void step_rows(char *buf, size_t len)
 static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc,
                       MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                      tuna_request *req);
+                      bool device, tuna_request *req);
 
 /* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
 typedef struct ia_args {
@@ -191,19 +208,22 @@ typedef struct ia_args {
     MPI_Datatype stype, rtype;
     MPI_Comm comm;
     tuna_options opt;
+    bool device;
 } ia_args;
 
 static int ia_restart(void *args, tuna_request *inner)
 {
     const ia_args *a = args;
     return ialltoallv(a->fn, a->sendbuf, &a->sc, a->stype, a->recvbuf, &a->rcv, a->rtype,
-                      a->comm, &a->opt, inner);
+                      a->comm, &a->opt, a->device, inner);
 }
 
+/* device: device buffers that the row serves (memory_route.c), staged by the operation's
+ * own transport. */
 static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc,
                       MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                      tuna_request *req)
+                      bool device, tuna_request *req)
 {
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
@@ -238,7 +258,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
                 return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
             *a = (ia_args){.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf, .sc = *sc,
                            .rcv = *rcv, .stype = sendtype, .rtype = recvtype, .comm = comm,
-                           .opt = *opt};
+                           .opt = *opt, .device = device};
             return tuna_setup_defer(ctx, ia_restart, a, req);
         }
     }
@@ -291,6 +311,10 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
             return rc;
         }
     } else {
+        if (device && (rc = tuna_staged_open(&x->staged, &x->o.op.tp)) != MPI_SUCCESS) {
+            ia_release(&x->o.op);
+            return rc;
+        }
         x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr,
                                    .rank = ctx->rank, .size = ctx->size};
         x->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
@@ -337,14 +361,15 @@ int tuna_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     const tuna_options *opt, tuna_request *req)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_ialltoallv(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                     recvcounts, rdispls, recvtype, comm, opt, req)) >= 0)
+    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_ialltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
+                                               recvbuf, recvcounts, rdispls, recvtype, comm,
+                                               opt, req)) >= 0)
         return rc;
     const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
     return ialltoallv("tuna_ialltoallv", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
-                      opt, req);
+                      opt, device, req);
 }
 
 int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -353,13 +378,14 @@ int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                       tuna_request *req)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_ialltoallv(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                     recvcounts, rdispls, recvtype, comm, opt, req)) >= 0)
+    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_ialltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
+                                               recvbuf, recvcounts, rdispls, recvtype, comm,
+                                               opt, req)) >= 0)
         return rc;
     const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
                       rcv = {.nl = recvcounts, .dl = rdispls};
     return ialltoallv("tuna_ialltoallv_c", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
-                      opt, req);
+                      opt, device, req);
 }

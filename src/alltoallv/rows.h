@@ -2,7 +2,10 @@
  * The rows the alltoallv and alltoall registries share (src/alltoallv/table.c,
  * src/alltoall/table.c): the same algorithm, parameters, cost model and step form. alltoall
  * runs them on uniform arguments (a->uniform); a row's needs and pair_tag are read by
- * alltoallv's front end only.
+ * alltoallv's front end only. memory_kinds: the memory kinds the row serves besides host
+ * memory in that registry (tuna_algorithm.memory): alltoallv's table gives TUNA_MEMORY_DEVICE
+ * to the rows that post only byte regions and copies through the transport (docs/gpu.md),
+ * alltoall's gives 0.
  */
 #ifndef TUNA_ALLTOALLV_ROWS_H
 #define TUNA_ALLTOALLV_ROWS_H
@@ -19,52 +22,55 @@ tuna_a2av_step_fn tuna_a2av_multipair_waitany_step, tuna_a2av_multipair_testany_
 #define STRIDE_PARAM                                                                           \
     {"stride", 1, TUNA_PARAM_P, 8, "pairs in flight, in [1, P]; larger values clamp to P"}
 
-#define TUNA_A2AV_ROW_SPREADOUT                                                                 \
+#define TUNA_A2AV_ROW_SPREADOUT(memory_kinds)                                                   \
     {.desc = {.info = {"spreadout", "linear: all Irecv/Isend at once, peers in round-robin order "  \
                                     "from self",                                                \
                        0, {{0}}},                                                               \
-              .family = "linear", .cost = tuna_a2av_cost_one_phase,                             \
+              .memory = (memory_kinds), .family = "linear", .cost = tuna_a2av_cost_one_phase,   \
               .inflight = tuna_a2av_inflight_all_peers, .pair_tag = TUNA_TAG_SPREADOUT},        \
      .step = tuna_a2av_spreadout_step}
 
-#define TUNA_A2AV_ROW_SCATTERED                                                                 \
+#define TUNA_A2AV_ROW_SCATTERED(memory_kinds)                                                   \
     {.desc = {.info = {"scattered", "linear (MPICH): batches of `block` Irecv/Isend pairs, "        \
                                     "Waitall per batch",                                        \
                        1,                                                                       \
                        {{"block", 1, TUNA_PARAM_P, 32,                                          \
                          "pairs per batch, in [1, P]; larger values clamp to P"}}},             \
+              .memory = (memory_kinds),                                                         \
               .family = "linear", .cost = tuna_a2av_cost_batches_of_block,                      \
               .grid = tuna_a2av_grid_block, .inflight = tuna_a2av_inflight_block},              \
      .step = tuna_a2av_scattered_step}
 
-#define TUNA_A2AV_ROW_LINEAR                                                                    \
+#define TUNA_A2AV_ROW_LINEAR(memory_kinds)                                                      \
     {.desc = {.info = {"linear", "linear (Open MPI basic): all receives posted first in "           \
                                  "ascending rank order, then all sends, one Waitall",           \
                        0, {{0}}},                                                               \
+              .memory = (memory_kinds),                                                         \
               .family = "linear", .cost = tuna_a2av_cost_receives_first,                        \
               .inflight = tuna_a2av_inflight_all_peers},                                        \
      .step = tuna_a2av_linear_step}
 
-#define TUNA_A2AV_ROW_PAIRWISE                                                                  \
+#define TUNA_A2AV_ROW_PAIRWISE(memory_kinds)                                                    \
     {.desc = {.info = {"pairwise", "linear (Open MPI): P-1 steps, one Irecv + Isend pair "          \
                                    "per step, waited before the next",                          \
                        0, {{0}}},                                                               \
-              .family = "linear", .cost = tuna_a2av_cost_stepwise,                              \
+              .memory = (memory_kinds), .family = "linear", .cost = tuna_a2av_cost_stepwise,    \
               .inflight = tuna_a2av_inflight_one_peer, .pair_tag = TUNA_TAG_PAIRWISE},          \
      .step = tuna_a2av_pairwise_step}
 
-#define TUNA_A2AV_ROW_XOR                                                                       \
+#define TUNA_A2AV_ROW_XOR(memory_kinds)                                                         \
     {.desc = {.info = {"xor", "linear: exclusive-or pairing, peer = rank ^ step over the next "     \
                               "power of two (any P: missing peers are skipped)",                \
                        0, {{0}}},                                                               \
-              .family = "linear", .cost = tuna_a2av_cost_stepwise,                              \
+              .memory = (memory_kinds), .family = "linear", .cost = tuna_a2av_cost_stepwise,    \
               .inflight = tuna_a2av_inflight_one_peer, .pair_tag = TUNA_TAG_XOR},               \
      .step = tuna_a2av_xor_step}
 
-#define TUNA_A2AV_ROW_MULTIPAIR                                                                 \
+#define TUNA_A2AV_ROW_MULTIPAIR(memory_kinds)                                                   \
     {.desc = {.info = {"multipair", "linear: `stride` pairwise steps posted together, then "        \
                                     "Waitall",                                                  \
                        1, {STRIDE_PARAM}},                                                      \
+              .memory = (memory_kinds),                                                         \
               .family = "linear", .cost = tuna_a2av_cost_batches_of_stride,                     \
               .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},            \
      .step = tuna_a2av_multipair_step}

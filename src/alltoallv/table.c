@@ -13,6 +13,8 @@
  */
 #include "rows.h"
 
+#include "memkind.h" /* TUNA_MEMORY_DEVICE */
+
 /* The run functions, one file each (tuna.c and linear.c: alltoallv.h, others fall back to
  * them); the step forms of the rows alltoall shares: rows.h. */
 tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_auto;
@@ -23,12 +25,12 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
                        0, {{0}}},
               .kind = TUNA_ROW_VENDOR, .family = "vendor"},
      .run = tuna_a2av_vendor},
-    TUNA_A2AV_ROW_SPREADOUT,
-    TUNA_A2AV_ROW_SCATTERED,
-    TUNA_A2AV_ROW_LINEAR,
-    TUNA_A2AV_ROW_PAIRWISE,
-    TUNA_A2AV_ROW_XOR,
-    TUNA_A2AV_ROW_MULTIPAIR,
+    TUNA_A2AV_ROW_SPREADOUT(TUNA_MEMORY_DEVICE),
+    TUNA_A2AV_ROW_SCATTERED(TUNA_MEMORY_DEVICE),
+    TUNA_A2AV_ROW_LINEAR(TUNA_MEMORY_DEVICE),
+    TUNA_A2AV_ROW_PAIRWISE(TUNA_MEMORY_DEVICE),
+    TUNA_A2AV_ROW_XOR(TUNA_MEMORY_DEVICE),
+    TUNA_A2AV_ROW_MULTIPAIR(TUNA_MEMORY_DEVICE),
     TUNA_A2AV_ROW_MULTIPAIR_WAITANY,
     TUNA_A2AV_ROW_MULTIPAIR_TESTANY,
     TUNA_A2AV_ROW_BRUCK,

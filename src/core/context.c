@@ -7,6 +7,7 @@
  */
 #include "tuna_internal.h"
 #include "op.h"
+#include "../transport/cuda_staged.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -73,6 +74,7 @@ static void ctx_release(tuna_ctx *ctx)
     if (ctx->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&ctx->comm);
     tuna_scratch_free(&ctx->scr);
+    tuna_staged_free(ctx->staged);
     free(ctx->node_of);
     free(ctx->local_of);
     free(ctx->vrank_to_rank);

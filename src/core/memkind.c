@@ -106,7 +106,8 @@ unsigned tuna_memory_kinds_query(const void *sendbuf, const void *recvbuf)
 const char *tuna_memory_reason(unsigned kinds)
 {
     return (kinds & TUNA_MEMORY_HOST)
-               ? "host and device buffers in one call: no tuna algorithm serves device memory "
-                 "yet (docs/gpu.md)"
-               : "device buffers: no tuna algorithm serves device memory yet (docs/gpu.md)";
+               ? "host and device buffers in one call: the algorithm asked for does not serve "
+                 "device memory (docs/gpu.md)"
+               : "device buffers: the algorithm asked for does not serve device memory "
+                 "(docs/gpu.md)";
 }

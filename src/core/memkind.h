@@ -3,7 +3,8 @@
  * read and write with host code, or memory host code must not touch (CUDA device memory,
  * and managed memory, treated alike). A call whose buffers are not all host memory goes to
  * the MPI library's own call unless the row asked for declares their kinds
- * (tuna_algorithm.memory, tuna_registry.h; no row does yet).
+ * (tuna_algorithm.memory, tuna_registry.h: alltoallv's rows that post only byte regions,
+ * blocking and nonblocking, through the staging transport, src/transport/cuda_staged.c).
  *
  * The question goes to CUDA's driver (libcuda.so.1) only in a process that has loaded it:
  * tuna never loads or initialises it (dlopen with RTLD_NOLOAD). Without a device pointer

@@ -1,23 +1,65 @@
 /*
  * The public entries' hand-over of buffers that are not host memory (memkind.h): the MPI
  * library's own call on the caller's communicator, which takes whatever memory the library
- * does (CUDA-aware or not, its business), recorded as vendor with the reason. Every rank
- * decides alone from its own buffers: the ranks of one call must agree (docs/gpu.md).
+ * does (CUDA-aware or not, its business), recorded as vendor with the reason; or, for a
+ * blocking or nonblocking alltoallv whose row declares device memory (tuna_algorithm.memory), contiguous
+ * types and no MPI_IN_PLACE, where CUDA's runtime loads, tuna's path with the staging
+ * transport (src/transport/cuda_staged.c). Every rank decides alone from its own buffers
+ * and types: the ranks of one call must agree (docs/gpu.md).
  */
 #include "memkind.h"
 
 #include "op.h"
 #include "tuna_mpi_features.h"
 #include "tuna_registry.h"
+#include "../transport/cuda_staged.h"
 #include "../transport/transport.h"
 
 #include <stdlib.h>
 
-/* Whether the asked row (opt) serves memory of `kinds`. */
-static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned kinds)
+/* What a call offers besides its buffers: whether its form has a staged path (blocking and
+ * nonblocking alltoallv) and, for alltoallv, its arguments' shape (a row on device memory
+ * stages contiguous bytes, never in place). */
+typedef struct call_form {
+    bool staged;
+    const void *sendbuf;
+    MPI_Datatype stype, rtype; /* MPI_DATATYPE_NULL: not asked */
+} call_form;
+
+static bool contiguous(MPI_Datatype t)
+{
+    tuna_type_info info;
+    return t != MPI_DATATYPE_NULL && tuna_type_info_get(t, &info) == MPI_SUCCESS && info.contig;
+}
+
+/* Whether the asked row (opt) serves memory of `kinds` in this form of call. */
+static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned kinds,
+                       const call_form *f)
 {
     const tuna_algorithm *row = tuna_registry_row(tuna_registry_of(coll), opt->algorithm);
-    return ((row->memory | TUNA_MEMORY_HOST) & kinds) == kinds;
+    if (((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
+        return false;
+    return coll == TUNA_ALLTOALLV && f->staged && f->sendbuf != MPI_IN_PLACE &&
+           contiguous(f->stype) && contiguous(f->rtype) && tuna_staged_available();
+}
+
+/* Why a call the row asked for does not serve goes to the library. */
+static const char *reason(tuna_collective coll, const tuna_options *opt, unsigned kinds)
+{
+    const tuna_algorithm *row = tuna_registry_row(tuna_registry_of(coll), opt->algorithm);
+    if (((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
+        return tuna_memory_reason(kinds);
+    const bool mixed = kinds & TUNA_MEMORY_HOST;
+    if (!tuna_staged_available())
+        return mixed ? "host and device buffers in one call: CUDA's runtime (libcudart) is not "
+                       "usable to stage them (docs/gpu.md)"
+                     : "device buffers: CUDA's runtime (libcudart) is not usable to stage them "
+                       "(docs/gpu.md)";
+    return mixed ? "host and device buffers in one call: the algorithm serves device memory in "
+                   "blocking and nonblocking calls with contiguous datatypes, not in place "
+                   "(docs/gpu.md)"
+                 : "device buffers: the algorithm serves them in blocking and nonblocking calls "
+                   "with contiguous datatypes, not in place (docs/gpu.md)";
 }
 
 /*
@@ -26,7 +68,7 @@ static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned k
  * vendor was asked), or the call's error (a bad communicator or options).
  */
 static int begin(tuna_collective coll, const void *sendbuf, const void *recvbuf,
-                 const tuna_options **opt, double *t_start)
+                 const tuna_options **opt, double *t_start, const call_form *f)
 {
     const unsigned kinds = tuna_memory_kinds_query(sendbuf, recvbuf);
     if (kinds == TUNA_MEMORY_HOST)
@@ -35,12 +77,12 @@ static int begin(tuna_collective coll, const void *sendbuf, const void *recvbuf,
     int rc = tuna_call_begin(coll, MPI_COMM_WORLD, opt); /* the options (comm: the caller's) */
     if (rc != MPI_SUCCESS)
         return rc;
-    if (row_serves(coll, *opt, kinds))
+    if (row_serves(coll, *opt, kinds, f))
         return -1;
     const int vendor = tuna_registry_find_kind(tuna_registry_of(coll), TUNA_ROW_VENDOR);
     if ((*opt)->algorithm != vendor) {
+        tuna_stats_current.fallback = reason(coll, *opt, kinds);
         tuna_stats_current.algorithm = vendor;
-        tuna_stats_current.fallback = tuna_memory_reason(kinds);
     }
     return MPI_SUCCESS;
 }
@@ -70,7 +112,8 @@ int tuna_memory_alltoallv(bool large, const void *sendbuf, const void *sendcount
                           MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    int rc = begin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, &t);
+    const call_form f = {true, sendbuf, sendtype, recvtype};
+    int rc = begin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
     if (large) {
@@ -92,7 +135,8 @@ int tuna_memory_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    int rc = begin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, &t);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = begin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
     if (large) {
@@ -114,7 +158,8 @@ int tuna_memory_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const tuna_options *opt)
 {
     double t = 0;
-    int rc = begin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, &t);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = begin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
     return finish(PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
@@ -125,7 +170,8 @@ int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    int rc = begin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, &t);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = begin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
     return finish(PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm), "PMPI_Allreduce", t);
@@ -158,13 +204,14 @@ static void library_release(tuna_op *op)
 
 /* begin(), then room for the operation: *x NULL where tuna's path goes on (rc -1). */
 static int ibegin(tuna_collective coll, const void *sendbuf, const void *recvbuf,
-                  const tuna_options **opt, tuna_request *req, library_op **x)
+                  const tuna_options **opt, tuna_request *req, library_op **x,
+                  const call_form *f)
 {
     *x = NULL;
     if (!req)
         return -1; /* tuna's path reports it */
     double t = 0;
-    int rc = begin(coll, sendbuf, recvbuf, opt, &t);
+    int rc = begin(coll, sendbuf, recvbuf, opt, &t, f);
     if (rc != MPI_SUCCESS)
         return rc;
     *req = TUNA_REQUEST_NULL;
@@ -195,7 +242,8 @@ int tuna_memory_ialltoallv(bool large, const void *sendbuf, const void *sendcoun
                            MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {true, sendbuf, sendtype, recvtype};
+    int rc = ibegin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     if (large) {
@@ -221,7 +269,8 @@ int tuna_memory_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                           tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = ibegin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     if (large) {
@@ -246,7 +295,8 @@ int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = ibegin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     return ilaunch(x,
@@ -260,7 +310,8 @@ int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
                            tuna_request *req)
 {
     library_op *x;
-    int rc = ibegin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, req, &x);
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    int rc = ibegin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
     return ilaunch(x, PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &x->req),

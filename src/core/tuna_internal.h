@@ -190,6 +190,9 @@ typedef struct tuna_ctx {
      * runs on a communicator at a time; nonblocking and persistent operations, which may
      * be outstanding with it, have their own: tuna_scratch). */
     tuna_scratch scr;
+    /* The staging transport's stream and bounce memory (src/transport/cuda_staged.c), made
+     * by the first call with device buffers a row serves; NULL before. */
+    struct tuna_staged *staged;
     /* Operations (nonblocking, persistent) started on this communicator: their tags
      * (src/core/op.c, tuna_op_tag_shift); every rank starts them in the same order. */
     unsigned long op_seq;

@@ -94,8 +94,11 @@ typedef struct tuna_algorithm {
      * per-call set-up; auto's model charges no call_overhead there (src/select/choose.c). */
     int pair_tag;
     /* The memory kinds the row serves besides host memory (TUNA_MEMORY_*, src/core/memkind.h);
-     * 0, every row today: host memory only. A call whose buffers the asked row does not
-     * serve goes to the MPI library's own call (src/core/memory_route.c; docs/gpu.md). */
+     * 0: host memory only. TUNA_MEMORY_DEVICE: alltoallv's rows that post only byte regions
+     * and copies (blocking and nonblocking calls, contiguous types, not in place:
+     * src/core/memory_route.c).
+     * A call whose buffers the asked row does not serve goes to the MPI library's own call
+     * (docs/gpu.md). */
     unsigned memory;
 } tuna_algorithm;
 

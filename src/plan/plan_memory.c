@@ -1,7 +1,7 @@
 /*
- * Plans on buffers that are not host memory (src/core/memkind.h): the init makes a vendor
- * plan (its starts run the library's own call, and the planner times nothing), whose starts
- * name the reason in the statistics.
+ * Plans on buffers that are not host memory (src/core/memkind.h), whatever the row: the init
+ * makes a vendor plan (its starts run the library's own call, and the planner times nothing),
+ * whose starts name the reason in the statistics.
  */
 #include "plan.h"
 
@@ -23,13 +23,20 @@ void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const v
     const tuna_registry *reg = tuna_registry_of(coll);
     if ((*opt)->collective != coll || (*opt)->algorithm < 0 || (*opt)->algorithm >= reg->n)
         return; /* the init reports the options */
+    /* Rows that serve device memory do so in blocking and nonblocking calls only
+     * (src/core/memory_route.c):
+     * a plan on device buffers is the library's. */
     const tuna_algorithm *row = tuna_registry_row(reg, (*opt)->algorithm);
-    if (((row->memory | TUNA_MEMORY_HOST) & kinds) == kinds)
-        return;
     const int vendor = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
     pending_device = true;
     if ((*opt)->algorithm != vendor)
-        pending = tuna_memory_reason(kinds);
+        pending = ((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds
+                      ? tuna_memory_reason(kinds)
+                  : (kinds & TUNA_MEMORY_HOST)
+                      ? "host and device buffers in one call: the algorithm serves device memory "
+                        "in blocking and nonblocking calls only (docs/gpu.md)"
+                      : "device buffers: the algorithm serves them in blocking and nonblocking "
+                        "calls only (docs/gpu.md)";
     vendor_options = (tuna_options){.collective = coll, .algorithm = vendor};
     *opt = &vendor_options;
 }
