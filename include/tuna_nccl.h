@@ -9,7 +9,8 @@
  * valid until then. Every rank of `comm` makes the same calls in the same order with the same
  * algorithm. Counts and displacements are host arrays, in elements of `type`.
  *
- * `opt`: NULL for the NCCL path's default (alltoallv / alltoall: linear; allgather: ring), or
+ * `opt`: NULL for the NCCL path's default (alltoallv / alltoall: linear; allgather and
+ * allreduce: ring), or
  * options parsed with tuna_options_parse() for the matching collective (TUNA_ALLTOALLV,
  * TUNA_ALLTOALL, TUNA_ALLGATHER, TUNA_ALLREDUCE). Only the rows listed in docs/nccl.md run on
  * the NCCL path; any other is refused with MPI_ERR_ARG and a message naming the rows that do.
@@ -50,7 +51,9 @@ int tuna_nccl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
                         ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
                         const tuna_options *opt);
 
-/* Allreduce of `count` elements (ncclAllReduce's arguments). */
+/* Allreduce of `count` elements (ncclAllReduce's arguments; in place when sendbuf ==
+ * recvbuf): ncclSum, ncclProd, ncclMax, ncclMin on the 8-, 32- and 64-bit integers, float and
+ * double (tuna's device kernels; not ncclAvg, half, bfloat16, fp8). */
 int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDataType_t type,
                         ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                         const tuna_options *opt);

@@ -140,6 +140,53 @@ static void allgather_case(const char *alg, size_t count, ncclDataType_t type, i
     free(want);
 }
 
+/* Element x of rank r's vector: small integers (-3..3), so sums and products of up to 8 of
+ * them are exact in every type and the order of the reduction does not matter. */
+static void fill_values(void *b, size_t n, ncclDataType_t t, int r)
+{
+    for (size_t x = 0; x < n; x++) {
+        int v = (int)(mix((uint64_t)r * 7919 + x) % 7) - 3;
+        switch (t) {
+        case ncclInt8: ((int8_t *)b)[x] = (int8_t)v; break;
+        case ncclInt32: ((int32_t *)b)[x] = v; break;
+        case ncclUint64: ((uint64_t *)b)[x] = (uint64_t)(v + 3); break;
+        case ncclFloat32: ((float *)b)[x] = (float)v; break;
+        default: ((double *)b)[x] = v; break;
+        }
+    }
+}
+
+static void allreduce_case(const char *alg, size_t count, ncclDataType_t type, ncclRedOp_t op,
+                           int in_place)
+{
+    const size_t es = type == ncclInt8 ? 1 : type == ncclInt32 || type == ncclFloat32 ? 4 : 8;
+    const size_t n = count * es;
+    MPI_Datatype mt = type == ncclInt8 ? MPI_INT8_T : type == ncclInt32 ? MPI_INT32_T
+                    : type == ncclUint64 ? MPI_UINT64_T : type == ncclFloat32 ? MPI_FLOAT
+                    : MPI_DOUBLE;
+    MPI_Op mo = op == ncclSum ? MPI_SUM : op == ncclProd ? MPI_PROD : op == ncclMax ? MPI_MAX
+              : MPI_MIN;
+    unsigned char *sbuf = malloc(n + 1), *got = malloc(n + 1), *want = malloc(n + 1);
+    fill_values(sbuf, count, type, me);
+    memset(got, SENTINEL, n + 1);
+    memset(want, SENTINEL, n + 1);
+    if (in_place)
+        memcpy(got, sbuf, n);
+    tuna_options o;
+    int rc = parse(alg, TUNA_ALLREDUCE, &o);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_nccl_allreduce(in_place ? got : sbuf, got, count, type, op, comm, stream,
+                                 alg ? &o : NULL);
+    MPI_Allreduce(sbuf, want, (int)count, mt, mo, MPI_COMM_WORLD);
+    char what[96];
+    snprintf(what, sizeof what, "allreduce count %zu type %d op %d%s", count, (int)type, (int)op,
+             in_place ? " in place" : "");
+    expect(rc == MPI_SUCCESS && memcmp(got, want, n + 1) == 0, what, alg ? alg : "default", rc);
+    free(sbuf);
+    free(got);
+    free(want);
+}
+
 /* Groups and their sizes: the stand-in's counters around one call of 4-byte blocks. */
 static void grouping_case(const char *alg, tuna_collective c, const char *limit,
                           long want_groups, long want_max)
@@ -250,8 +297,15 @@ static void argument_checks(void)
                  "NULL buffer", "allgather NULL sendbuf");
     expect_error(tuna_nccl_allgather(buf, buf, SIZE_MAX / 2, ncclInt32, comm, stream, NULL),
                  MPI_ERR_COUNT, "do not fit", "allgather count overflow");
-    expect_error(tuna_nccl_allreduce(buf, buf, 1, ncclInt32, ncclSum, comm, stream, NULL),
-                 MPI_ERR_ARG, "no algorithm runs on the NCCL path", "allreduce not yet");
+    expect_error(tuna_nccl_allreduce(buf, buf, 1, ncclInt32, ncclAvg, comm, stream, NULL),
+                 MPI_ERR_OP, "not supported", "allreduce avg");
+    expect_error(tuna_nccl_allreduce(buf, buf, 1, ncclFloat16, ncclSum, comm, stream, NULL),
+                 MPI_ERR_TYPE, "no reduction", "allreduce half");
+    expect_error(tuna_nccl_allreduce(NULL, buf, 1, ncclInt32, ncclSum, comm, stream, NULL),
+                 MPI_ERR_BUFFER, "NULL buffer", "allreduce NULL sendbuf");
+    tuna_options_parse("recursive-doubling", TUNA_ALLREDUCE, &o);
+    expect_error(tuna_nccl_allreduce(buf, buf, 1, ncclInt32, ncclSum, comm, stream, &o),
+                 MPI_ERR_ARG, "(supported: ring, recmul", "allreduce unsupported row");
     free(cnt);
 }
 
@@ -287,6 +341,14 @@ int main(int argc, char **argv)
             for (int t = 0; t < 3; t += 2)
                 for (int ip = 0; ip < 2; ip++)
                     allgather_case(ag_algs[a], count, types[t], ip);
+    const char *ar_algs[] = {NULL, "ring", "recmul", "recmul:k=2", "recmul:k=3", "recmul:k=P"};
+    const ncclDataType_t ar_types[] = {ncclInt8, ncclInt32, ncclUint64, ncclFloat32, ncclFloat64};
+    const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin};
+    for (size_t a = 0; a < sizeof ar_algs / sizeof *ar_algs; a++)
+        for (size_t count = 0; count < 2000; count = count * 6 + 1)
+            for (int t = 0; t < 5; t++)
+                for (int op = 0; op < 4; op++)
+                    allreduce_case(ar_algs[a], count, ar_types[t], ops[op], (t + op) % 2);
 
     /* Grouping: linear posts 2P slots in one step, split every L (rounded down to even);
      * pairwise and ring one group per step (P = 1: linear's self exchange, one group; the

@@ -20,6 +20,10 @@ static const tuna_nccl_row allgather_rows[] = {
     {"kring", "k", tuna_nccl_ag_kring},
     {"recmul", "k", tuna_nccl_ag_recmul},
 };
+static const tuna_nccl_row allreduce_rows[] = {
+    {"ring", NULL, tuna_nccl_ar_ring},
+    {"recmul", "k", tuna_nccl_ar_recmul},
+};
 #define NROWS(t) (int)(sizeof t / sizeof t[0])
 
 static const char *coll_name(tuna_collective c)
@@ -41,6 +45,9 @@ static const tuna_nccl_row *rows_of(tuna_collective c, int *n)
     case TUNA_ALLGATHER:
         *n = NROWS(allgather_rows);
         return allgather_rows;
+    case TUNA_ALLREDUCE:
+        *n = NROWS(allreduce_rows);
+        return allreduce_rows;
     default:
         *n = 0;
         return NULL;
@@ -118,6 +125,7 @@ static int start(tuna_collective c, ncclComm_t comm, ncclDataType_t type, tuna_n
         return rc;
     memset(a, 0, sizeof *a);
     a->tp = &t->table;
+    a->t = t;
     a->rank = t->rank;
     a->size = t->size;
     a->esize = type_bytes(type);
@@ -236,6 +244,34 @@ int tuna_nccl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
     return run(row, &t, &a);
 }
 
+/* The MPI type and op of the transport's reduce; MPI_DATATYPE_NULL / MPI_OP_NULL where the
+ * device kernels (src/device/reduce.cu) have none. */
+static MPI_Datatype reduce_type(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8: return MPI_INT8_T;
+    case ncclUint8: return MPI_UINT8_T;
+    case ncclInt32: return MPI_INT32_T;
+    case ncclUint32: return MPI_UINT32_T;
+    case ncclInt64: return MPI_INT64_T;
+    case ncclUint64: return MPI_UINT64_T;
+    case ncclFloat32: return MPI_FLOAT;
+    case ncclFloat64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static MPI_Op reduce_op(ncclRedOp_t op)
+{
+    switch (op) {
+    case ncclSum: return MPI_SUM;
+    case ncclProd: return MPI_PROD;
+    case ncclMax: return MPI_MAX;
+    case ncclMin: return MPI_MIN;
+    default: return MPI_OP_NULL;
+    }
+}
+
 int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDataType_t type,
                         ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                         const tuna_options *opt)
@@ -243,14 +279,31 @@ int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDa
     tuna_nccl_tp t;
     tuna_nccl_args a = {0};
     const tuna_nccl_row *row;
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)op;
     tuna_error_clear();
     int rc = start(TUNA_ALLREDUCE, comm, type, &t, &a);
     if (rc != MPI_SUCCESS)
         return rc;
     t.stream = stream;
-    return choose(TUNA_ALLREDUCE, opt, a.size, &row, &a); /* no row yet: refused */
+    a.mtype = reduce_type(type);
+    a.mop = reduce_op(op);
+    if (a.mtype == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "tuna_nccl_allreduce: no reduction on datatype %d "
+                                            "(half, bfloat16 and fp8 are not supported)",
+                              (int)type);
+    if (a.mop == MPI_OP_NULL)
+        return tuna_error_set(MPI_ERR_OP, "tuna_nccl_allreduce: op %d is not supported (sum, "
+                                          "prod, max, min)", (int)op);
+    if (count > SIZE_MAX / a.esize / 2)
+        return tuna_error_set(MPI_ERR_COUNT, "tuna_nccl_allreduce: %zu elements do not fit in "
+                                             "size_t bytes", count);
+    if (count && (!sendbuf || !recvbuf))
+        return tuna_error_set(MPI_ERR_BUFFER, "tuna_nccl_allreduce: a NULL buffer with nonzero "
+                                              "count");
+    rc = choose(TUNA_ALLREDUCE, opt, a.size, &row, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    a.count = count;
+    a.sbuf = sendbuf;
+    a.rbuf = recvbuf;
+    return run(row, &t, &a);
 }

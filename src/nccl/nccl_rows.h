@@ -13,7 +13,8 @@
 #include "../transport/nccl.h"
 
 typedef struct tuna_nccl_args {
-    const tuna_transport *tp; /* the call's NCCL transport */
+    const tuna_transport *tp; /* the call's NCCL transport (&t->table) */
+    tuna_nccl_tp *t;          /* the same, for its temporaries */
     int rank, size;
     /* alltoallv / alltoall: counts and displacements in elements of esize bytes */
     const char *sbuf;
@@ -45,10 +46,29 @@ static inline int tuna_nccl_step_end(const tuna_nccl_args *a)
     return tuna_tp_settle(a->tp, 0, NULL, NULL, true, &flag);
 }
 
+/* inout = in op inout over n elements (the transport's reduce, INT_MAX elements at a time). */
+static inline int tuna_nccl_reduce(const tuna_nccl_args *a, const void *in, void *inout, size_t n)
+{
+    const char *i = in;
+    char *o = inout;
+    while (n > 0) {
+        int c = n > (size_t)INT_MAX ? INT_MAX : (int)n;
+        int rc = tuna_tp_reduce(a->tp, i, o, c, a->mtype, a->mop);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        i += (size_t)c * a->esize;
+        o += (size_t)c * a->esize;
+        n -= (size_t)c;
+    }
+    return MPI_SUCCESS;
+}
+
 int tuna_nccl_a2av_linear(const tuna_nccl_args *a);
 int tuna_nccl_a2av_pairwise(const tuna_nccl_args *a);
 int tuna_nccl_ag_ring(const tuna_nccl_args *a);
 int tuna_nccl_ag_kring(const tuna_nccl_args *a);
 int tuna_nccl_ag_recmul(const tuna_nccl_args *a);
+int tuna_nccl_ar_ring(const tuna_nccl_args *a);
+int tuna_nccl_ar_recmul(const tuna_nccl_args *a);
 
 #endif /* TUNA_NCCL_ROWS_H */

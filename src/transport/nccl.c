@@ -253,3 +253,21 @@ int tuna_nccl_tp_close(tuna_nccl_tp *t)
     }
     return rc;
 }
+
+int tuna_nccl_tp_alloc(tuna_nccl_tp *t, size_t bytes, void **p)
+{
+    *p = NULL;
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    cudaError_t rc = cudaMallocAsync(p, bytes, t->stream);
+    return rc == cudaSuccess ? MPI_SUCCESS : tuna_nccl_cuda_failed(rc, "cudaMallocAsync");
+}
+
+void tuna_nccl_tp_free(tuna_nccl_tp *t, void *p)
+{
+    if (!p)
+        return;
+    cudaError_t rc = cudaFreeAsync(p, t->stream);
+    if (rc != cudaSuccess)
+        keep(t, tuna_nccl_cuda_failed(rc, "cudaFreeAsync"));
+}

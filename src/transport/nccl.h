@@ -62,6 +62,11 @@ int tuna_nccl_tp_wait(tuna_nccl_tp *t);
 /* Flush and free what open created (the event); returns the first error. */
 int tuna_nccl_tp_close(tuna_nccl_tp *t);
 
+/* Device memory for a row's temporaries, stream-ordered (cudaMallocAsync / cudaFreeAsync
+ * on the call's stream): freed after the work posted before the free. MPI error codes. */
+int tuna_nccl_tp_alloc(tuna_nccl_tp *t, size_t bytes, void **p);
+void tuna_nccl_tp_free(tuna_nccl_tp *t, void *p);
+
 /* The slots per group from TUNA_NCCL_GROUP_LIMIT (>= 2, rounded down to even) or the default. */
 size_t tuna_nccl_group_limit(void);
 

@@ -337,6 +337,16 @@ EXPORT cudaError_t cudaFree(void *p)
     free(p);
     return cudaSuccess;
 }
+EXPORT cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s)
+{
+    (void)s;
+    return cudaMalloc(p, bytes);
+}
+EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    (void)s;
+    return cudaFree(p);
+}
 EXPORT const char *cudaGetErrorString(cudaError_t e)
 {
     return e == cudaSuccess ? "no error" : "CUDA stand-in error";
