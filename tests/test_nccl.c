@@ -283,10 +283,13 @@ static void argument_checks(void)
                  MPI_ERR_COUNT, "does not fit", "count overflow");
     expect_error(tuna_nccl_alltoall(buf, buf + 4, SIZE_MAX / 2, ncclInt64, comm, stream, NULL),
                  MPI_ERR_COUNT, NULL, "alltoall count overflow");
-    tuna_options_parse("tuna", TUNA_ALLTOALLV, &o);
+    tuna_options_parse("twophase-bruck", TUNA_ALLTOALLV, &o);
     expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
-                 MPI_ERR_ARG, "'tuna' is not supported on the NCCL path (supported: linear, "
-                              "pairwise", "unsupported row");
+                 MPI_ERR_ARG, "'twophase-bruck' is not supported on the NCCL path (supported: "
+                              "linear, pairwise, tuna", "unsupported row");
+    tuna_options_parse("tuna:block=2", TUNA_ALLTOALLV, &o);
+    expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
+                 MPI_ERR_ARG, "parameter 'block' of 'tuna' is not supported", "tuna's block");
     tuna_options_parse("vendor", TUNA_ALLGATHER, &o);
     expect_error(tuna_nccl_allgather(buf, buf + 4, 0, ncclInt8, comm, stream, &o), MPI_ERR_ARG,
                  "'vendor' is not supported", "vendor refused");
@@ -321,7 +324,8 @@ int main(int argc, char **argv)
     if (ncclCommInitRank(&comm, P, id, me) != ncclSuccess || cudaStreamCreate(&stream) != cudaSuccess)
         MPI_Abort(MPI_COMM_WORLD, 2);
 
-    const char *a2av_algs[] = {NULL, "linear", "pairwise"};
+    const char *a2av_algs[] = {NULL,          "linear",        "pairwise",   "tuna",
+                               "tuna:radix=2", "tuna:radix=3", "tuna:radix=P"};
     const ncclDataType_t types[] = {ncclInt8, ncclInt32, ncclFloat64};
     for (size_t a = 0; a < sizeof a2av_algs / sizeof *a2av_algs; a++)
         for (int pat = 0; pat < 4; pat++)
@@ -358,6 +362,16 @@ int main(int argc, char **argv)
     grouping_case("linear", TUNA_ALLTOALLV, "3", P, 2); /* 3: 2, splits between pairs */
     grouping_case("pairwise", TUNA_ALLTOALLV, "2", P - 1, 2);
     grouping_case("ring", TUNA_ALLGATHER, "2", P - 1, 2);
+    /* TuNA radix 2: a data group per round, and a size group before each round that moves
+     * blocks not yet at their destination (an offset with bit x set and a higher bit). */
+    long tuna_groups = 0;
+    for (long R = 1; R < P; R *= 2) {
+        int forwards = 0;
+        for (int o = 1; o < P; o++)
+            forwards |= (o & R) && o >= 2 * R;
+        tuna_groups += 1 + forwards;
+    }
+    grouping_case("tuna:radix=2", TUNA_ALLTOALLV, "2048", tuna_groups, 0);
     group_limit_refused();
     argument_checks();
 

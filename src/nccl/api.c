@@ -14,6 +14,7 @@
 static const tuna_nccl_row alltoallv_rows[] = {
     {"linear", NULL, tuna_nccl_a2av_linear},
     {"pairwise", NULL, tuna_nccl_a2av_pairwise},
+    {"tuna", "radix", tuna_nccl_a2av_tuna},
 };
 static const tuna_nccl_row allgather_rows[] = {
     {"ring", NULL, tuna_nccl_ag_ring},
@@ -82,9 +83,14 @@ static int choose(tuna_collective c, const tuna_options *opt, int P, const tuna_
         if (strcmp(rows[i].name, info->name) != 0)
             continue;
         *row = &rows[i];
-        for (int p = 0; rows[i].param && p < info->nparams; p++) {
-            if (strcmp(info->params[p].name, rows[i].param) != 0)
+        for (int p = 0; p < info->nparams; p++) {
+            if (!rows[i].param || strcmp(info->params[p].name, rows[i].param) != 0) {
+                if (opt->set & (1u << p))
+                    return tuna_error_set(MPI_ERR_ARG, "%s: parameter '%s' of '%s' is not "
+                                          "supported on the NCCL path (docs/nccl.md)",
+                                          coll_name(c), info->params[p].name, info->name);
                 continue;
+            }
             long v = (opt->set & (1u << p)) ? opt->value[p] : info->params[p].defval;
             if (v == TUNA_PARAM_P)
                 v = P;

@@ -65,6 +65,7 @@ static inline int tuna_nccl_reduce(const tuna_nccl_args *a, const void *in, void
 
 int tuna_nccl_a2av_linear(const tuna_nccl_args *a);
 int tuna_nccl_a2av_pairwise(const tuna_nccl_args *a);
+int tuna_nccl_a2av_tuna(const tuna_nccl_args *a);
 int tuna_nccl_ag_ring(const tuna_nccl_args *a);
 int tuna_nccl_ag_kring(const tuna_nccl_args *a);
 int tuna_nccl_ag_recmul(const tuna_nccl_args *a);

@@ -271,3 +271,23 @@ void tuna_nccl_tp_free(tuna_nccl_tp *t, void *p)
     if (rc != cudaSuccess)
         keep(t, tuna_nccl_cuda_failed(rc, "cudaFreeAsync"));
 }
+
+static void memcpy_async(tuna_nccl_tp *t, void *dst, const void *src, size_t bytes,
+                         enum cudaMemcpyKind kind)
+{
+    if (bytes == 0)
+        return;
+    cudaError_t rc = cudaMemcpyAsync(dst, src, bytes, kind, t->stream);
+    if (rc != cudaSuccess)
+        keep(t, tuna_nccl_cuda_failed(rc, "cudaMemcpyAsync"));
+}
+
+void tuna_nccl_tp_to_device(tuna_nccl_tp *t, void *dst, const void *src, size_t bytes)
+{
+    memcpy_async(t, dst, src, bytes, cudaMemcpyHostToDevice);
+}
+
+void tuna_nccl_tp_to_host(tuna_nccl_tp *t, void *dst, const void *src, size_t bytes)
+{
+    memcpy_async(t, dst, src, bytes, cudaMemcpyDeviceToHost);
+}

@@ -67,6 +67,11 @@ int tuna_nccl_tp_close(tuna_nccl_tp *t);
 int tuna_nccl_tp_alloc(tuna_nccl_tp *t, size_t bytes, void **p);
 void tuna_nccl_tp_free(tuna_nccl_tp *t, void *p);
 
+/* Copies between the host and device memory on the stream (cudaMemcpyAsync): the host side
+ * of a device-to-host copy is valid after tuna_nccl_tp_wait; errors kept as copy's. */
+void tuna_nccl_tp_to_device(tuna_nccl_tp *t, void *dst, const void *src, size_t bytes);
+void tuna_nccl_tp_to_host(tuna_nccl_tp *t, void *dst, const void *src, size_t bytes);
+
 /* The slots per group from TUNA_NCCL_GROUP_LIMIT (>= 2, rounded down to even) or the default. */
 size_t tuna_nccl_group_limit(void);
 
