@@ -4,7 +4,9 @@
  * same inputs, byte for byte over the whole receive buffer (sentinel-filled, gaps between
  * blocks included); the transport's grouping and splitting (the stand-in counts groups and
  * their operations, and refuses a group over its limit); the API's argument checks.
- * Runs under mpiexec at any P.
+ * Runs under mpiexec at any P. Built twice: on the stand-in (TEST_STANDIN: also the grouping
+ * tests, which read the stand-in's counters) and on NCCL and CUDA (the gpu label, one rank per
+ * GPU; exit 77, skipped, where there are too few).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tuna_nccl.h"
@@ -16,13 +18,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef TEST_STANDIN
 /* The stand-in's counters (tests/support/nccl_standin.c). */
 void tuna_standin_nccl_stats(long *groups, long *max_ops, long *ops);
+#endif
 
 #define SENTINEL 0xA5
 
 static ncclComm_t comm;
 static cudaStream_t stream;
+
+/* Device copies of host buffers (the stand-in's device memory is host memory): `run` copies
+ * the send and receive buffers in, calls, waits for the stream and copies the receive buffer
+ * back, so the same cases run on a GPU (gpu label, P = 1). */
+static void *dev_in(const void *h, size_t n)
+{
+    void *d;
+    if (cudaMalloc(&d, n ? n : 1) != cudaSuccess ||
+        (n && cudaMemcpy(d, h, n, cudaMemcpyHostToDevice) != cudaSuccess))
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    return d;
+}
+
+static int dev_out(int rc, void *h, void *d, size_t n, void *d2)
+{
+    if (rc == MPI_SUCCESS && cudaStreamSynchronize(stream) != cudaSuccess)
+        rc = MPI_ERR_OTHER;
+    if (n && cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost) != cudaSuccess)
+        rc = MPI_ERR_OTHER;
+    cudaFree(d);
+    cudaFree(d2);
+    return rc;
+}
 
 static size_t esize(ncclDataType_t t)
 {
@@ -79,10 +106,11 @@ static void alltoallv_case(const char *alg, int pat, ncclDataType_t type, int se
     memset(want, SENTINEL, rtot * es + 1);
     tuna_options o;
     int rc = parse(alg, TUNA_ALLTOALLV, &o);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_nccl_alltoallv(sbuf, sc, sd, got, rc_, rd, type, comm, stream, alg ? &o : NULL);
-    if (rc == MPI_SUCCESS && cudaStreamSynchronize(stream) != cudaSuccess)
-        rc = MPI_ERR_OTHER;
+    if (rc == MPI_SUCCESS) {
+        char *ds = dev_in(sbuf, stot * es + 1), *dr = dev_in(got, rtot * es + 1);
+        rc = tuna_nccl_alltoallv(ds, sc, sd, dr, rc_, rd, type, comm, stream, alg ? &o : NULL);
+        rc = dev_out(rc, got, dr, rtot * es + 1, ds);
+    }
     MPI_Alltoallv(sbuf, isc, isd, MPI_BYTE, want, irc, ird, MPI_BYTE, MPI_COMM_WORLD);
     char what[96];
     snprintf(what, sizeof what, "alltoallv pattern %d type %d", pat, (int)type);
@@ -104,8 +132,11 @@ static void alltoall_case(const char *alg, size_t count, ncclDataType_t type)
     memset(want, SENTINEL, n + 1);
     tuna_options o;
     int rc = parse(alg, TUNA_ALLTOALL, &o);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_nccl_alltoall(sbuf, got, count, type, comm, stream, alg ? &o : NULL);
+    if (rc == MPI_SUCCESS) {
+        char *ds = dev_in(sbuf, n + 1), *dr = dev_in(got, n + 1);
+        rc = tuna_nccl_alltoall(ds, dr, count, type, comm, stream, alg ? &o : NULL);
+        rc = dev_out(rc, got, dr, n + 1, ds);
+    }
     MPI_Alltoall(sbuf, (int)(count * es), MPI_BYTE, want, (int)(count * es), MPI_BYTE,
                  MPI_COMM_WORLD);
     char what[96];
@@ -127,9 +158,12 @@ static void allgather_case(const char *alg, size_t count, ncclDataType_t type, i
         memcpy(got + (size_t)me * B, sbuf, B);
     tuna_options o;
     int rc = parse(alg, TUNA_ALLGATHER, &o);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_nccl_allgather(in_place ? got + (size_t)me * B : sbuf, got, count, type, comm,
+    if (rc == MPI_SUCCESS) {
+        char *ds = dev_in(sbuf, B + 1), *dr = dev_in(got, n + 1);
+        rc = tuna_nccl_allgather(in_place ? dr + (size_t)me * B : ds, dr, count, type, comm,
                                  stream, alg ? &o : NULL);
+        rc = dev_out(rc, got, dr, n + 1, ds);
+    }
     MPI_Allgather(sbuf, (int)B, MPI_BYTE, want, (int)B, MPI_BYTE, MPI_COMM_WORLD);
     char what[96];
     snprintf(what, sizeof what, "allgather count %zu type %d%s", count, (int)type,
@@ -174,9 +208,12 @@ static void allreduce_case(const char *alg, size_t count, ncclDataType_t type, n
         memcpy(got, sbuf, n);
     tuna_options o;
     int rc = parse(alg, TUNA_ALLREDUCE, &o);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_nccl_allreduce(in_place ? got : sbuf, got, count, type, op, comm, stream,
+    if (rc == MPI_SUCCESS) {
+        char *ds = dev_in(sbuf, n + 1), *dr = dev_in(got, n + 1);
+        rc = tuna_nccl_allreduce(in_place ? dr : ds, dr, count, type, op, comm, stream,
                                  alg ? &o : NULL);
+        rc = dev_out(rc, got, dr, n + 1, ds);
+    }
     MPI_Allreduce(sbuf, want, (int)count, mt, mo, MPI_COMM_WORLD);
     char what[96];
     snprintf(what, sizeof what, "allreduce count %zu type %d op %d%s", count, (int)type, (int)op,
@@ -187,6 +224,7 @@ static void allreduce_case(const char *alg, size_t count, ncclDataType_t type, n
     free(want);
 }
 
+#ifdef TEST_STANDIN
 /* Groups and their sizes: the stand-in's counters around one call of 4-byte blocks. */
 static void grouping_case(const char *alg, tuna_collective c, const char *limit,
                           long want_groups, long want_max)
@@ -245,6 +283,8 @@ static void group_limit_refused(void)
     free(s);
     free(r);
 }
+
+#endif
 
 static void expect_error(int rc, int want, const char *words, const char *what)
 {
@@ -317,6 +357,17 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+#ifndef TEST_STANDIN
+    /* On NCCL and a GPU (gpu label): one rank per GPU; none here, skipped. */
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < P) {
+        if (me == 0)
+            printf("test_nccl: skipped: %d CUDA devices for %d ranks\n", ndev, P);
+        MPI_Finalize();
+        return 77;
+    }
+    cudaSetDevice(me);
+#endif
     ncclUniqueId id;
     if (me == 0 && ncclGetUniqueId(&id) != ncclSuccess)
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -354,6 +405,7 @@ int main(int argc, char **argv)
                 for (int op = 0; op < 4; op++)
                     allreduce_case(ar_algs[a], count, ar_types[t], ops[op], (t + op) % 2);
 
+#ifdef TEST_STANDIN
     /* Grouping: linear posts 2P slots in one step, split every L (rounded down to even);
      * pairwise and ring one group per step (P = 1: linear's self exchange, one group; the
      * others none). */
@@ -373,6 +425,7 @@ int main(int argc, char **argv)
     }
     grouping_case("tuna:radix=2", TUNA_ALLTOALLV, "2048", tuna_groups, 0);
     group_limit_refused();
+#endif
     argument_checks();
 
     if (me == 0)

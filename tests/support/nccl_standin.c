@@ -327,6 +327,10 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
         memcpy(dst, src, bytes);
     return cudaSuccess;
 }
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
+{
+    return cudaMemcpyAsync(dst, src, bytes, kind, NULL);
+}
 EXPORT cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     *p = malloc(bytes ? bytes : 1);
