@@ -390,7 +390,9 @@ int main(int argc, char **argv)
             alltoall_case(a2av_algs[a], count, ncclInt32);
     }
     const char *ag_algs[] = {NULL, "ring", "kring", "kring:k=2", "kring:k=3", "kring:k=P",
-                             "recmul", "recmul:k=2", "recmul:k=3", "recmul:k=P"};
+                             "recmul", "recmul:k=2", "recmul:k=3", "recmul:k=P",
+                             "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
+                             "recmul-permuted:k=P"};
     for (size_t a = 0; a < sizeof ag_algs / sizeof *ag_algs; a++)
         for (size_t count = 0; count < 2000; count = count * 9 + 1)
             for (int t = 0; t < 3; t += 2)

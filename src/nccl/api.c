@@ -20,6 +20,7 @@ static const tuna_nccl_row allgather_rows[] = {
     {"ring", NULL, tuna_nccl_ag_ring},
     {"kring", "k", tuna_nccl_ag_kring},
     {"recmul", "k", tuna_nccl_ag_recmul},
+    {"recmul-permuted", "k", tuna_nccl_ag_recmul_permuted},
 };
 static const tuna_nccl_row allreduce_rows[] = {
     {"ring", NULL, tuna_nccl_ar_ring},

@@ -69,6 +69,7 @@ int tuna_nccl_a2av_tuna(const tuna_nccl_args *a);
 int tuna_nccl_ag_ring(const tuna_nccl_args *a);
 int tuna_nccl_ag_kring(const tuna_nccl_args *a);
 int tuna_nccl_ag_recmul(const tuna_nccl_args *a);
+int tuna_nccl_ag_recmul_permuted(const tuna_nccl_args *a);
 int tuna_nccl_ar_ring(const tuna_nccl_args *a);
 int tuna_nccl_ar_kring(const tuna_nccl_args *a);
 int tuna_nccl_ar_recmul(const tuna_nccl_args *a);
