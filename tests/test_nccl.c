@@ -409,6 +409,21 @@ int main(int argc, char **argv)
                     allreduce_case(ar_algs[a], count, ar_types[t], ops[op], (t + op) % 2);
 
 #ifdef TEST_STANDIN
+    /* Every row with its steps split at the smallest limits (2: each slot pair its own group;
+     * 4): the data still right, no deadlock. */
+    const char *limits[] = {"2", "4"};
+    for (int li = 0; li < 2; li++) {
+        setenv("TUNA_NCCL_GROUP_LIMIT", limits[li], 1);
+        for (size_t a = 0; a < sizeof a2av_algs / sizeof *a2av_algs; a++)
+            for (int pat = 1; pat < 4; pat += 2)
+                alltoallv_case(a2av_algs[a], pat, ncclInt32, 500 + pat);
+        for (size_t a = 0; a < sizeof ag_algs / sizeof *ag_algs; a++)
+            allgather_case(ag_algs[a], 7, ncclInt8, 0);
+        for (size_t a = 0; a < sizeof ar_algs / sizeof *ar_algs; a++)
+            allreduce_case(ar_algs[a], 43, ncclInt32, ncclSum, 0);
+        unsetenv("TUNA_NCCL_GROUP_LIMIT");
+    }
+
     /* Grouping: linear posts 2P slots in one step, split every L (rounded down to even);
      * pairwise and ring one group per step (P = 1: linear's self exchange, one group; the
      * others none). */

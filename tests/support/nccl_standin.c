@@ -9,7 +9,9 @@
  *   - ncclSend/ncclRecv between ncclGroupStart and ncclGroupEnd are posted together when the
  *     outermost ncclGroupEnd is called, and complete there (MPI_Waitall): a group is one
  *     kernel on the stream, which ends only when all its operations have, so operations a
- *     rank puts in different groups than its peer deadlock here as on NCCL.
+ *     rank puts in different groups than its peer deadlock here as on NCCL. Sends are
+ *     synchronous (MPI_Issend): a send completes only once its receive is posted, as on NCCL,
+ *     not eagerly into MPI's buffers.
  *   - At most STANDIN_NCCL_GROUP_LIMIT operations (default 2048) per group: more, and
  *     ncclGroupEnd returns ncclInvalidUsage and posts nothing.
  *   - A send and its receive are matched in posting order per pair of ranks (NCCL has no
@@ -204,7 +206,7 @@ static ncclResult_t run_group(void)
     for (size_t i = 0; i < n; i++) {
         standin_op *o = &pending[i];
         if (o->send)
-            MPI_Isend(o->buf, (int)o->bytes, MPI_BYTE, o->peer, 0, o->comm->mc, &req[i]);
+            MPI_Issend(o->buf, (int)o->bytes, MPI_BYTE, o->peer, 0, o->comm->mc, &req[i]);
         else
             MPI_Irecv(o->buf, (int)o->bytes, MPI_BYTE, o->peer, 0, o->comm->mc, &req[i]);
     }
