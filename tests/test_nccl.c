@@ -348,7 +348,7 @@ static void argument_checks(void)
                  MPI_ERR_BUFFER, "NULL buffer", "allreduce NULL sendbuf");
     tuna_options_parse("recursive-doubling", TUNA_ALLREDUCE, &o);
     expect_error(tuna_nccl_allreduce(buf, buf, 1, ncclInt32, ncclSum, comm, stream, &o),
-                 MPI_ERR_ARG, "(supported: ring, kring, recmul", "allreduce unsupported row");
+                 MPI_ERR_ARG, "(supported: ring, kring, recmul, recmul-permuted", "allreduce unsupported row");
     free(cnt);
 }
 
@@ -399,7 +399,9 @@ int main(int argc, char **argv)
                 for (int ip = 0; ip < 2; ip++)
                     allgather_case(ag_algs[a], count, types[t], ip);
     const char *ar_algs[] = {NULL,        "ring",       "kring",      "kring:k=2", "kring:k=3",
-                             "kring:k=P", "recmul",     "recmul:k=2", "recmul:k=3", "recmul:k=P"};
+                             "kring:k=P", "recmul",     "recmul:k=2", "recmul:k=3", "recmul:k=P",
+                             "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
+                             "recmul-permuted:k=P"};
     const ncclDataType_t ar_types[] = {ncclInt8, ncclInt32, ncclUint64, ncclFloat32, ncclFloat64};
     const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin};
     for (size_t a = 0; a < sizeof ar_algs / sizeof *ar_algs; a++)

@@ -26,6 +26,7 @@ static const tuna_nccl_row allreduce_rows[] = {
     {"ring", NULL, tuna_nccl_ar_ring},
     {"kring", "k", tuna_nccl_ar_kring},
     {"recmul", "k", tuna_nccl_ar_recmul},
+    {"recmul-permuted", "k", tuna_nccl_ar_recmul_permuted},
 };
 #define NROWS(t) (int)(sizeof t / sizeof t[0])
 

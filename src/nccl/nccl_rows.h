@@ -73,5 +73,6 @@ int tuna_nccl_ag_recmul_permuted(const tuna_nccl_args *a);
 int tuna_nccl_ar_ring(const tuna_nccl_args *a);
 int tuna_nccl_ar_kring(const tuna_nccl_args *a);
 int tuna_nccl_ar_recmul(const tuna_nccl_args *a);
+int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a);
 
 #endif /* TUNA_NCCL_ROWS_H */
