@@ -330,9 +330,12 @@ static void argument_checks(void)
     tuna_options_parse("tuna:block=2", TUNA_ALLTOALLV, &o);
     expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
                  MPI_ERR_ARG, "parameter 'block' of 'tuna' is not supported", "tuna's block");
-    tuna_options_parse("vendor", TUNA_ALLGATHER, &o);
+    tuna_options_parse("vendor", TUNA_ALLTOALLV, &o);
+    expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
+                 MPI_ERR_ARG, "'vendor' is not supported", "alltoallv vendor refused (no NCCL call)");
+    tuna_options_parse("auto", TUNA_ALLGATHER, &o);
     expect_error(tuna_nccl_allgather(buf, buf + 4, 0, ncclInt8, comm, stream, &o), MPI_ERR_ARG,
-                 "'vendor' is not supported", "vendor refused");
+                 "'auto' is not supported", "auto refused");
     tuna_options_parse("ring", TUNA_ALLGATHER, &o);
     expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
                  MPI_ERR_ARG, "another collective", "options of another collective");
@@ -382,17 +385,18 @@ int main(int argc, char **argv)
         for (int pat = 0; pat < 4; pat++)
             for (int t = 0; t < 3; t++)
                 alltoallv_case(a2av_algs[a], pat, types[t], 100 * pat + t);
-    for (size_t a = 0; a < sizeof a2av_algs / sizeof *a2av_algs; a++) {
+    const char *a2a_algs[] = {NULL, "linear", "pairwise", "tuna", "tuna:radix=2", "vendor"};
+    for (size_t a = 0; a < sizeof a2a_algs / sizeof *a2a_algs; a++) {
         tuna_options o;
-        if (a2av_algs[a] && tuna_options_parse(a2av_algs[a], TUNA_ALLTOALL, &o) != MPI_SUCCESS)
+        if (a2a_algs[a] && tuna_options_parse(a2a_algs[a], TUNA_ALLTOALL, &o) != MPI_SUCCESS)
             continue; /* not a row of MPI's alltoall table */
         for (size_t count = 0; count < 300; count = count * 7 + 1)
-            alltoall_case(a2av_algs[a], count, ncclInt32);
+            alltoall_case(a2a_algs[a], count, ncclInt32);
     }
     const char *ag_algs[] = {NULL, "ring", "kring", "kring:k=2", "kring:k=3", "kring:k=P",
                              "recmul", "recmul:k=2", "recmul:k=3", "recmul:k=P",
                              "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
-                             "recmul-permuted:k=P"};
+                             "recmul-permuted:k=P", "vendor"};
     for (size_t a = 0; a < sizeof ag_algs / sizeof *ag_algs; a++)
         for (size_t count = 0; count < 2000; count = count * 9 + 1)
             for (int t = 0; t < 3; t += 2)
@@ -401,7 +405,7 @@ int main(int argc, char **argv)
     const char *ar_algs[] = {NULL,        "ring",       "kring",      "kring:k=2", "kring:k=3",
                              "kring:k=P", "recmul",     "recmul:k=2", "recmul:k=3", "recmul:k=P",
                              "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
-                             "recmul-permuted:k=P"};
+                             "recmul-permuted:k=P", "vendor"};
     const ncclDataType_t ar_types[] = {ncclInt8, ncclInt32, ncclUint64, ncclFloat32, ncclFloat64};
     const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin};
     for (size_t a = 0; a < sizeof ar_algs / sizeof *ar_algs; a++)

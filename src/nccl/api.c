@@ -16,17 +16,25 @@ static const tuna_nccl_row alltoallv_rows[] = {
     {"pairwise", NULL, tuna_nccl_a2av_pairwise},
     {"tuna", "radix", tuna_nccl_a2av_tuna},
 };
+static const tuna_nccl_row alltoall_rows[] = {
+    {"linear", NULL, tuna_nccl_a2av_linear},
+    {"pairwise", NULL, tuna_nccl_a2av_pairwise},
+    {"tuna", "radix", tuna_nccl_a2av_tuna},
+    {"vendor", NULL, tuna_nccl_a2a_vendor},
+};
 static const tuna_nccl_row allgather_rows[] = {
     {"ring", NULL, tuna_nccl_ag_ring},
     {"kring", "k", tuna_nccl_ag_kring},
     {"recmul", "k", tuna_nccl_ag_recmul},
     {"recmul-permuted", "k", tuna_nccl_ag_recmul_permuted},
+    {"vendor", NULL, tuna_nccl_ag_vendor},
 };
 static const tuna_nccl_row allreduce_rows[] = {
     {"ring", NULL, tuna_nccl_ar_ring},
     {"kring", "k", tuna_nccl_ar_kring},
     {"recmul", "k", tuna_nccl_ar_recmul},
     {"recmul-permuted", "k", tuna_nccl_ar_recmul_permuted},
+    {"vendor", NULL, tuna_nccl_ar_vendor},
 };
 #define NROWS(t) (int)(sizeof t / sizeof t[0])
 
@@ -43,9 +51,11 @@ static const tuna_nccl_row *rows_of(tuna_collective c, int *n)
 {
     switch (c) {
     case TUNA_ALLTOALLV:
-    case TUNA_ALLTOALL:
         *n = NROWS(alltoallv_rows);
         return alltoallv_rows;
+    case TUNA_ALLTOALL:
+        *n = NROWS(alltoall_rows);
+        return alltoall_rows;
     case TUNA_ALLGATHER:
         *n = NROWS(allgather_rows);
         return allgather_rows;
@@ -64,7 +74,7 @@ static int choose(tuna_collective c, const tuna_options *opt, int P, const tuna_
 {
     int n;
     const tuna_nccl_row *rows = rows_of(c, &n);
-    char list[128] = "";
+    char list[256] = "";
     for (int i = 0; i < n; i++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  rows[i].name);
@@ -295,6 +305,8 @@ int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDa
     t.stream = stream;
     a.mtype = reduce_type(type);
     a.mop = reduce_op(op);
+    a.ntype = type;
+    a.nop = op;
     if (a.mtype == MPI_DATATYPE_NULL)
         return tuna_error_set(MPI_ERR_TYPE, "tuna_nccl_allreduce: no reduction on datatype %d "
                                             "(half, bfloat16 and fp8 are not supported)",

@@ -28,6 +28,8 @@ typedef struct tuna_nccl_args {
     size_t count;
     MPI_Datatype mtype;
     MPI_Op mop;
+    ncclDataType_t ntype; /* the same for NCCL's own call (vendor) */
+    ncclRedOp_t nop;
     long k; /* the row's parameter, resolved for this P (1 when it has none) */
 } tuna_nccl_args;
 
@@ -63,6 +65,9 @@ static inline int tuna_nccl_reduce(const tuna_nccl_args *a, const void *in, void
     return MPI_SUCCESS;
 }
 
+int tuna_nccl_a2a_vendor(const tuna_nccl_args *a);
+int tuna_nccl_ag_vendor(const tuna_nccl_args *a);
+int tuna_nccl_ar_vendor(const tuna_nccl_args *a);
 int tuna_nccl_a2av_linear(const tuna_nccl_args *a);
 int tuna_nccl_a2av_pairwise(const tuna_nccl_args *a);
 int tuna_nccl_a2av_tuna(const tuna_nccl_args *a);

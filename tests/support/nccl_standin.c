@@ -21,6 +21,9 @@
  * cudaMemcpyAsync, the group at ncclGroupEnd), events are always complete. "Device" memory is
  * host memory from malloc (cudaMalloc).
  *
+ * ncclAllGather, ncclAllReduce and ncclAlltoAll (the vendor rows) are MPI's collectives on
+ * the id's communicator, outside groups only.
+ *
  * tuna_standin_nccl_stats() reports the groups posted, the largest since its last call and
  * the operations, for the tests of the transport's grouping and splitting.
  */
@@ -271,6 +274,80 @@ EXPORT ncclResult_t ncclGroupEnd(void)
     if (--depth > 0)
         return ncclSuccess;
     return run_group();
+}
+
+/* ------------------------------------------------------------------ collectives */
+
+static MPI_Datatype mpi_type(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8: return MPI_INT8_T;
+    case ncclUint8: return MPI_UINT8_T;
+    case ncclInt32: return MPI_INT32_T;
+    case ncclUint32: return MPI_UINT32_T;
+    case ncclInt64: return MPI_INT64_T;
+    case ncclUint64: return MPI_UINT64_T;
+    case ncclFloat32: return MPI_FLOAT;
+    case ncclFloat64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static ncclResult_t coll_check(ncclComm_t comm, size_t bytes)
+{
+    if (!comm || bytes > (size_t)INT32_MAX)
+        return fail(ncclInvalidArgument, "collective: bad arguments");
+    if (depth)
+        return fail(ncclInvalidUsage, "collective inside a group: not in the stand-in");
+    return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+                                  ncclDataType_t type, ncclComm_t comm, cudaStream_t stream)
+{
+    (void)stream;
+    size_t b = sendcount * type_size(type);
+    ncclResult_t rc = coll_check(comm, b);
+    if (rc != ncclSuccess)
+        return rc;
+    /* In place: sendbuff is the rank's own slot. */
+    const void *s = sendbuff == (char *)recvbuff + (size_t)comm->rank * b ? MPI_IN_PLACE : sendbuff;
+    return MPI_Allgather(s, (int)b, MPI_BYTE, recvbuff, (int)b, MPI_BYTE, comm->mc) == MPI_SUCCESS
+               ? ncclSuccess
+               : fail(ncclSystemError, "MPI_Allgather failed");
+}
+
+EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+                                  ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
+                                  cudaStream_t stream)
+{
+    (void)stream;
+    MPI_Datatype mt = mpi_type(type);
+    MPI_Op mo = op == ncclSum ? MPI_SUM : op == ncclProd ? MPI_PROD : op == ncclMax ? MPI_MAX
+              : op == ncclMin ? MPI_MIN : MPI_OP_NULL;
+    ncclResult_t rc = coll_check(comm, count * type_size(type));
+    if (rc != ncclSuccess)
+        return rc;
+    if (mt == MPI_DATATYPE_NULL || mo == MPI_OP_NULL)
+        return fail(ncclInvalidArgument, "ncclAllReduce: type or op not in the stand-in");
+    const void *s = sendbuff == recvbuff ? MPI_IN_PLACE : sendbuff;
+    return MPI_Allreduce(s, recvbuff, (int)count, mt, mo, comm->mc) == MPI_SUCCESS
+               ? ncclSuccess
+               : fail(ncclSystemError, "MPI_Allreduce failed");
+}
+
+EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+                                 ncclDataType_t type, ncclComm_t comm, cudaStream_t stream)
+{
+    (void)stream;
+    size_t b = count * type_size(type);
+    ncclResult_t rc = coll_check(comm, b * (comm ? (size_t)comm->size : 1));
+    if (rc != ncclSuccess)
+        return rc;
+    return MPI_Alltoall(sendbuff, (int)b, MPI_BYTE, recvbuff, (int)b, MPI_BYTE, comm->mc) ==
+                   MPI_SUCCESS
+               ? ncclSuccess
+               : fail(ncclSystemError, "MPI_Alltoall failed");
 }
 
 /* ------------------------------------------------------------------ CUDA runtime */
