@@ -245,12 +245,13 @@ static void grouping_case(const char *alg, tuna_collective c, const char *limit,
     if (rc == MPI_SUCCESS)
         rc = c == TUNA_ALLTOALLV
                  ? tuna_nccl_alltoallv(s, arr, arr + P, r, arr, arr + P, ncclInt32, comm, stream, &o)
-                 : tuna_nccl_allgather(s, r, 1, ncclInt32, comm, stream, &o);
+             : c == TUNA_ALLTOALL ? tuna_nccl_alltoall(s, r, 1, ncclInt32, comm, stream, &o)
+                                  : tuna_nccl_allgather(s, r, 1, ncclInt32, comm, stream, &o);
     tuna_standin_nccl_stats(&g1, &m1, &o1);
     /* The stand-in's largest group since the call before: this call's. */
     int ok = rc == MPI_SUCCESS && g1 - g0 == want_groups && (want_max == 0 || m1 <= want_max);
     for (int j = 0; ok && j < P; j++)
-        ok = r[j] == (c == TUNA_ALLTOALLV ? j * 1000 + me : j * 1000);
+        ok = r[j] == (c != TUNA_ALLGATHER ? j * 1000 + me : j * 1000);
     char what[96];
     snprintf(what, sizeof what, "groups at limit %s: %ld (want %ld), largest %ld", limit, g1 - g0,
              want_groups, m1);
@@ -448,6 +449,11 @@ int main(int argc, char **argv)
         tuna_groups += 1 + forwards;
     }
     grouping_case("tuna:radix=2", TUNA_ALLTOALLV, "2048", tuna_groups, 0);
+    /* alltoall: the sizes are the count, no size groups: one group per round. */
+    long rounds = 0;
+    for (long R = 1; R < P; R *= 2)
+        rounds++;
+    grouping_case("tuna:radix=2", TUNA_ALLTOALL, "2048", rounds, 0);
     group_limit_refused();
 #endif
     argument_checks();

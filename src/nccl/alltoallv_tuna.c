@@ -14,7 +14,8 @@
  * blocks exchanges their sizes (docs/nccl.md, "TuNA's sizes"): the sender packs the sizes it
  * holds on the host, copies them to the device and sends them in a group of their own; the
  * receiver copies what it got to the host and waits for the stream (one host wait per such
- * round: every round but the last, when r < P). The rank's own block is a copy on the stream.
+ * round: every round but the last, when r < P; none for alltoall, whose sizes are all the
+ * same). The rank's own block is a copy on the stream.
  */
 #include "nccl_rows.h"
 
@@ -70,7 +71,10 @@ int tuna_nccl_a2av_tuna(const tuna_nccl_args *a)
                 }
             base[z + 1] = base[z] + n;
         }
-        if (sizes) {
+        if (sizes && a->uniform) { /* alltoall: every block's size is known */
+            for (int i = 0; i < base[r]; i++)
+                hrecv[i] = a->scounts[0] * es;
+        } else if (sizes) {
             tuna_nccl_tp_to_device(a->t, dsz, hsend, (size_t)base[r] * sizeof *dsz);
             for (int z = 1; z < r && rc == MPI_SUCCESS; z++) {
                 size_t n = (size_t)(base[z + 1] - base[z]);

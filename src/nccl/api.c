@@ -196,6 +196,7 @@ static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts
     a.sdispls = sdispls;
     a.rcounts = recvcounts;
     a.rdispls = rdispls;
+    a.uniform = c == TUNA_ALLTOALL;
     return run(row, &t, &a);
 }
 
@@ -219,20 +220,18 @@ int tuna_nccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, ncclDat
     if (comm && count > SIZE_MAX / (P > 0 ? (size_t)P : 1))
         return tuna_error_set(MPI_ERR_COUNT, "tuna_nccl_alltoall: count %zu x %d ranks does "
                                              "not fit in size_t", count, P);
-    /* Uniform counts through the alltoallv rows: the arrays on the stack up to 64 ranks. */
-    size_t small[2][64] = {{0}};
-    size_t *arr = P <= 64 ? small[0] : tuna_malloc(2 * (size_t)P * sizeof *arr);
+    /* Uniform counts through the alltoallv rows (P = 0: a NULL comm, refused there). */
+    size_t *arr = tuna_malloc(2 * (size_t)(P > 0 ? P : 1) * sizeof *arr);
     if (!arr)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna_nccl_alltoall: no memory for %d ranks", P);
-    size_t *counts = arr, *displs = arr + (P <= 64 ? 64 : P);
+    size_t *counts = arr, *displs = arr + P;
     for (int i = 0; i < P; i++) {
         counts[i] = count;
         displs[i] = (size_t)i * count;
     }
     int rc = a2av(TUNA_ALLTOALL, sendbuf, counts, displs, recvbuf, counts, displs, type, comm,
                   stream, opt);
-    if (arr != small[0])
-        free(arr);
+    free(arr);
     return rc;
 }
 

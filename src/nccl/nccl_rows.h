@@ -21,6 +21,7 @@ typedef struct tuna_nccl_args {
     char *rbuf;
     const size_t *scounts, *sdispls, *rcounts, *rdispls;
     size_t esize;
+    bool uniform; /* alltoall: every count the same (no sizes to exchange) */
     /* allgather: bytes per rank */
     size_t block;
     /* allreduce: elements and their MPI type and op (host reduction in the stand-in build,
