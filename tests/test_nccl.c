@@ -350,9 +350,11 @@ static void argument_checks(void)
                  MPI_ERR_TYPE, "no reduction", "allreduce half");
     expect_error(tuna_nccl_allreduce(NULL, buf, 1, ncclInt32, ncclSum, comm, stream, NULL),
                  MPI_ERR_BUFFER, "NULL buffer", "allreduce NULL sendbuf");
-    tuna_options_parse("recursive-doubling", TUNA_ALLREDUCE, &o);
+    tuna_options_parse("auto", TUNA_ALLREDUCE, &o);
     expect_error(tuna_nccl_allreduce(buf, buf, 1, ncclInt32, ncclSum, comm, stream, &o),
-                 MPI_ERR_ARG, "(supported: ring, kring, recmul, recmul-permuted", "allreduce unsupported row");
+                 MPI_ERR_ARG,
+                 "(supported: ring, kring, recursive-doubling, recmul, recmul-permuted, vendor",
+                 "allreduce unsupported row");
     free(cnt);
 }
 
@@ -397,7 +399,7 @@ int main(int argc, char **argv)
     const char *ag_algs[] = {NULL, "ring", "kring", "kring:k=2", "kring:k=3", "kring:k=P",
                              "recmul", "recmul:k=2", "recmul:k=3", "recmul:k=P",
                              "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
-                             "recmul-permuted:k=P", "vendor"};
+                             "recmul-permuted:k=P", "recursive-doubling", "vendor"};
     for (size_t a = 0; a < sizeof ag_algs / sizeof *ag_algs; a++)
         for (size_t count = 0; count < 2000; count = count * 9 + 1)
             for (int t = 0; t < 3; t += 2)
@@ -406,7 +408,7 @@ int main(int argc, char **argv)
     const char *ar_algs[] = {NULL,        "ring",       "kring",      "kring:k=2", "kring:k=3",
                              "kring:k=P", "recmul",     "recmul:k=2", "recmul:k=3", "recmul:k=P",
                              "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
-                             "recmul-permuted:k=P", "vendor"};
+                             "recmul-permuted:k=P", "recursive-doubling", "vendor"};
     const ncclDataType_t ar_types[] = {ncclInt8, ncclInt32, ncclUint64, ncclFloat32, ncclFloat64};
     const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin};
     for (size_t a = 0; a < sizeof ar_algs / sizeof *ar_algs; a++)

@@ -66,3 +66,12 @@ int tuna_nccl_ag_recmul(const tuna_nccl_args *a)
     }
     return rc;
 }
+
+/* recursive-doubling: recursive multiplying at radix 2 (the same fold where P is not a power
+ * of two). */
+int tuna_nccl_ag_recursive_doubling(const tuna_nccl_args *a)
+{
+    tuna_nccl_args two = *a;
+    two.k = 2;
+    return tuna_nccl_ag_recmul(&two);
+}

@@ -70,3 +70,12 @@ int tuna_nccl_ar_recmul(const tuna_nccl_args *a)
     int end = tuna_nccl_step_end(a);
     return rc != MPI_SUCCESS ? rc : end;
 }
+
+/* recursive-doubling: recursive multiplying at radix 2 (the same fold where P is not a power
+ * of two). */
+int tuna_nccl_ar_recursive_doubling(const tuna_nccl_args *a)
+{
+    tuna_nccl_args two = *a;
+    two.k = 2;
+    return tuna_nccl_ar_recmul(&two);
+}

@@ -25,6 +25,7 @@ static const tuna_nccl_row alltoall_rows[] = {
 static const tuna_nccl_row allgather_rows[] = {
     {"ring", NULL, tuna_nccl_ag_ring},
     {"kring", "k", tuna_nccl_ag_kring},
+    {"recursive-doubling", NULL, tuna_nccl_ag_recursive_doubling},
     {"recmul", "k", tuna_nccl_ag_recmul},
     {"recmul-permuted", "k", tuna_nccl_ag_recmul_permuted},
     {"vendor", NULL, tuna_nccl_ag_vendor},
@@ -32,6 +33,7 @@ static const tuna_nccl_row allgather_rows[] = {
 static const tuna_nccl_row allreduce_rows[] = {
     {"ring", NULL, tuna_nccl_ar_ring},
     {"kring", "k", tuna_nccl_ar_kring},
+    {"recursive-doubling", NULL, tuna_nccl_ar_recursive_doubling},
     {"recmul", "k", tuna_nccl_ar_recmul},
     {"recmul-permuted", "k", tuna_nccl_ar_recmul_permuted},
     {"vendor", NULL, tuna_nccl_ar_vendor},

@@ -75,10 +75,12 @@ int tuna_nccl_a2av_tuna(const tuna_nccl_args *a);
 int tuna_nccl_ag_ring(const tuna_nccl_args *a);
 int tuna_nccl_ag_kring(const tuna_nccl_args *a);
 int tuna_nccl_ag_recmul(const tuna_nccl_args *a);
+int tuna_nccl_ag_recursive_doubling(const tuna_nccl_args *a);
 int tuna_nccl_ag_recmul_permuted(const tuna_nccl_args *a);
 int tuna_nccl_ar_ring(const tuna_nccl_args *a);
 int tuna_nccl_ar_kring(const tuna_nccl_args *a);
 int tuna_nccl_ar_recmul(const tuna_nccl_args *a);
+int tuna_nccl_ar_recursive_doubling(const tuna_nccl_args *a);
 int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a);
 
 #endif /* TUNA_NCCL_ROWS_H */
