@@ -1,18 +1,20 @@
 /*
  * tuna_nccl.h - tuna's collectives over NCCL (docs/nccl.md).
  *
- * Installed where CMake found CUDA and NCCL (TUNA_NCCL). Link with -ltuna-nccl (CMake:
- * tuna::tuna_nccl), which holds the whole of libtuna too (tuna.h: options, tuna_error_string).
+ * Installed where CMake found CUDA and NCCL (TUNA_NCCL). Link with -ltuna-nccl, NCCL and
+ * libcudart (in tuna's build tree: tuna::tuna_nccl); libtuna-nccl holds the whole of libtuna
+ * too (tuna.h: options, tuna_error_string).
  *
  * Like NCCL's own collectives, each call enqueues its work on `stream` and returns: the
  * buffers are device memory, read and written when the stream gets there, and must stay
- * valid until then. Every rank of `comm` makes the same calls in the same order with the same
- * algorithm. Counts and displacements are host arrays, in elements of `type`.
+ * valid until then (alltoallv's `tuna` row alone also waits for the stream inside the call,
+ * once per round that forwards blocks: their sizes). Every rank of `comm` makes the same
+ * calls in the same order with the same algorithm. Counts and displacements are host arrays,
+ * in elements of `type`.
  *
  * `opt`: NULL for the NCCL path's default (alltoallv / alltoall: linear; allgather and
- * allreduce: ring), or
- * options parsed with tuna_options_parse() for the matching collective (TUNA_ALLTOALLV,
- * TUNA_ALLTOALL, TUNA_ALLGATHER, TUNA_ALLREDUCE). Only the rows listed in docs/nccl.md run on
+ * allreduce: ring), or options parsed with tuna_options_parse() for the matching collective
+ * (TUNA_ALLTOALLV, TUNA_ALLTOALL, TUNA_ALLGATHER, TUNA_ALLREDUCE); "vendor" is NCCL's own call. Only the rows listed in docs/nccl.md run on
  * the NCCL path; any other is refused with MPI_ERR_ARG and a message naming the rows that do.
  *
  * Returns an MPI error code (MPI_SUCCESS on success); tuna_error_string() names the cause. A
