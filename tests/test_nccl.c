@@ -299,7 +299,7 @@ static void argument_checks(void)
 {
     size_t z[2 * 64] = {0};
     size_t *cnt = calloc(2 * (size_t)P, sizeof *cnt);
-    char buf[8];
+    char buf[8] = {0};
     tuna_options o;
     expect_error(tuna_nccl_alltoallv(buf, cnt, cnt, buf + 4, cnt, cnt, ncclInt8, NULL, stream,
                                      NULL),
