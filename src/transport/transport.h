@@ -78,7 +78,8 @@ struct tuna_transport {
     void (*release)(const tuna_transport *tp, MPI_Request *req);
 };
 
-/* MPI on host memory: src/transport/mpi_host.c. */
+/* MPI on host memory: src/transport/mpi_host.c. (NCCL on a CUDA stream, one per call:
+ * src/transport/nccl.h, built only into libtuna-nccl; docs/nccl.md.) */
 extern const tuna_transport tuna_transport_mpi_host;
 
 /* The MPI host transport's calls that are not one MPI call (inlined below). */

@@ -1,0 +1,331 @@
+/*
+ * The NCCL path's entry points (include/tuna_nccl.h, docs/nccl.md): argument checks, the
+ * row (by the name of the MPI table's row that `opt` chose), the transport, the run.
+ */
+#include "../../include/tuna_nccl.h"
+#include "nccl_rows.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const tuna_nccl_row alltoallv_rows[] = {
+    {"linear", NULL, tuna_nccl_a2av_linear},
+    {"pairwise", NULL, tuna_nccl_a2av_pairwise},
+    {"tuna", "radix", tuna_nccl_a2av_tuna},
+};
+static const tuna_nccl_row alltoall_rows[] = {
+    {"linear", NULL, tuna_nccl_a2av_linear},
+    {"pairwise", NULL, tuna_nccl_a2av_pairwise},
+    {"tuna", "radix", tuna_nccl_a2av_tuna},
+    {"vendor", NULL, tuna_nccl_a2a_vendor},
+};
+static const tuna_nccl_row allgather_rows[] = {
+    {"ring", NULL, tuna_nccl_ag_ring},
+    {"kring", "k", tuna_nccl_ag_kring},
+    {"recursive-doubling", NULL, tuna_nccl_ag_recursive_doubling},
+    {"recmul", "k", tuna_nccl_ag_recmul},
+    {"recmul-permuted", "k", tuna_nccl_ag_recmul_permuted},
+    {"vendor", NULL, tuna_nccl_ag_vendor},
+};
+static const tuna_nccl_row allreduce_rows[] = {
+    {"ring", NULL, tuna_nccl_ar_ring},
+    {"kring", "k", tuna_nccl_ar_kring},
+    {"recursive-doubling", NULL, tuna_nccl_ar_recursive_doubling},
+    {"recmul", "k", tuna_nccl_ar_recmul},
+    {"recmul-permuted", "k", tuna_nccl_ar_recmul_permuted},
+    {"vendor", NULL, tuna_nccl_ar_vendor},
+};
+#define NROWS(t) (int)(sizeof t / sizeof t[0])
+
+static const char *coll_name(tuna_collective c)
+{
+    return c == TUNA_ALLTOALLV ? "tuna_nccl_alltoallv"
+         : c == TUNA_ALLTOALL  ? "tuna_nccl_alltoall"
+         : c == TUNA_ALLGATHER ? "tuna_nccl_allgather"
+                               : "tuna_nccl_allreduce";
+}
+
+/* The rows of a collective on the NCCL path (the first is the default). */
+static const tuna_nccl_row *rows_of(tuna_collective c, int *n)
+{
+    switch (c) {
+    case TUNA_ALLTOALLV:
+        *n = NROWS(alltoallv_rows);
+        return alltoallv_rows;
+    case TUNA_ALLTOALL:
+        *n = NROWS(alltoall_rows);
+        return alltoall_rows;
+    case TUNA_ALLGATHER:
+        *n = NROWS(allgather_rows);
+        return allgather_rows;
+    case TUNA_ALLREDUCE:
+        *n = NROWS(allreduce_rows);
+        return allreduce_rows;
+    default:
+        *n = 0;
+        return NULL;
+    }
+}
+
+/* The row `opt` names, its parameter resolved for P into a->k. */
+static int choose(tuna_collective c, const tuna_options *opt, int P, const tuna_nccl_row **row,
+                  tuna_nccl_args *a)
+{
+    int n;
+    const tuna_nccl_row *rows = rows_of(c, &n);
+    char list[256] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 rows[i].name);
+    if (n == 0)
+        return tuna_error_set(MPI_ERR_ARG, "%s: no algorithm runs on the NCCL path yet "
+                                           "(docs/nccl.md)", coll_name(c));
+    a->k = 1;
+    if (!opt) {
+        *row = &rows[0];
+        return MPI_SUCCESS;
+    }
+    if (opt->collective != c)
+        return tuna_error_set(MPI_ERR_ARG, "%s: the options are for another collective "
+                                           "(parse them for this one)", coll_name(c));
+    const tuna_algorithm_info *info = tuna_algorithm_get(c, opt->algorithm);
+    if (!info)
+        return tuna_error_set(MPI_ERR_ARG, "%s: options with no algorithm", coll_name(c));
+    for (int i = 0; i < n; i++) {
+        if (strcmp(rows[i].name, info->name) != 0)
+            continue;
+        *row = &rows[i];
+        for (int p = 0; p < info->nparams; p++) {
+            if (!rows[i].param || strcmp(info->params[p].name, rows[i].param) != 0) {
+                if (opt->set & (1u << p))
+                    return tuna_error_set(MPI_ERR_ARG, "%s: parameter '%s' of '%s' is not "
+                                          "supported on the NCCL path (docs/nccl.md)",
+                                          coll_name(c), info->params[p].name, info->name);
+                continue;
+            }
+            long v = (opt->set & (1u << p)) ? opt->value[p] : info->params[p].defval;
+            if (v == TUNA_PARAM_P)
+                v = P;
+            else if (v == TUNA_PARAM_SQRTP)
+                v = (long)ceil(sqrt((double)P));
+            a->k = v < 2 ? 2 : v > P ? (P < 2 ? 2 : P) : v;
+        }
+        return MPI_SUCCESS;
+    }
+    return tuna_error_set(MPI_ERR_ARG, "%s: algorithm '%s' is not supported on the NCCL path "
+                                       "(supported: %s; docs/nccl.md)", coll_name(c), info->name,
+                          list);
+}
+
+/* Bytes of one element; 0 for a type NCCL does not have. */
+static size_t type_bytes(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    default: return 0;
+    }
+}
+
+/* Checks every call makes; fills a->tp's transport t. */
+static int start(tuna_collective c, ncclComm_t comm, ncclDataType_t type, tuna_nccl_tp *t,
+                 tuna_nccl_args *a)
+{
+    if (!comm)
+        return tuna_error_set(MPI_ERR_COMM, "%s: comm is NULL", coll_name(c));
+    if (type_bytes(type) == 0)
+        return tuna_error_set(MPI_ERR_TYPE, "%s: datatype %d is not an NCCL type", coll_name(c),
+                              (int)type);
+    int rc = tuna_nccl_tp_open(t, comm, NULL);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    memset(a, 0, sizeof *a);
+    a->tp = &t->table;
+    a->t = t;
+    a->rank = t->rank;
+    a->size = t->size;
+    a->esize = type_bytes(type);
+    return MPI_SUCCESS;
+}
+
+static int run(const tuna_nccl_row *row, tuna_nccl_tp *t, tuna_nccl_args *a)
+{
+    int rc = row->run(a);
+    int end = tuna_nccl_tp_close(t);
+    return rc != MPI_SUCCESS ? rc : end;
+}
+
+static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts,
+                const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                const size_t *rdispls, ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
+                const tuna_options *opt)
+{
+    tuna_nccl_tp t;
+    tuna_nccl_args a = {0};
+    const tuna_nccl_row *row;
+    int rc = start(c, comm, type, &t, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    t.stream = stream;
+    const char *name = coll_name(c);
+    if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+        return tuna_error_set(MPI_ERR_ARG, "%s: a count or displacement array is NULL", name);
+    const size_t limit = SIZE_MAX / a.esize;
+    size_t sent = 0, received = 0;
+    for (int i = 0; i < a.size; i++) {
+        if (sendcounts[i] > limit || sdispls[i] > limit - sendcounts[i] ||
+            recvcounts[i] > limit || rdispls[i] > limit - recvcounts[i])
+            return tuna_error_set(MPI_ERR_COUNT, "%s: the block of rank %d does not fit in "
+                                                 "size_t bytes", name, i);
+        sent |= sendcounts[i];
+        received |= recvcounts[i];
+    }
+    if ((sent && !sendbuf) || (received && !recvbuf))
+        return tuna_error_set(MPI_ERR_BUFFER, "%s: a NULL buffer with nonzero counts", name);
+    if (sendbuf && sendbuf == recvbuf)
+        return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf is recvbuf (no in-place form)", name);
+    rc = choose(c, opt, a.size, &row, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    a.sbuf = sendbuf;
+    a.rbuf = recvbuf;
+    a.scounts = sendcounts;
+    a.sdispls = sdispls;
+    a.rcounts = recvcounts;
+    a.rdispls = rdispls;
+    a.uniform = c == TUNA_ALLTOALL;
+    return run(row, &t, &a);
+}
+
+int tuna_nccl_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
+                        void *recvbuf, const size_t recvcounts[], const size_t rdispls[],
+                        ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
+                        const tuna_options *opt)
+{
+    tuna_error_clear();
+    return a2av(TUNA_ALLTOALLV, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, type,
+                comm, stream, opt);
+}
+
+int tuna_nccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, ncclDataType_t type,
+                       ncclComm_t comm, cudaStream_t stream, const tuna_options *opt)
+{
+    tuna_error_clear();
+    int P = 0;
+    if (comm && ncclCommCount(comm, &P) != ncclSuccess)
+        return tuna_error_set(MPI_ERR_COMM, "tuna_nccl_alltoall: ncclCommCount failed");
+    if (comm && count > SIZE_MAX / (P > 0 ? (size_t)P : 1))
+        return tuna_error_set(MPI_ERR_COUNT, "tuna_nccl_alltoall: count %zu x %d ranks does "
+                                             "not fit in size_t", count, P);
+    /* Uniform counts through the alltoallv rows (P = 0: a NULL comm, refused there). */
+    size_t *arr = tuna_malloc(2 * (size_t)(P > 0 ? P : 1) * sizeof *arr);
+    if (!arr)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_nccl_alltoall: no memory for %d ranks", P);
+    size_t *counts = arr, *displs = arr + P;
+    for (int i = 0; i < P; i++) {
+        counts[i] = count;
+        displs[i] = (size_t)i * count;
+    }
+    int rc = a2av(TUNA_ALLTOALL, sendbuf, counts, displs, recvbuf, counts, displs, type, comm,
+                  stream, opt);
+    free(arr);
+    return rc;
+}
+
+int tuna_nccl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                        ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
+                        const tuna_options *opt)
+{
+    tuna_nccl_tp t;
+    tuna_nccl_args a = {0};
+    const tuna_nccl_row *row;
+    tuna_error_clear();
+    int rc = start(TUNA_ALLGATHER, comm, type, &t, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    t.stream = stream;
+    if (sendcount > SIZE_MAX / a.esize / (size_t)a.size)
+        return tuna_error_set(MPI_ERR_COUNT, "tuna_nccl_allgather: %zu elements x %d ranks do "
+                                             "not fit in size_t bytes", sendcount, a.size);
+    if (sendcount && (!sendbuf || !recvbuf))
+        return tuna_error_set(MPI_ERR_BUFFER, "tuna_nccl_allgather: a NULL buffer with "
+                                              "nonzero count");
+    rc = choose(TUNA_ALLGATHER, opt, a.size, &row, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    a.block = sendcount * a.esize;
+    a.sbuf = sendbuf;
+    a.rbuf = recvbuf;
+    return run(row, &t, &a);
+}
+
+/* The MPI type and op of the transport's reduce; MPI_DATATYPE_NULL / MPI_OP_NULL where the
+ * device kernels (src/device/reduce.cu) have none. */
+static MPI_Datatype reduce_type(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8: return MPI_INT8_T;
+    case ncclUint8: return MPI_UINT8_T;
+    case ncclInt32: return MPI_INT32_T;
+    case ncclUint32: return MPI_UINT32_T;
+    case ncclInt64: return MPI_INT64_T;
+    case ncclUint64: return MPI_UINT64_T;
+    case ncclFloat32: return MPI_FLOAT;
+    case ncclFloat64: return MPI_DOUBLE;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static MPI_Op reduce_op(ncclRedOp_t op)
+{
+    switch (op) {
+    case ncclSum: return MPI_SUM;
+    case ncclProd: return MPI_PROD;
+    case ncclMax: return MPI_MAX;
+    case ncclMin: return MPI_MIN;
+    default: return MPI_OP_NULL;
+    }
+}
+
+int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDataType_t type,
+                        ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
+                        const tuna_options *opt)
+{
+    tuna_nccl_tp t;
+    tuna_nccl_args a = {0};
+    const tuna_nccl_row *row;
+    tuna_error_clear();
+    int rc = start(TUNA_ALLREDUCE, comm, type, &t, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    t.stream = stream;
+    a.mtype = reduce_type(type);
+    a.mop = reduce_op(op);
+    a.ntype = type;
+    a.nop = op;
+    if (a.mtype == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "tuna_nccl_allreduce: no reduction on datatype %d "
+                                            "(half, bfloat16 and fp8 are not supported)",
+                              (int)type);
+    if (a.mop == MPI_OP_NULL)
+        return tuna_error_set(MPI_ERR_OP, "tuna_nccl_allreduce: op %d is not supported (sum, "
+                                          "prod, max, min)", (int)op);
+    if (count > SIZE_MAX / a.esize / 2)
+        return tuna_error_set(MPI_ERR_COUNT, "tuna_nccl_allreduce: %zu elements do not fit in "
+                                             "size_t bytes", count);
+    if (count && (!sendbuf || !recvbuf))
+        return tuna_error_set(MPI_ERR_BUFFER, "tuna_nccl_allreduce: a NULL buffer with nonzero "
+                                              "count");
+    rc = choose(TUNA_ALLREDUCE, opt, a.size, &row, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    a.count = count;
+    a.sbuf = sendbuf;
+    a.rbuf = recvbuf;
+    return run(row, &t, &a);
+}

@@ -1,0 +1,86 @@
+/*
+ * The NCCL path's rows (docs/nccl.md): one file per algorithm, each posting through the NCCL
+ * transport (src/transport/nccl.h) only, in byte regions of the caller's device buffers.
+ * Every step's posts are ordered so that the slot i of a rank and of its partner are each
+ * other's (a receive from r-d next to the send to r+d): the transport may split a step's
+ * group at any slot, at the same places on every rank (nccl.h).
+ */
+#ifndef TUNA_NCCL_ROWS_H
+#define TUNA_NCCL_ROWS_H
+
+#include "../core/tuna_internal.h"
+#include "../allgather_allreduce/shared.h"
+#include "../transport/nccl.h"
+
+typedef struct tuna_nccl_args {
+    const tuna_transport *tp; /* the call's NCCL transport (&t->table) */
+    tuna_nccl_tp *t;          /* the same, for its temporaries */
+    int rank, size;
+    /* alltoallv / alltoall: counts and displacements in elements of esize bytes */
+    const char *sbuf;
+    char *rbuf;
+    const size_t *scounts, *sdispls, *rcounts, *rdispls;
+    size_t esize;
+    bool uniform; /* alltoall: every count the same (no sizes to exchange) */
+    /* allgather: bytes per rank */
+    size_t block;
+    /* allreduce: elements and their MPI type and op (host reduction in the stand-in build,
+     * device kernels otherwise: the transport's reduce) */
+    size_t count;
+    MPI_Datatype mtype;
+    MPI_Op mop;
+    ncclDataType_t ntype; /* the same for NCCL's own call (vendor) */
+    ncclRedOp_t nop;
+    long k; /* the row's parameter, resolved for this P (1 when it has none) */
+} tuna_nccl_args;
+
+typedef int (*tuna_nccl_run_fn)(const tuna_nccl_args *a);
+
+typedef struct tuna_nccl_row {
+    const char *name;  /* the row of the MPI table with the same name (tuna_options) */
+    const char *param; /* its parameter's key, or NULL */
+    tuna_nccl_run_fn run;
+} tuna_nccl_row;
+
+/* Close the step's group (stream order: later posts see its data). */
+static inline int tuna_nccl_step_end(const tuna_nccl_args *a)
+{
+    int flag;
+    return tuna_tp_settle(a->tp, 0, NULL, NULL, true, &flag);
+}
+
+/* inout = in op inout over n elements (the transport's reduce, INT_MAX elements at a time). */
+static inline int tuna_nccl_reduce(const tuna_nccl_args *a, const void *in, void *inout, size_t n)
+{
+    const char *i = in;
+    char *o = inout;
+    while (n > 0) {
+        int c = n > (size_t)INT_MAX ? INT_MAX : (int)n;
+        int rc = tuna_tp_reduce(a->tp, i, o, c, a->mtype, a->mop);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        i += (size_t)c * a->esize;
+        o += (size_t)c * a->esize;
+        n -= (size_t)c;
+    }
+    return MPI_SUCCESS;
+}
+
+int tuna_nccl_a2a_vendor(const tuna_nccl_args *a);
+int tuna_nccl_ag_vendor(const tuna_nccl_args *a);
+int tuna_nccl_ar_vendor(const tuna_nccl_args *a);
+int tuna_nccl_a2av_linear(const tuna_nccl_args *a);
+int tuna_nccl_a2av_pairwise(const tuna_nccl_args *a);
+int tuna_nccl_a2av_tuna(const tuna_nccl_args *a);
+int tuna_nccl_ag_ring(const tuna_nccl_args *a);
+int tuna_nccl_ag_kring(const tuna_nccl_args *a);
+int tuna_nccl_ag_recmul(const tuna_nccl_args *a);
+int tuna_nccl_ag_recursive_doubling(const tuna_nccl_args *a);
+int tuna_nccl_ag_recmul_permuted(const tuna_nccl_args *a);
+int tuna_nccl_ar_ring(const tuna_nccl_args *a);
+int tuna_nccl_ar_kring(const tuna_nccl_args *a);
+int tuna_nccl_ar_recmul(const tuna_nccl_args *a);
+int tuna_nccl_ar_recursive_doubling(const tuna_nccl_args *a);
+int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a);
+
+#endif /* TUNA_NCCL_ROWS_H */
