@@ -37,7 +37,11 @@ static int check_side(const char *what, const tuna_w_side *s, int P)
         if (PMPI_Type_size_x(s->types[j], &size) != MPI_SUCCESS || size < 0)
             return tuna_error_set(MPI_ERR_TYPE, "tuna_alltoallw: %stypes[%d] is not a valid "
                                   "datatype", what, j);
-        if (s->counts[j] > 0 && size > 0 && !s->buf)
+        /* MPI_BOTTOM (NULL) is valid where the displacement or the type holds the absolute
+         * address; a block at NULL itself with a type that starts at 0 is not. */
+        MPI_Aint tlb = 0, textent = 0;
+        if (s->counts[j] > 0 && size > 0 && !s->buf && s->displs[j] == 0 &&
+            PMPI_Type_get_true_extent(s->types[j], &tlb, &textent) == MPI_SUCCESS && tlb == 0)
             return tuna_error_set(MPI_ERR_BUFFER, "tuna_alltoallw: %s buffer is NULL with "
                                   "data for peer %d", what, j);
     }
@@ -158,7 +162,9 @@ int tuna_w_prepare(tuna_w_call *c, MPI_Comm comm)
     if (!c->n || !c->d)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory for %d peers", P);
     c->st = c->rt = MPI_DATATYPE_NULL;
-    if (one_type(&c->rcv, P, &c->rt, c->n + P, c->d + P) &&
+    /* MPI_BOTTOM-relative blocks are packed (tuna_pack_block addresses them absolutely). */
+    if (c->rcv.buf && (c->inplace || c->snd.buf) &&
+        one_type(&c->rcv, P, &c->rt, c->n + P, c->d + P) &&
         (c->inplace || one_type(&c->snd, P, &c->st, c->n, c->d)))
         return MPI_SUCCESS;
     /* The packed way: each block's signature bytes at its offset in one buffer per side. */
