@@ -45,6 +45,7 @@ typedef enum tuna_collective {
     TUNA_ALLGATHER,
     TUNA_ALLREDUCE,
     TUNA_ALLTOALL,
+    TUNA_NEIGHBOR_ALLTOALLV,
     TUNA_COLLECTIVE_COUNT
 } tuna_collective;
 
@@ -423,6 +424,36 @@ int tuna_ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
                     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                     const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                     const tuna_options *opt, tuna_request *req);
+/*
+ * The neighborhood all-to-all (MPI_Neighbor_alltoallv's semantics) on a communicator with a
+ * distributed-graph, graph or Cartesian topology: block i of sendbuf (sendcounts[i] elements
+ * of sendtype at sdispls[i] extents) goes to out-neighbor i, block j of recvbuf comes from
+ * in-neighbor j, in MPI_Dist_graph_neighbors' / MPI_Cart_shift's order; repeated edges match
+ * in order. opt == NULL means tuna_options_default(TUNA_NEIGHBOR_ALLTOALLV) (the
+ * TUNA_NEIGHBOR_ALLTOALLV variable). Rows: vendor, linear, node-aware:leaders=K,max=B, auto
+ * (the library's call here; a persistent operation chooses). Device buffers, and a Cartesian
+ * topology where a rank is a neighbor twice, run the library's call. No MPI_IN_PLACE (MPI has
+ * none for neighborhood collectives). docs/algorithms-neighbor.md.
+ */
+int tuna_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            const tuna_options *opt);
+/* The nonblocking form (MPI_Ineighbor_alltoallv): a local start; the arrays and buffers belong
+ * to the operation until it completes. A communicator tuna has not set up runs the library's
+ * MPI_Ineighbor_alltoallv. */
+int tuna_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             const tuna_options *opt, tuna_request *req);
+/* The persistent form (MPI_Neighbor_alltoallv_init) as a plan: init is collective, works out
+ * node-aware's aggregated pattern once (and auto's choice, from the pattern agreed over all
+ * ranks), and each tuna_start only moves data. */
+int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                                 unsigned flags, tuna_plan *plan);
 /* Progress the operation and every other active one; when it is complete, *flag = 1, its
  * outcome is returned and *req becomes TUNA_REQUEST_NULL (tuna_stats_last() is its record).
  * TUNA_REQUEST_NULL gives *flag = 1. */

@@ -156,7 +156,8 @@ def check_results(root, files):
 C_LITERAL_ENV = re.compile(r'getenv\(\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)')
 C_LITERAL_TUNA = re.compile(r'"(TUNA_[A-Z0-9_]*[A-Z0-9])"')
 REF = "docs/reference.md"
-COLLECTIVES = ("alltoallv", "alltoall", "allgather", "allreduce")
+COLLECTIVES = ("alltoallv", "alltoall", "allgather", "allreduce", "neighbor_alltoallv")
+FOLDER = {"neighbor_alltoallv": "neighbor"}  # a collective whose folder has another name
 
 
 def c_sources(root, files, dirs):
@@ -194,7 +195,7 @@ PARAM = re.compile(r'\{\s*"([a-z_]+)"\s*,\s*-?\d+\s*,')
 
 def registry_rows(root, coll):
     """{algorithm: set of parameters} of one collective's registry, from its C tables."""
-    paths = [f"src/{coll}/table.c"]
+    paths = [f"src/{FOLDER.get(coll, coll)}/table.c"]
     if coll in ("alltoallv", "alltoall"):
         paths.append("src/alltoallv/rows.h")
     if coll == "alltoall":

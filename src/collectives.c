@@ -9,6 +9,7 @@
 #include "allreduce/allreduce.h"
 #include "alltoall/alltoall.h"
 #include "alltoallv/alltoallv.h"
+#include "neighbor/neighbor.h"
 
 const tuna_registry *tuna_registry_of(tuna_collective coll)
 {
@@ -17,6 +18,7 @@ const tuna_registry *tuna_registry_of(tuna_collective coll)
     case TUNA_ALLGATHER: return &tuna_ag_registry;
     case TUNA_ALLREDUCE: return &tuna_ar_registry;
     case TUNA_ALLTOALL: return &tuna_a2a_registry;
+    case TUNA_NEIGHBOR_ALLTOALLV: return &tuna_nbr_registry;
     default: return NULL;
     }
 }

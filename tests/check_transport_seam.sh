@@ -8,7 +8,7 @@
 # library (src/preload).
 # Usage: check_transport_seam.sh SOURCE_ROOT. Exit 1, naming each call, when one is found.
 root=${1:?usage: check_transport_seam.sh SOURCE_ROOT}
-dirs="src/alltoallv src/alltoall src/allgather src/allreduce src/allgather_allreduce src/nccl"
+dirs="src/alltoallv src/alltoall src/allgather src/allreduce src/allgather_allreduce src/neighbor src/nccl"
 p2p='Isend|Irecv|Send|Recv|Sendrecv|Sendrecv_replace|Ssend|Issend|Bsend|Ibsend|Rsend|Irsend'
 persistent='Send_init|Recv_init|Start|Startall'
 completion='Wait|Waitall|Waitany|Waitsome|Test|Testall|Testany|Testsome|Cancel|Request_free'

@@ -13,6 +13,8 @@ const tuna_collective_names tuna_collective_table[TUNA_COLLECTIVE_COUNT] = {
     [TUNA_ALLGATHER] = {"allgather", "TUNA_ALLGATHER", "tuna_allgather", "PMPI_Allgather"},
     [TUNA_ALLREDUCE] = {"allreduce", "TUNA_ALLREDUCE", "tuna_allreduce", "PMPI_Allreduce"},
     [TUNA_ALLTOALL] = {"alltoall", "TUNA_ALLTOALL", "tuna_alltoall", "PMPI_Alltoall"},
+    [TUNA_NEIGHBOR_ALLTOALLV] = {"neighbor_alltoallv", "TUNA_NEIGHBOR_ALLTOALLV",
+                                 "tuna_neighbor_alltoallv", "PMPI_Neighbor_alltoallv"},
 };
 
 const char *tuna_collective_name(tuna_collective coll)

@@ -369,7 +369,7 @@ void tuna_setup_release(tuna_ctx *ctx);
  * (tuna_config_agree_n of them, at most TUNA_CONFIG_AGREE_MAX) and its judgement (rc: the
  * reduction's; comm MPI_COMM_NULL: no second exchange for the message); the topology from
  * every rank's node identity (ids; NULL: MPI_Comm_split_type, blocking). */
-#define TUNA_CONFIG_AGREE_MAX 32
+#define TUNA_CONFIG_AGREE_MAX 34
 int tuna_config_agree_n(void);
 void tuna_config_agree_values(long long *v);
 int tuna_config_agree_judge(const long long *v, int rc, MPI_Comm comm, int *differs);

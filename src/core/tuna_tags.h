@@ -74,6 +74,15 @@ enum tuna_tag {
     /* selector (src/select/learn.c): a rank's messages to itself that time its per-message
      * cost */
     TUNA_TAG_LEARN_PROBE = 401,
+
+    /* neighborhood all-to-all (src/neighbor/) */
+    TUNA_TAG_NBR_LINEAR = 411,     /* one message per edge */
+    TUNA_TAG_NBR_HEAD = 412,       /* node_aware: how many edges a rank routes via a leader */
+    TUNA_TAG_NBR_LIST = 413,       /* node_aware: those edges (peer, bytes) */
+    TUNA_TAG_NBR_GATHER = 414,     /* node_aware: a rank's pieces to its node's leader */
+    TUNA_TAG_NBR_INTER = 415,      /* node_aware: one message per node pair */
+    TUNA_TAG_NBR_SCATTER = 416,    /* node_aware: a receiving leader's pieces to a rank */
+    TUNA_TAG_NBR_DIRECT = 417,     /* node_aware: edges within a node, or too large to gather */
 };
 
 #endif /* TUNA_TAGS_H */

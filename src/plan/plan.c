@@ -167,6 +167,8 @@ int tuna_plan_free(tuna_plan *pp)
     if (p->active)
         return tuna_error_set(MPI_ERR_REQUEST,
                               "tuna_plan_free: the plan is active (tuna_wait it first)");
+    if (p->state_free)
+        p->state_free(p->state);
     tuna_scratch_free(&p->scr);
     free(p->arrays);
     free(p->disp);

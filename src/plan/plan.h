@@ -74,6 +74,11 @@ struct tuna_plan_s {
     bool commute;               /* allreduce: whether the op commutes */
     tuna_ag_op ag_op;
     tuna_ar_op ar_op;
+
+    /* A collective's own plan state (neighbor_alltoallv: its operation, src/plan/plan_neighbor.c),
+     * freed with the plan. */
+    void *state;
+    void (*state_free)(void *state);
 };
 
 /* Plans on alltoallv's operation (alltoallv, alltoall; plan_alltoallv.c): the local start of

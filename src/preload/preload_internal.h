@@ -70,7 +70,14 @@
 #define LABEL_MAX 128
 
 /* The collectives the preload takes (tuna_collective_table[] names each). */
-enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL };
+enum coll {
+    COLL_ALLTOALLV,
+    COLL_ALLGATHER,
+    COLL_ALLREDUCE,
+    COLL_ALLTOALL,
+    COLL_NEIGHBOR_ALLTOALLV,
+    NCOLL
+};
 
 /* Statistics rows only: the nonblocking forms (configured as their blocking forms). */
 #define STAT_IALLTOALLV ((enum coll)NCOLL)
@@ -85,6 +92,7 @@ enum coll { COLL_ALLTOALLV, COLL_ALLGATHER, COLL_ALLREDUCE, COLL_ALLTOALL, NCOLL
  * (src/core/collective_names.c); enum coll counts as tuna_collective does. */
 _Static_assert(COLL_ALLTOALLV == (int)TUNA_ALLTOALLV && COLL_ALLGATHER == (int)TUNA_ALLGATHER &&
                    COLL_ALLREDUCE == (int)TUNA_ALLREDUCE && COLL_ALLTOALL == (int)TUNA_ALLTOALL &&
+                   COLL_NEIGHBOR_ALLTOALLV == (int)TUNA_NEIGHBOR_ALLTOALLV &&
                    NCOLL == (int)TUNA_COLLECTIVE_COUNT,
                "enum coll follows tuna_collective");
 

@@ -1,0 +1,44 @@
+/*
+ * linear: the neighborhood exchange as Open MPI and MPICH run it — every receive posted (one
+ * per in-edge, in the topology's order), then every send (one per out-edge), then one wait.
+ * MPI's non-overtaking rule matches repeated edges between two ranks in order: the k-th send
+ * of a to b lands in b's k-th receive from a. Empty edges and MPI_PROC_NULL neighbors post
+ * nothing (both sides know the count is zero: the type signatures match).
+ * Rounds: 1. Messages: in-degree + out-degree per rank.
+ */
+#include "neighbor.h"
+
+int tuna_nbr_linear_step(tuna_op *op, int wait_rc)
+{
+    tuna_nbr_op *o = (tuna_nbr_op *)op;
+    const tuna_nbr_call *c = o->c;
+    if (o->stage == 1)
+        return tuna_op_step_done(op, tuna_op_step_record(op, wait_rc,
+                                                         "neighbor linear: a message failed"));
+    int rc = tuna_nbr_reserve(o, c->in.n + c->out.n);
+    if (rc != MPI_SUCCESS)
+        return tuna_op_step_done(op, rc);
+    const int tag = TUNA_TAG_NBR_LINEAR + c->tag_shift;
+    int n = 0;
+    for (int j = 0; j < c->in.n && rc == MPI_SUCCESS; j++) {
+        if (c->in.peer[j] == MPI_PROC_NULL || c->in.count[j] == 0)
+            continue;
+        rc = tuna_tp_irecv_typed(c->tp, c->rbuf + c->in.displ[j] * c->rext, (int)c->in.count[j],
+                                 c->rtype, c->in.peer[j], tag, c->comm, &o->req[n]);
+        if (rc == MPI_SUCCESS)
+            n++;
+    }
+    for (int i = 0; i < c->out.n && rc == MPI_SUCCESS; i++) {
+        if (c->out.peer[i] == MPI_PROC_NULL || c->out.count[i] == 0)
+            continue;
+        rc = tuna_tp_isend_typed(c->tp, c->sbuf + c->out.displ[i] * c->sext,
+                                 (int)c->out.count[i], c->stype, c->out.peer[i], tag, c->comm,
+                                 &o->req[n]);
+        if (rc == MPI_SUCCESS)
+            n++;
+    }
+    if (rc != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "neighbor linear: posting a message failed");
+    o->stage = 1;
+    return tuna_op_step_wait(op, o->req, n, rc);
+}

@@ -1,0 +1,43 @@
+/*
+ * The neighborhood all-to-all registry (src/core/tuna_registry.h): the library's call, the
+ * linear exchange it runs, the node-aware aggregation, auto. docs/algorithms-neighbor.md.
+ */
+#include "neighbor.h"
+
+#include <limits.h>
+
+const tuna_nbr_algorithm tuna_nbr_table[] = {
+    {.desc = {.info = {"vendor", "the MPI library's own MPI_Neighbor_alltoallv "
+                                 "(PMPI_Neighbor_alltoallv), passed straight through",
+                       0, {{0}}},
+              .kind = TUNA_ROW_VENDOR, .family = "vendor"}},
+    {.desc = {.info = {"linear", "one message per neighbor edge, every receive posted before "
+                                 "the sends (what Open MPI and MPICH run)",
+                       0, {{0}}},
+              .family = "linear"},
+     .step = tuna_nbr_linear_step},
+    {.desc = {.info = {"node-aware", "locality-aware: messages between two nodes gathered on "
+                                     "a leader of each, one message per node pair, scattered "
+                                     "on arrival (Bienz, Gropp and Olson)",
+                       2,
+                       {{"leaders", 1, TUNA_PARAM_P, 4,
+                         "ranks per node that carry its node pairs, in [1, P], default 4; "
+                         "clamps to the node's size"},
+                        {"max", 0, INT_MAX, 2048,
+                         "edges of at most this many bytes are gathered, larger ones go "
+                         "directly, in [0, INT_MAX], default 2048"}}},
+              .family = "hierarchical"},
+     .step = tuna_nbr_node_aware_step},
+    {.desc = {.info = {"auto", "the library's call for blocking and nonblocking calls; a "
+                               "persistent one (tuna_neighbor_alltoallv_init) chooses node_aware "
+                               "where the agreed pattern joins enough small edges per node pair",
+                       0, {{0}}},
+              .kind = TUNA_ROW_AUTO, .family = "auto"}},
+};
+
+const tuna_registry tuna_nbr_registry = {
+    .coll = TUNA_NEIGHBOR_ALLTOALLV,
+    .rows = tuna_nbr_table,
+    .stride = sizeof tuna_nbr_table[0],
+    .n = (int)(sizeof tuna_nbr_table / sizeof tuna_nbr_table[0]),
+};

@@ -1,0 +1,166 @@
+/*
+ * tuna_neighbor_alltoallv_init: the persistent neighborhood all-to-all as a plan. Init is
+ * collective: the arguments checked and the outcome agreed, the row chosen (forced, or auto
+ * over the pattern agreed by all ranks: src/neighbor/auto.c), and node-aware's aggregated
+ * pattern worked out once (its metadata stages run here). A start is local: the row's data
+ * stages posted with the plan's tags. vendor (and device buffers, and a Cartesian topology
+ * where a rank is a neighbor twice) starts the library's blocking call.
+ */
+#include "plan.h"
+#include "../neighbor/neighbor.h"
+#include "memkind.h"
+
+#include <stdlib.h>
+
+typedef struct nbr_plan {
+    tuna_nbr_op o;
+    const tuna_nbr_algorithm *row;
+    /* the caller's arguments, for the library's call (MPI: unchanged until the free) */
+    const void *sbuf;
+    void *rbuf;
+    const int *sc, *sd, *rc, *rd;
+    MPI_Datatype st, rt;
+} nbr_plan;
+
+static void nbr_plan_free(void *state)
+{
+    nbr_plan *s = state;
+    tuna_nbr_op_clear(&s->o);
+    free(s);
+}
+
+static void op_reset(nbr_plan *s)
+{
+    s->o.op = (tuna_op){.step = s->row->step, .tp = s->o.c->tp, .publish_stats = true};
+    if (s->o.agg)
+        tuna_nbr_op_rewind(&s->o);
+    else
+        s->o.stage = 0;
+}
+
+static int nbr_library_start(struct tuna_plan_s *p)
+{
+    nbr_plan *s = p->state;
+    return tuna_library_result(PMPI_Neighbor_alltoallv(s->sbuf, s->sc, s->sd, s->st, s->rbuf,
+                                                       s->rc, s->rd, s->rt, p->comm),
+                               "PMPI_Neighbor_alltoallv");
+}
+
+/* A blocking exchange of the plan's row (the start of a choice without a local start). */
+static int nbr_start(struct tuna_plan_s *p)
+{
+    nbr_plan *s = p->state;
+    if (p->vendor)
+        return nbr_library_start(p);
+    op_reset(s);
+    s->o.op.publish_stats = false;
+    return tuna_op_run(&s->o.op);
+}
+
+static int nbr_begin(struct tuna_plan_s *p)
+{
+    nbr_plan *s = p->state;
+    if (p->vendor)
+        return 1;
+    op_reset(s);
+    p->inflight = &s->o.op;
+    tuna_op_start(p->inflight);
+    return MPI_SUCCESS;
+}
+
+int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                                 unsigned flags, tuna_plan *plan)
+{
+    static const char fn[] = "tuna_neighbor_alltoallv_init";
+    const double t0 = PMPI_Wtime();
+    int local = tuna_plan_begin(fn, TUNA_NEIGHBOR_ALLTOALLV, comm, flags, plan, &opt);
+    if (comm == MPI_COMM_NULL || !plan)
+        return local;
+    int inter = 0;
+    TUNA_MPI_CHECK(PMPI_Comm_test_inter(comm, &inter));
+    if (inter) /* MPI's topologies are on intracommunicators only */
+        return local != MPI_SUCCESS
+                   ? local
+                   : tuna_error_set(MPI_ERR_TOPOLOGY, "%s: an intercommunicator has no "
+                                                      "neighborhood topology", fn);
+    struct tuna_plan_s *p = calloc(1, sizeof *p);
+    nbr_plan *s = calloc(1, sizeof *s);
+    if (local == MPI_SUCCESS && (!p || !s))
+        local = tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the plan", fn);
+    tuna_ctx *ctx;
+    int rc = tuna_ctx_get(comm, local == MPI_SUCCESS ? tuna_algorithm_get(
+                                                           TUNA_NEIGHBOR_ALLTOALLV,
+                                                           opt->algorithm)->name
+                                                     : "plan",
+                          &ctx);
+    bool library = false;
+    if (rc == MPI_SUCCESS && local == MPI_SUCCESS)
+        local = tuna_nbr_call_of(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                 recvcounts, rdispls, recvtype, comm, &s->o.c, &library);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_coll_agree_args(ctx, tuna_collective_name(TUNA_NEIGHBOR_ALLTOALLV), local,
+                                  NULL, NULL, 0);
+    if (rc != MPI_SUCCESS) {
+        if (s)
+            nbr_plan_free(s);
+        free(p);
+        return rc;
+    }
+    p->coll = TUNA_NEIGHBOR_ALLTOALLV;
+    p->comm = comm;
+    p->ctx = ctx;
+    p->state = s;
+    p->state_free = nbr_plan_free;
+    p->info.collective = TUNA_NEIGHBOR_ALLTOALLV;
+    p->tag_shift = tuna_op_tag_shift(ctx, true);
+    tuna_nbr_call *c = s->o.c;
+    c->comm = ctx->comm;
+    c->ctx = ctx;
+    c->tag_shift = p->tag_shift;
+    *s = (nbr_plan){.o = s->o, .sbuf = sendbuf, .rbuf = recvbuf, .sc = sendcounts,
+                    .sd = sdispls, .rc = recvcounts, .rd = rdispls, .st = sendtype,
+                    .rt = recvtype};
+    /* MPI lets the caller free its types after init: the plan keeps duplicates. */
+    rc = tuna_plan_keep_type(p, &s->st);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_plan_keep_type(p, &s->rt);
+    c->stype = s->st;
+    c->rtype = s->rt;
+    const int vendor = tuna_registry_find_kind(&tuna_nbr_registry, TUNA_ROW_VENDOR);
+    const bool host = tuna_memory_kinds(sendbuf, recvbuf) == TUNA_MEMORY_HOST;
+    tuna_choice choice = {.algorithm = opt->algorithm};
+    int source = TUNA_PLAN_SOURCE_FORCED;
+    if (rc == MPI_SUCCESS && tuna_nbr_table[opt->algorithm].desc.kind == TUNA_ROW_AUTO) {
+        source = TUNA_PLAN_SOURCE_ESTIMATE;
+        choice.algorithm = vendor;
+        if (!library && host) /* collective: every rank is here (library is the topology's) */
+            rc = tuna_nbr_auto_choose(c, &choice.algorithm, choice.param);
+    } else {
+        tuna_params_resolve(&tuna_nbr_table[opt->algorithm].desc.info, opt->value, ctx->size,
+                            choice.param);
+    }
+    if (library || !host)
+        choice.algorithm = vendor;
+    s->row = &tuna_nbr_table[choice.algorithm];
+    p->vendor = s->row->desc.kind == TUNA_ROW_VENDOR;
+    s->o.info = &s->row->desc.info;
+    for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+        s->o.param[i] = choice.param[i];
+    tuna_plan_set_info_choice(p, &choice, source);
+    p->begin = nbr_begin;
+    p->start = nbr_start;
+    /* node-aware: its pattern, once (the lists exchanged inside each node). */
+    if (rc == MPI_SUCCESS && s->row->step == tuna_nbr_node_aware_step) {
+        op_reset(s);
+        s->o.stage = 0;
+        s->o.pattern_only = true;
+        rc = tuna_op_run(&s->o.op);
+        s->o.pattern_only = false;
+        rc = tuna_coll_agree_args(ctx, tuna_collective_name(TUNA_NEIGHBOR_ALLTOALLV), rc, NULL,
+                                  NULL, 0);
+    }
+    return tuna_plan_finish(p, rc, t0, plan);
+}
