@@ -74,6 +74,15 @@ struct tuna_plan_s {
     bool commute;               /* allreduce: whether the op commutes */
     tuna_ag_op ag_op;
     tuna_ar_op ar_op;
+
+    /* alltoallw (src/alltoallw/alltoallw_init.c): a plan made on other buffers than the
+     * caller's runs `before` ahead of every exchange (the send blocks packed), `after` once an
+     * exchange succeeded (the received blocks unpacked), and `release` when freed (its state,
+     * `extra`). NULL: none. */
+    int (*before)(struct tuna_plan_s *p);
+    int (*after)(struct tuna_plan_s *p);
+    void (*release)(struct tuna_plan_s *p);
+    void *extra;
 };
 
 /* Plans on alltoallv's operation (alltoallv, alltoall; plan_alltoallv.c): the local start of
