@@ -18,6 +18,7 @@
  * 4 x 3 x (1 + 6) = 84 (tests/test_learn.c checks that bound). */
 #define BENCH_LEARN_WARMUP 90
 #define _POSIX_C_SOURCE 200809L
+#include "alltoallw.h"
 #include "cli.h"
 #include "distributions.h"
 #include "overlap.h"
@@ -101,6 +102,8 @@ static void usage(FILE *f)
             "Sweep:\n"
             "  -c, --collective C      alltoallv (default) | allgather | allreduce | alltoall;\n"
             "                          for the last three S is each rank's contribution\n"
+            "                          (alltoallw: an FFT's pencil transpose with options of its\n"
+            "                          own, tuna-bench --collective alltoallw --help)\n"
             "                          (allgather and alltoall: a block; allreduce: the vector,\n"
             "                          MPI_SUM, default type double) and --dist does not apply\n"
             "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default);\n"
@@ -1917,6 +1920,9 @@ static int physical_nodes(void)
 
 int main(int argc, char **argv)
 {
+    /* alltoallw's pencil transpose has options of its own (alltoallw.c). */
+    if (bench_alltoallw_asked(argc, argv))
+        return bench_alltoallw_main(argc, argv);
     bench_args a;
     char err[1024] = "";
     int prc = parse_args(argc, argv, &a, err, sizeof err);
