@@ -261,7 +261,8 @@ static int call_form(int nonblocking, const void *sb, const int *sc, const int *
 static int nonblocking_form; /* the form of the cases run now */
 
 #ifdef TUNA_TEST_PRELOAD
-#include "tuna_mpi_features.h" /* ALLTOALLW_INIT: MPI_ or MPIX_Alltoallw_init, if the library has it */
+/* ALLTOALLW_INIT: MPI_ or MPIX_Alltoallw_init, where the library has it */
+#include "tuna_mpi_features.h"
 #ifdef ALLTOALLW_INIT
 #define HAVE_PERSISTENT 1
 typedef MPI_Request plan_t;

@@ -44,7 +44,9 @@
  *   info_keys.c           MPI_Comm_set_info, MPI_Comm_dup_with_info (info keys captured)
  *   comm_create.c         the communicator-creating calls: set-up at creation
  *   init_finalize.c       MPI_Init*, the configuration check at start-up, MPI_Finalize's work
- *   fortran_openmpi.c     Open MPI's Fortran bindings
+ *   fortran_openmpi.c     Open MPI's Fortran bindings (fortran_openmpi_nonblocking.c: the
+ *                         nonblocking and persistent ones and the request calls;
+ *                         fortran_openmpi_alltoallw.c: alltoallw's three)
  */
 #ifndef TUNA_PRELOAD_INTERNAL_H
 #define TUNA_PRELOAD_INTERNAL_H
