@@ -564,6 +564,19 @@ static void errors(void)
         fprintf(stderr, "FAIL rank %d: allgather's options not refused\n", me);
         failures++;
     }
+    /* The init's errors are agreed: one rank's NULL plan pointer, bad flags, another
+     * collective's options: every rank returns an error and no plan. */
+    for (int k = 0; k < 3; k++) {
+        tuna_plan pl = (tuna_plan)&pl; /* not NULL: the init must set it */
+        rc = tuna_alltoallw_init(buf, a, a + P, t, out, a + 2 * P, a + 3 * P, t, MPI_COMM_WORLD,
+                                 k == 2 ? &o : NULL, k == 1 ? 7u : TUNA_PLAN_ESTIMATE,
+                                 k == 0 && me == 0 ? NULL : &pl);
+        if (rc == MPI_SUCCESS || (!(k == 0 && me == 0) && pl != NULL)) {
+            fprintf(stderr, "FAIL rank %d: persistent init error %d not agreed (rc %d)\n", me,
+                    k, rc);
+            failures++;
+        }
+    }
 #endif
     free(t);
     free(a);
