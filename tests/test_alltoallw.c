@@ -514,6 +514,72 @@ static int run_case(const tuna_options *opt, const char *optname, enum layout L,
     return bad;
 }
 
+#ifndef TUNA_TEST_PRELOAD
+/* tuna_alltoallw_init on an intercommunicator (the two halves of the world, P >= 2): vendor
+ * makes a plan of the library's MPI_Alltoallw over the remote group (arrays of its size), its
+ * starts send the send buffer's current contents; another row is MPI_ERR_COMM on every rank. */
+static void intercomm_plan(void)
+{
+    if (P < 2)
+        return;
+    MPI_Comm half, inter;
+    const int low = me < P / 2;
+    MPI_Comm_split(MPI_COMM_WORLD, low, me, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? P / 2 : 0, 7, &inter);
+    int lme, rsize;
+    MPI_Comm_rank(half, &lme);
+    MPI_Comm_remote_size(inter, &rsize);
+    int *a = calloc((size_t)rsize * 4, sizeof(int)), *sb = malloc(sizeof(int) * 2 * rsize),
+        *rb = malloc(sizeof(int) * (2 * (size_t)rsize + 1));
+    MPI_Datatype *t = malloc(sizeof *t * (size_t)rsize);
+    for (int j = 0; j < rsize; j++) {
+        a[j] = a[2 * rsize + j] = 2;                     /* two ints each way */
+        a[rsize + j] = a[3 * rsize + j] = 8 * j;         /* byte displacements */
+        t[j] = MPI_INT;
+    }
+    tuna_options vendor, pairwise;
+    tuna_options_parse("vendor", TUNA_ALLTOALLV, &vendor);
+    tuna_options_parse("pairwise", TUNA_ALLTOALLV, &pairwise);
+    tuna_plan pl = NULL;
+    int rc = tuna_alltoallw_init(sb, a, a + rsize, t, rb, a + 2 * rsize, a + 3 * rsize, t, inter,
+                                 &pairwise, TUNA_PLAN_ESTIMATE, &pl);
+    if (rc != MPI_ERR_COMM || pl) {
+        fprintf(stderr, "FAIL rank %d: pairwise on an intercommunicator: rc %d\n", me, rc);
+        failures++;
+    }
+    rc = tuna_alltoallw_init(sb, a, a + rsize, t, rb, a + 2 * rsize, a + 3 * rsize, t, inter,
+                             &vendor, TUNA_PLAN_ESTIMATE, &pl);
+    for (int g = 0; rc == MPI_SUCCESS && g < 2; g++) {
+        for (int j = 0; j < rsize; j++) {
+            sb[2 * j] = 100 * lme + j;
+            sb[2 * j + 1] = g * 1000 + low;
+        }
+        for (int i = 0; i <= 2 * rsize; i++)
+            rb[i] = -7;
+        rc = tuna_start(pl);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_wait(pl);
+        for (int j = 0; rc == MPI_SUCCESS && j < rsize; j++)
+            if (rb[2 * j] != 100 * j + lme || rb[2 * j + 1] != g * 1000 + !low)
+                rc = MPI_ERR_OTHER;
+        if (rc == MPI_SUCCESS && rb[2 * rsize] != -7)
+            rc = MPI_ERR_OTHER;
+    }
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "FAIL rank %d: vendor plan on an intercommunicator: rc %d\n", me, rc);
+        failures++;
+    }
+    if (pl)
+        tuna_plan_free(&pl);
+    free(t);
+    free(rb);
+    free(sb);
+    free(a);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+}
+#endif
+
 /* This rank's argument errors: an error back, the receive buffer untouched. Run by every
  * rank at once with a bad argument on every rank (so no peer waits). */
 static void errors(void)
@@ -628,6 +694,9 @@ int main(int argc, char **argv)
             run_persistent((const tuna_options *)NULL, "default", (enum layout)L, k);
 #endif
     errors();
+#ifndef TUNA_TEST_PRELOAD
+    intercomm_plan();
+#endif
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
