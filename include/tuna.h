@@ -348,6 +348,20 @@ int tuna_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                          MPI_Comm comm, const tuna_options *opt, unsigned flags,
                          tuna_plan *plan);
 
+/* The persistent all-to-all with a datatype per peer (MPI_Alltoallw_init), as tuna_alltoallw on
+ * a plan: the arrays and types are the plan's (copied at init; the caller may free derived
+ * types after it), every start sends the send buffer's contents at that start. Each rank's
+ * way is fixed at init: one type per side, an alltoallv plan on the caller's buffers; else an
+ * alltoallv plan of MPI_BYTE on the plan's packed buffers, the blocks packed in the start and
+ * unpacked in the completion (tuna_wait, tuna_test). opt and flags as tuna_alltoallv_init's
+ * (starts local but for vendor). vendor, and device memory on any rank, run the library's
+ * MPI_Alltoallw in each start. Init is collective (errors agreed); intracommunicators only,
+ * except "vendor". tuna_plan_get_info describes the alltoallv plan. */
+int tuna_alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        const tuna_options *opt, unsigned flags, tuna_plan *plan);
+
 /* Begin one exchange of the plan, and complete it. The start is local (it posts the first
  * messages, as MPI 4's MPI_Start) for plans whose algorithm has a step form (every row but
  * vendor; docs/nonblocking.md); a plan forced to vendor completes the exchange inside the

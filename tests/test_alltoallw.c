@@ -14,12 +14,15 @@
  *   ranks-differ even ranks one-int, odd ranks mixed (each rank decides its way alone);
  *   inplace      MPI_IN_PLACE, symmetric n, the mixed types (packed) and one-int (no copy).
  * Each case runs blocking (tuna_alltoallw) and nonblocking (tuna_ialltoallw, tested once,
- * then waited for).
+ * then waited for); and persistent (tuna_alltoallw_init): two requests of different layouts
+ * outstanding at once, each started three times with its send buffer rewritten between
+ * starts and its receive buffer sentinel-filled, the caller's derived types freed after init.
  * Then this rank's argument errors (negative count, MPI_DATATYPE_NULL, options of another
  * collective) must come back as errors with nothing written. Exit code = failure count.
  *
  * Built with TUNA_TEST_PRELOAD it is a client of the drop-in (tests/preload): no tuna header,
- * MPI_Alltoallw (which the drop-in takes) instead of tuna_alltoallw, the default choice only.
+ * MPI_Alltoallw (which the drop-in takes) instead of tuna_alltoallw, the default choice only;
+ * MPI_Alltoallw_init (or Open MPI's MPIX_Alltoallw_init) where the library has it.
  *
  * Usage: test_alltoallw [--rows a,b,...]   (default: every alltoallv row)
  */
@@ -174,10 +177,13 @@ static void args_free(args *a)
 }
 
 /* Rank r's send buffer (and, in place, its receive buffer before the call). */
+static int gen; /* persistent starts: the send buffer's contents differ per start */
+
 static void fill(unsigned char *buf, size_t n, int r, int salt, int which)
 {
     for (size_t i = 0; i < n; i++)
-        buf[i] = (unsigned char)(r * 31 + (int)i * 7 + salt * 3 + which * 101 + (int)(i >> 9));
+        buf[i] = (unsigned char)(r * 31 + (int)i * 7 + salt * 3 + which * 101 + (int)(i >> 9) +
+                                 gen * 57);
 }
 
 /* The independent reference: what rank `me` must hold after the call, built from every
@@ -253,6 +259,172 @@ static int call_form(int nonblocking, const void *sb, const int *sc, const int *
 }
 
 static int nonblocking_form; /* the form of the cases run now */
+
+#ifdef TUNA_TEST_PRELOAD
+/* ALLTOALLW_INIT: MPI_ or MPIX_Alltoallw_init, where the library has it */
+#include "tuna_mpi_features.h"
+#ifdef ALLTOALLW_INIT
+#define HAVE_PERSISTENT 1
+typedef MPI_Request plan_t;
+#define plan_init(sb, sc, sd, st, rb, rc, rd, rt, opt, p)                                      \
+    ((void)(opt), ALLTOALLW_INIT(sb, sc, sd, st, rb, rc, rd, rt, MPI_COMM_WORLD, MPI_INFO_NULL, p))
+#define plan_start(p) MPI_Start(p)
+#define plan_wait(p) MPI_Wait(p, MPI_STATUS_IGNORE)
+#define plan_free(p) MPI_Request_free(p)
+#endif
+#else
+#define HAVE_PERSISTENT 1
+typedef tuna_plan plan_t;
+#define plan_init(sb, sc, sd, st, rb, rc, rd, rt, opt, p)                                      \
+    tuna_alltoallw_init(sb, sc, sd, st, rb, rc, rd, rt, MPI_COMM_WORLD, opt, TUNA_PLAN_ESTIMATE, p)
+#define plan_start(p) tuna_start(*(p))
+#define plan_wait(p) tuna_wait(*(p))
+#define plan_free(p) tuna_plan_free(p)
+#endif
+
+#ifdef HAVE_PERSISTENT
+/* One persistent request's buffers and arguments (salt picks its layout). */
+typedef struct pcase {
+    args a;
+    int salt;
+    unsigned char *sbuf, *rbuf, *ref;
+    MPI_Datatype *dups; /* derived types duplicated for the init, freed right after it */
+    plan_t plan;
+} pcase;
+
+/* The case's derived types duplicated (each distinct one once): MPI lets the caller free them
+ * after the init, so the plan must hold its own. */
+static void dup_types(pcase *c)
+{
+    MPI_Datatype *t = c->a.st;
+    c->dups = malloc(sizeof *c->dups * (size_t)P * 2);
+    for (int j = 0; j < 2 * P; j++) {
+        c->dups[j] = MPI_DATATYPE_NULL;
+        int ni, na, nd, comb, k = 0;
+        MPI_Type_get_envelope(t[j], &ni, &na, &nd, &comb);
+        if (comb == MPI_COMBINER_NAMED)
+            continue;
+        while (k < j && t[k] != t[j])
+            k++;
+        if (k < j && c->dups[k] != MPI_DATATYPE_NULL) {
+            c->dups[j] = c->dups[k];
+            continue;
+        }
+        MPI_Type_dup(t[j], &c->dups[j]);
+    }
+    for (int j = 0; j < 2 * P; j++)
+        if (c->dups[j] != MPI_DATATYPE_NULL)
+            t[j] = c->dups[j];
+}
+
+static void free_dups(pcase *c)
+{
+    for (int j = 0; j < 2 * P; j++) {
+        if (c->dups[j] == MPI_DATATYPE_NULL)
+            continue;
+        MPI_Datatype d = c->dups[j];
+        for (int k = j; k < 2 * P; k++)
+            if (c->dups[k] == d)
+                c->dups[k] = MPI_DATATYPE_NULL;
+        MPI_Type_free(&d);
+    }
+    free(c->dups);
+}
+
+/* This start's buffers: the send buffer (in place: the receive buffer) rewritten for
+ * generation g, the receive buffer sentinel-filled, the reference of g. */
+static void pcase_refill(pcase *c, enum layout L, int g)
+{
+    const int inplace = L == L_INPLACE_MIXED || L == L_INPLACE_ONE;
+    gen = g;
+    fill(c->sbuf, c->a.sbytes, me, c->salt, 0);
+    memset(c->rbuf, SENTINEL, c->a.rbytes);
+    if (inplace)
+        fill(c->rbuf, c->a.rbytes, me, c->salt, 1);
+    reference(L, c->salt, &c->a, c->ref);
+    gen = 0;
+}
+
+static int pcase_check(pcase *c, const char *optname, enum layout L, int g, int e)
+{
+    /* vendor is the library's MPI_Alltoallw: excused where the library's own blocking call
+     * was wrong on this layout (library_wrong, noted by run_case). */
+    const int lenient = !strcmp(optname, "vendor") && library_wrong[L];
+    if (e != MPI_SUCCESS && !lenient) {
+        fprintf(stderr, "FAIL rank %d P=%d %s %s salt %d persistent start %d: rc %d (%s)\n",
+                me, P, optname, layout_name[L], c->salt, g, e, tuna_error_string(e));
+        return 1;
+    }
+    if (e == MPI_SUCCESS && memcmp(c->ref, c->rbuf, c->a.rbytes) && !lenient) {
+        report("FAIL (persistent)", optname, L, c->salt, c->ref, c->rbuf, c->a.rbytes);
+        return 1;
+    }
+    return 0;
+}
+
+/* The persistent form: two requests outstanding at once (two layouts: salt and salt + 1),
+ * each started three times with its send buffer rewritten in between, against the
+ * reference of each start's contents; derived types freed by the caller after the init. */
+static void run_persistent(const tuna_options *opt, const char *optname, enum layout L, int salt)
+{
+    const int inplace = L == L_INPLACE_MIXED || L == L_INPLACE_ONE;
+    pcase c[2];
+    int bad = 0;
+    for (int k = 0; k < 2; k++) {
+        args_alloc(&c[k].a);
+        c[k].salt = salt + k;
+        args_of(me, L, c[k].salt, &c[k].a);
+        c[k].sbuf = malloc(c[k].a.sbytes);
+        c[k].rbuf = malloc(c[k].a.rbytes);
+        c[k].ref = malloc(c[k].a.rbytes);
+        dup_types(&c[k]);
+        int e = plan_init(inplace ? MPI_IN_PLACE : c[k].sbuf, c[k].a.sc, c[k].a.sd, c[k].a.st,
+                          c[k].rbuf, c[k].a.rc, c[k].a.rd, c[k].a.rt, opt, &c[k].plan);
+        free_dups(&c[k]);
+        args_of(me, L, c[k].salt, &c[k].a); /* the freed handles gone from the arrays too */
+        if (e != MPI_SUCCESS) {
+            fprintf(stderr, "FAIL rank %d P=%d %s %s persistent init: rc %d (%s)\n", me, P,
+                    optname, layout_name[L], e, tuna_error_string(e));
+            failures++;
+            /* init errors are agreed: every rank is here; drop what was made */
+            for (int i = 0; i <= k; i++) {
+                free(c[i].sbuf);
+                free(c[i].rbuf);
+                free(c[i].ref);
+                args_free(&c[i].a);
+            }
+            if (k == 1)
+                plan_free(&c[0].plan);
+            return;
+        }
+    }
+    for (int g = 1; g <= 3; g++) {
+        int e[2];
+        for (int k = 0; k < 2; k++)
+            pcase_refill(&c[k], L, g * 2 + k);
+        for (int k = 0; k < 2; k++)
+            e[k] = plan_start(&c[k].plan);
+        for (int k = 1; k >= 0; k--) /* completed in the other order */
+            if (e[k] == MPI_SUCCESS)
+                e[k] = plan_wait(&c[k].plan);
+        for (int k = 0; k < 2; k++)
+            bad |= pcase_check(&c[k], optname, L, g, e[k]);
+        cases_run++;
+    }
+    for (int k = 0; k < 2; k++) {
+        int e = plan_free(&c[k].plan);
+        if (e != MPI_SUCCESS) {
+            fprintf(stderr, "FAIL rank %d: persistent free: rc %d\n", me, e);
+            bad = 1;
+        }
+        free(c[k].sbuf);
+        free(c[k].rbuf);
+        free(c[k].ref);
+        args_free(&c[k].a);
+    }
+    failures += bad;
+}
+#endif
 
 static int run_case(const tuna_options *opt, const char *optname, enum layout L, int salt)
 {
@@ -342,6 +514,72 @@ static int run_case(const tuna_options *opt, const char *optname, enum layout L,
     return bad;
 }
 
+#ifndef TUNA_TEST_PRELOAD
+/* tuna_alltoallw_init on an intercommunicator (the two halves of the world, P >= 2): vendor
+ * makes a plan of the library's MPI_Alltoallw over the remote group (arrays of its size), its
+ * starts send the send buffer's current contents; another row is MPI_ERR_COMM on every rank. */
+static void intercomm_plan(void)
+{
+    if (P < 2)
+        return;
+    MPI_Comm half, inter;
+    const int low = me < P / 2;
+    MPI_Comm_split(MPI_COMM_WORLD, low, me, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, low ? P / 2 : 0, 7, &inter);
+    int lme, rsize;
+    MPI_Comm_rank(half, &lme);
+    MPI_Comm_remote_size(inter, &rsize);
+    int *a = calloc((size_t)rsize * 4, sizeof(int)), *sb = malloc(sizeof(int) * 2 * rsize),
+        *rb = malloc(sizeof(int) * (2 * (size_t)rsize + 1));
+    MPI_Datatype *t = malloc(sizeof *t * (size_t)rsize);
+    for (int j = 0; j < rsize; j++) {
+        a[j] = a[2 * rsize + j] = 2;                     /* two ints each way */
+        a[rsize + j] = a[3 * rsize + j] = 8 * j;         /* byte displacements */
+        t[j] = MPI_INT;
+    }
+    tuna_options vendor, pairwise;
+    tuna_options_parse("vendor", TUNA_ALLTOALLV, &vendor);
+    tuna_options_parse("pairwise", TUNA_ALLTOALLV, &pairwise);
+    tuna_plan pl = NULL;
+    int rc = tuna_alltoallw_init(sb, a, a + rsize, t, rb, a + 2 * rsize, a + 3 * rsize, t, inter,
+                                 &pairwise, TUNA_PLAN_ESTIMATE, &pl);
+    if (rc != MPI_ERR_COMM || pl) {
+        fprintf(stderr, "FAIL rank %d: pairwise on an intercommunicator: rc %d\n", me, rc);
+        failures++;
+    }
+    rc = tuna_alltoallw_init(sb, a, a + rsize, t, rb, a + 2 * rsize, a + 3 * rsize, t, inter,
+                             &vendor, TUNA_PLAN_ESTIMATE, &pl);
+    for (int g = 0; rc == MPI_SUCCESS && g < 2; g++) {
+        for (int j = 0; j < rsize; j++) {
+            sb[2 * j] = 100 * lme + j;
+            sb[2 * j + 1] = g * 1000 + low;
+        }
+        for (int i = 0; i <= 2 * rsize; i++)
+            rb[i] = -7;
+        rc = tuna_start(pl);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_wait(pl);
+        for (int j = 0; rc == MPI_SUCCESS && j < rsize; j++)
+            if (rb[2 * j] != 100 * j + lme || rb[2 * j + 1] != g * 1000 + !low)
+                rc = MPI_ERR_OTHER;
+        if (rc == MPI_SUCCESS && rb[2 * rsize] != -7)
+            rc = MPI_ERR_OTHER;
+    }
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "FAIL rank %d: vendor plan on an intercommunicator: rc %d\n", me, rc);
+        failures++;
+    }
+    if (pl)
+        tuna_plan_free(&pl);
+    free(t);
+    free(rb);
+    free(sb);
+    free(a);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+}
+#endif
+
 /* This rank's argument errors: an error back, the receive buffer untouched. Run by every
  * rank at once with a bad argument on every rank (so no peer waits). */
 static void errors(void)
@@ -368,6 +606,21 @@ static void errors(void)
         fprintf(stderr, "FAIL rank %d: MPI_DATATYPE_NULL not reported\n", me);
         failures++;
     }
+#ifdef HAVE_PERSISTENT
+    /* persistent: a negative count on every rank, an error at init and no request */
+    a[0] = -1;
+    t[0] = MPI_INT;
+    plan_t pl;
+    memset(&pl, 0, sizeof pl);
+    rc = plan_init(buf, a, a + P, t, out, a + 2 * P, a + 3 * P, t, (const tuna_options *)NULL,
+                   &pl);
+    if (rc == MPI_SUCCESS) {
+        fprintf(stderr, "FAIL rank %d: persistent init took a negative count\n", me);
+        failures++;
+        plan_free(&pl);
+    }
+    a[0] = 0;
+#endif
 #ifndef TUNA_TEST_PRELOAD
     t[0] = MPI_INT;
     tuna_options o;
@@ -376,6 +629,19 @@ static void errors(void)
     if (rc == MPI_SUCCESS) {
         fprintf(stderr, "FAIL rank %d: allgather's options not refused\n", me);
         failures++;
+    }
+    /* The init's errors are agreed: one rank's NULL plan pointer, bad flags, another
+     * collective's options: every rank returns an error and no plan. */
+    for (int k = 0; k < 3; k++) {
+        tuna_plan pl = (tuna_plan)&pl; /* not NULL: the init must set it */
+        rc = tuna_alltoallw_init(buf, a, a + P, t, out, a + 2 * P, a + 3 * P, t, MPI_COMM_WORLD,
+                                 k == 2 ? &o : NULL, k == 1 ? 7u : TUNA_PLAN_ESTIMATE,
+                                 k == 0 && me == 0 ? NULL : &pl);
+        if (rc == MPI_SUCCESS || (!(k == 0 && me == 0) && pl != NULL)) {
+            fprintf(stderr, "FAIL rank %d: persistent init error %d not agreed (rc %d)\n", me,
+                    k, rc);
+            failures++;
+        }
     }
 #endif
     free(t);
@@ -412,6 +678,8 @@ int main(int argc, char **argv)
             for (int L = 0; L < L_COUNT; L++)
                 for (int salt = 0; salt < 2; salt++)
                     run_case(&o, name, (enum layout)L, salt);
+        for (int L = 0; L < L_COUNT; L++)
+            run_persistent(&o, name, (enum layout)L, 0);
     }
 #endif
     /* opt == NULL: the default (auto unless TUNA_ALLTOALLV says otherwise), repeated calls. */
@@ -420,7 +688,15 @@ int main(int argc, char **argv)
             for (int L = 0; L < L_COUNT; L++)
                 run_case((const tuna_options *)NULL, "default", (enum layout)L, k);
     nonblocking_form = 0;
+#ifdef HAVE_PERSISTENT
+    for (int k = 0; k < 2; k++)
+        for (int L = 0; L < L_COUNT; L++)
+            run_persistent((const tuna_options *)NULL, "default", (enum layout)L, k);
+#endif
     errors();
+#ifndef TUNA_TEST_PRELOAD
+    intercomm_plan();
+#endif
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

@@ -20,8 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* This side's arguments are valid for P peers (this rank's own errors, as MPI reports). */
-static int check_side(const char *what, const tuna_w_side *s, int P)
+int tuna_w_check_side(const char *what, const tuna_w_side *s, int P)
 {
     if (P > 0 && (!s->counts || !s->displs || !s->types))
         return tuna_error_set(MPI_ERR_ARG, "tuna_alltoallw: %s counts, displacements or types "
@@ -82,7 +81,7 @@ static bool packed_layout(const tuna_w_side *s, int P, MPI_Count *bytes, MPI_Ain
     size_t t = 0;
     for (int j = 0; j < P; j++) {
         MPI_Count size = 0;
-        PMPI_Type_size_x(s->types[j], &size);   /* checked valid by check_side */
+        PMPI_Type_size_x(s->types[j], &size);   /* checked valid by tuna_w_check_side */
         bytes[j] = (MPI_Count)s->counts[j] * size;
         offs[j] = (MPI_Aint)t;
         if ((size_t)bytes[j] > SIZE_MAX - t || (uintmax_t)(t + (size_t)bytes[j]) > INTPTR_MAX)
@@ -148,13 +147,13 @@ int tuna_w_begin(const char *who, const void *sendbuf, const int sendcounts[],
     c->inplace = sendbuf == MPI_IN_PLACE;
     c->rcv = (tuna_w_side){recvbuf, recvcounts, rdispls, recvtypes};
     c->snd = c->inplace ? c->rcv : (tuna_w_side){sendbuf, sendcounts, sdispls, sendtypes};
-    int rc = check_side("recv", &c->rcv, c->P);
+    int rc = tuna_w_check_side("recv", &c->rcv, c->P);
     if (rc == MPI_SUCCESS && !c->inplace)
-        rc = check_side("send", &c->snd, c->P);
+        rc = tuna_w_check_side("send", &c->snd, c->P);
     return rc;
 }
 
-int tuna_w_prepare(tuna_w_call *c, MPI_Comm comm)
+int tuna_w_layout(tuna_w_call *c)
 {
     const int P = c->P;
     c->n = tuna_malloc(sizeof *c->n * (size_t)P * 2);
@@ -179,7 +178,18 @@ int tuna_w_prepare(tuna_w_call *c, MPI_Comm comm)
     if (!c->spack || !c->rpack)
         return tuna_error_set(MPI_ERR_NO_MEM, "tuna_alltoallw: no memory to pack %zu + %zu "
                               "bytes", stotal, rtotal);
-    return pack_side(true, &c->snd, P, c->n, c->d, c->spack, comm);
+    return MPI_SUCCESS;
+}
+
+int tuna_w_pack(const tuna_w_call *c, MPI_Comm comm)
+{
+    return c->packed ? pack_side(true, &c->snd, c->P, c->n, c->d, c->spack, comm) : MPI_SUCCESS;
+}
+
+int tuna_w_prepare(tuna_w_call *c, MPI_Comm comm)
+{
+    int rc = tuna_w_layout(c);
+    return rc == MPI_SUCCESS ? tuna_w_pack(c, comm) : rc;
 }
 
 int tuna_w_exchange_c(const tuna_w_call *c, MPI_Comm comm, const tuna_options *opt,

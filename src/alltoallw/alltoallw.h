@@ -1,6 +1,6 @@
 /*
- * tuna_alltoallw's pieces, shared by its blocking (alltoallw.c) and nonblocking
- * (ialltoallw.c) forms: the checks and way of a call, its layout (counts and displacements
+ * tuna_alltoallw's pieces, shared by its blocking (alltoallw.c), nonblocking (ialltoallw.c) and
+ * persistent (alltoallw_init.c) forms: the checks and way of a call, its layout (counts and displacements
  * for tuna_alltoallv_c, the packed buffers), the exchange, the unpacking.
  */
 #ifndef TUNA_ALLTOALLW_H
@@ -38,7 +38,12 @@ int tuna_w_begin(const char *who, const void *sendbuf, const int sendcounts[],
                  const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                  MPI_Comm comm, const tuna_options **opt, tuna_options *def, bool *library,
                  tuna_w_call *c);
-/* The layout, and the send blocks packed on the packed way (local). */
+/* This side's arguments are valid for P peers (this rank's own errors, as MPI reports). */
+int tuna_w_check_side(const char *what, const tuna_w_side *s, int P);
+/* The layout (which way; counts, displacements, the packed buffers allocated), then the send
+ * blocks packed on the packed way (local); tuna_w_prepare is both. */
+int tuna_w_layout(tuna_w_call *c);
+int tuna_w_pack(const tuna_w_call *c, MPI_Comm comm);
 int tuna_w_prepare(tuna_w_call *c, MPI_Comm comm);
 /* The exchange: blocking (req NULL) or started (tuna_ialltoallv_c into *req). */
 int tuna_w_exchange_c(const tuna_w_call *c, MPI_Comm comm, const tuna_options *opt,

@@ -19,7 +19,29 @@ typedef struct ialltoallw_op {
     tuna_request inner;    /* the alltoallv (tuna's way) */
     MPI_Request library;   /* the library's MPI_Ialltoallw (its way) */
     bool posted;           /* the library's request handed to the engine */
+    void *rside;           /* packed way: the operation's copy of the receive side's arrays */
 } ialltoallw_op;
+
+/* The packed way unpacks at completion: from the operation's own copy of the receive types,
+ * counts and displacements, so a caller whose arrays are temporaries (the drop-in's Fortran
+ * binding converts the type handles into one) may drop them after the start. */
+static int keep_receive_side(ialltoallw_op *x)
+{
+    const size_t P = (size_t)x->call.P;
+    tuna_w_side *r = &x->call.rcv;
+    x->rside = tuna_malloc(P * (sizeof(MPI_Datatype) + 2 * sizeof(int)) + 1);
+    if (!x->rside)
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_ialltoallw: no memory for %zu peers", P);
+    MPI_Datatype *types = x->rside;
+    int *counts = (int *)(void *)(types + P), *displs = counts + P;
+    for (size_t j = 0; j < P; j++) {
+        types[j] = r->types[j];
+        counts[j] = r->counts[j];
+        displs[j] = r->displs[j];
+    }
+    *r = (tuna_w_side){r->buf, counts, displs, types};
+    return MPI_SUCCESS;
+}
 
 static int ialltoallw_step(tuna_op *op, int wait_rc)
 {
@@ -47,6 +69,7 @@ static void ialltoallw_release(tuna_op *op)
 {
     ialltoallw_op *x = (ialltoallw_op *)op;
     tuna_w_free(&x->call);
+    free(x->rside);
     free(x);
 }
 
@@ -79,6 +102,8 @@ int tuna_ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
             x->posted = true;
     } else if (rc == MPI_SUCCESS) {
         rc = tuna_w_prepare(&x->call, comm);
+        if (rc == MPI_SUCCESS && x->call.packed)
+            rc = keep_receive_side(x);
         if (rc == MPI_SUCCESS)
             rc = tuna_w_exchange_c(&x->call, comm, opt, &x->inner);
     }

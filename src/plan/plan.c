@@ -93,13 +93,17 @@ int tuna_start(tuna_plan p)
      * tuna_wait / tuna_test); else the exchange completes here and the plan is active until
      * tuna_wait. An error leaves it inactive (nothing to wait for). */
     p->inflight = NULL;
-    int rc = p->begin ? p->begin(p) : 1;
+    int rc = p->before ? p->before(p) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = p->begin ? p->begin(p) : 1;
     if (rc == 1) {
         rc = p->start(p);
         /* a blocking call's start (allgather, allreduce) recorded the row it was given */
         tuna_stats_current.algorithm = p->fallback ? p->fallback_algorithm : p->info.algorithm;
         tuna_stats_current.fallback = p->fallback;
     }
+    if (rc == MPI_SUCCESS && !p->inflight && p->after) /* completed inside the start */
+        rc = p->after(p);
     p->active = rc == MPI_SUCCESS;
     if (tuna_stats_on && !p->inflight)
         tuna_stats_publish(t_start);
@@ -119,7 +123,7 @@ static int plan_complete(tuna_plan p)
     }
     p->inflight = NULL;
     p->active = false;
-    return rc;
+    return rc == MPI_SUCCESS && p->after ? p->after(p) : rc;
 }
 
 int tuna_test(tuna_plan p, int *flag)
@@ -167,8 +171,8 @@ int tuna_plan_free(tuna_plan *pp)
     if (p->active)
         return tuna_error_set(MPI_ERR_REQUEST,
                               "tuna_plan_free: the plan is active (tuna_wait it first)");
-    if (p->state_free)
-        p->state_free(p->state);
+    if (p->release)
+        p->release(p);
     tuna_scratch_free(&p->scr);
     free(p->arrays);
     free(p->disp);

@@ -75,10 +75,15 @@ struct tuna_plan_s {
     tuna_ag_op ag_op;
     tuna_ar_op ar_op;
 
-    /* A collective's own plan state (neighbor_alltoallv: its operation, src/plan/plan_neighbor.c),
-     * freed with the plan. */
-    void *state;
-    void (*state_free)(void *state);
+    /* alltoallw (src/alltoallw/alltoallw_init.c): a plan made on other buffers than the
+     * caller's runs `before` ahead of every exchange (the send blocks packed), `after` once an
+     * exchange succeeded (the received blocks unpacked). `release` frees a collective's own
+     * state, `extra`, with the plan (alltoallw's; neighbor_alltoallv's operation,
+     * src/plan/plan_neighbor.c). NULL: none. */
+    int (*before)(struct tuna_plan_s *p);
+    int (*after)(struct tuna_plan_s *p);
+    void (*release)(struct tuna_plan_s *p);
+    void *extra;
 };
 
 /* Plans on alltoallv's operation (alltoallv, alltoall; plan_alltoallv.c): the local start of

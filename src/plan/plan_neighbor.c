@@ -22,11 +22,16 @@ typedef struct nbr_plan {
     MPI_Datatype st, rt;
 } nbr_plan;
 
-static void nbr_plan_free(void *state)
+static void nbr_plan_free(nbr_plan *s)
 {
-    nbr_plan *s = state;
     tuna_nbr_op_clear(&s->o);
     free(s);
+}
+
+static void nbr_plan_release(struct tuna_plan_s *p)
+{
+    nbr_plan_free(p->extra);
+    p->extra = NULL;
 }
 
 static void op_reset(nbr_plan *s)
@@ -40,7 +45,7 @@ static void op_reset(nbr_plan *s)
 
 static int nbr_library_start(struct tuna_plan_s *p)
 {
-    nbr_plan *s = p->state;
+    nbr_plan *s = p->extra;
     return tuna_library_result(PMPI_Neighbor_alltoallv(s->sbuf, s->sc, s->sd, s->st, s->rbuf,
                                                        s->rc, s->rd, s->rt, p->comm),
                                "PMPI_Neighbor_alltoallv");
@@ -49,7 +54,7 @@ static int nbr_library_start(struct tuna_plan_s *p)
 /* A blocking exchange of the plan's row (the start of a choice without a local start). */
 static int nbr_start(struct tuna_plan_s *p)
 {
-    nbr_plan *s = p->state;
+    nbr_plan *s = p->extra;
     if (p->vendor)
         return nbr_library_start(p);
     op_reset(s);
@@ -59,7 +64,7 @@ static int nbr_start(struct tuna_plan_s *p)
 
 static int nbr_begin(struct tuna_plan_s *p)
 {
-    nbr_plan *s = p->state;
+    nbr_plan *s = p->extra;
     if (p->vendor)
         return 1;
     op_reset(s);
@@ -112,8 +117,8 @@ int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
     p->coll = TUNA_NEIGHBOR_ALLTOALLV;
     p->comm = comm;
     p->ctx = ctx;
-    p->state = s;
-    p->state_free = nbr_plan_free;
+    p->extra = s;
+    p->release = nbr_plan_release;
     p->info.collective = TUNA_NEIGHBOR_ALLTOALLV;
     p->tag_shift = tuna_op_tag_shift(ctx, true);
     tuna_nbr_call *c = s->o.c;

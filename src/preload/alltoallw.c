@@ -4,12 +4,37 @@
  * own types where each side has one type, else on the blocks packed to bytes. vendor, an
  * intercommunicator and device buffers take the library's own MPI_Alltoallw. Statistics:
  * "alltoallw"; MPI_Ialltoallw (tuna_ialltoallw behind a proxy request, requests.c) the same
- * way, "ialltoallw". Not taken (the library's own, untouched): MPI_Alltoallw_init,
- * MPI_Alltoallw_c and Fortran's MPI_ALLTOALLW (docs/reference.md, "Limits").
+ * way, "ialltoallw"; MPI_Alltoallw_init (MPI 4; Open MPI 4.1's MPIX_Alltoallw_init) a
+ * tuna_alltoallw_init plan behind a persistent proxy, "alltoallw_init" (plan_init, plan).
+ * Not taken (the library's own, untouched): MPI_Alltoallw_c, MPI_Alltoallw_init_c
+ * (docs/reference.md, "Limits").
  */
 #include "preload_internal.h"
 #include "memkind.h"
 #include "tuna_internal.h"
+
+/* One call's arguments, as every entry takes them. */
+typedef struct w_args {
+    const void *sendbuf;
+    const int *scounts, *sdispls;
+    const MPI_Datatype *stypes;
+    void *recvbuf;
+    const int *rcounts, *rdispls;
+    const MPI_Datatype *rtypes;
+} w_args;
+
+#define W_ARGS(a) (a)->sendbuf, (a)->scounts, (a)->sdispls, (a)->stypes, (a)->recvbuf, \
+                  (a)->rcounts, (a)->rdispls, (a)->rtypes
+
+/* Why the call goes to the library's own: -1 the vendor row, a reason (enum reason), or -2
+ * for tuna's path. The same on every rank but for device memory (as MPI_Alltoallv's). */
+static int route(const choice *ch, int inter, const w_args *a)
+{
+    return ch->vendor ? -1
+           : inter    ? WHY_INTER
+           : tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
+                                                                          : -2;
+}
 
 /* This rank's bytes of one side (0 for invalid arguments: statistics only). */
 static unsigned long long side_bytes(const int counts[], const MPI_Datatype types[], int P)
@@ -24,57 +49,68 @@ static unsigned long long side_bytes(const int counts[], const MPI_Datatype type
     return n;
 }
 
-static void account(comm_state *s, enum coll stat, enum path path, const char *label, double t0,
-                    const void *sendbuf, const int sendcounts[], const MPI_Datatype sendtypes[],
-                    const int recvcounts[], const MPI_Datatype recvtypes[], int P)
+/* This rank's bytes sent and received by the call (statistics on: else 0). */
+static void call_bytes(const w_args *a, int P, unsigned long long *sent,
+                       unsigned long long *recvd)
 {
+    *sent = *recvd = 0;
     if (!preload_stats_enabled)
         return;
-    const unsigned long long recvd = side_bytes(recvcounts, recvtypes, P);
-    const unsigned long long sent =
-        sendbuf == MPI_IN_PLACE ? recvd : side_bytes(sendcounts, sendtypes, P);
-    preload_account(s, stat, path, label, preload_clock_now() - t0, sent, recvd);
+    *recvd = side_bytes(a->rcounts, a->rtypes, P);
+    *sent = a->sendbuf == MPI_IN_PLACE ? *recvd : side_bytes(a->scounts, a->stypes, P);
+}
+
+/* The library's call for `why` (route) done with rc: a success counted on row `stat` (the
+ * vendor path, or a fallback for the reason, said once per communicator). bytes: whether the
+ * call's bytes count (a persistent init moves none). */
+static int library_done(comm_state *s, enum coll stat, int why, int rc, MPI_Comm comm,
+                        double t0, const w_args *a, int P, bool bytes)
+{
+    if (rc != MPI_SUCCESS)
+        return rc; /* the library has invoked the error handler */
+    if (why >= 0)
+        preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
+    if (!preload_stats_enabled)
+        return MPI_SUCCESS;
+    unsigned long long sent = 0, recvd = 0;
+    if (bytes)
+        call_bytes(a, P, &sent, &recvd);
+    preload_account(s, stat, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
+                    why >= 0 ? preload_reason_name[why] : s->ch[COLL_ALLTOALLV].label,
+                    preload_clock_now() - t0, sent, recvd);
+    return MPI_SUCCESS;
 }
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
+                      recvbuf, recvcounts, rdispls, recvtypes};
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s;
     int rc = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
     if (rc < 0)
-        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                              rdispls, recvtypes, comm);
+        return PMPI_Alltoallw(W_ARGS(&a), comm);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    int why = ch->vendor ? -1
-              : inter    ? WHY_INTER
-              : tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
-                                                                      : -2;
-    if (why != -2) {
-        rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                            rdispls, recvtypes, comm);
-        if (rc != MPI_SUCCESS)
-            return rc; /* the library has invoked the error handler */
-        if (why >= 0)
-            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
-        account(s, STAT_ALLTOALLW, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                why >= 0 ? preload_reason_name[why] : ch->label, t0, sendbuf, sendcounts,
-                sendtypes, recvcounts, recvtypes, P);
-        return MPI_SUCCESS;
-    }
-    rc = tuna_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                        recvtypes, comm, &ch->opt);
+    const int why = route(ch, inter, &a);
+    if (why != -2)
+        return library_done(s, STAT_ALLTOALLW, why, PMPI_Alltoallw(W_ARGS(&a), comm), comm, t0,
+                            &a, P, true);
+    rc = tuna_alltoallw(W_ARGS(&a), comm, &ch->opt);
     if (rc != MPI_SUCCESS) /* this rank's argument error (as the library reports them) */
         return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_ALLTOALLW, comm, rc, t0);
     if (preload_stats_enabled) {
         char buf[LABEL_MAX];
-        account(s, STAT_ALLTOALLW, PATH_TUNA,
-                preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
-                t0, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, P);
+        unsigned long long sent, recvd;
+        call_bytes(&a, P, &sent, &recvd);
+        preload_account(
+            s, STAT_ALLTOALLW, PATH_TUNA,
+            preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
+            preload_clock_now() - t0, sent, recvd);
     }
     return MPI_SUCCESS;
 }
@@ -84,43 +120,89 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request *request)
 {
+    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
+                      recvbuf, recvcounts, rdispls, recvtypes};
     int inter = 0, P = 0;
     double t0 = 0;
     comm_state *s = NULL;
     int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
     if (rc < 0)
-        return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                               rdispls, recvtypes, comm, request);
+        return PMPI_Ialltoallw(W_ARGS(&a), comm, request);
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    int why = ch->vendor ? -1
-              : inter    ? WHY_INTER
-              : tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
-                                                                      : -2;
-    if (why != -2) {
-        rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                             rdispls, recvtypes, comm, request);
-        if (rc != MPI_SUCCESS)
-            return rc; /* the library has invoked the error handler */
-        if (why >= 0)
-            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
-        account(s, STAT_IALLTOALLW, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                why >= 0 ? preload_reason_name[why] : ch->label, t0, sendbuf, sendcounts,
-                sendtypes, recvcounts, recvtypes, P);
-        return MPI_SUCCESS;
-    }
+    const int why = route(ch, inter, &a);
+    if (why != -2)
+        return library_done(s, STAT_IALLTOALLW, why, PMPI_Ialltoallw(W_ARGS(&a), comm, request),
+                            comm, t0, &a, P, true);
     tuna_request op = TUNA_REQUEST_NULL;
-    rc = tuna_ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                         recvtypes, comm, &ch->opt, &op);
+    rc = tuna_ialltoallw(W_ARGS(&a), comm, &ch->opt, &op);
     if (rc != MPI_SUCCESS) /* this rank's argument error, at the start */
         return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLW, comm, rc, t0);
-    unsigned long long sent = 0, recvd = 0;
-    if (preload_stats_enabled) {
-        recvd = side_bytes(recvcounts, recvtypes, P);
-        sent = sendbuf == MPI_IN_PLACE ? recvd : side_bytes(sendcounts, sendtypes, P);
-    }
+    unsigned long long sent, recvd;
+    call_bytes(&a, P, &sent, &recvd);
     return preload_proxy_for_op_as(s, COLL_ALLTOALLV, STAT_IALLTOALLW, op, comm, t0, sent,
                                    recvd, request);
 }
 
+#if defined(TUNA_HAVE_MPI_ALLTOALLW_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT)
+typedef int (*alltoallw_init_fn)(const void *, const int[], const int[], const MPI_Datatype[],
+                                 void *, const int[], const int[], const MPI_Datatype[],
+                                 MPI_Comm, MPI_Info, MPI_Request *);
+
+/* MPI_Alltoallw_init under either name (`library`: the library's own under that name): a
+ * tuna_alltoallw_init plan behind a persistent proxy. Init errors are agreed by tuna (every
+ * rank raises one); an error at a start is raised there (requests.c). */
+static int persistent_init(alltoallw_init_fn library, const w_args *a, MPI_Comm comm,
+                           MPI_Info info, MPI_Request *request)
+{
+    int inter = 0, P = 0;
+    double t0 = 0;
+    comm_state *s = NULL;
+    /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
+    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    if (rc < 0)
+        return library(W_ARGS(a), comm, info, request);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const choice *ch = &s->ch[COLL_ALLTOALLV];
+    const int why = route(ch, inter, a);
+    if (why != -2)
+        return library_done(s, STAT_ALLTOALLW_INIT, why, library(W_ARGS(a), comm, info, request),
+                            comm, t0, a, P, false);
+    /* The plan copies the arrays and duplicates derived types: the application may free its
+     * own right after the init, as MPI allows. */
+    tuna_plan plan = NULL;
+    rc = tuna_alltoallw_init(W_ARGS(a), comm, &ch->opt, preload_plan_flags, &plan);
+    if (rc != MPI_SUCCESS)
+        return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, comm, rc, t0);
+    unsigned long long sent, recvd;
+    call_bytes(a, P, &sent, &recvd);
+    return preload_plan_request_as(s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, plan, comm, t0, sent,
+                                   recvd, request);
+}
+
+#ifdef TUNA_HAVE_MPI_ALLTOALLW_INIT
+int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request)
+{
+    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
+                      recvbuf, recvcounts, rdispls, recvtypes};
+    return persistent_init(PMPI_Alltoallw_init, &a, comm, info, request);
+}
+#endif
+
+#ifdef TUNA_HAVE_MPIX_ALLTOALLW_INIT
+int MPIX_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
+                      recvbuf, recvcounts, rdispls, recvtypes};
+    return persistent_init(PMPIX_Alltoallw_init, &a, comm, info, request);
+}
+#endif
+#endif /* a persistent alltoallw */

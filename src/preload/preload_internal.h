@@ -36,6 +36,7 @@
  *   stats.c               TUNA_STATS: records per communicator, the file written at finalize
  *   messages.c            messages on stderr, errors raised on the communicator, fallbacks
  *   alltoallv.c           MPI_Alltoallv, _c, MPI_Ialltoallv, _c, MPI(X)_Alltoallv_init
+ *   alltoallw.c           MPI_Alltoallw, MPI_Ialltoallw, MPI(X)_Alltoallw_init
  *   alltoall.c            MPI_Alltoall, _c, MPI_Ialltoall, _c, MPI(X)_Alltoall_init
  *   allgather_allreduce.c the same for MPI_Allgather and MPI_Allreduce
  *   requests.c            proxy requests, their progress, the completion calls, MPI_Start*,
@@ -43,7 +44,9 @@
  *   info_keys.c           MPI_Comm_set_info, MPI_Comm_dup_with_info (info keys captured)
  *   comm_create.c         the communicator-creating calls: set-up at creation
  *   init_finalize.c       MPI_Init*, the configuration check at start-up, MPI_Finalize's work
- *   fortran_openmpi.c     Open MPI's Fortran bindings
+ *   fortran_openmpi.c     Open MPI's Fortran bindings (fortran_openmpi_nonblocking.c: the
+ *                         nonblocking and persistent ones and the request calls;
+ *                         fortran_openmpi_alltoallw.c: alltoallw's three)
  */
 #ifndef TUNA_PRELOAD_INTERNAL_H
 #define TUNA_PRELOAD_INTERNAL_H
@@ -55,14 +58,16 @@
 #include <stdbool.h>
 
 #if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT) ||         \
-    defined(TUNA_HAVE_MPIX_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
+    defined(TUNA_HAVE_MPIX_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT) ||          \
+    defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT)
 #include <mpi-ext.h>   /* Open MPI's persistent collectives: MPIX_*_init */
 #endif
 /* Some persistent collective is intercepted (plans behind persistent proxies). */
 #if defined(TUNA_HAVE_MPI_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) ||          \
     defined(TUNA_HAVE_MPI_ALLTOALL_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT) ||            \
     defined(TUNA_HAVE_MPI_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLGATHER_INIT) ||          \
-    defined(TUNA_HAVE_MPI_ALLREDUCE_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
+    defined(TUNA_HAVE_MPI_ALLREDUCE_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT) ||          \
+    defined(TUNA_HAVE_MPI_ALLTOALLW_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT)
 #define TUNA_PRELOAD_PERSISTENT 1
 #endif
 
@@ -87,6 +92,7 @@ enum coll {
 /* ... and MPI_Alltoallw (configured as alltoallv, whose rows run it). */
 #define STAT_ALLTOALLW ((enum coll)(NCOLL + 4))
 #define STAT_IALLTOALLW ((enum coll)(NCOLL + 5))
+#define STAT_ALLTOALLW_INIT ((enum coll)(NCOLL + 6))
 
 /* Each collective's names, configuration and the library's call: tuna_collective_table[coll]
  * (src/core/collective_names.c); enum coll counts as tuna_collective does. */
@@ -251,6 +257,10 @@ int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_
 int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm,
                          double t0, unsigned long long sent, unsigned long long recvd,
                          MPI_Request *request);
+/* The same, counted on the statistics row `stat` (MPI_Alltoallw_init: alltoallv's choice). */
+int preload_plan_request_as(comm_state *s, enum coll coll, enum coll stat, tuna_plan plan,
+                            MPI_Comm comm, double t0, unsigned long long sent,
+                            unsigned long long recvd, MPI_Request *request);
 /* After the library's own persistent init of `coll` succeeded (its request goes back
  * untouched): counted once, on the vendor path or as a fallback for reason `why`. */
 void preload_library_init_done(comm_state *s, enum coll coll, int why, MPI_Comm comm,

@@ -32,7 +32,7 @@ typedef struct proxy_req {
     MPI_Request req;                /* the application's handle: the proxy */
     int tag;                        /* the proxy's own tag on proxy_comm */
     enum coll coll;                 /* the collective (its blocking form) */
-    enum coll stat;                 /* nonblocking: its statistics row */
+    enum coll stat;                 /* its statistics row (coll unless an _as call said) */
     bool persistent;                /* a plan (else one nonblocking call) */
     bool in_flight;                 /* started, tuna's operation not finished yet */
     bool freed;                     /* MPI_Request_free'd in flight: the proxy is completed and
@@ -115,6 +115,7 @@ static proxy_req *proxy_new(enum coll coll, bool persistent, int *rc)
         return NULL;
     }
     e->coll = coll;
+    e->stat = coll;
     e->persistent = persistent;
     e->algorithm = -1;
     e->next = proxies;
@@ -158,15 +159,13 @@ static void proxy_finished(proxy_req *e, int rc)
     nin_flight--;
     e->rc = rc;
     if (rc != MPI_SUCCESS) {
-        preload_account_rec(e->rec, e->coll, PATH_ERROR, e->label, preload_clock_now() - e->t0,
-                            0, 0);
+        preload_account_rec(e->rec, e->persistent ? e->stat : e->coll, PATH_ERROR, e->label,
+                            preload_clock_now() - e->t0, 0, 0);
     } else {
         /* A nonblocking call's label says what its start chose (preload_proxy_for_op): the
          * thread's record may be another call's by now. */
         char buf[LABEL_MAX];
-        preload_account_rec(e->rec,
-                            e->persistent ? e->coll : e->stat,
-                            e->persistent ? PATH_PLAN : PATH_TUNA,
+        preload_account_rec(e->rec, e->stat, e->persistent ? PATH_PLAN : PATH_TUNA,
                             e->persistent ? preload_ran_label(e->label, e->coll, e->algorithm,
                                                               buf, sizeof buf)
                                           : e->label,
@@ -544,19 +543,28 @@ int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm
                          double t0, unsigned long long sent, unsigned long long recvd,
                          MPI_Request *request)
 {
+    return preload_plan_request_as(s, coll, coll, plan, comm, t0, sent, recvd, request);
+}
+
+int preload_plan_request_as(comm_state *s, enum coll coll, enum coll stat, tuna_plan plan,
+                            MPI_Comm comm, double t0, unsigned long long sent,
+                            unsigned long long recvd, MPI_Request *request)
+{
     int rc;
     /* The bytes are fixed at init, so counted once for every start. */
     proxy_req *e =
         proxy_for_call(s, coll, true, TUNA_REQUEST_NULL, plan, comm, sent, recvd, &rc);
     if (!e)
         return rc;
+    e->stat = stat;
     char label[LABEL_MAX + 32];
     const char *source = plan_label(plan, e->label, sizeof e->label, &e->algorithm);
     snprintf(label, sizeof label, "%s (%s)", e->label, source);
-    preload_account(s, coll, PATH_PLAN_INIT, label, preload_clock_now() - t0, 0, 0);
+    preload_account(s, stat, PATH_PLAN_INIT, label, preload_clock_now() - t0, 0, 0);
     if (tuna_verbosity() >= 1 && preload_comm_rank0(comm))
-        preload_say("communicator %d '%s': %s_init: plan %s (%s)", s->rec ? s->rec->id : -1,
-                    s->rec ? s->rec->name : "-", tuna_collective_table[coll].name, e->label, source);
+        preload_say("communicator %d '%s': %s_init%s: plan %s (%s)", s->rec ? s->rec->id : -1,
+                    s->rec ? s->rec->name : "-", tuna_collective_table[coll].name,
+                    stat == coll ? "" : " (alltoallw)", e->label, source);
     *request = e->req;
     return MPI_SUCCESS;
 }
@@ -586,7 +594,7 @@ static int start_plan(proxy_req *e)
     e->t0 = preload_clock_now();
     int rc = tuna_start(e->plan);   /* even on errors: the other ranks are in this exchange */
     if (rc != MPI_SUCCESS) {
-        preload_account_rec(e->rec, e->coll, PATH_ERROR, e->label, preload_clock_now() - e->t0,
+        preload_account_rec(e->rec, e->stat, PATH_ERROR, e->label, preload_clock_now() - e->t0,
                             0, 0);
         (void)proxy_complete(e);
         char msg[700];

@@ -17,7 +17,7 @@
 static const char *stat_coll_name(enum coll c)
 {
     static const char *const others[] = {"ialltoallv", "ialltoall", "iallgather", "iallreduce",
-                                         "alltoallw", "ialltoallw"};
+                                         "alltoallw", "ialltoallw", "alltoallw_init"};
     return c >= NCOLL ? others[c - NCOLL] : tuna_collective_table[c].name;
 }
 

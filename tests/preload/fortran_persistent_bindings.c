@@ -6,11 +6,12 @@
  * PMPI_Alltoallv_init, so without these bindings a Fortran persistent collective never reaches
  * tuna.
  *
- * For each of alltoallv, alltoall, allgather and allreduce the binding is looked up under every
- * name Open MPI gives a Fortran routine (lo, lo_, lo__, UP, lo_f08_; lo = mpi_alltoallv_init
- * where mpi.h declares MPI_Alltoallv_init, else mpix_alltoallv_init), so a missing name fails
- * here. Each request is started twice with new send contents, completed with MPI_Wait, and its
- * receive buffer (sentinel-filled) compared with values computed from the formula.
+ * For each of alltoallv, alltoall, allgather, allreduce and alltoallw the binding is looked up
+ * under every name Open MPI gives a Fortran routine (lo, lo_, lo__, UP, lo_f08_;
+ * lo = mpi_alltoallv_init where mpi.h declares MPI_Alltoallv_init, else mpix_alltoallv_init),
+ * so a missing name fails here. Each request is started twice with new send contents, completed with MPI_Wait, and its
+ * receive buffer (sentinel-filled) compared with values computed from the formula. The blocking
+ * MPI_ALLTOALLW and nonblocking MPI_IALLTOALLW (always MPI_ names) run once each per name.
  * run_client.py checks in the TUNA_STATS file that tuna's plans ran every start.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
@@ -43,12 +44,27 @@ typedef void (*v_init)(void *, const MPI_Fint *, const MPI_Fint *, const MPI_Fin
 typedef void (*counted_init)(void *, const MPI_Fint *, const MPI_Fint *, void *,
                              const MPI_Fint *, const MPI_Fint *, const MPI_Fint *,
                              const MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void (*w_call)(void *, const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, void *,
+                       const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, const MPI_Fint *,
+                       MPI_Fint *);
+typedef void (*iw_call)(void *, const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, void *,
+                        const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, const MPI_Fint *,
+                        MPI_Fint *, MPI_Fint *);
 typedef void (*reduce_init)(void *, void *, const MPI_Fint *, const MPI_Fint *,
                             const MPI_Fint *, const MPI_Fint *, const MPI_Fint *, MPI_Fint *,
                             MPI_Fint *);
 
-/* The binding of `coll` (e.g. "alltoallv_init") under its k-th Fortran name. */
+/* The binding of `coll` (e.g. "alltoallv_init") under its k-th Fortran name, with the
+ * prefixes of the persistent collectives (pre, upre) or MPI_'s. */
+static void *binding_as(const char *pre, const char *upre, const char *coll, int k, char *name,
+                        size_t len);
 static void *binding(const char *coll, int k, char *name, size_t len)
+{
+    return binding_as(PREFIX, UPREFIX, coll, k, name, len);
+}
+
+static void *binding_as(const char *pre, const char *upre, const char *coll, int k, char *name,
+                        size_t len)
 {
     char up[32];
     size_t i = 0;
@@ -57,9 +73,9 @@ static void *binding(const char *coll, int k, char *name, size_t len)
     up[i] = '\0';
     static const char *const suffix[NAMES] = {"", "_", "__", "", "_f08_"};
     if (k == 3)
-        snprintf(name, len, UPREFIX "%s", up);
+        snprintf(name, len, "%s%s", upre, up);
     else
-        snprintf(name, len, PREFIX "%s%s", coll, suffix[k]);
+        snprintf(name, len, "%s%s%s", pre, coll, suffix[k]);
     void *fn = dlsym(RTLD_DEFAULT, name);
     expect(fn != NULL, name, k);
     return fn;
@@ -166,6 +182,28 @@ static void red_check(const int *rbuf, int s, const char *what, int k)
     expect(rbuf[RED] == SENTINEL, what, k * 100 + s);
 }
 
+/* alltoallw: alltoallv's blocks (its fill and check), byte displacements, send types MPI_INT,
+ * receive types MPI_INT and a one-int derived type by turns (the packed way where P > 1). */
+static void w_once(w_call w, iw_call iw, int *sbuf, int *rbuf, const MPI_Fint *counts,
+                   const MPI_Fint *types, const MPI_Fint *comm, const char *what, int k)
+{
+    const MPI_Fint *sc = counts, *sd = counts + P, *rc = counts + 2 * P, *rd = counts + 3 * P;
+    for (int s = 0; s < 2; s++) {
+        a2av_fill(sbuf, rbuf, s);
+        MPI_Fint ierr = -1, freq = -1;
+        if (s == 0) {
+            w(sbuf, sc, sd, types, rbuf, rc, rd, types + P, comm, &ierr);
+        } else {
+            iw(sbuf, sc, sd, types, rbuf, rc, rd, types + P, comm, &freq, &ierr);
+            MPI_Request req = MPI_Request_f2c(freq);
+            if (ierr == MPI_SUCCESS)
+                MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        expect(ierr == MPI_SUCCESS, what, k * 100 + s);
+        a2av_check(rbuf, s, what, k);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -183,6 +221,19 @@ int main(int argc, char **argv)
     }
     const MPI_Fint two = 2, red = RED;
     char name[96];
+    /* alltoallw's arrays: byte displacements, a type per peer and side */
+    MPI_Datatype one_int;
+    MPI_Type_contiguous(1, MPI_INT, &one_int);
+    MPI_Type_commit(&one_int);
+    MPI_Fint *wa = malloc(sizeof(MPI_Fint) * 6 * (size_t)P), *wt = wa + 4 * P;
+    for (int j = 0; j < P; j++) {
+        wa[j] = sc[j];
+        wa[P + j] = 16 * j;
+        wa[2 * P + j] = rc[j];
+        wa[3 * P + j] = 16 * j;
+        wt[j] = type;
+        wt[P + j] = j % 2 ? MPI_Type_c2f(one_int) : type;
+    }
     for (int k = 0; k < NAMES; k++) {
         MPI_Fint freq = -1, ierr = -1;
         v_init a2av = (v_init)binding("alltoallv_init", k, name, sizeof name);
@@ -205,7 +256,21 @@ int main(int argc, char **argv)
             ar(sbuf, rbuf, &red, &type, &sum, &comm, &info, &freq, &ierr);
             run_starts(freq, ierr, &(round_t){sbuf, rbuf, RED, name, red_fill, red_check}, k);
         }
+        w_call w = (w_call)binding_as("mpi_", "MPI_", "alltoallw", k, name, sizeof name);
+        iw_call iw = (iw_call)binding_as("mpi_", "MPI_", "ialltoallw", k, name, sizeof name);
+        if (w && iw)
+            w_once(w, iw, sbuf, rbuf, wa, wt, &comm, name, k);
+#ifdef ALLTOALLW_INIT
+        v_init wi = (v_init)binding("alltoallw_init", k, name, sizeof name);
+        if (wi) {
+            wi(sbuf, wa, wa + P, wt, rbuf, wa + 2 * P, wa + 3 * P, wt + P, &comm, &info, &freq,
+               &ierr);
+            run_starts(freq, ierr, &(round_t){sbuf, rbuf, 4 * P, name, a2av_fill, a2av_check}, k);
+        }
+#endif
     }
+    MPI_Type_free(&one_int);
+    free(wa);
     free(sc);
     free(sbuf);
     free(rbuf);

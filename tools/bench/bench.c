@@ -18,6 +18,7 @@
  * 4 x 3 x (1 + 6) = 84 (tests/test_learn.c checks that bound). */
 #define BENCH_LEARN_WARMUP 90
 #define _POSIX_C_SOURCE 200809L
+#include "alltoallw.h"
 #include "cli.h"
 #include "distributions.h"
 #include "overlap.h"
@@ -101,6 +102,8 @@ static void usage(FILE *f)
             "Sweep:\n"
             "  -c, --collective C      alltoallv (default) | allgather | allreduce | alltoall;\n"
             "                          for the last three S is each rank's contribution\n"
+            "                          (alltoallw: an FFT's pencil transpose with options of its\n"
+            "                          own, tuna-bench --collective alltoallw --help)\n"
             "                          (allgather and alltoall: a block; allreduce: the vector,\n"
             "                          MPI_SUM, default type double) and --dist does not apply\n"
             "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default);\n"
@@ -249,8 +252,9 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
                 char names[128] = "";
                 for (int i = 0; i < TUNA_COLLECTIVE_COUNT; i++)
                     snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                             i == 0 ? "" : i + 1 < TUNA_COLLECTIVE_COUNT ? ", " : " or ",
-                             tuna_collective_name((tuna_collective)i));
+                             i == 0 ? "" : ", ", tuna_collective_name((tuna_collective)i));
+                /* alltoallw's pencil transpose (alltoallw.c) takes its own path */
+                snprintf(names + strlen(names), sizeof names - strlen(names), " or alltoallw");
                 snprintf(err, errlen, "--collective '%s': expected %s", optarg, names);
                 return -1;
             }
@@ -1917,6 +1921,9 @@ static int physical_nodes(void)
 
 int main(int argc, char **argv)
 {
+    /* alltoallw's pencil transpose has options of its own (alltoallw.c). */
+    if (bench_alltoallw_asked(argc, argv))
+        return bench_alltoallw_main(argc, argv);
     bench_args a;
     char err[1024] = "";
     int prc = parse_args(argc, argv, &a, err, sizeof err);
