@@ -10,7 +10,11 @@
  *             both ring neighbours and the rank P/2 away, twice;
  *   cart      Cartesian 2-D grid from MPI_Dims_create, periodic in dimension 0 only (a
  *             periodic dimension of size 1 or 2 names a rank twice: the library's call then);
- *   graph     MPI_Graph_create, a symmetric ring with chords both ways (repeated at even P).
+ *   graph     MPI_Graph_create, a symmetric ring with chords both ways (repeated at even P);
+ *   spmv      (with a Matrix Market file as argument) the halo exchange of a sparse
+ *             matrix-vector product over a 1-D row partition: rank q sends rank p as many
+ *             elements as p's rows use x entries of q's columns (MPI_Dist_graph_create_adjacent,
+ *             reorder allowed).
  * Types: MPI_INT; a strided vector (2 ints, stride 3, resized to 12 bytes); MPI_DOUBLE on the
  * send side against a double resized to 16 bytes on the receive side. Counts 0..5 per edge,
  * some edges empty, displacements with gaps; every row (node-aware with several leaders and
@@ -38,8 +42,59 @@ static unsigned rnd(void)
     return (unsigned)(rnd_state >> 33);
 }
 
-enum topo { T_RANDOM, T_RING2, T_CART, T_GRAPH, T_COUNT };
-static const char *const topo_name[T_COUNT] = {"random", "ring2", "cart", "graph"};
+enum topo { T_RANDOM, T_RING2, T_CART, T_GRAPH, T_SPMV, T_COUNT };
+static const char *const topo_name[T_COUNT] = {"random", "ring2", "cart", "graph", "spmv"};
+
+/* T_SPMV: the halo of a sparse matrix-vector product over a 1-D row partition of a Matrix
+ * Market matrix (argv[1]): rank q sends rank p the x entries of q's columns that p's rows
+ * use; halo[q * P + p] of them. NULL without a matrix. */
+static long *halo;
+
+static int owner(long i, long n)
+{
+    return (int)((i * P) / n); /* rows [p n / P, (p + 1) n / P) */
+}
+
+static int read_halo(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    long n = 0, m = 0, nnz = 0;
+    int symmetric = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '%') {
+            symmetric |= strstr(line, "symmetric") != NULL;
+            continue;
+        }
+        if (sscanf(line, "%ld %ld %ld", &n, &m, &nnz) == 3)
+            break;
+    }
+    if (n <= 0 || m != n) {
+        fclose(f);
+        return -1;
+    }
+    /* need[p * n + j]: rank p's rows use column j */
+    unsigned char *need = calloc((size_t)P * (size_t)n, 1);
+    for (long e = 0; e < nnz && fgets(line, sizeof line, f); e++) {
+        long i, j;
+        if (sscanf(line, "%ld %ld", &i, &j) != 2)
+            continue;
+        i--, j--;
+        need[(size_t)owner(i, n) * (size_t)n + (size_t)j] = 1;
+        if (symmetric)
+            need[(size_t)owner(j, n) * (size_t)n + (size_t)i] = 1;
+    }
+    fclose(f);
+    halo = calloc((size_t)P * (size_t)P, sizeof *halo);
+    for (int p = 0; p < P; p++)
+        for (long j = 0; j < n; j++)
+            if (need[(size_t)p * (size_t)n + (size_t)j] && owner(j, n) != p)
+                halo[(size_t)owner(j, n) * (size_t)P + (size_t)p]++;
+    free(need);
+    return 0;
+}
 
 /* The topology communicator; NULL where it can't be made at this P. */
 static MPI_Comm make_topo(int t, unsigned long seed)
@@ -93,6 +148,23 @@ static MPI_Comm make_topo(int t, unsigned long seed)
         int w[4] = {1, 2, 3, 4};
         int src = me, deg = 4;
         MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, d, w, MPI_INFO_NULL, 0, &c);
+    } else if (t == T_SPMV) {
+        int indeg = 0, outdeg = 0, *in = malloc((P + 1) * sizeof *in),
+            *out = malloc((P + 1) * sizeof *out);
+        for (int q = 0; q < P; q++) {
+            if (halo[(size_t)q * P + (size_t)me])
+                in[indeg++] = q;
+            if (halo[(size_t)me * P + (size_t)q])
+                out[outdeg++] = q;
+        }
+        int *w = malloc((P + 1) * sizeof *w);
+        for (int q = 0; q <= P; q++)
+            w[q] = 1;
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, indeg, in, w, outdeg, out, w,
+                                       MPI_INFO_NULL, 1, &c);
+        free(in);
+        free(out);
+        free(w);
     } else if (t == T_CART) {
         int dims[2] = {0, 0}, periods[2] = {1, 0};
         MPI_Dims_create(P, 2, dims);
@@ -190,6 +262,8 @@ static void side_make(side *s, int n, const int *peer, bool send, int kind, int 
          * arrives in its neighbor's slot from +1), so that a rank that is a neighbor twice
          * gets valid counts; graphs: the k-th edge between a pair matches in order. */
         int c = peer[i] == MPI_PROC_NULL ? (int)(rnd() % 3)
+                : salt == T_SPMV && send ? (int)halo[(size_t)me * P + (size_t)peer[i]]
+                : salt == T_SPMV         ? (int)halo[(size_t)peer[i] * P + (size_t)me]
                 : cart && send           ? nelems(me, -1 - i / 2, i % 2, salt)
                 : cart                   ? nelems(peer[i], -1 - i / 2, 1 - i % 2, salt)
                 : send                   ? nelems(me, peer[i], k, salt)
@@ -419,7 +493,13 @@ int main(int argc, char **argv)
     MPI_Type_free(&vec0);
     MPI_Type_create_resized(MPI_DOUBLE, 0, 16, &spread);
     MPI_Type_commit(&spread);
+    if (argc > 1 && read_halo(argv[1]) != 0) {
+        fprintf(stderr, "test_neighbor: cannot read the matrix %s\n", argv[1]);
+        failures++;
+    }
     for (int t = 0; t < T_COUNT; t++) {
+        if (t == T_SPMV && !halo)
+            continue;
         MPI_Comm c = make_topo(t, 4242u + (unsigned)P);
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         for (int kind = 0; kind < K_COUNT; kind++)
@@ -430,6 +510,7 @@ int main(int argc, char **argv)
     }
     MPI_Type_free(&vec);
     MPI_Type_free(&spread);
+    free(halo);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
