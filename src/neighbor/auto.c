@@ -1,14 +1,22 @@
 /*
- * auto for a persistent neighborhood all-to-all (the plan's init: collective). node-aware
- * replaces the edges between two nodes by one message per node pair and adds two hops inside
- * the nodes, whose cost grows with the bytes; so it is chosen where the small edges (those it
- * gathers, at most `max` bytes) outnumber the node pairs they join at least twice over, over
- * all ranks: E >= 2 M, with E the gathered edges and M the node pairs with at least one. One
- * allreduce of E and of the node pairs' bitmap (nnodes^2 bits; above 2048 nodes each rank's
- * count of distinct destination nodes, an upper bound of M). Otherwise the library's call,
- * the same linear exchange as tuna's linear. Not modelled by the profile yet, not learned.
+ * auto for a persistent neighborhood all-to-all (the plan's init: collective): node-aware at
+ * its defaults or the library's call, by a LogGP estimate over the pattern agreed by every
+ * rank (one allreduce of E, the edges node-aware would gather, of B, their bytes, and of the
+ * node pairs' bitmap, nnodes^2 bits, whose count is M, the node-pair messages; above 2048
+ * nodes each rank's distinct destination nodes summed, an upper bound of M). P ranks on N
+ * nodes of Q, k leaders per node, the profile's levels (o, g, L, G = 1/bandwidth) and its
+ * nics_per_node (c), each NIC taken to inject one message per g_inter:
+ *   linear      L_inter + max(rank: (E/P)(o+g)_inter + (B/P) G_inter,
+ *                             node: (E/N) g_inter / c + (B/N) G_inter / c)
+ *   node-aware  L_inter + 2 L_intra + 2 Q (o+g)_intra + B/(N k) (2 G_intra + 3/copy)
+ *               + max(leader: M/(N k) (o+g)_inter + B/(N k) G_inter,
+ *                     node: (M/N) g_inter / c + (B/N) G_inter / c)
+ * (a leader hears from up to Q ranks of its node and sends to as many, copies its share twice;
+ * the node pairs replace the edges at the NICs). Where node-aware is not cheaper, or one node
+ * holds every rank, the library's call (the same linear exchange). Not learned.
  */
 #include "neighbor.h"
+#include "../select/tuna_select.h"
 
 #include <stdlib.h>
 
@@ -39,7 +47,7 @@ int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA
         free(seen);
         return tuna_error_set(MPI_ERR_NO_MEM, "neighbor auto: no memory");
     }
-    long long v[2] = {0, 0}; /* gathered edges; distinct destination nodes (no bitmap) */
+    long long v[3] = {0, 0, 0}; /* gathered edges, distinct destination nodes, bytes */
     for (int i = 0; i < c->out.n; i++) {
         const int d = c->out.peer[i];
         const size_t b = tuna_nbr_bytes(&c->out, c->ssize, i);
@@ -47,6 +55,7 @@ int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA
             continue;
         const int x = ctx->node_of[d];
         v[0]++;
+        v[2] += (long long)b;
         v[1] += !seen[x];
         seen[x] = 1;
         if (bitmap) {
@@ -55,7 +64,7 @@ int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA
         }
     }
     free(seen);
-    rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_SUM, ctx->comm);
+    rc = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_SUM, ctx->comm);
     if (rc == MPI_SUCCESS && bitmap)
         rc = PMPI_Allreduce(MPI_IN_PLACE, bits, (int)nbytes, MPI_BYTE, MPI_BOR, ctx->comm);
     if (rc != MPI_SUCCESS) {
@@ -69,7 +78,27 @@ int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA
             pairs += __builtin_popcount(bits[i]);
     }
     free(bits);
-    if (pairs > 0 && v[0] >= 2 * pairs) {
+    const tuna_profile *m = NULL;
+    if (pairs == 0 || tuna_select_profile(&m) != MPI_SUCCESS || !m)
+        return MPI_SUCCESS;
+    const double P = ctx->size, E = (double)v[0], B = (double)v[2], M = (double)pairs;
+    const double Q = P / N, k = (double)tuna_param_get(info, p, "leaders") < Q
+                                    ? (double)tuna_param_get(info, p, "leaders")
+                                    : Q;
+    const tuna_level_profile *in = &m->intra, *out = &m->inter;
+    const double nics = m->nics_per_node > 0 ? m->nics_per_node : 1;
+    const double rank_lin = E / P * (out->overhead + out->gap) + B / P / out->bandwidth;
+    const double node_lin = E / N * out->gap / nics + B / N / out->bandwidth / nics;
+    const double linear = out->latency + (rank_lin > node_lin ? rank_lin : node_lin);
+    const double leader = M / (N * k) * (out->overhead + out->gap) + B / (N * k) / out->bandwidth;
+    const double node_na = M / N * out->gap / nics + B / N / out->bandwidth / nics;
+    const double aware = out->latency + 2 * in->latency + 2 * Q * (in->overhead + in->gap) +
+                         B / (N * k) * (2 / in->bandwidth + 3 / m->copy_bandwidth) +
+                         (leader > node_na ? leader : node_na);
+    tuna_log(1, "auto (neighbor_alltoallv plan): %.0f edges to gather, %.0f B, %.0f node pairs "
+                "on %d nodes: linear %.3g us, node-aware %.3g us",
+             E, B, M, N, 1e6 * linear, 1e6 * aware);
+    if (aware < linear) {
         *algorithm = na;
         for (int i = 0; i < TUNA_MAX_PARAMS; i++)
             param[i] = p[i];

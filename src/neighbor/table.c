@@ -29,8 +29,8 @@ const tuna_nbr_algorithm tuna_nbr_table[] = {
               .family = "hierarchical"},
      .step = tuna_nbr_node_aware_step},
     {.desc = {.info = {"auto", "the library's call for blocking and nonblocking calls; a "
-                               "persistent one (tuna_neighbor_alltoallv_init) chooses node_aware "
-                               "where the agreed pattern joins enough small edges per node pair",
+                               "persistent one (tuna_neighbor_alltoallv_init) chooses node-aware "
+                               "or the library's call by a LogGP estimate over the agreed pattern",
                        0, {{0}}},
               .kind = TUNA_ROW_AUTO, .family = "auto"}},
 };
