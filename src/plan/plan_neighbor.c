@@ -4,12 +4,14 @@
  * over the pattern agreed by all ranks: src/neighbor/auto.c), and node-aware's aggregated
  * pattern worked out once (its metadata stages run here). A start is local: the row's data
  * stages posted with the plan's tags. vendor (and device buffers, and a Cartesian topology
- * where a rank is a neighbor twice) starts the library's blocking call.
+ * where a rank is a neighbor twice) starts the library's blocking call. TUNA_PLAN_MEASURE with
+ * auto times the library's call and node-aware on the arguments and keeps the faster.
  */
 #include "plan.h"
 #include "../neighbor/neighbor.h"
 #include "memkind.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 typedef struct nbr_plan {
@@ -71,6 +73,120 @@ static int nbr_begin(struct tuna_plan_s *p)
     p->inflight = &s->o.op;
     tuna_op_start(p->inflight);
     return MPI_SUCCESS;
+}
+
+/* The plan runs `c`'s row from now on; node-aware works its pattern out (collective: the
+ * lists exchanged inside each node), the outcome agreed. */
+static int plan_set_row(struct tuna_plan_s *p, nbr_plan *s, const tuna_choice *c, int source)
+{
+    s->row = &tuna_nbr_table[c->algorithm];
+    p->vendor = s->row->desc.kind == TUNA_ROW_VENDOR;
+    s->o.info = &s->row->desc.info;
+    for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+        s->o.param[i] = c->param[i];
+    tuna_plan_set_info_choice(p, c, source);
+    tuna_nbr_agg_free(s->o.agg);
+    s->o.agg = NULL;
+    if (s->row->step != tuna_nbr_node_aware_step)
+        return MPI_SUCCESS;
+    op_reset(s);
+    s->o.stage = 0;
+    s->o.pattern_only = true;
+    int rc = tuna_op_run(&s->o.op);
+    s->o.pattern_only = false;
+    return tuna_coll_agree_args(p->ctx, tuna_collective_name(TUNA_NEIGHBOR_ALLTOALLV), rc, NULL,
+                                NULL, 0);
+}
+
+/* Bytes and lowest offset from the receive buffer that the receive blocks span. */
+static int recv_span(const tuna_nbr_call *c, size_t *bytes, MPI_Aint *lo)
+{
+    MPI_Aint tlb, textent;
+    TUNA_MPI_CHECK(PMPI_Type_get_true_extent(c->rtype, &tlb, &textent));
+    bool any = false;
+    MPI_Aint a = 0, b = 0;
+    for (int j = 0; j < c->in.n; j++) {
+        if (c->in.count[j] == 0 || c->in.peer[j] == MPI_PROC_NULL)
+            continue;
+        const MPI_Aint first = c->in.displ[j] * c->rext + tlb;
+        const MPI_Aint last = first + (MPI_Aint)(c->in.count[j] - 1) * c->rext;
+        const MPI_Aint from = first < last ? first : last;
+        const MPI_Aint to = (first > last ? first : last) + textent;
+        a = !any || from < a ? from : a;
+        b = !any || to > b ? to : b;
+        any = true;
+    }
+    *bytes = any ? (size_t)(b - a) : 0;
+    *lo = a;
+    return MPI_SUCCESS;
+}
+
+#define MEASURE_BURST 8  /* exchanges back to back, timed as one (as applications repeat) */
+#define MEASURE_SAMPLES 3
+
+/* A row's time per exchange: bursts of MEASURE_BURST exchanges after a barrier, the slowest
+ * rank's, the best of MEASURE_SAMPLES bursts (after one exchange to warm up). Single
+ * exchanges would favour the library's one hop: a late rank finds its messages there. */
+static int time_row(struct tuna_plan_s *p, double *seconds)
+{
+    int rc = nbr_start(p);
+    *seconds = 0;
+    for (int sample = 0; sample < MEASURE_SAMPLES && rc == MPI_SUCCESS; sample++) {
+        TUNA_MPI_CHECK(PMPI_Barrier(p->ctx->comm));
+        const double t = PMPI_Wtime();
+        for (int r = 0; r < MEASURE_BURST && rc == MPI_SUCCESS; r++)
+            rc = nbr_start(p);
+        double dt = (PMPI_Wtime() - t) / MEASURE_BURST, slowest;
+        TUNA_MPI_CHECK(PMPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, p->ctx->comm));
+        if (sample == 0 || slowest < *seconds)
+            *seconds = slowest;
+    }
+    return rc;
+}
+
+/* TUNA_PLAN_MEASURE: the library's call and node-aware at its defaults timed on these
+ * arguments (a private receive buffer: the caller's is not written), the faster kept. */
+static int plan_measure(struct tuna_plan_s *p, nbr_plan *s)
+{
+    tuna_nbr_call *c = s->o.c;
+    size_t bytes = 0;
+    MPI_Aint lo = 0;
+    int rc = recv_span(c, &bytes, &lo);
+    char *priv = rc == MPI_SUCCESS ? malloc(bytes + 1) : NULL;
+    int ok = priv != NULL, all = 0;
+    TUNA_MPI_CHECK(PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, p->ctx->comm));
+    if (!all) {
+        free(priv);
+        return tuna_error_set(MPI_ERR_NO_MEM, "tuna_neighbor_alltoallv_init: no memory for "
+                                              "the measure's receive buffer (on some rank)");
+    }
+    void *user = s->rbuf;
+    s->rbuf = priv - lo;
+    c->rbuf = priv - lo;
+    tuna_choice cand[2] = {{.algorithm = tuna_registry_find_kind(&tuna_nbr_registry,
+                                                                  TUNA_ROW_VENDOR)},
+                           {.algorithm = tuna_algorithm_find(TUNA_NEIGHBOR_ALLTOALLV,
+                                                             "node-aware")}};
+    tuna_options def;
+    rc = tuna_options_parse("node-aware", TUNA_NEIGHBOR_ALLTOALLV, &def);
+    if (rc == MPI_SUCCESS)
+        tuna_params_resolve(&tuna_nbr_table[cand[1].algorithm].desc.info, def.value,
+                            p->ctx->size, cand[1].param);
+    double t[2] = {0, 0};
+    for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++) {
+        rc = plan_set_row(p, s, &cand[i], TUNA_PLAN_SOURCE_MEASURE);
+        if (rc == MPI_SUCCESS)
+            rc = time_row(p, &t[i]);
+        cand[i].predicted = t[i];
+    }
+    s->rbuf = user;
+    c->rbuf = user;
+    free(priv);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tuna_log(1, "tuna_neighbor_alltoallv_init (measure): library %.3g us, node-aware %.3g us",
+             1e6 * t[0], 1e6 * t[1]);
+    return plan_set_row(p, s, &cand[t[1] < t[0]], TUNA_PLAN_SOURCE_MEASURE);
 }
 
 int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
@@ -149,23 +265,12 @@ int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
     }
     if (library || !host)
         choice.algorithm = vendor;
-    s->row = &tuna_nbr_table[choice.algorithm];
-    p->vendor = s->row->desc.kind == TUNA_ROW_VENDOR;
-    s->o.info = &s->row->desc.info;
-    for (int i = 0; i < TUNA_MAX_PARAMS; i++)
-        s->o.param[i] = choice.param[i];
-    tuna_plan_set_info_choice(p, &choice, source);
     p->begin = nbr_begin;
     p->start = nbr_start;
-    /* node-aware: its pattern, once (the lists exchanged inside each node). */
-    if (rc == MPI_SUCCESS && s->row->step == tuna_nbr_node_aware_step) {
-        op_reset(s);
-        s->o.stage = 0;
-        s->o.pattern_only = true;
-        rc = tuna_op_run(&s->o.op);
-        s->o.pattern_only = false;
-        rc = tuna_coll_agree_args(ctx, tuna_collective_name(TUNA_NEIGHBOR_ALLTOALLV), rc, NULL,
-                                  NULL, 0);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = plan_set_row(p, s, &choice, source);
+    if (rc == MPI_SUCCESS && (flags & TUNA_PLAN_MEASURE) && !library && host &&
+        tuna_nbr_table[opt->algorithm].desc.kind == TUNA_ROW_AUTO && ctx->nnodes > 1)
+        rc = plan_measure(p, s);
     return tuna_plan_finish(p, rc, t0, plan);
 }
