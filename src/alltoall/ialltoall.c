@@ -341,3 +341,12 @@ int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     return ialltoall("tuna_ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, opt, true, req);
 }
+
+int tuna_ialltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                        tuna_request *req)
+{
+    return ialltoall(large ? "tuna_ialltoall_c" : "tuna_ialltoall", sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, comm, opt, large, req);
+}

@@ -389,3 +389,16 @@ int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     return ialltoallv("tuna_ialltoallv_c", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
                       opt, device, req);
 }
+
+int tuna_ialltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
+                         const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+{
+    const tuna_counts sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
+                                 : (tuna_counts){.n = sendcounts, .d = sdispls},
+                      rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
+                                  : (tuna_counts){.n = recvcounts, .d = rdispls};
+    return ialltoallv(large ? "tuna_ialltoallv_c" : "tuna_ialltoallv", sendbuf, &sc, sendtype,
+                      recvbuf, &rcv, recvtype, comm, opt, false, req);
+}
