@@ -23,26 +23,15 @@ static size_t seg(const tuna_nccl_args *a, int Q, int s)
 
 int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a)
 {
-    const int P = a->size, me = a->rank;
     const size_t es = a->esize, V = a->count * es;
-    tuna_tp_copy(a->tp, a->rbuf, a->sbuf, V);
-    int rc = tuna_nccl_step_end(a);
-    if (P == 1 || rc != MPI_SUCCESS || V == 0)
-        return rc;
     tuna_fold f;
-    tuna_fold_init(&f, P, (int)(a->k < P ? a->k : P), me);
-    const bool leader = me == f.last;
-    const int nt = f.k - 1 > f.last - f.first ? f.k - 1 : f.last - f.first;
+    char *tmp;
+    bool done;
+    int rc = tuna_nccl_ar_fold_begin(a, &f, &tmp, &done);
+    if (done)
+        return rc;
+    const bool leader = a->rank == f.last;
     const int Q = f.Q, v = f.group;
-    char *tmp = NULL;
-    if (leader)
-        rc = tuna_nccl_tp_alloc(a->t, (size_t)nt * V, (void **)&tmp);
-    if (f.first < f.last && rc == MPI_SUCCESS) {
-        rc = tuna_nccl_fold_in(a, &f, tmp, a->rbuf, V);
-        rc = tuna_nccl_step_close(a, rc);
-        for (int m = f.first; leader && m < f.last && rc == MPI_SUCCESS; m++)
-            rc = tuna_nccl_reduce(a, tmp + (size_t)(m - f.first) * V, a->rbuf, a->count);
-    }
     /* Reduce-scatter: base/width in segments; width k^(m-t) before round t. */
     int base = 0, width = Q;
     for (int t = 0, D = 1; leader && t < f.m && rc == MPI_SUCCESS; t++, D *= f.k) {

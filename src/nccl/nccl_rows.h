@@ -127,6 +127,37 @@ static inline int tuna_nccl_reduce(const tuna_nccl_args *a, const void *in, void
     return MPI_SUCCESS;
 }
 
+/*
+ * allreduce's recursive-multiplying rows (plain and permuted) begin alike: the vector copied
+ * into the result, the end for P = 1 or an empty vector (*done), the fold (radix a->k), the
+ * leader's temporary (*tmp: room for k-1 vectors or its members' ones), and the members'
+ * vectors folded into the leader's result. Returns the first failure.
+ */
+static inline int tuna_nccl_ar_fold_begin(const tuna_nccl_args *a, tuna_fold *f, char **tmp,
+                                          bool *done)
+{
+    const int P = a->size, me = a->rank;
+    const size_t V = a->count * a->esize;
+    tuna_tp_copy(a->tp, a->rbuf, a->sbuf, V);
+    int rc = tuna_nccl_step_end(a);
+    *tmp = NULL;
+    *done = P == 1 || rc != MPI_SUCCESS || V == 0;
+    if (*done)
+        return rc;
+    tuna_fold_init(f, P, (int)(a->k < P ? a->k : P), me);
+    const bool leader = me == f->last;
+    const int nt = f->k - 1 > f->last - f->first ? f->k - 1 : f->last - f->first;
+    if (leader)
+        rc = tuna_nccl_tp_alloc(a->t, (size_t)nt * V, (void **)tmp);
+    if (f->first < f->last && rc == MPI_SUCCESS) {
+        rc = tuna_nccl_fold_in(a, f, *tmp, a->rbuf, V);
+        rc = tuna_nccl_step_close(a, rc);
+        for (int m = f->first; leader && m < f->last && rc == MPI_SUCCESS; m++)
+            rc = tuna_nccl_reduce(a, *tmp + (size_t)(m - f->first) * V, a->rbuf, a->count);
+    }
+    return rc;
+}
+
 int tuna_nccl_a2a_vendor(const tuna_nccl_args *a);
 int tuna_nccl_ag_vendor(const tuna_nccl_args *a);
 int tuna_nccl_ar_vendor(const tuna_nccl_args *a);
