@@ -151,14 +151,13 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     return rc;
 }
 
-int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+/* tuna_allgather on buffers known to be host memory: the drop-in's entry (memkind.h), and
+ * the public one's after its check. */
+int tuna_allgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, opt)) >= 0)
-        return rc;
+    int rc;
     /* auto settled on the library's call, repeating the last such call's arguments
      * (tuna_repeat_matches): the library's call and nothing else */
     const tuna_ctx *cached = tuna_ctx_cached(comm);
@@ -173,6 +172,30 @@ int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                         t_entry);
     tuna_stats_publish(t_start);
     return rc;
+}
+
+/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
+ * Out of line, so that the entry's common case is a check and a jump. */
+static __attribute__((noinline)) int
+allgather_other(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    int rc;
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, opt)) >= 0)
+        return rc;
+    return tuna_allgather_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               opt);
+}
+
+int tuna_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    if (tuna_memory_surely_host())
+        return tuna_allgather_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                   opt);
+    return allgather_other(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt);
 }
 
 int tuna_ag_check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

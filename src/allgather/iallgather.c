@@ -102,17 +102,15 @@ static int iag_restart(void *args, tuna_request *inner)
                            a->comm, &a->opt, inner);
 }
 
-int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                    tuna_request *req)
+/* tuna_iallgather on buffers known to be host memory: the drop-in's entry (memkind.h), and
+ * the public one's after its check. */
+int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const tuna_options *opt, tuna_request *req)
 {
     static const char fn[] = "tuna_iallgather";
     static const char *const names[] = {"recvcount * type size (bytes)"};
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm, opt, req)) >= 0)
-        return rc;
+    int rc;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
@@ -161,4 +159,31 @@ int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         x->w.same[0] = (long long)x->block;
     }
     return tuna_icoll_launch(&x->w, &x->o.op, req);
+}
+
+/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
+ * Out of line, so that the entry's common case is a check and a jump. */
+static __attribute__((noinline)) int
+iallgather_other(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                 tuna_request *req)
+{
+    int rc;
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, opt, req)) >= 0)
+        return rc;
+    return tuna_iallgather_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                opt, req);
+}
+
+int tuna_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                    tuna_request *req)
+{
+    if (tuna_memory_surely_host())
+        return tuna_iallgather_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, opt, req);
+    return iallgather_other(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt,
+                            req);
 }

@@ -130,13 +130,12 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     return rc;
 }
 
-int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, const tuna_options *opt)
+/* tuna_allreduce on buffers known to be host memory: the drop-in's entry (memkind.h), and
+ * the public one's after its check. */
+int tuna_allreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_allreduce(sendbuf, recvbuf, count, datatype, op, comm, opt)) >= 0)
-        return rc;
+    int rc;
     /* auto settled on the library's call, repeating the last such call's arguments
      * (tuna_repeat_matches): the library's call and nothing else */
     const tuna_ctx *cached = tuna_ctx_cached(comm);
@@ -149,6 +148,27 @@ int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
     tuna_stats_publish(t_start);
     return rc;
+}
+
+/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
+ * Out of line, so that the entry's common case is a check and a jump. */
+static __attribute__((noinline)) int
+allreduce_other(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, const tuna_options *opt)
+{
+    int rc;
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_allreduce(sendbuf, recvbuf, count, datatype, op, comm, opt)) >= 0)
+        return rc;
+    return tuna_allreduce_host(sendbuf, recvbuf, count, datatype, op, comm, opt);
+}
+
+int tuna_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, const tuna_options *opt)
+{
+    if (tuna_memory_surely_host())
+        return tuna_allreduce_host(sendbuf, recvbuf, count, datatype, op, comm, opt);
+    return allreduce_other(sendbuf, recvbuf, count, datatype, op, comm, opt);
 }
 
 int tuna_ar_check_args(const void *sendbuf, const void *recvbuf, int count, MPI_Datatype type,

@@ -108,15 +108,14 @@ static int iar_restart(void *args, tuna_request *inner)
                            inner);
 }
 
-int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+/* tuna_iallreduce on buffers known to be host memory: the drop-in's entry (memkind.h), and
+ * the public one's after its check. */
+int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     static const char fn[] = "tuna_iallreduce";
     static const char *const names[] = {"count", "datatype size"};
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, opt, req)) >= 0)
-        return rc;
+    int rc;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
@@ -169,4 +168,25 @@ int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
         x->w.same[1] = x->tsize;
     }
     return tuna_icoll_launch(&x->w, &x->o.op, req);
+}
+
+/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
+ * Out of line, so that the entry's common case is a check and a jump. */
+static __attribute__((noinline)) int
+iallreduce_other(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+{
+    int rc;
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, opt, req)) >= 0)
+        return rc;
+    return tuna_iallreduce_host(sendbuf, recvbuf, count, datatype, op, comm, opt, req);
+}
+
+int tuna_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+{
+    if (tuna_memory_surely_host())
+        return tuna_iallreduce_host(sendbuf, recvbuf, count, datatype, op, comm, opt, req);
+    return iallreduce_other(sendbuf, recvbuf, count, datatype, op, comm, opt, req);
 }

@@ -367,3 +367,11 @@ int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     return alltoall_entry("tuna_alltoall_c", true, sendbuf, sendcount, sendtype, recvbuf,
                           recvcount, recvtype, comm, opt);
 }
+
+int tuna_alltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    return alltoall_entry(large ? "tuna_alltoall_c" : "tuna_alltoall", large, sendbuf, sendcount,
+                          sendtype, recvbuf, recvcount, recvtype, comm, opt);
+}

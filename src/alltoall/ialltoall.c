@@ -25,18 +25,14 @@ enum phase {
 typedef struct ia2a_op {
     tuna_a2av_op o;      /* first member: the engine's and the row's view */
     tuna_a2av_args args;
-    tuna_scratch scr;    /* the operation's own buffers */
-    MPI_Aint *disp;
+    tuna_a2av_nb nb;     /* the operation's own buffers and requests (no staging) */
     void *counts;
-    char *copy;          /* in place: the packed send side */
-    int *copy_counts;
     enum phase phase;
     bool agree;
     bool library;
     bool large;
     int local_rc;
     long long v[TUNA_AGREE_N];
-    MPI_Request lib;
     const void *sendbuf;
     void *recvbuf;
     MPI_Count scount, rcount;
@@ -47,13 +43,8 @@ typedef struct ia2a_op {
 static void ia2a_release(tuna_op *op)
 {
     ia2a_op *x = (ia2a_op *)op;
-    if (x->o.state_free)
-        x->o.state_free(&x->o);
-    tuna_scratch_free(&x->scr);
-    free(x->disp);
+    tuna_a2av_nb_free(&x->o, &x->nb);
     free(x->counts);
-    free(x->copy);
-    free(x->copy_counts);
     free(x);
 }
 
@@ -62,13 +53,13 @@ static int post_library(ia2a_op *x)
     int rc;
     if (!x->large) {
         rc = PMPI_Ialltoall(x->sendbuf, (int)x->scount, x->stype, x->recvbuf, (int)x->rcount,
-                            x->rtype, x->comm, &x->lib);
+                            x->rtype, x->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoall failed");
     } else {
 #ifdef TUNA_HAVE_MPI_IALLTOALL_C
         rc = PMPI_Ialltoall_c(x->sendbuf, x->scount, x->stype, x->recvbuf, x->rcount, x->rtype,
-                              x->comm, &x->lib);
+                              x->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoall_c failed");
 #else
@@ -76,8 +67,7 @@ static int post_library(ia2a_op *x)
 #endif
     }
     x->phase = PHASE_LIBRARY;
-    x->o.op.req = &x->lib;
-    x->o.op.nreq = 1;
+    tuna_a2av_nb_wait_lib(&x->o, &x->nb);
     return MPI_SUCCESS;
 }
 
@@ -94,12 +84,11 @@ static int ia2a_step(tuna_op *op, int wait_rc)
         if (x->agree) {
             /* max of the flag, the block and its negation: equal blocks iff max = -max(-) */
             x->v[TUNA_AGREE_ERROR] = x->local_rc != MPI_SUCCESS;
-            if ((rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_ZERO_BLOCKS, &x->lib)) !=
+            if ((rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_ZERO_BLOCKS, &x->nb.lib)) !=
                 MPI_SUCCESS)
                 return tuna_a2av_step_done(&x->o, rc);
             x->phase = PHASE_AGREE;
-            x->o.op.req = &x->lib;
-            x->o.op.nreq = 1;
+            tuna_a2av_nb_wait_lib(&x->o, &x->nb);
             return TUNA_STEP_WAIT;
         }
         x->phase = PHASE_ROW;
@@ -124,10 +113,7 @@ static int ia2a_step(tuna_op *op, int wait_rc)
     case PHASE_ROW:
         return x->o.row->step(&x->o, wait_rc);
     case PHASE_LIBRARY:
-        return tuna_a2av_step_done(&x->o, wait_rc == MPI_SUCCESS
-                                              ? MPI_SUCCESS
-                                              : tuna_error_set(wait_rc, "the library's "
-                                                                        "MPI_Ialltoall failed"));
+        return tuna_a2av_nb_library_done(&x->o, wait_rc, "MPI_Ialltoall");
     }
     return tuna_a2av_step_done(&x->o, tuna_error_set(MPI_ERR_INTERN, "ialltoall: bad phase"));
 }
@@ -241,11 +227,7 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     ia2a_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-    x->o.op.step = ia2a_step;
-    x->o.op.tp = &tuna_transport_mpi_host; /* the library's request and the agreement too */
-    x->o.op.release = ia2a_release;
-    x->o.op.publish_stats = true;
-    x->o.a = &x->args;
+    tuna_a2av_nb_init(&x->o, &x->args, ia2a_step, ia2a_release);
     x->sendbuf = sendbuf;
     x->recvbuf = recvbuf;
     x->scount = sendcount;
@@ -261,12 +243,8 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     if (alg->desc.kind == TUNA_ROW_VENDOR ||
         (alg->desc.kind == TUNA_ROW_AUTO && (!ctx || ctx->select_status != 1)) ||
         (alg->desc.kind == TUNA_ROW_ALGORITHM && !ctx)) {
-        if (alg->desc.kind != TUNA_ROW_VENDOR) {
-            tuna_stats_current.algorithm =
-                tuna_registry_find_kind(&tuna_a2a_registry, TUNA_ROW_VENDOR);
-            tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
-                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed yet";
-        }
+        if (alg->desc.kind != TUNA_ROW_VENDOR)
+            tuna_a2av_nb_library_stats(&tuna_a2a_registry, ctx);
         if (!library_can(large)) {
             free(x);
             return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
@@ -284,19 +262,19 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     } else {
         const int P = ctx->size;
         size_t block = 0;
-        x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr,
+        x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->nb.scr,
                                    .rank = ctx->rank, .size = P};
         x->local_rc = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                           recvtype, P, ctx->rank, &block);
         if (x->local_rc == MPI_SUCCESS)
             x->local_rc = choose(x, alg, opt, ctx, block);
         if (x->local_rc == MPI_SUCCESS && !x->library) {
-            x->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
+            x->nb.disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
             x->counts = tuna_malloc(tuna_a2a_counts_bytes(P));
-            x->local_rc = x->disp && x->counts
+            x->local_rc = x->nb.disp && x->counts
                               ? tuna_a2a_prepare(&x->args, sendbuf, sendcount, sendtype, recvbuf,
-                                                 recvcount, recvtype, block, x->counts, x->disp,
-                                                 &x->copy, &x->copy_counts)
+                                                 recvcount, recvtype, block, x->counts,
+                                                 x->nb.disp, &x->nb.copy, &x->nb.copy_counts)
                               : tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
             x->args.tag_shift = tuna_op_tag_shift(ctx, false);
         }
@@ -340,4 +318,13 @@ int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
         return rc;
     return ialltoall("tuna_ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm, opt, true, req);
+}
+
+int tuna_ialltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                        tuna_request *req)
+{
+    return ialltoall(large ? "tuna_ialltoall_c" : "tuna_ialltoall", sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, comm, opt, large, req);
 }

@@ -10,6 +10,7 @@
 #define TUNA_ALLTOALLV_H
 
 #include "../core/op.h"
+#include "../transport/cuda_staged.h" /* the nonblocking starts' staging transport */
 #include "../select/tuna_select.h"
 
 /*
@@ -254,6 +255,76 @@ static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
 {
     return tuna_op_step_done(&o->op, rc);
 }
+
+/*
+ * What the nonblocking starts tuna_ialltoallv and tuna_ialltoall (ialltoallv.c, ialltoall.c)
+ * keep beside their operation, theirs until it completes: buffers, the agreement's or the
+ * library's request, and where a row serves device buffers (alltoallv) the staging
+ * transport of its own (src/transport/cuda_staged.c). The helpers below that run on every
+ * start or step are inline, where the per-call budget counts (docs/results/identity.md).
+ */
+typedef struct tuna_a2av_nb {
+    tuna_scratch scr;
+    MPI_Aint *disp;
+    char *copy;                 /* in place: the packed send side */
+    int *copy_counts;
+    MPI_Request lib;            /* the agreement's or the library's request */
+    struct tuna_staged *staged; /* the staging transport, or NULL (host buffers) */
+} tuna_a2av_nb;
+
+/* The operation's engine record: its step and release, published statistics, and the MPI
+ * host transport, which completes the library's request and the agreement too. */
+static inline void tuna_a2av_nb_init(tuna_a2av_op *o, tuna_a2av_args *a, tuna_step_fn *step,
+                                     void (*release)(tuna_op *))
+{
+    o->op.step = step;
+    o->op.tp = &tuna_transport_mpi_host;
+    o->op.release = release;
+    o->op.publish_stats = true;
+    o->a = a;
+}
+/* Where the row serves the call's device buffers (device): the operation's own staging
+ * transport in place of the host one. */
+static inline int tuna_a2av_nb_stage(tuna_a2av_op *o, tuna_a2av_nb *nb, bool device)
+{
+    return device ? tuna_staged_open(&nb->staged, &o->op.tp) : MPI_SUCCESS;
+}
+/* A row step; at the row's end a failed device copy of the staging transport (its copies
+ * cannot return one) is the operation's error. */
+static inline int tuna_a2av_nb_row_step(tuna_a2av_op *o, const tuna_a2av_nb *nb, int wait_rc)
+{
+    const int r = o->row->step(o, wait_rc);
+    if (r == TUNA_STEP_DONE && nb->staged) {
+        const int copy_rc = tuna_staged_result(o->op.tp);
+        if (o->op.rc == MPI_SUCCESS)
+            o->op.rc = copy_rc;
+    }
+    return r;
+}
+/* nb->lib posted: the operation's next wait. */
+static inline void tuna_a2av_nb_wait_lib(tuna_a2av_op *o, tuna_a2av_nb *nb)
+{
+    o->op.req = &nb->lib;
+    o->op.nreq = 1;
+}
+/* The library's call (`call`) completed with wait_rc: the operation's end. */
+static inline int tuna_a2av_nb_library_done(tuna_a2av_op *o, int wait_rc, const char *call)
+{
+    return tuna_a2av_step_done(o, wait_rc == MPI_SUCCESS
+                                      ? MPI_SUCCESS
+                                      : tuna_error_set(wait_rc, "the library's %s failed", call));
+}
+/* The statistics of a start that the library's call takes instead of the row asked for: no
+ * context (an intercommunicator), or auto before its selector's agreement (reg: the
+ * collective's registry, for its vendor row). */
+static inline void tuna_a2av_nb_library_stats(const tuna_registry *reg, const tuna_ctx *ctx)
+{
+    tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+    tuna_stats_current.fallback =
+        !ctx ? TUNA_NO_CONTEXT_FALLBACK : "auto: TUNA_PROFILE / TUNA_TUNING not agreed yet";
+}
+/* Free what nb holds and the row's state (the operation's release). */
+void tuna_a2av_nb_free(tuna_a2av_op *o, tuna_a2av_nb *nb);
 
 /* Algorithms another one falls back to: hierarchical TuNA on unequal nodes runs flat TuNA
  * (same parameter names), vendor without the library's MPI_Alltoallv_c runs linear. */

@@ -707,17 +707,14 @@ static int alltoallv_begin(bool large, const void *sendbuf, const tuna_counts *s
     return -1;
 }
 
-int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   const tuna_options *opt)
+/* tuna_alltoallv once its buffers' memory kinds are known (device: a row serves them).
+ * Inlined into both entries, so the public one's code stays as it was. */
+static inline __attribute__((always_inline)) int
+alltoallv_int(bool device, const void *sendbuf, const int sendcounts[], const int sdispls[],
+              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+              MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
-                                              recvbuf, recvcounts, rdispls, recvtype, comm,
-                                              opt)) >= 0)
-        return rc;
+    int rc;
     const tuna_a2av_algorithm *alg = NULL;
     tuna_ctx *ctx = NULL;
     double t_start = 0.0;
@@ -766,17 +763,14 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 }
 
 
-int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                     const tuna_options *opt)
+/* tuna_alltoallv_c once its buffers' memory kinds are known, as alltoallv_int. */
+static inline __attribute__((always_inline)) int
+alltoallv_large(bool device, const void *sendbuf, const MPI_Count sendcounts[],
+                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                MPI_Comm comm, const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
-                                              recvbuf, recvcounts, rdispls, recvtype, comm,
-                                              opt)) >= 0)
-        return rc;
+    int rc;
     const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
                       rcv = {.nl = recvcounts, .dl = rdispls};
     const tuna_a2av_algorithm *alg = NULL;
@@ -794,4 +788,46 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
      * decided by each rank alone. */
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);
+}
+
+int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   const tuna_options *opt)
+{
+    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
+                                              recvbuf, recvcounts, rdispls, recvtype, comm,
+                                              opt)) >= 0)
+        return rc;
+    return alltoallv_int(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                         rdispls, recvtype, comm, opt);
+}
+
+int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     const tuna_options *opt)
+{
+    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
+                                              recvbuf, recvcounts, rdispls, recvtype, comm,
+                                              opt)) >= 0)
+        return rc;
+    return alltoallv_large(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                           rdispls, recvtype, comm, opt);
+}
+
+int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
+                        const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                        const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                        MPI_Comm comm, const tuna_options *opt)
+{
+    if (large)
+        return alltoallv_large(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                               recvcounts, rdispls, recvtype, comm, opt);
+    return alltoallv_int(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                         rdispls, recvtype, comm, opt);
 }

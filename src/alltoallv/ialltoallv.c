@@ -11,7 +11,6 @@
  */
 #include "alltoallv.h"
 #include "memkind.h"
-#include "../transport/cuda_staged.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +26,13 @@ enum phase {
 typedef struct ia_op {
     tuna_a2av_op o;      /* first member: the engine's and the row's view */
     tuna_a2av_args args;
-    tuna_scratch scr;    /* the operation's own buffers */
-    MPI_Aint *disp;
-    char *copy;          /* in place: the packed send side */
-    int *copy_counts;
+    tuna_a2av_nb nb;     /* the operation's own buffers, requests and staging transport */
     enum phase phase;
     bool agree;          /* the first step agrees */
     bool is_auto;
     bool library;        /* the library's own call, from the start */
     int local_rc;        /* this rank's check outcome (TUNA_ARGCHECK=collective: agreed) */
     long long v[TUNA_AGREE_N];
-    MPI_Request lib;     /* the agreement's or the library's request */
-    struct tuna_staged *staged; /* device buffers a row serves: the operation's own staging
-                                   transport (src/transport/cuda_staged.c), else NULL */
     /* The user's arguments, for the library's call. */
     const void *sendbuf;
     void *recvbuf;
@@ -51,13 +44,7 @@ typedef struct ia_op {
 static void ia_release(tuna_op *op)
 {
     ia_op *x = (ia_op *)op;
-    if (x->o.state_free)
-        x->o.state_free(&x->o);
-    tuna_scratch_free(&x->scr);
-    free(x->disp);
-    free(x->copy);
-    free(x->copy_counts);
-    tuna_staged_free(x->staged);
+    tuna_a2av_nb_free(&x->o, &x->nb);
     free(x);
 }
 
@@ -67,13 +54,13 @@ static int post_library(ia_op *x)
     int rc;
     if (x->rcv.n) {
         rc = PMPI_Ialltoallv(x->sendbuf, x->sc.n, x->sc.d, x->stype, x->recvbuf, x->rcv.n,
-                             x->rcv.d, x->rtype, x->comm, &x->lib);
+                             x->rcv.d, x->rtype, x->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoallv failed");
     } else {
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
         rc = PMPI_Ialltoallv_c(x->sendbuf, x->sc.nl, x->sc.dl, x->stype, x->recvbuf, x->rcv.nl,
-                               x->rcv.dl, x->rtype, x->comm, &x->lib);
+                               x->rcv.dl, x->rtype, x->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoallv_c failed");
 #else
@@ -81,8 +68,7 @@ static int post_library(ia_op *x)
 #endif
     }
     x->phase = PHASE_LIBRARY;
-    x->o.op.req = &x->lib;
-    x->o.op.nreq = 1;
+    tuna_a2av_nb_wait_lib(&x->o, &x->nb);
     return MPI_SUCCESS;
 }
 
@@ -95,19 +81,6 @@ static bool library_can(const ia_op *x)
 #else
     return x->rcv.n != NULL;
 #endif
-}
-
-/* A step of the row; at its end, a failed device copy of the staging transport (which its
- * copies cannot return) is the operation's error. */
-static int row_step(ia_op *x, int wait_rc)
-{
-    const int r = x->o.row->step(&x->o, wait_rc);
-    if (r == TUNA_STEP_DONE && x->staged) {
-        const int copy_rc = tuna_staged_result(x->o.op.tp);
-        if (x->o.op.rc == MPI_SUCCESS)
-            x->o.op.rc = copy_rc;
-    }
-    return r;
 }
 
 /* The row that runs (vendor with large counts and no MPI_Ialltoallv_c: linear, as the
@@ -130,7 +103,7 @@ static int run_row(ia_op *x, int algorithm)
     x->args.info = &row->desc.info;
     x->o.i = 0;
     x->phase = PHASE_ROW;
-    return row_step(x, MPI_SUCCESS);
+    return tuna_a2av_nb_row_step(&x->o, &x->nb, MPI_SUCCESS);
 }
 
 static int ia_step(tuna_op *op, int wait_rc)
@@ -144,12 +117,11 @@ static int ia_step(tuna_op *op, int wait_rc)
         }
         if (x->agree) {
             x->v[TUNA_AGREE_ERROR] = x->local_rc != MPI_SUCCESS;
-            int rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_N, &x->lib);
+            int rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_N, &x->nb.lib);
             if (rc != MPI_SUCCESS)
                 return tuna_a2av_step_done(&x->o, rc);
             x->phase = PHASE_AGREE;
-            x->o.op.req = &x->lib;
-            x->o.op.nreq = 1;
+            tuna_a2av_nb_wait_lib(&x->o, &x->nb);
             return TUNA_STEP_WAIT;
         }
         return run_row(x, (int)(x->o.row - tuna_a2av_table));
@@ -173,12 +145,9 @@ static int ia_step(tuna_op *op, int wait_rc)
         return run_row(x, algorithm);
     }
     case PHASE_ROW:
-        return row_step(x, wait_rc);
+        return tuna_a2av_nb_row_step(&x->o, &x->nb, wait_rc);
     case PHASE_LIBRARY:
-        return tuna_a2av_step_done(&x->o, wait_rc == MPI_SUCCESS
-                                              ? MPI_SUCCESS
-                                              : tuna_error_set(wait_rc, "the library's "
-                                                                        "MPI_Ialltoallv failed"));
+        return tuna_a2av_nb_library_done(&x->o, wait_rc, "MPI_Ialltoallv");
     }
     return tuna_a2av_step_done(&x->o, tuna_error_set(MPI_ERR_INTERN, "ialltoallv: bad phase"));
 }
@@ -268,11 +237,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
     ia_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-    x->o.op.step = ia_step;
-    x->o.op.tp = &tuna_transport_mpi_host; /* the library's request and the agreement too */
-    x->o.op.release = ia_release;
-    x->o.op.publish_stats = true;
-    x->o.a = &x->args;
+    tuna_a2av_nb_init(&x->o, &x->args, ia_step, ia_release);
     x->o.row = alg;
     x->sendbuf = sendbuf;
     x->recvbuf = recvbuf;
@@ -289,12 +254,8 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
     const bool library = !ctx || alg->desc.kind == TUNA_ROW_VENDOR ||
                          (x->is_auto && ctx->select_status != 1);
     if (library) {
-        if (alg->desc.kind != TUNA_ROW_VENDOR) {
-            tuna_stats_current.algorithm =
-                tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR);
-            tuna_stats_current.fallback = !ctx ? TUNA_NO_CONTEXT_FALLBACK
-                                               : "auto: TUNA_PROFILE / TUNA_TUNING not agreed yet";
-        }
+        if (alg->desc.kind != TUNA_ROW_VENDOR)
+            tuna_a2av_nb_library_stats(&tuna_a2av_registry, ctx);
         if (ctx)
             x->comm = ctx->comm;
         if (!library_can(x)) { /* vendor with large counts: linear needs a context */
@@ -311,17 +272,17 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
             return rc;
         }
     } else {
-        if (device && (rc = tuna_staged_open(&x->staged, &x->o.op.tp)) != MPI_SUCCESS) {
+        if ((rc = tuna_a2av_nb_stage(&x->o, &x->nb, device)) != MPI_SUCCESS) {
             ia_release(&x->o.op);
             return rc;
         }
-        x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->scr,
+        x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->nb.scr,
                                    .rank = ctx->rank, .size = ctx->size};
-        x->disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
-        x->local_rc = x->disp ? tuna_a2av_prepare(&x->args, sendbuf, sc, sendtype, recvbuf, rcv,
-                                                  recvtype, x->v, x->disp, &x->copy,
-                                                  &x->copy_counts)
-                              : MPI_ERR_NO_MEM;
+        x->nb.disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
+        x->local_rc = x->nb.disp ? tuna_a2av_prepare(&x->args, sendbuf, sc, sendtype, recvbuf,
+                                                     rcv, recvtype, x->v, x->nb.disp,
+                                                     &x->nb.copy, &x->nb.copy_counts)
+                                 : MPI_ERR_NO_MEM;
         x->agree = collective || x->is_auto || (alg->desc.needs & TUNA_NEEDS_GLOBAL_STATS);
         if (x->local_rc != MPI_SUCCESS && !collective) { /* this rank's error, at once */
             rc = x->local_rc;
@@ -388,4 +349,17 @@ int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                       rcv = {.nl = recvcounts, .dl = rdispls};
     return ialltoallv("tuna_ialltoallv_c", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
                       opt, device, req);
+}
+
+int tuna_ialltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
+                         const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+{
+    const tuna_counts sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
+                                 : (tuna_counts){.n = sendcounts, .d = sdispls},
+                      rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
+                                  : (tuna_counts){.n = recvcounts, .d = rdispls};
+    return ialltoallv(large ? "tuna_ialltoallv_c" : "tuna_ialltoallv", sendbuf, &sc, sendtype,
+                      recvbuf, &rcv, recvtype, comm, opt, false, req);
 }

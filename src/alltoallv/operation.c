@@ -4,6 +4,8 @@
  */
 #include "alltoallv.h"
 
+#include <stdlib.h>
+
 static int a2av_step(tuna_op *op, int wait_rc)
 {
     tuna_a2av_op *o = (tuna_a2av_op *)op;
@@ -32,4 +34,17 @@ int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what)
     if (o->op.post_rc != MPI_SUCCESS)
         return o->op.post_rc;
     return wait_rc == MPI_SUCCESS ? MPI_SUCCESS : tuna_error_set(wait_rc, "%s", what);
+}
+
+/* ------------------------------------------------ the nonblocking starts' shared parts */
+
+void tuna_a2av_nb_free(tuna_a2av_op *o, tuna_a2av_nb *nb)
+{
+    if (o->state_free)
+        o->state_free(o);
+    tuna_scratch_free(&nb->scr);
+    free(nb->disp);
+    free(nb->copy);
+    free(nb->copy_counts);
+    tuna_staged_free(nb->staged);
 }

@@ -35,6 +35,23 @@ extern struct link_map *_Atomic tuna_memkind_tail;
 /* The kinds of sendbuf and recvbuf (slow path: the driver's answer). */
 unsigned tuna_memory_kinds_query(const void *sendbuf, const void *recvbuf);
 
+/* The common case of tuna_memory_kinds (below) alone: true where every buffer is host memory
+ * because no driver is loaded (false: ask tuna_memory_kinds). No call, so an entry that
+ * only checks and then jumps needs no frame of its own on this path. */
+static inline bool tuna_memory_surely_host(void)
+{
+#if defined(SMPI_SHARED_MALLOC) /* SimGrid SMPI: simulated ranks, no device (nor its cost) */
+    return true;
+#else
+    if (!atomic_load_explicit(&tuna_memkind_driver, memory_order_acquire)) {
+        struct link_map *t = atomic_load_explicit(&tuna_memkind_tail, memory_order_acquire);
+        if (t && !__atomic_load_n(&t->l_next, __ATOMIC_ACQUIRE))
+            return true;
+    }
+    return false;
+#endif
+}
+
 /*
  * The kinds of a call's buffers: TUNA_MEMORY_HOST alone where the driver is not loaded (the
  * common case, inline). MPI_IN_PLACE and NULL (MPI_BOTTOM, or no data) are not asked about:
@@ -42,18 +59,9 @@ unsigned tuna_memory_kinds_query(const void *sendbuf, const void *recvbuf);
  */
 static inline unsigned tuna_memory_kinds(const void *sendbuf, const void *recvbuf)
 {
-#if defined(SMPI_SHARED_MALLOC) /* SimGrid SMPI: simulated ranks, no device (nor its cost) */
-    (void)sendbuf;
-    (void)recvbuf;
-    return TUNA_MEMORY_HOST;
-#else
-    if (!atomic_load_explicit(&tuna_memkind_driver, memory_order_acquire)) {
-        struct link_map *t = atomic_load_explicit(&tuna_memkind_tail, memory_order_acquire);
-        if (t && !__atomic_load_n(&t->l_next, __ATOMIC_ACQUIRE))
-            return TUNA_MEMORY_HOST;
-    }
+    if (tuna_memory_surely_host())
+        return TUNA_MEMORY_HOST;
     return tuna_memory_kinds_query(sendbuf, recvbuf);
-#endif
 }
 
 /* Why a call with buffers of `kinds` is not tuna's (the statistics' fallback). */
@@ -93,6 +101,38 @@ int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype send
 int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                            MPI_Op op, MPI_Comm comm, const tuna_options *opt,
                            tuna_request *req);
+
+/*
+ * The drop-in's entries (src/preload/): the public calls for buffers the drop-in's own check
+ * found to be host memory (it hands every other call to the library itself), so a call asks
+ * about its buffers once, not twice. Large counts (large): the _c forms, as above.
+ */
+int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
+                        const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                        const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                        MPI_Comm comm, const tuna_options *opt);
+int tuna_ialltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
+                         const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm, const tuna_options *opt, tuna_request *req);
+int tuna_alltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
+int tuna_ialltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                        tuna_request *req);
+int tuna_allgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const tuna_options *opt);
+int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const tuna_options *opt, tuna_request *req);
+int tuna_allreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                        MPI_Op op, MPI_Comm comm, const tuna_options *opt);
+int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                         MPI_Op op, MPI_Comm comm, const tuna_options *opt,
+                         tuna_request *req);
 
 /*
  * Plans: *opt (already the collective's default where the caller gave NULL) is replaced by

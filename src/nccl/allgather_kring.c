@@ -14,35 +14,25 @@ int tuna_nccl_ag_kring(const tuna_nccl_args *a)
     const int k = tuna_coll_kring_group(P, (int)a->k), G = P / k;
     const int g = me / k, l = me % k;
     const size_t B = a->block;
-    MPI_Request req;
     tuna_tp_copy(a->tp, a->rbuf + (size_t)me * B, a->sbuf, B);
     int rc = MPI_SUCCESS;
     /* Phase 1: across groups, position l. */
     const int left1 = l + k * ((g - 1 + G) % G), right1 = l + k * ((g + 1) % G);
     for (int i = 0; i < G - 1 && rc == MPI_SUCCESS; i++) {
         int out = l + k * ((g - i + G) % G), in = l + k * ((g - i - 1 + G) % G);
-        rc = tuna_tp_irecv(a->tp, a->rbuf + (size_t)in * B, B, left1, 0, MPI_COMM_NULL, &req);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_tp_isend(a->tp, a->rbuf + (size_t)out * B, B, right1, 0, MPI_COMM_NULL,
-                               &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_pair(a, a->rbuf + (size_t)in * B, B, left1, a->rbuf + (size_t)out * B, B,
+                            right1);
+        rc = tuna_nccl_step_close(a, rc);
     }
     /* Phase 2: inside the group, whole columns. */
     const int left2 = g * k + (l - 1 + k) % k, right2 = g * k + (l + 1) % k;
     for (int i = 0; i < k - 1 && rc == MPI_SUCCESS; i++) {
         int out = (l - i + k) % k, in = (l - i - 1 + k) % k;
         for (int h = 0; h < G && rc == MPI_SUCCESS; h++) {
-            rc = tuna_tp_irecv(a->tp, a->rbuf + (size_t)(in + k * h) * B, B, left2, 0,
-                               MPI_COMM_NULL, &req);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_tp_isend(a->tp, a->rbuf + (size_t)(out + k * h) * B, B, right2, 0,
-                                   MPI_COMM_NULL, &req);
+            rc = tuna_nccl_pair(a, a->rbuf + (size_t)(in + k * h) * B, B, left2,
+                                a->rbuf + (size_t)(out + k * h) * B, B, right2);
         }
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
     }
     if (rc == MPI_SUCCESS)
         rc = tuna_nccl_step_end(a);

@@ -14,7 +14,6 @@ int tuna_nccl_ag_recmul(const tuna_nccl_args *a)
 {
     const int P = a->size, me = a->rank;
     const size_t B = a->block;
-    MPI_Request req;
     tuna_tp_copy(a->tp, a->rbuf + (size_t)me * B, a->sbuf, B);
     int rc = tuna_nccl_step_end(a);
     if (P == 1 || rc != MPI_SUCCESS)
@@ -24,14 +23,8 @@ int tuna_nccl_ag_recmul(const tuna_nccl_args *a)
     const bool leader = me == f.last;
     /* Fold in. */
     if (f.first < f.last) {
-        if (leader)
-            for (int m = f.first; m < f.last && rc == MPI_SUCCESS; m++)
-                rc = tuna_tp_irecv(a->tp, a->rbuf + (size_t)m * B, B, m, 0, MPI_COMM_NULL, &req);
-        else
-            rc = tuna_tp_isend(a->tp, a->rbuf + (size_t)me * B, B, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_fold_in(a, &f, a->rbuf + (size_t)f.first * B, a->rbuf + (size_t)me * B, B);
+        rc = tuna_nccl_step_close(a, rc);
     }
     /* Rounds among the leaders, on group indices. */
     const int v = f.group;
@@ -43,26 +36,16 @@ int tuna_nccl_ag_recmul(const tuna_nccl_args *a)
             size_t flo = (size_t)tuna_fold_start(&f, fb), fhi = (size_t)tuna_fold_start(&f, fb + D);
             size_t mlo = (size_t)tuna_fold_start(&f, mine),
                    mhi = (size_t)tuna_fold_start(&f, mine + D);
-            rc = tuna_tp_irecv(a->tp, a->rbuf + flo * B, (fhi - flo) * B,
-                               tuna_fold_start(&f, from + 1) - 1, 0, MPI_COMM_NULL, &req);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_tp_isend(a->tp, a->rbuf + mlo * B, (mhi - mlo) * B,
-                                   tuna_fold_start(&f, to + 1) - 1, 0, MPI_COMM_NULL, &req);
+            rc = tuna_nccl_pair(a, a->rbuf + flo * B, (fhi - flo) * B,
+                                tuna_fold_start(&f, from + 1) - 1, a->rbuf + mlo * B,
+                                (mhi - mlo) * B, tuna_fold_start(&f, to + 1) - 1);
         }
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
     }
     /* Fold out: the whole result to each member. */
     if (f.first < f.last && rc == MPI_SUCCESS) {
-        if (leader)
-            for (int m = f.first; m < f.last && rc == MPI_SUCCESS; m++)
-                rc = tuna_tp_isend(a->tp, a->rbuf, (size_t)P * B, m, 0, MPI_COMM_NULL, &req);
-        else
-            rc = tuna_tp_irecv(a->tp, a->rbuf, (size_t)P * B, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_fold_out(a, &f, a->rbuf, (size_t)P * B);
+        rc = tuna_nccl_step_close(a, rc);
     }
     return rc;
 }

@@ -45,9 +45,7 @@ int tuna_nccl_ag_recmul_permuted(const tuna_nccl_args *a)
                                    MPI_COMM_NULL, &req);
         else
             rc = tuna_tp_isend(a->tp, a->sbuf, B, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
     }
     /* Rounds, digit m-1 down to 0. */
     int D = 1;
@@ -59,17 +57,13 @@ int tuna_nccl_ag_recmul_permuted(const tuna_nccl_args *a)
         for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++) {
             int from = v + ((d - j + f.k) % f.k - d) * D, to = v + ((d + j) % f.k - d) * D;
             int fq = tuna_fold_reverse(&f, from), fb = fq - fq % span;
-            rc = tuna_tp_irecv(a->tp, tmp + (size_t)poff[fb] * B,
-                               (size_t)(poff[fb + span] - poff[fb]) * B,
-                               tuna_fold_start(&f, from + 1) - 1, 0, MPI_COMM_NULL, &req);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_tp_isend(a->tp, tmp + (size_t)poff[qb] * B,
-                                   (size_t)(poff[qb + span] - poff[qb]) * B,
-                                   tuna_fold_start(&f, to + 1) - 1, 0, MPI_COMM_NULL, &req);
+            rc = tuna_nccl_pair(a, tmp + (size_t)poff[fb] * B,
+                                (size_t)(poff[fb + span] - poff[fb]) * B,
+                                tuna_fold_start(&f, from + 1) - 1, tmp + (size_t)poff[qb] * B,
+                                (size_t)(poff[qb + span] - poff[qb]) * B,
+                                tuna_fold_start(&f, to + 1) - 1);
         }
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
     }
     /* Rank order, then fold out. */
     for (int q = 0; leader && q < f.Q && rc == MPI_SUCCESS; q++) {
@@ -78,17 +72,10 @@ int tuna_nccl_ag_recmul_permuted(const tuna_nccl_args *a)
                      (size_t)(tuna_fold_start(&f, u + 1) - s) * B);
     }
     if (rc == MPI_SUCCESS && f.first < f.last) {
-        if (leader)
-            for (int m = f.first; m < f.last && rc == MPI_SUCCESS; m++)
-                rc = tuna_tp_isend(a->tp, a->rbuf, (size_t)P * B, m, 0, MPI_COMM_NULL, &req);
-        else
-            rc = tuna_tp_irecv(a->tp, a->rbuf, (size_t)P * B, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_fold_out(a, &f, a->rbuf, (size_t)P * B);
+        rc = tuna_nccl_step_close(a, rc);
     }
     tuna_nccl_tp_free(a->t, tmp);
     free(poff);
-    int end = tuna_nccl_step_end(a);
-    return rc != MPI_SUCCESS ? rc : end;
+    return tuna_nccl_step_close(a, rc);
 }

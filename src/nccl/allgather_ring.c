@@ -10,17 +10,13 @@ int tuna_nccl_ag_ring(const tuna_nccl_args *a)
     const int P = a->size, me = a->rank;
     const size_t B = a->block;
     const int left = (me - 1 + P) % P, right = (me + 1) % P;
-    MPI_Request req;
     tuna_tp_copy(a->tp, a->rbuf + (size_t)me * B, a->sbuf, B);
     int rc = MPI_SUCCESS;
     for (int i = 0; i < P - 1 && rc == MPI_SUCCESS; i++) {
         int out = (me - i + P) % P, in = (me - i - 1 + P) % P;
-        rc = tuna_tp_irecv(a->tp, a->rbuf + (size_t)in * B, B, left, 0, MPI_COMM_NULL, &req);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_tp_isend(a->tp, a->rbuf + (size_t)out * B, B, right, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_pair(a, a->rbuf + (size_t)in * B, B, left, a->rbuf + (size_t)out * B, B,
+                            right);
+        rc = tuna_nccl_step_close(a, rc);
     }
     if (rc == MPI_SUCCESS)
         rc = tuna_nccl_step_end(a);

@@ -49,8 +49,7 @@ static int pass(const tuna_nccl_args *a, const ring *g, int out, int in, char *i
     if (rc == MPI_SUCCESS)
         rc = tuna_tp_isend(a->tp, a->rbuf + lo(a, g, out) * es, (hi(a, g, out) - lo(a, g, out)) * es,
                            right, 0, MPI_COMM_NULL, &req);
-    int end = tuna_nccl_step_end(a);
-    return rc != MPI_SUCCESS ? rc : end;
+    return tuna_nccl_step_close(a, rc);
 }
 
 static int reduce_scatter(const tuna_nccl_args *a, const ring *g, char *tmp)
@@ -92,6 +91,5 @@ int tuna_nccl_ar_kring(const tuna_nccl_args *a)
     if (rc == MPI_SUCCESS)
         rc = allgather(a, &inside);
     tuna_nccl_tp_free(a->t, tmp);
-    int end = tuna_nccl_step_end(a);
-    return rc != MPI_SUCCESS ? rc : end;
+    return tuna_nccl_step_close(a, rc);
 }

@@ -11,64 +11,33 @@
 
 int tuna_nccl_ar_recmul(const tuna_nccl_args *a)
 {
-    const int P = a->size, me = a->rank;
-    const size_t es = a->esize, V = a->count * es;
-    MPI_Request req;
-    tuna_tp_copy(a->tp, a->rbuf, a->sbuf, V);
-    int rc = tuna_nccl_step_end(a);
-    if (P == 1 || rc != MPI_SUCCESS || V == 0)
-        return rc;
-    tuna_fold f;
-    tuna_fold_init(&f, P, (int)(a->k < P ? a->k : P), me);
-    const bool leader = me == f.last;
-    const int nt = f.k - 1 > f.last - f.first ? f.k - 1 : f.last - f.first;
-    char *tmp = NULL;
-    if (leader)
-        rc = tuna_nccl_tp_alloc(a->t, (size_t)nt * V, (void **)&tmp);
+    const size_t V = a->count * a->esize;
     /* Fold in: the members' vectors, each into a temporary, then folded in. */
-    if (f.first < f.last && rc == MPI_SUCCESS) {
-        if (leader)
-            for (int m = f.first; m < f.last && rc == MPI_SUCCESS; m++)
-                rc = tuna_tp_irecv(a->tp, tmp + (size_t)(m - f.first) * V, V, m, 0, MPI_COMM_NULL,
-                                   &req);
-        else
-            rc = tuna_tp_isend(a->tp, a->rbuf, V, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
-        for (int m = f.first; leader && m < f.last && rc == MPI_SUCCESS; m++)
-            rc = tuna_nccl_reduce(a, tmp + (size_t)(m - f.first) * V, a->rbuf, a->count);
-    }
+    tuna_fold f;
+    char *tmp;
+    bool done;
+    int rc = tuna_nccl_ar_fold_begin(a, &f, &tmp, &done);
+    if (done)
+        return rc;
+    const bool leader = a->rank == f.last;
     const int v = f.group;
     for (int r = 0, D = 1; leader && r < f.m && rc == MPI_SUCCESS; r++, D *= f.k) {
         const int d = (v / D) % f.k;
         for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++) {
             int from = v + ((d - j + f.k) % f.k - d) * D, to = v + ((d + j) % f.k - d) * D;
-            rc = tuna_tp_irecv(a->tp, tmp + (size_t)(j - 1) * V, V,
-                               tuna_fold_start(&f, from + 1) - 1, 0, MPI_COMM_NULL, &req);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_tp_isend(a->tp, a->rbuf, V, tuna_fold_start(&f, to + 1) - 1, 0,
-                                   MPI_COMM_NULL, &req);
+            rc = tuna_nccl_pair(a, tmp + (size_t)(j - 1) * V, V, tuna_fold_start(&f, from + 1) - 1,
+                                a->rbuf, V, tuna_fold_start(&f, to + 1) - 1);
         }
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
         for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++)
             rc = tuna_nccl_reduce(a, tmp + (size_t)(j - 1) * V, a->rbuf, a->count);
     }
     if (f.first < f.last && rc == MPI_SUCCESS) {
-        if (leader)
-            for (int m = f.first; m < f.last && rc == MPI_SUCCESS; m++)
-                rc = tuna_tp_isend(a->tp, a->rbuf, V, m, 0, MPI_COMM_NULL, &req);
-        else
-            rc = tuna_tp_irecv(a->tp, a->rbuf, V, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_fold_out(a, &f, a->rbuf, V);
+        rc = tuna_nccl_step_close(a, rc);
     }
     tuna_nccl_tp_free(a->t, tmp);
-    int end = tuna_nccl_step_end(a);
-    return rc != MPI_SUCCESS ? rc : end;
+    return tuna_nccl_step_close(a, rc);
 }
 
 /* recursive-doubling: recursive multiplying at radix 2 (the same fold where P is not a power

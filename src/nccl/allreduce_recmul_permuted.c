@@ -23,34 +23,15 @@ static size_t seg(const tuna_nccl_args *a, int Q, int s)
 
 int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a)
 {
-    const int P = a->size, me = a->rank;
     const size_t es = a->esize, V = a->count * es;
-    MPI_Request req;
-    tuna_tp_copy(a->tp, a->rbuf, a->sbuf, V);
-    int rc = tuna_nccl_step_end(a);
-    if (P == 1 || rc != MPI_SUCCESS || V == 0)
-        return rc;
     tuna_fold f;
-    tuna_fold_init(&f, P, (int)(a->k < P ? a->k : P), me);
-    const bool leader = me == f.last;
-    const int nt = f.k - 1 > f.last - f.first ? f.k - 1 : f.last - f.first;
+    char *tmp;
+    bool done;
+    int rc = tuna_nccl_ar_fold_begin(a, &f, &tmp, &done);
+    if (done)
+        return rc;
+    const bool leader = a->rank == f.last;
     const int Q = f.Q, v = f.group;
-    char *tmp = NULL;
-    if (leader)
-        rc = tuna_nccl_tp_alloc(a->t, (size_t)nt * V, (void **)&tmp);
-    if (f.first < f.last && rc == MPI_SUCCESS) {
-        if (leader)
-            for (int m = f.first; m < f.last && rc == MPI_SUCCESS; m++)
-                rc = tuna_tp_irecv(a->tp, tmp + (size_t)(m - f.first) * V, V, m, 0, MPI_COMM_NULL,
-                                   &req);
-        else
-            rc = tuna_tp_isend(a->tp, a->rbuf, V, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
-        for (int m = f.first; leader && m < f.last && rc == MPI_SUCCESS; m++)
-            rc = tuna_nccl_reduce(a, tmp + (size_t)(m - f.first) * V, a->rbuf, a->count);
-    }
     /* Reduce-scatter: base/width in segments; width k^(m-t) before round t. */
     int base = 0, width = Q;
     for (int t = 0, D = 1; leader && t < f.m && rc == MPI_SUCCESS; t++, D *= f.k) {
@@ -60,15 +41,11 @@ int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a)
             int df = (d - j + f.k) % f.k, dt = (d + j) % f.k;
             int from = v + (df - d) * D, to = v + (dt - d) * D;
             size_t slo = seg(a, Q, base + dt * sub), shi = seg(a, Q, base + (dt + 1) * sub);
-            rc = tuna_tp_irecv(a->tp, tmp + (size_t)(j - 1) * V, n * es,
-                               tuna_fold_start(&f, from + 1) - 1, 0, MPI_COMM_NULL, &req);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_tp_isend(a->tp, a->rbuf + slo * es, (shi - slo) * es,
-                                   tuna_fold_start(&f, to + 1) - 1, 0, MPI_COMM_NULL, &req);
+            rc = tuna_nccl_pair(a, tmp + (size_t)(j - 1) * V, n * es,
+                                tuna_fold_start(&f, from + 1) - 1, a->rbuf + slo * es,
+                                (shi - slo) * es, tuna_fold_start(&f, to + 1) - 1);
         }
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
         for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++)
             rc = tuna_nccl_reduce(a, tmp + (size_t)(j - 1) * V, a->rbuf + keep * es, n);
         base += d * sub;
@@ -86,28 +63,17 @@ int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a)
             int df = (d - j + f.k) % f.k, dt = (d + j) % f.k;
             int from = v + (df - d) * D, to = v + (dt - d) * D;
             size_t flo = seg(a, Q, base + df * sub), fhi = seg(a, Q, base + (df + 1) * sub);
-            rc = tuna_tp_irecv(a->tp, a->rbuf + flo * es, (fhi - flo) * es,
-                               tuna_fold_start(&f, from + 1) - 1, 0, MPI_COMM_NULL, &req);
-            if (rc == MPI_SUCCESS)
-                rc = tuna_tp_isend(a->tp, a->rbuf + mlo * es, (mhi - mlo) * es,
-                                   tuna_fold_start(&f, to + 1) - 1, 0, MPI_COMM_NULL, &req);
+            rc = tuna_nccl_pair(a, a->rbuf + flo * es, (fhi - flo) * es,
+                                tuna_fold_start(&f, from + 1) - 1, a->rbuf + mlo * es,
+                                (mhi - mlo) * es, tuna_fold_start(&f, to + 1) - 1);
         }
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
         width = sub * f.k;
     }
     if (f.first < f.last && rc == MPI_SUCCESS) {
-        if (leader)
-            for (int m = f.first; m < f.last && rc == MPI_SUCCESS; m++)
-                rc = tuna_tp_isend(a->tp, a->rbuf, V, m, 0, MPI_COMM_NULL, &req);
-        else
-            rc = tuna_tp_irecv(a->tp, a->rbuf, V, f.last, 0, MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_fold_out(a, &f, a->rbuf, V);
+        rc = tuna_nccl_step_close(a, rc);
     }
     tuna_nccl_tp_free(a->t, tmp);
-    int end = tuna_nccl_step_end(a);
-    return rc != MPI_SUCCESS ? rc : end;
+    return tuna_nccl_step_close(a, rc);
 }

@@ -19,36 +19,25 @@ int tuna_nccl_ar_ring(const tuna_nccl_args *a)
     const int P = a->size, me = a->rank;
     const size_t es = a->esize;
     const int left = (me - 1 + P) % P, right = (me + 1) % P;
-    MPI_Request req;
     tuna_tp_copy(a->tp, a->rbuf, a->sbuf, a->count * es);
     void *tmp = NULL;
     int rc = tuna_nccl_tp_alloc(a->t, (first(a, 1) - first(a, 0) + 1) * es, &tmp);
     for (int i = 0; i < P - 1 && rc == MPI_SUCCESS; i++) {
         int out = (me - i + P) % P, in = (me - i - 1 + P) % P;
         size_t olo = first(a, out), ilo = first(a, in), n_in = first(a, in + 1) - ilo;
-        rc = tuna_tp_irecv(a->tp, tmp, n_in * es, left, 0, MPI_COMM_NULL, &req);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_tp_isend(a->tp, a->rbuf + olo * es, (first(a, out + 1) - olo) * es, right, 0,
-                               MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_pair(a, tmp, n_in * es, left, a->rbuf + olo * es,
+                            (first(a, out + 1) - olo) * es, right);
+        rc = tuna_nccl_step_close(a, rc);
         if (rc == MPI_SUCCESS)
             rc = tuna_nccl_reduce(a, tmp, a->rbuf + ilo * es, n_in);
     }
     for (int i = 0; i < P - 1 && rc == MPI_SUCCESS; i++) {
         int out = (me + 1 - i + P) % P, in = (me - i + P) % P;
         size_t olo = first(a, out), ilo = first(a, in);
-        rc = tuna_tp_irecv(a->tp, a->rbuf + ilo * es, (first(a, in + 1) - ilo) * es, left, 0,
-                           MPI_COMM_NULL, &req);
-        if (rc == MPI_SUCCESS)
-            rc = tuna_tp_isend(a->tp, a->rbuf + olo * es, (first(a, out + 1) - olo) * es, right, 0,
-                               MPI_COMM_NULL, &req);
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_pair(a, a->rbuf + ilo * es, (first(a, in + 1) - ilo) * es, left,
+                            a->rbuf + olo * es, (first(a, out + 1) - olo) * es, right);
+        rc = tuna_nccl_step_close(a, rc);
     }
     tuna_nccl_tp_free(a->t, tmp);
-    int end = tuna_nccl_step_end(a);
-    return rc != MPI_SUCCESS ? rc : end;
+    return tuna_nccl_step_close(a, rc);
 }

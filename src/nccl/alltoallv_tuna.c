@@ -31,7 +31,6 @@ int tuna_nccl_a2av_tuna(const tuna_nccl_args *a)
     const int P = a->size, me = a->rank;
     const size_t es = a->esize;
     const int r = (int)(a->k < 2 ? 2 : a->k > P ? P : a->k);
-    MPI_Request req;
     tuna_tp_copy(a->tp, a->rbuf + a->rdispls[me] * es, a->sbuf + a->sdispls[me] * es,
                  a->rcounts[me] * es);
     if (P == 1)
@@ -81,15 +80,10 @@ int tuna_nccl_a2av_tuna(const tuna_nccl_args *a)
                 if (n == 0)
                     continue;
                 int src = (int)((me - z * R) % P + P) % P, dst = (int)((me + z * R) % P);
-                rc = tuna_tp_irecv(a->tp, dsz + P + base[z], n * sizeof *dsz, src, 0,
-                                   MPI_COMM_NULL, &req);
-                if (rc == MPI_SUCCESS)
-                    rc = tuna_tp_isend(a->tp, dsz + base[z], n * sizeof *dsz, dst, 0,
-                                       MPI_COMM_NULL, &req);
+                rc = tuna_nccl_pair(a, dsz + P + base[z], n * sizeof *dsz, src, dsz + base[z],
+                                    n * sizeof *dsz, dst);
             }
-            int end = tuna_nccl_step_end(a);
-            if (rc == MPI_SUCCESS)
-                rc = end;
+            rc = tuna_nccl_step_close(a, rc);
             if (rc == MPI_SUCCESS) {
                 tuna_nccl_tp_to_host(a->t, hrecv, dsz + P, (size_t)base[r] * sizeof *dsz);
                 rc = tuna_nccl_tp_wait(a->t); /* the host needs the sizes to post receives */
@@ -124,16 +118,12 @@ int tuna_nccl_a2av_tuna(const tuna_nccl_args *a)
                     into = a->rbuf + a->rdispls[s] * es;
                 }
                 i++;
-                rc = tuna_tp_irecv(a->tp, into, in, src, 0, MPI_COMM_NULL, &req);
-                if (rc == MPI_SUCCESS)
-                    rc = tuna_tp_isend(a->tp, where[o], size[o], dst, 0, MPI_COMM_NULL, &req);
+                rc = tuna_nccl_pair(a, into, in, src, where[o], size[o], dst);
                 where[o] = into;
                 size[o] = in;
             }
         }
-        int end = tuna_nccl_step_end(a);
-        if (rc == MPI_SUCCESS)
-            rc = end;
+        rc = tuna_nccl_step_close(a, rc);
     }
     for (int x = 0; x < w; x++)
         tuna_nccl_tp_free(a->t, tmp[x]);
@@ -141,6 +131,5 @@ int tuna_nccl_a2av_tuna(const tuna_nccl_args *a)
     free(size);
     free(where);
     free(base);
-    int end = tuna_nccl_step_end(a);
-    return rc != MPI_SUCCESS ? rc : end;
+    return tuna_nccl_step_close(a, rc);
 }

@@ -49,6 +49,67 @@ static inline int tuna_nccl_step_end(const tuna_nccl_args *a)
     return tuna_tp_settle(a->tp, 0, NULL, NULL, true, &flag);
 }
 
+/* The step's end (tuna_nccl_step_end) after posts that returned rc: the first failure. */
+static inline int tuna_nccl_step_close(const tuna_nccl_args *a, int rc)
+{
+    const int end = tuna_nccl_step_end(a);
+    return rc != MPI_SUCCESS ? rc : end;
+}
+
+/* One slot pair: the receive of rbytes into rbuf from src, then (where it posted) the send
+ * of sbytes at sbuf to dst. */
+static inline int tuna_nccl_pair(const tuna_nccl_args *a, void *rbuf, size_t rbytes, int src,
+                                 const void *sbuf, size_t sbytes, int dst)
+{
+    MPI_Request req;
+    int rc = tuna_tp_irecv(a->tp, rbuf, rbytes, src, 0, MPI_COMM_NULL, &req);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_tp_isend(a->tp, sbuf, sbytes, dst, 0, MPI_COMM_NULL, &req);
+    return rc;
+}
+
+/* alltoallv's slot pair d (linear, pairwise): the block from r-d received, the block to r+d
+ * sent. */
+static inline int tuna_nccl_a2av_pair(const tuna_nccl_args *a, int d)
+{
+    const int P = a->size, src = (a->rank - d + P) % P, dst = (a->rank + d) % P;
+    const size_t es = a->esize;
+    return tuna_nccl_pair(a, a->rbuf + a->rdispls[src] * es, a->rcounts[src] * es, src,
+                          a->sbuf + a->sdispls[dst] * es, a->scounts[dst] * es, dst);
+}
+
+/* The fold's first step (tuna_fold, the recursive-multiplying rows): every member sends
+ * `bytes` at sbuf to its leader (f->last), which receives member m's at
+ * rbuf + (m - f->first) * bytes. */
+static inline int tuna_nccl_fold_in(const tuna_nccl_args *a, const tuna_fold *f, char *rbuf,
+                                    const void *sbuf, size_t bytes)
+{
+    MPI_Request req;
+    int rc = MPI_SUCCESS;
+    if (a->rank == f->last)
+        for (int m = f->first; m < f->last && rc == MPI_SUCCESS; m++)
+            rc = tuna_tp_irecv(a->tp, rbuf + (size_t)(m - f->first) * bytes, bytes, m, 0,
+                               MPI_COMM_NULL, &req);
+    else
+        rc = tuna_tp_isend(a->tp, sbuf, bytes, f->last, 0, MPI_COMM_NULL, &req);
+    return rc;
+}
+
+/* The fold's last step: the leader sends `bytes` at buf to each member, which receives them
+ * there. */
+static inline int tuna_nccl_fold_out(const tuna_nccl_args *a, const tuna_fold *f, void *buf,
+                                     size_t bytes)
+{
+    MPI_Request req;
+    int rc = MPI_SUCCESS;
+    if (a->rank == f->last)
+        for (int m = f->first; m < f->last && rc == MPI_SUCCESS; m++)
+            rc = tuna_tp_isend(a->tp, buf, bytes, m, 0, MPI_COMM_NULL, &req);
+    else
+        rc = tuna_tp_irecv(a->tp, buf, bytes, f->last, 0, MPI_COMM_NULL, &req);
+    return rc;
+}
+
 /* inout = in op inout over n elements (the transport's reduce, INT_MAX elements at a time). */
 static inline int tuna_nccl_reduce(const tuna_nccl_args *a, const void *in, void *inout, size_t n)
 {
@@ -64,6 +125,37 @@ static inline int tuna_nccl_reduce(const tuna_nccl_args *a, const void *in, void
         n -= (size_t)c;
     }
     return MPI_SUCCESS;
+}
+
+/*
+ * allreduce's recursive-multiplying rows (plain and permuted) begin alike: the vector copied
+ * into the result, the end for P = 1 or an empty vector (*done), the fold (radix a->k), the
+ * leader's temporary (*tmp: room for k-1 vectors or its members' ones), and the members'
+ * vectors folded into the leader's result. Returns the first failure.
+ */
+static inline int tuna_nccl_ar_fold_begin(const tuna_nccl_args *a, tuna_fold *f, char **tmp,
+                                          bool *done)
+{
+    const int P = a->size, me = a->rank;
+    const size_t V = a->count * a->esize;
+    tuna_tp_copy(a->tp, a->rbuf, a->sbuf, V);
+    int rc = tuna_nccl_step_end(a);
+    *tmp = NULL;
+    *done = P == 1 || rc != MPI_SUCCESS || V == 0;
+    if (*done)
+        return rc;
+    tuna_fold_init(f, P, (int)(a->k < P ? a->k : P), me);
+    const bool leader = me == f->last;
+    const int nt = f->k - 1 > f->last - f->first ? f->k - 1 : f->last - f->first;
+    if (leader)
+        rc = tuna_nccl_tp_alloc(a->t, (size_t)nt * V, (void **)tmp);
+    if (f->first < f->last && rc == MPI_SUCCESS) {
+        rc = tuna_nccl_fold_in(a, f, *tmp, a->rbuf, V);
+        rc = tuna_nccl_step_close(a, rc);
+        for (int m = f->first; leader && m < f->last && rc == MPI_SUCCESS; m++)
+            rc = tuna_nccl_reduce(a, *tmp + (size_t)(m - f->first) * V, a->rbuf, a->count);
+    }
+    return rc;
 }
 
 int tuna_nccl_a2a_vendor(const tuna_nccl_args *a);

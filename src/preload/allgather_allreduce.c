@@ -11,7 +11,6 @@
  * "iallgather" / "iallreduce".
  */
 #include "preload_internal.h"
-#include "memkind.h"
 
 #include <stdio.h>
 
@@ -49,19 +48,17 @@ static int bottom_vector(const void *buf, int count, MPI_Datatype type)
            PMPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
 }
 
-/* Why tuna leaves the call to the library, or -1. */
-static int library_reason(const coll_call *c, int inter)
+/* Where the call goes (preload_route, and one reason more: MPI_BOTTOM with data). */
+static int route(const choice *ch, const coll_call *c, int inter)
 {
     const bool ag = c->coll == COLL_ALLGATHER;
-    if (inter)
-        return WHY_INTER;
-    if (tuna_memory_kinds(c->sendbuf, c->recvbuf) != TUNA_MEMORY_HOST)
-        return WHY_DEVICE;
-    if ((c->sendbuf != MPI_IN_PLACE &&
-         bottom_vector(c->sendbuf, ag ? c->scount : c->rcount, ag ? c->stype : c->rtype)) ||
-        bottom_vector(c->recvbuf, c->rcount, c->rtype))
+    const int why = preload_route(ch, inter, c->sendbuf, c->recvbuf);
+    if (why == PRELOAD_TUNA &&
+        ((c->sendbuf != MPI_IN_PLACE &&
+          bottom_vector(c->sendbuf, ag ? c->scount : c->rcount, ag ? c->stype : c->rtype)) ||
+         bottom_vector(c->recvbuf, c->rcount, c->rtype)))
         return WHY_BOTTOM;
-    return -1;
+    return why;
 }
 
 /* This rank's bytes sent and received by one call. */
@@ -103,21 +100,23 @@ static int library_icall(const coll_call *c, MPI_Request *request)
                                  request);
 }
 
-/* The library's call where tuna leaves it (vendor, or reason *why >= 0); false: tuna's. The
- * caller counts it once it succeeded. */
+/* The library's call where tuna leaves it (vendor, or reason *why >= 0, reported here);
+ * false: tuna's. The caller counts it once it succeeded (library_done). */
 static bool to_library(comm_state *s, const coll_call *c, int inter, int *why)
 {
-    const choice *ch = preload_choice(s, c->coll);
-    *why = ch->vendor ? -1 : library_reason(c, inter);
+    *why = route(preload_choice(s, c->coll), c, inter);
     if (*why >= 0)
         preload_log_fallback(c->comm, s, c->coll, (enum reason)*why);
-    return ch->vendor || *why >= 0;
+    return *why != PRELOAD_TUNA;
 }
 
-/* The statistics label of the library's call (vendor: the choice's). */
-static const char *library_label(comm_state *s, enum coll coll, int why)
+/* A call the library took (to_library), once it succeeded: counted on stat's row. */
+static int library_done(comm_state *s, enum coll stat, int why, const coll_call *c, int P,
+                        double t0)
 {
-    return why >= 0 ? preload_reason_name[why] : preload_choice(s, coll)->label;
+    count_call(s, stat, preload_library_path(why), preload_library_label(s, c->coll, why), t0,
+               c, P);
+    return MPI_SUCCESS;
 }
 
 static int preload_coll(const coll_call *c)
@@ -133,16 +132,14 @@ static int preload_coll(const coll_call *c)
     if (to_library(s, c, inter, &why)) {
         if ((rc = library_call(c)) != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
-        count_call(s, c->coll, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                   library_label(s, c->coll, why), t0, c, P);
-        return MPI_SUCCESS;
+        return library_done(s, c->coll, why, c, P, t0);
     }
     const choice *ch = preload_choice(s, c->coll);
-    rc = c->coll == COLL_ALLGATHER
-             ? tuna_allgather(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount, c->rtype,
-                              c->comm, &ch->opt)
-             : tuna_allreduce(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
-                              &ch->opt);
+    rc = c->coll == COLL_ALLGATHER /* the route checked the buffers: the _host entries */
+             ? tuna_allgather_host(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                   c->rtype, c->comm, &ch->opt)
+             : tuna_allreduce_host(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
+                                   &ch->opt);
     if (rc != MPI_SUCCESS)
         return preload_tuna_failed_as(s, c->coll, c->coll, c->comm, rc, t0);
     if (preload_stats_enabled) {
@@ -170,19 +167,17 @@ static int preload_icoll(const coll_call *c, MPI_Request *request)
     if (to_library(s, c, inter, &why)) {
         if ((rc = library_icall(c, request)) != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
-        count_call(s, stat, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                   library_label(s, c->coll, why), t0, c, P);
-        return MPI_SUCCESS;
+        return library_done(s, stat, why, c, P, t0);
     }
     /* Every row has a step form: tuna takes the call (vendor inside auto runs the library's
      * call inside tuna's request; a first call's set-up runs as its first steps). */
     const choice *ch = preload_choice(s, c->coll);
     tuna_request op = TUNA_REQUEST_NULL;
     rc = c->coll == COLL_ALLGATHER
-             ? tuna_iallgather(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount, c->rtype,
-                               c->comm, &ch->opt, &op)
-             : tuna_iallreduce(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
-                               &ch->opt, &op);
+             ? tuna_iallgather_host(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
+                                    c->rtype, c->comm, &ch->opt, &op)
+             : tuna_iallreduce_host(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
+                                    &ch->opt, &op);
     if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
         return preload_tuna_failed_as(s, c->coll, stat, c->comm, rc, t0);
     unsigned long long sent = 0, recvd = 0;

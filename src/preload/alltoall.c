@@ -7,7 +7,6 @@
  * plans), "ialltoall".
  */
 #include "preload_internal.h"
-#include "memkind.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -41,21 +40,20 @@ static unsigned long long a2a_block_bytes(const void *sendbuf, MPI_Count sendcou
                                    : count_bytes(sendcount, sendtype);
 }
 
-/* Why this alltoall goes to the library on every rank, or -1. In place, tuna packs a
- * non-contiguous receive type's blocks with int counts (MPI_ERR_COUNT over 2 GiB), and a rank
- * cannot know another's type: the block's bytes are every rank's (MPI's rule, and MPI_IN_PLACE
- * is given on all ranks), so every in-place call with blocks over 2 GiB goes to the library
- * (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same limit). */
-static int a2a_unsupported(int inter, const void *sendbuf, const void *recvbuf,
-                           MPI_Count recvcount, MPI_Datatype recvtype)
+/* Where this alltoall goes, the same on every rank (preload_route, and one reason more). In
+ * place, tuna packs a non-contiguous receive type's blocks with int counts (MPI_ERR_COUNT over
+ * 2 GiB), and a rank cannot know another's type: the block's bytes are every rank's (MPI's
+ * rule, and MPI_IN_PLACE is given on all ranks), so every in-place call with blocks over 2 GiB
+ * goes to the library (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same
+ * limit). */
+static int route(const choice *ch, int inter, const void *sendbuf, const void *recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype)
 {
-    if (inter)
-        return WHY_INTER;
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST)
-        return WHY_DEVICE;
-    if (sendbuf == MPI_IN_PLACE && count_bytes(recvcount, recvtype) > (unsigned long long)INT_MAX)
+    const int why = preload_route(ch, inter, sendbuf, recvbuf);
+    if (why == PRELOAD_TUNA && sendbuf == MPI_IN_PLACE &&
+        count_bytes(recvcount, recvtype) > (unsigned long long)INT_MAX)
         return WHY_INPLACE_BLOCK_BIG;
-    return -1;
+    return why;
 }
 
 /* One alltoall call counted on `path`: this rank sends and receives P blocks. */
@@ -69,6 +67,19 @@ static void account_a2a(comm_state *s, enum coll stat, enum path path, const cha
     preload_account(s, stat, path, label, preload_clock_now() - t0,
                     n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
                     n * count_bytes(recvcount, recvtype));
+}
+
+/* A call the library took (why: route's), once it succeeded: the reason reported, the call
+ * counted on stat's row. */
+static int library_done(comm_state *s, enum coll stat, int why, MPI_Comm comm, double t0,
+                        const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int P)
+{
+    if (why >= 0)
+        preload_log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
+    account_a2a(s, stat, preload_library_path(why), preload_library_label(s, COLL_ALLTOALL, why),
+                t0, sendbuf, sendcount, sendtype, recvcount, recvtype, P);
+    return MPI_SUCCESS;
 }
 
 /* The library's own MPI_Alltoall, or MPI_Alltoall_c for a call that came as one (`large` is
@@ -102,23 +113,17 @@ static int preload_alltoall(bool large, const void *sendbuf, MPI_Count sendcount
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvbuf, recvcount, recvtype);
-    if (ch->vendor || why >= 0) {
+    const int why = route(ch, inter, sendbuf, recvbuf, recvcount, recvtype);
+    if (why != PRELOAD_TUNA) {
         rc = library_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               comm);
         if (rc != MPI_SUCCESS)
             return rc;   /* the library has invoked the error handler */
-        if (why >= 0)
-            preload_log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
-        account_a2a(s, COLL_ALLTOALL, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                    why >= 0 ? preload_reason_name[why] : ch->label, t0, sendbuf, sendcount,
-                    sendtype, recvcount, recvtype, P);
-        return MPI_SUCCESS;
+        return library_done(s, COLL_ALLTOALL, why, comm, t0, sendbuf, sendcount, sendtype,
+                            recvcount, recvtype, P);
     }
-    rc = large ? tuna_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 comm, &ch->opt)
-               : tuna_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-                               recvtype, comm, &ch->opt);
+    rc = tuna_alltoall_host(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm, &ch->opt);
     if (rc != MPI_SUCCESS)
         return preload_tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
     if (preload_stats_enabled) {
@@ -188,15 +193,13 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvbuf, recvcount, recvtype);
-    if (!ch->vendor && why < 0) {
+    const int why = route(ch, inter, sendbuf, recvbuf, recvcount, recvtype);
+    if (why == PRELOAD_TUNA) {
         /* Every alltoall row has a step form: tuna takes the call (from the first call on a
          * communicator: its set-up runs as the operation's first steps). */
         tuna_request op = TUNA_REQUEST_NULL;
-        rc = large ? tuna_ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      comm, &ch->opt, &op)
-                   : tuna_ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
-                                    recvtype, comm, &ch->opt, &op);
+        rc = tuna_ialltoall_host(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                 recvtype, comm, &ch->opt, &op);
         if (rc != MPI_SUCCESS)
             return preload_tuna_failed_as(s, COLL_ALLTOALL, STAT_IALLTOALL, comm, rc, t0);
         const unsigned long long n = (unsigned long long)P;
@@ -209,12 +212,8 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
                            comm, request);
     if (rc != MPI_SUCCESS)
         return rc; /* the library has invoked the error handler */
-    if (why >= 0)
-        preload_log_fallback(comm, s, COLL_ALLTOALL, (enum reason)why);
-    account_a2a(s, STAT_IALLTOALL, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                why >= 0 ? preload_reason_name[why] : ch->label, t0, sendbuf, sendcount,
-                sendtype, recvcount, recvtype, P);
-    return MPI_SUCCESS;
+    return library_done(s, STAT_IALLTOALL, why, comm, t0, sendbuf, sendcount, sendtype,
+                        recvcount, recvtype, P);
 }
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -277,8 +276,8 @@ static int persistent_alltoall_init(alltoall_init_fn library, bool large, const 
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = ch->vendor ? -1 : a2a_unsupported(inter, sendbuf, recvbuf, recvcount, recvtype);
-    if (!ch->vendor && why < 0) {
+    const int why = route(ch, inter, sendbuf, recvbuf, recvcount, recvtype);
+    if (why == PRELOAD_TUNA) {
         /* The plan duplicates derived datatypes itself (freeing them after init is valid). */
         tuna_plan plan = NULL;
         rc = large ? tuna_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,

@@ -140,16 +140,33 @@ static int library_call(comm_state *s, enum path path, const char *label, const 
     return rc;   /* the library has already invoked the error handler */
 }
 
+/* A call the library took for a reason (why >= 0) or as the choice (PRELOAD_VENDOR), once it
+ * succeeded: the reason reported, the call counted on stat's row (nothing without
+ * TUNA_STATS). */
+static int library_done(comm_state *s, enum coll stat, int why, const ia2av_args *a,
+                        MPI_Comm comm, int P, double t0)
+{
+    if (why >= 0)
+        preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
+    if (preload_stats_enabled) {
+        const tuna_counts sc = counts_of(a->large, a->scounts),
+                          rcv = counts_of(a->large, a->rcounts);
+        unsigned long long sent, recvd;
+        a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
+        preload_account(s, stat, preload_library_path(why),
+                        preload_library_label(s, COLL_ALLTOALLV, why), preload_clock_now() - t0,
+                        sent, recvd);
+    }
+    return MPI_SUCCESS;
+}
+
 /* tuna_alltoallv_c runs tuna's algorithms with any counts (each rank describes its own large
  * blocks as derived types, no agreement needed), so the choice is the communicator's for
- * both widths, with no extra collective. */
+ * both widths, with no extra collective. The route checked the buffers: the _host entry. */
 static int tuna_alltoallv_of(const ia2av_args *a, MPI_Comm comm, const tuna_options *opt)
 {
-    if (a->large)
-        return tuna_alltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
-                                a->rcounts, a->rdispls, a->recvtype, comm, opt);
-    return tuna_alltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
-                          a->rcounts, a->rdispls, a->recvtype, comm, opt);
+    return tuna_alltoallv_host(a->large, a->sendbuf, a->scounts, a->sdispls, a->sendtype,
+                               a->recvbuf, a->rcounts, a->rdispls, a->recvtype, comm, opt);
 }
 
 /* MPI_Alltoallv (large: MPI_Alltoallv_c), counted on the "alltoallv" rows either way. */
@@ -164,12 +181,12 @@ static int preload_alltoallv(const ia2av_args *a, MPI_Comm comm)
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    if (ch->vendor)
-        return library_call(s, PATH_VENDOR, ch->label, a, comm, P, t0);
-    if (inter || tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST) {
-        const enum reason why = inter ? WHY_INTER : WHY_DEVICE;
-        preload_log_fallback(comm, s, COLL_ALLTOALLV, why);
-        return library_call(s, PATH_FALLBACK, preload_reason_name[why], a, comm, P, t0);
+    const int why = preload_route(ch, inter, a->sendbuf, a->recvbuf);
+    if (why != PRELOAD_TUNA) {
+        if (why >= 0) /* reported before the call, as the argument fallback below */
+            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
+        return library_call(s, preload_library_path(why),
+                            preload_library_label(s, COLL_ALLTOALLV, why), a, comm, P, t0);
     }
 
     rc = tuna_alltoallv_of(a, comm, &ch->opt);
@@ -246,11 +263,8 @@ static int library_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *r
 static int tuna_ialltoallv_of(const ia2av_args *a, MPI_Comm comm, const tuna_options *opt,
                               tuna_request *op)
 {
-    if (a->large)
-        return tuna_ialltoallv_c(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
-                                 a->rcounts, a->rdispls, a->recvtype, comm, opt, op);
-    return tuna_ialltoallv(a->sendbuf, a->scounts, a->sdispls, a->sendtype, a->recvbuf,
-                           a->rcounts, a->rdispls, a->recvtype, comm, opt, op);
+    return tuna_ialltoallv_host(a->large, a->sendbuf, a->scounts, a->sdispls, a->sendtype,
+                                a->recvbuf, a->rcounts, a->rdispls, a->recvtype, comm, opt, op);
 }
 
 /* MPI_Ialltoallv, MPI_Ialltoallv_c: as MPI_Alltoallv, nonblocking (tuna_ialltoallv behind
@@ -266,38 +280,27 @@ static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *r
     if (rc != MPI_SUCCESS)
         return rc;
     const choice *ch = &s->ch[COLL_ALLTOALLV];
-    const tuna_counts sc = counts_of(a->large, a->scounts),
-                      rcv = counts_of(a->large, a->rcounts);
-    int why = ch->vendor ? -1
-              : inter    ? WHY_INTER
-              : tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
-                                                                              : -2;
+    int why = preload_route(ch, inter, a->sendbuf, a->recvbuf);
     tuna_request op = TUNA_REQUEST_NULL;
-    if (why == -2) {
+    if (why == PRELOAD_TUNA) {
         rc = tuna_ialltoallv_of(a, comm, &ch->opt, &op);
         if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the row has no nonblocking form yet */
             why = WHY_NO_STEP_FORM;
         else if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
             return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, t0);
     }
-    if (why != -2) { /* the library's own */
+    if (why != PRELOAD_TUNA) { /* the library's own */
         rc = library_ialltoallv(a, comm, request);
         if (rc != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
-        if (why >= 0)
-            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
-        if (preload_stats_enabled) {
-            unsigned long long sent, recvd;
-            a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
-            preload_account(s, STAT_IALLTOALLV, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                            why >= 0 ? preload_reason_name[why] : ch->label,
-                            preload_clock_now() - t0, sent, recvd);
-        }
-        return MPI_SUCCESS;
+        return library_done(s, STAT_IALLTOALLV, why, a, comm, P, t0);
     }
     unsigned long long sent = 0, recvd = 0;
-    if (preload_stats_enabled)
+    if (preload_stats_enabled) {
+        const tuna_counts sc = counts_of(a->large, a->scounts),
+                          rcv = counts_of(a->large, a->rcounts);
         a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
+    }
     return preload_proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
 }
 
@@ -371,12 +374,8 @@ static int persistent_init(alltoallv_init_fn library, const ia2av_args *a, MPI_C
     const choice *ch = &s->ch[COLL_ALLTOALLV];
     const tuna_counts sc = counts_of(a->large, a->scounts),
                       rcv = counts_of(a->large, a->rcounts);
-    int why = -1;
-    if (!ch->vendor && inter) {
-        why = WHY_INTER;
-    } else if (!ch->vendor && tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST) {
-        why = WHY_DEVICE;
-    } else if (!ch->vendor) {
+    int why = preload_route(ch, inter, a->sendbuf, a->recvbuf);
+    if (why == PRELOAD_TUNA) {
         /* The plan duplicates derived datatypes itself: the application may free its own
          * right after the init, as MPI allows. */
         tuna_plan plan = NULL;

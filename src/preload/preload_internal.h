@@ -54,6 +54,7 @@
 #include "preload.h"
 #include "tuna.h"
 #include "tuna_internal.h" /* tuna_collective_table */
+#include "memkind.h"       /* preload_route: the buffers' memory kinds */
 
 #include <stdbool.h>
 
@@ -169,6 +170,35 @@ int preload_parse_choice(enum coll coll, const char *str, tuna_options *opt, cha
 int preload_info_value(MPI_Info info, const char *key, char *val);
 /* s's choice for coll (resolved by preload_call_begin). */
 const choice *preload_choice(const comm_state *s, enum coll coll);
+
+/*
+ * Where a call goes, from what every rank knows alike: the library's own where the
+ * communicator's choice is vendor (PRELOAD_VENDOR) or for a reason (enum reason, >= 0: an
+ * intercommunicator, a buffer that is not host memory), else tuna's (PRELOAD_TUNA). The
+ * memory kinds are asked here only: a call that goes to tuna enters it by its _host entry
+ * (src/core/memkind.h), which does not ask again. Each collective's file adds its own reasons.
+ */
+#define PRELOAD_VENDOR (-1)
+#define PRELOAD_TUNA (-2)
+static inline int preload_route(const choice *ch, int inter, const void *sendbuf,
+                                const void *recvbuf)
+{
+    return ch->vendor ? PRELOAD_VENDOR
+           : inter    ? WHY_INTER
+           : tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
+                                                                     : PRELOAD_TUNA;
+}
+
+/* The statistics path and label of a call the library took (why: a reason, or
+ * PRELOAD_VENDOR: the choice's label). */
+static inline enum path preload_library_path(int why)
+{
+    return why >= 0 ? PATH_FALLBACK : PATH_VENDOR;
+}
+static inline const char *preload_library_label(const comm_state *s, enum coll coll, int why)
+{
+    return why >= 0 ? preload_reason_name[why] : s->ch[coll].label;
+}
 
 /*
  * The start of every intercepted call: -1 outside MPI or on an invalid communicator (the

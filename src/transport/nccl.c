@@ -163,12 +163,8 @@ static int settle(const tuna_transport *tp, int n, MPI_Request *req, MPI_Status 
     (void)req;
     (void)status;
     (void)block;
-    tuna_nccl_tp *t = of(tp);
     *flag = 1; /* stream order: complete for everything posted after it */
-    int rc = close_group(t);
-    if (rc == MPI_SUCCESS && t->error != MPI_SUCCESS)
-        rc = t->error;
-    return rc;
+    return tuna_nccl_tp_flush(of(tp)); /* the group closed, the first failure */
 }
 
 static int any(const tuna_transport *tp, int n, MPI_Request *req, int *index, bool block,
@@ -185,13 +181,8 @@ static void complete(const tuna_transport *tp, int n, MPI_Request *req)
     (void)tuna_nccl_tp_wait(of(tp)); /* a failed step's clean-up: errors ignored */
 }
 
-static void cancel(const tuna_transport *tp, MPI_Request *req)
-{
-    (void)tp;
-    *req = MPI_REQUEST_NULL; /* nothing posted can be withdrawn; slots hold no request */
-}
-
-static void release(const tuna_transport *tp, MPI_Request *req)
+/* Cancel and release alike: nothing posted can be withdrawn, and slots hold no request. */
+static void forget(const tuna_transport *tp, MPI_Request *req)
 {
     (void)tp;
     *req = MPI_REQUEST_NULL;
@@ -207,8 +198,8 @@ static const tuna_transport nccl_table = {
     .settle = settle,
     .any = any,
     .complete = complete,
-    .cancel = cancel,
-    .release = release,
+    .cancel = forget,
+    .release = forget,
 };
 
 int tuna_nccl_tp_open(tuna_nccl_tp *t, ncclComm_t comm, cudaStream_t stream)

@@ -22,21 +22,13 @@
  *   warm         MPI_Ialltoallv + MPI_Wait on a communicator used before.
  * Prints the median microseconds of each and the ratios.
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "harness.h"
+
 #include <getopt.h>
 
 enum { DUP_LIB, DUP, SPLIT_LIB, SPLIT, FIRST_LIB, FIRST_INOP, FIRST_MADE, WARM, NCASE };
 static const char *const names[NCASE] = {"dup-lib",    "dup",        "split-lib",  "split",
                                          "first-lib",  "first-inop", "first-made", "warm"};
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -63,11 +55,9 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    char *sbuf = malloc((size_t)bytes * (size_t)P + 1), *rbuf = malloc((size_t)bytes * (size_t)P + 1);
-    int *cnt = malloc(sizeof(int) * (size_t)P), *dsp = malloc(sizeof(int) * (size_t)P);
-    for (int p = 0; p < P; p++)
-        cnt[p] = (int)bytes, dsp[p] = (int)bytes * p;
-    memset(sbuf, me, (size_t)bytes * (size_t)P + 1);
+    exch x = exch_make(bytes, P, me);
+    char *sbuf = x.sbuf, *rbuf = x.rbuf;
+    int *cnt = x.cnt, *dsp = x.dsp;
     MPI_Comm warm;
     MPI_Comm_dup(MPI_COMM_WORLD, &warm);
     double *t = calloc((size_t)iters * NCASE, sizeof(double));
@@ -105,34 +95,22 @@ int main(int argc, char **argv)
             if (comm != MPI_COMM_NULL)
                 MPI_Comm_free(&comm);
         }
-        MPI_Allreduce(MPI_IN_PLACE, d, NCASE, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (it >= 0)
-            for (int c = 0; c < NCASE; c++)
-                t[(size_t)c * (size_t)iters + (size_t)it] = d[c];
+        times_keep(t, d, NCASE, iters, it);
     }
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    bad = any_bad(bad);
     if (me == 0) {
         double med[NCASE];
-        for (int c = 0; c < NCASE; c++) {
-            double *v = t + (size_t)c * (size_t)iters;
-            qsort(v, (size_t)iters, sizeof *v, cmp_double);
-            med[c] = v[iters / 2];
-        }
         printf("# tuna-creationcost P=%d bytes=%ld iterations=%ld (median us, slowest rank)\n",
                P, bytes, iters);
-        for (int c = 0; c < NCASE; c++)
-            printf("%-10s %10.1f\n", names[c], med[c] * 1e6);
+        medians_print(t, iters, names, NCASE, med);
         printf("ratio dup/dup-lib %.2f  split/split-lib %.2f  first-inop/first-made %.2f  "
                "first-made/warm %.2f  first-inop/first-lib %.2f\n",
                med[DUP] / med[DUP_LIB], med[SPLIT] / med[SPLIT_LIB],
                med[FIRST_INOP] / med[FIRST_MADE], med[FIRST_MADE] / med[WARM],
                med[FIRST_INOP] / med[FIRST_LIB]);
-        if (bad)
-            printf("FAILED: a call returned an error\n");
     }
     MPI_Comm_free(&warm);
     free(t);
-    free(sbuf), free(rbuf), free(cnt), free(dsp);
-    MPI_Finalize();
-    return bad ? 1 : 0;
+    exch_free(&x);
+    return finish(bad, me);
 }

@@ -19,28 +19,15 @@
  *
  *   mpiexec -n 4 tuna-setupcost [-n ITERATIONS] [-s BYTES] [-a ROW]   (defaults 200, 16, pairwise)
  */
+#include "harness.h"
 #include "tuna.h"
 
 #include <getopt.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 enum { DUP, DUP_SETUP, FIRST_LIB, FIRST, WARM, START, NCASE };
 static const char *const names[NCASE] = {"dup", "dup+setup", "first-lib", "first", "warm",
                                          "start"};
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct exch {
-    char *sbuf, *rbuf;
-    int *cnt, *dsp;
-} exch;
 
 /* One tuna_ialltoallv + wait on comm with opt; *t_start: the start's own time. */
 static int ialltoallv_once(exch *x, MPI_Comm comm, const tuna_options *opt, double *t_start)
@@ -84,11 +71,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    exch x = {malloc((size_t)bytes * (size_t)P + 1), malloc((size_t)bytes * (size_t)P + 1),
-              malloc(sizeof(int) * (size_t)P), malloc(sizeof(int) * (size_t)P)};
-    for (int p = 0; p < P; p++)
-        x.cnt[p] = (int)bytes, x.dsp[p] = (int)bytes * p;
-    memset(x.sbuf, me, (size_t)bytes * (size_t)P + 1);
+    exch x = exch_make(bytes, P, me);
     MPI_Comm warm;
     MPI_Comm_dup(MPI_COMM_WORLD, &warm);
     tuna_pattern_changed(warm);
@@ -131,32 +114,20 @@ int main(int argc, char **argv)
                     MPI_Comm_free(&comm);
             }
         }
-        MPI_Allreduce(MPI_IN_PLACE, d, NCASE, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (it >= 0)
-            for (int c = 0; c < NCASE; c++)
-                t[(size_t)c * (size_t)iters + (size_t)it] = d[c];
+        times_keep(t, d, NCASE, iters, it);
     }
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    bad = any_bad(bad);
     if (me == 0) {
         double med[NCASE];
-        for (int c = 0; c < NCASE; c++) {
-            double *v = t + (size_t)c * (size_t)iters;
-            qsort(v, (size_t)iters, sizeof *v, cmp_double);
-            med[c] = v[iters / 2];
-        }
         printf("# tuna-setupcost P=%d bytes=%ld row=%s iterations=%ld (median us, slowest "
                "rank)\n",
                P, bytes, row, iters);
-        for (int c = 0; c < NCASE; c++)
-            printf("%-10s %10.1f\n", names[c], med[c] * 1e6);
+        medians_print(t, iters, names, NCASE, med);
         printf("ratio dup+setup/dup %.2f  first/first-lib %.2f  first/warm %.2f\n",
                med[DUP_SETUP] / med[DUP], med[FIRST] / med[FIRST_LIB], med[FIRST] / med[WARM]);
-        if (bad)
-            printf("FAILED: a call returned an error\n");
     }
     MPI_Comm_free(&warm);
     free(t);
-    free(x.sbuf), free(x.rbuf), free(x.cnt), free(x.dsp);
-    MPI_Finalize();
-    return bad ? 1 : 0;
+    exch_free(&x);
+    return finish(bad, me);
 }
