@@ -17,8 +17,49 @@
  * thresholds). Run with TUNA_RANKS_PER_NODE so that nodes hold several ranks.
  * Then errors: negative count, MPI_DATATYPE_NULL, a communicator without topology, and
  * MPI_IN_PLACE must come back as errors with nothing written. Exit code = failure count.
+ *
+ * Built with TUNA_TEST_PRELOAD it is a client of the drop-in (tests/preload): no tuna header,
+ * MPI_Neighbor_alltoallv, MPI_Ineighbor_alltoallv and the persistent MPI_Neighbor_alltoallv_init
+ * (MPIX_ with Open MPI 4.1) instead of tuna's calls, the environment's choice as the one row;
+ * and on MPI_INT, MPI_Neighbor_alltoall and MPI_Ineighbor_alltoall (a uniform count of 3)
+ * against PMPI_Neighbor_alltoall.
  */
+#ifdef TUNA_TEST_PRELOAD
+#include <mpi.h>
+#include "tuna_mpi_features.h" /* NEIGHBOR_ALLTOALLV_INIT: the name the library declares */
+typedef int tuna_options; /* unused: the drop-in's choice is the environment's */
+typedef MPI_Request tuna_request;
+typedef MPI_Request tuna_plan;
+#define TUNA_NEIGHBOR_ALLTOALLV 0
+#define TUNA_PLAN_ESTIMATE 0
+static int tuna_options_parse(const char *str, int coll, tuna_options *opt)
+{
+    (void)str;
+    (void)coll;
+    *opt = 0;
+    return MPI_SUCCESS;
+}
+#define tuna_neighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, opt)                     \
+    ((void)(opt), MPI_Neighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm))
+#define tuna_ineighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, opt, req)               \
+    ((void)(opt), MPI_Ineighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req))
+#define tuna_request_wait(req) MPI_Wait(req, MPI_STATUS_IGNORE)
+#define tuna_neighbor_alltoallv_init(sb, sc, sd, st, rb, rc, rd, rt, comm, opt, flags, plan)   \
+    ((void)(opt), (void)(flags),                                                               \
+     NEIGHBOR_ALLTOALLV_INIT(sb, sc, sd, st, rb, rc, rd, rt, comm, MPI_INFO_NULL, plan))
+#define tuna_start(plan) MPI_Start(&(plan))
+#define tuna_wait(plan) MPI_Wait(&(plan), MPI_STATUS_IGNORE)
+#define tuna_plan_free(plan) MPI_Request_free(plan)
+static const char *tuna_error_string(int code)
+{
+    static char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(code, msg, &len);
+    return msg;
+}
+#else
 #include "tuna.h"
+#endif
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -219,10 +260,55 @@ static void fail(const char *what, const char *topo, const char *kind, const cha
         fprintf(stderr, "rank %d: %s: topology %s, type %s, row %s\n", me, what, topo, kind, row);
 }
 
+#ifdef TUNA_TEST_PRELOAD
+static const char *const rows[] = {"(TUNA_NEIGHBOR_ALLTOALLV)"};
+#else
 static const char *const rows[] = {"vendor", "linear", "node-aware", "node-aware:leaders=1",
                                    "node-aware:leaders=2,max=16", "node-aware:leaders=P",
                                    "node-aware:max=0", "node-aware:max=2147483647", "auto"};
+#endif
 #define NROWS ((int)(sizeof rows / sizeof *rows))
+
+#ifdef TUNA_TEST_PRELOAD
+/* MPI_Neighbor_alltoall and MPI_Ineighbor_alltoall (the drop-in builds the arrays) against
+ * the library's PMPI_Neighbor_alltoall: 3 ints per neighbor, a guard after the blocks. */
+static void uniform_case(MPI_Comm c, int t, MPI_Datatype type, int indeg, int outdeg)
+{
+    const int k = 3;
+    const size_t sn = (size_t)outdeg * k + 1, rn = (size_t)indeg * k * sizeof(int) + GUARD;
+    int *sbuf = malloc(sn * sizeof *sbuf);
+    unsigned char *ref = malloc(rn), *got = malloc(rn);
+    for (size_t i = 0; i < sn; i++)
+        sbuf[i] = (int)(i * 7 + (size_t)me * 1000 + (size_t)t);
+    memset(ref, SENTINEL, rn);
+    int lib = PMPI_Neighbor_alltoall(sbuf, k, type, ref, k, type, c), lib_all = 0;
+    MPI_Allreduce(&lib, &lib_all, 1, MPI_INT, MPI_MAX, c);
+    if (lib_all == MPI_SUCCESS) {
+        memset(got, SENTINEL, rn);
+        int rc = MPI_Neighbor_alltoall(sbuf, k, type, got, k, type, c);
+        cases++;
+        if (rc != MPI_SUCCESS || memcmp(got, ref, rn))
+            fail("MPI_Neighbor_alltoall: received bytes differ", topo_name[t], "int", rows[0]);
+        /* the nonblocking reference: the library's own (Open MPI 4.1.4 orders a Cartesian
+         * neighbor named twice differently from its blocking call) */
+        MPI_Request q;
+        memset(ref, SENTINEL, rn);
+        lib = PMPI_Ineighbor_alltoall(sbuf, k, type, ref, k, type, c, &q);
+        if (lib == MPI_SUCCESS)
+            lib = PMPI_Wait(&q, MPI_STATUS_IGNORE);
+        memset(got, SENTINEL, rn);
+        rc = MPI_Ineighbor_alltoall(sbuf, k, type, got, k, type, c, &q);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        cases++;
+        if (rc != MPI_SUCCESS || (lib == MPI_SUCCESS && memcmp(got, ref, rn)))
+            fail("MPI_Ineighbor_alltoall: received bytes differ", topo_name[t], "int", rows[0]);
+    }
+    free(sbuf);
+    free(ref);
+    free(got);
+}
+#endif
 
 static void run_case(MPI_Comm c, int t, int kind, MPI_Datatype vec)
 {
@@ -279,6 +365,10 @@ static void run_case(MPI_Comm c, int t, int kind, MPI_Datatype vec)
     else if (memcmp(ref, ref_nb, r.bytes) && me == 0 && kind == 0)
         printf("note: the library's blocking and nonblocking calls differ on topology %s at "
                "P = %d\n", topo_name[t], P);
+#ifdef TUNA_TEST_PRELOAD
+    if (kind == K_INT)
+        uniform_case(c, t, s.type, indeg, outdeg);
+#endif
     for (int a = 0; a < NROWS; a++) {
         tuna_options opt;
         if (tuna_options_parse(rows[a], TUNA_NEIGHBOR_ALLTOALLV, &opt) != MPI_SUCCESS) {
@@ -369,6 +459,10 @@ static void errors(MPI_Comm c)
     memset(rb, SENTINEL, sizeof rb);
     tuna_options opt;
     tuna_options_parse("linear", TUNA_NEIGHBOR_ALLTOALLV, &opt);
+#ifdef TUNA_TEST_PRELOAD
+    /* the drop-in raises errors on the communicator: returned, not fatal */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+#endif
     struct {
         const char *what;
         int code;
@@ -424,7 +518,14 @@ int main(int argc, char **argv)
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         for (int kind = 0; kind < K_COUNT; kind++)
             run_case(c, t, kind, vec);
-        if (t == T_CART)
+#ifdef TUNA_TEST_PRELOAD
+        /* the errors are tuna's where a tuna row runs (auto and vendor: the library's) */
+        const char *row = getenv("TUNA_NEIGHBOR_ALLTOALLV");
+        const bool tuna_row = row && *row && strcmp(row, "auto") && strcmp(row, "vendor");
+#else
+        const bool tuna_row = true;
+#endif
+        if (t == T_CART && tuna_row)
             errors(c);
         MPI_Comm_free(&c);
     }
