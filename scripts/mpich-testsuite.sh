@@ -140,9 +140,9 @@ VARIANTS=(
     "noalias2|errors/coll/noalias2||error|alltoall,alltoallv|2 4||mpich"
     "noalias3|errors/coll/noalias3||error|ialltoall,ialltoallv|2 4||mpich"
     "alltoalllength|errors/coll/alltoalllength||error|alltoall|2 4||mpich,argcheck"
-    "neighb_alltoall|neighb_alltoall||tuna|neighbor_alltoall|1 2 3 4||nbr"
-    "neighb_alltoallv|neighb_alltoallv||tuna|neighbor_alltoallv|1 2 3 4||nbr"
-    "p_neighb_alltoallv|p_neighb_alltoallv||tuna|neighbor_alltoallv|1 2 3 4||nbr"
+    "neighb_alltoall|neighb_alltoall||tuna|neighbor_alltoall|1 2 3|4|nbr"
+    "neighb_alltoallv|neighb_alltoallv||tuna|neighbor_alltoallv|1 2 3|4|nbr"
+    "p_neighb_alltoallv|p_neighb_alltoallv||tuna|neighbor_alltoallv|1 2 3|4|nbr"
     "ring_neighbor_alltoall|ring_neighbor_alltoall||proxy|neighbor_alltoall|1 2||nbr"
 )
 # The neighborhood tests (flag nbr) run their neighborhood part only where MPICH is defined

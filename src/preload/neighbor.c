@@ -162,6 +162,42 @@ static uniform_args *uniform_make(const nbr_args *a, MPI_Comm comm, int *rc, con
     return u;
 }
 
+/* Whether a Cartesian topology names some neighbor twice (a periodic dimension of size 1 or
+ * 2): the same answer on every rank. */
+static bool cart_twice(MPI_Comm comm)
+{
+    int kind = MPI_UNDEFINED, ndims = 0;
+    if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS || kind != MPI_CART ||
+        PMPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS || ndims <= 0)
+        return false;
+    int *v = malloc(3 * (size_t)ndims * sizeof *v);
+    bool twice = false;
+    if (v && PMPI_Cart_get(comm, ndims, v, v + ndims, v + 2 * ndims) == MPI_SUCCESS)
+        for (int d = 0; d < ndims; d++)
+            twice = twice || (v[ndims + d] && v[d] <= 2);
+    free(v);
+    return twice;
+}
+
+/*
+ * Where MPI_(I)neighbor_alltoall is the library's own call on tuna's path: auto (which runs
+ * the library's call outside plans), and a Cartesian topology that names a neighbor twice
+ * (tuna leaves it to the library; MPICH 4.0.2 matches the two messages by direction in its
+ * alltoall but in order in its alltoallv, so the library's alltoall, not alltoallv with built
+ * arrays). NULL: tuna's rows; else the label of the statistics row, in buf.
+ */
+static const char *uniform_library(const choice *ch, MPI_Comm comm, char *buf, size_t len)
+{
+    const tuna_registry *reg = tuna_registry_of(TUNA_NEIGHBOR_ALLTOALLV);
+    const bool is_auto = tuna_registry_row(reg, ch->opt.algorithm)->kind == TUNA_ROW_AUTO;
+    if (!is_auto && !cart_twice(comm))
+        return NULL;
+    /* What tuna's own call records when it takes the library's (preload_ran_label reads it). */
+    tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+    tuna_stats_current.fallback = is_auto ? NULL : "a Cartesian neighbor named twice";
+    return preload_ran_label(ch->label, COLL_NEIGHBOR_ALLTOALLV, ch->opt.algorithm, buf, len);
+}
+
 static const char *entry_name(const nbr_args *a, bool nonblocking)
 {
     return a->uniform ? (nonblocking ? "MPI_Ineighbor_alltoall" : "MPI_Neighbor_alltoall")
@@ -210,6 +246,18 @@ static void library_done(comm_state *s, enum coll stat, int why, const nbr_args 
     }
 }
 
+/* After the library's MPI_(I)neighbor_alltoall succeeded on tuna's path (uniform_library):
+ * counted there, under `label`. */
+static void uniform_done(comm_state *s, enum coll stat, const char *label, const nbr_args *a,
+                         MPI_Comm comm, double t0)
+{
+    if (preload_stats_enabled) {
+        unsigned long long sent, recvd;
+        call_bytes(a, comm, &sent, &recvd);
+        preload_account(s, stat, PATH_TUNA, label, preload_clock_now() - t0, sent, recvd);
+    }
+}
+
 /* The uniform form's arrays could not be made: this rank's error, raised and counted. */
 static int uniform_failed(comm_state *s, enum coll stat, const nbr_args *a, bool nonblocking,
                           MPI_Comm comm, int rc, const char *why, double t0)
@@ -242,6 +290,15 @@ static int preload_neighbor(const nbr_args *a, MPI_Comm comm, enum coll stat)
         return MPI_SUCCESS;
     }
     uniform_args *u = NULL;
+    char buf[LABEL_MAX];
+    const char *lib = a->uniform ? uniform_library(ch, comm, buf, sizeof buf) : NULL;
+    if (lib) {
+        rc = library_call(a, comm);
+        if (rc != MPI_SUCCESS)
+            return rc; /* the library has invoked the error handler */
+        uniform_done(s, stat, lib, a, comm, t0);
+        return MPI_SUCCESS;
+    }
     if (a->uniform) {
         const char *msg;
         if (!(u = uniform_make(a, comm, &rc, &msg)))
@@ -254,7 +311,6 @@ static int preload_neighbor(const nbr_args *a, MPI_Comm comm, enum coll stat)
     if (rc != MPI_SUCCESS) /* this rank's argument error (as the library reports them) */
         return preload_tuna_failed_as(s, COLL_NEIGHBOR_ALLTOALLV, stat, comm, rc, t0);
     if (preload_stats_enabled) {
-        char buf[LABEL_MAX];
         unsigned long long sent, recvd;
         call_bytes(a, comm, &sent, &recvd);
         preload_account(s, stat, PATH_TUNA,
@@ -289,6 +345,15 @@ static int preload_ineighbor(const nbr_args *a, MPI_Comm comm, enum coll stat,
         return MPI_SUCCESS;
     }
     uniform_args *u = NULL;
+    char buf[LABEL_MAX];
+    const char *lib = a->uniform ? uniform_library(ch, comm, buf, sizeof buf) : NULL;
+    if (lib) { /* the library's request, handed over as it is */
+        rc = library_icall(a, comm, request);
+        if (rc != MPI_SUCCESS)
+            return rc; /* the library has invoked the error handler */
+        uniform_done(s, stat, lib, a, comm, t0);
+        return MPI_SUCCESS;
+    }
     if (a->uniform) {
         const char *msg;
         if (!(u = uniform_make(a, comm, &rc, &msg)))
