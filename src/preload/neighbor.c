@@ -359,8 +359,8 @@ static int preload_ineighbor(const nbr_args *a, MPI_Comm comm, enum coll stat,
         if (!(u = uniform_make(a, comm, &rc, &msg)))
             return uniform_failed(s, stat, a, true, comm, rc, msg, t0);
     }
-    /* The start records nothing of its row: the label is the choice's (auto's: the library's
-     * call, the row auto runs outside plans). */
+    /* tuna_ineighbor_alltoallv records nothing of what runs (set below for the label): no
+     * earlier call's record may show through. */
     tuna_stats_current.algorithm = -1;
     tuna_stats_current.fallback = NULL;
     tuna_request op = TUNA_REQUEST_NULL;
@@ -371,10 +371,15 @@ static int preload_ineighbor(const nbr_args *a, MPI_Comm comm, enum coll stat,
         preload_owned_free(u ? &u->own : NULL);
         return preload_tuna_failed_as(s, COLL_NEIGHBOR_ALLTOALLV, stat, comm, rc, t0);
     }
-    if (tuna_registry_row(tuna_registry_of(TUNA_NEIGHBOR_ALLTOALLV), ch->opt.algorithm)->kind ==
-        TUNA_ROW_AUTO)
-        tuna_stats_current.algorithm =
-            tuna_registry_find_kind(tuna_registry_of(TUNA_NEIGHBOR_ALLTOALLV), TUNA_ROW_VENDOR);
+    /* What runs, for the statistics: auto's row and a Cartesian neighbor named twice are the
+     * library's call inside tuna's request. */
+    const tuna_registry *reg = tuna_registry_of(TUNA_NEIGHBOR_ALLTOALLV);
+    if (tuna_registry_row(reg, ch->opt.algorithm)->kind == TUNA_ROW_AUTO) {
+        tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+    } else if (preload_stats_enabled && cart_twice(comm)) {
+        tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
+        tuna_stats_current.fallback = "a Cartesian neighbor named twice";
+    }
     unsigned long long sent = 0, recvd = 0;
     if (preload_stats_enabled)
         call_bytes(a, comm, &sent, &recvd);
