@@ -24,7 +24,7 @@ set(tuna_ext_headers "mpi.h")
 if(TUNA_MPI_FLAVOR STREQUAL "openmpi")
   set(tuna_ext_headers "mpi.h;mpi-ext.h")
 endif()
-foreach(coll Alltoallv Alltoall Allgather Allreduce Alltoallw)
+foreach(coll Alltoallv Alltoall Allgather Allreduce Alltoallw Neighbor_alltoallv)
   tuna_mpi_feature(MPI_${coll}_init "mpi.h")
   tuna_mpi_feature(MPIX_${coll}_init "${tuna_ext_headers}")
 endforeach()
@@ -43,13 +43,14 @@ foreach(f ${TUNA_MPI_FEATURES})
   endif()
 endforeach()
 if(TUNA_HAVE_MPIX_ALLTOALLV_INIT OR TUNA_HAVE_MPIX_ALLTOALL_INIT OR TUNA_HAVE_MPIX_ALLGATHER_INIT
-   OR TUNA_HAVE_MPIX_ALLREDUCE_INIT OR TUNA_HAVE_MPIX_ALLTOALLW_INIT)
+   OR TUNA_HAVE_MPIX_ALLREDUCE_INIT OR TUNA_HAVE_MPIX_ALLTOALLW_INIT
+   OR TUNA_HAVE_MPIX_NEIGHBOR_ALLTOALLV_INIT)
   string(APPEND tuna_features_h "#include <mpi-ext.h>\n")
 endif()
 # The persistent collectives under the name the library declares: ALLTOALLV_INIT, ALLTOALL_INIT,
-# ALLGATHER_INIT, ALLREDUCE_INIT, ALLTOALLW_INIT (MPI 4's name, else Open MPI 4.1's MPIX_), for
-# the test clients.
-foreach(coll Alltoallv Alltoall Allgather Allreduce Alltoallw)
+# ALLGATHER_INIT, ALLREDUCE_INIT, ALLTOALLW_INIT, NEIGHBOR_ALLTOALLV_INIT (MPI 4's name, else
+# Open MPI 4.1's MPIX_), for the test clients.
+foreach(coll Alltoallv Alltoall Allgather Allreduce Alltoallw Neighbor_alltoallv)
   string(TOUPPER "${coll}" tuna_up)
   if(TUNA_HAVE_MPI_${tuna_up}_INIT)
     string(APPEND tuna_features_h "#define ${tuna_up}_INIT MPI_${coll}_init\n")

@@ -89,6 +89,16 @@ ROWS=(
     "coalesced|coalesced|coalesced|TUNA_RANKS_PER_NODE=2"
     "staggered|staggered|staggered|TUNA_RANKS_PER_NODE=2"
 )
+# The neighborhood all-to-all's rows (variants flagged "nbr"): label | TUNA_NEIGHBOR_ALLTOALLV |
+# extra environment (TUNA_ALLTOALLV and TUNA_ALLTOALL stay unset there). node-aware runs on
+# logical nodes of 2 ranks, so that edges cross nodes.
+NBR_ROWS=(
+    "nbr:auto|auto|"
+    "nbr:vendor|vendor|"
+    "nbr:linear|linear|"
+    "nbr:node-aware|node-aware|TUNA_RANKS_PER_NODE=2"
+    "nbr:node-aware:leaders=1,max=16|node-aware:leaders=1,max=16|TUNA_RANKS_PER_NODE=2"
+)
 # The few rows: for the P of a variant that cost most, and where the row cannot matter
 # (intercommunicators, nonblocking calls on communicators tuna has not set up).
 FEW_ROWS="auto vendor pairwise tuna:radix=2"
@@ -130,13 +140,31 @@ VARIANTS=(
     "noalias2|errors/coll/noalias2||error|alltoall,alltoallv|2 4||mpich"
     "noalias3|errors/coll/noalias3||error|ialltoall,ialltoallv|2 4||mpich"
     "alltoalllength|errors/coll/alltoalllength||error|alltoall|2 4||mpich,argcheck"
+    "neighb_alltoall|neighb_alltoall||tuna|neighbor_alltoall|1 2 3|4|nbr"
+    "neighb_alltoallv|neighb_alltoallv||tuna|neighbor_alltoallv|1 2 3|4|nbr"
+    "p_neighb_alltoallv|p_neighb_alltoallv||tuna|neighbor_alltoallv|1 2 3|4|nbr"
+    "ring_neighbor_alltoall|ring_neighbor_alltoall||proxy|neighbor_alltoall|1 2||nbr"
 )
+# The neighborhood tests (flag nbr) run their neighborhood part only where MPICH is defined
+# (TEST_NEIGHB_COLL): they are compiled with it defined under Open MPI too. ring_neighbor_alltoall
+# is a periodic ring of 1 or 2 ranks, where a rank is its neighbor's neighbor twice: tuna hands
+# those calls to the library (docs/algorithms-neighbor.md), so its calls are on the tuna path
+# as "(ran vendor" (kind proxy). Their rows: NBR_ROWS.
 # nonblocking3 posts 100000 operations (MAIN_ITERATIONS; at P = 4 that takes 99 s under
 # oversubscribed MPICH without tuna): "short" compiles a copy that posts 2000.
 SHORT_ITERATIONS=2000
 
-row_field() { # row label -> field n (1..4)
-    local r
+row_field() { # row label -> field n (1..4); a neighborhood row: 1 label, 2 its
+    local r     # TUNA_NEIGHBOR_ALLTOALLV, 3 empty, 4 the extra environment
+    if [[ $1 == nbr:* ]]; then
+        for r in "${NBR_ROWS[@]}"; do
+            if [[ ${r%%|*} == "$1" ]]; then
+                case $2 in 1|2) cut -d'|' -f"$2" <<<"$r" ;; 4) cut -d'|' -f3 <<<"$r" ;; esac
+                return 0
+            fi
+        done
+        return 1
+    fi
     for r in "${ROWS[@]}"; do
         if [[ ${r%%|*} == "$1" ]]; then
             cut -d'|' -f"$2" <<<"$r"
@@ -152,6 +180,8 @@ if ((list)); then
     echo "rows (label | TUNA_ALLTOALLV | TUNA_ALLTOALL | env):"
     printf '  %s\n' "${ROWS[@]}"
     echo "few rows: $FEW_ROWS"
+    echo "neighborhood rows (label | TUNA_NEIGHBOR_ALLTOALLV | env), variants flagged nbr:"
+    printf '  %s\n' "${NBR_ROWS[@]}"
     exit 0
 fi
 
@@ -210,6 +240,7 @@ cat >"$work/include/mtest_mpix.h" <<'EOF'
 #endif
 #define MPI_Alltoall_init MPIX_Alltoall_init
 #define MPI_Alltoallv_init MPIX_Alltoallv_init
+#define MPI_Neighbor_alltoallv_init MPIX_Neighbor_alltoallv_init
 #endif
 EOF
 # The set-up shim (variants flagged "setup"): preloaded before libtuna-preload.so, it makes
@@ -303,8 +334,8 @@ for f in mtest mtest_common mtest_single run_mpitests; do
         >"$work/logs/build_$f.log" 2>&1 || { echo "error: $f.c did not build"; cat "$work/logs/build_$f.log"; exit 2; }
 done
 declare -A built=()
-build_test() { # source, short -> $bin: the binary (empty when it does not build)
-    local s=${1##*/} short=$2 in=$src/coll/$1.c out=$work/bin/${1##*/}
+build_test() { # source, short, extra cflags -> $bin: the binary (empty when it does not build)
+    local s=${1##*/} short=$2 in=$src/coll/$1.c out=$work/bin/${1##*/} xflags=${3:-}
     [[ $1 == */* ]] && in=$src/$1.c
     bin=""
     if [[ $short == 1 ]]; then
@@ -319,7 +350,8 @@ build_test() { # source, short -> $bin: the binary (empty when it does not build
         # Tests with their own main() use the harness directly; the others define run()
         # and take main() from util/run_mpitests.c.
         grep -q '^int main' "$in" || objs+=("$work/bin/run_mpitests.o")
-        if "$mpicc" "${cflags[@]}" "$in" "${objs[@]}" -o "$out" \
+        # shellcheck disable=SC2086
+        if "$mpicc" "${cflags[@]}" $xflags "$in" "${objs[@]}" -o "$out" \
             >"$work/logs/build_$(basename "$out").log" 2>&1; then
             built[$out]=ok
         else
@@ -400,7 +432,9 @@ for v in "${VARIANTS[@]}"; do
     fi
     short=0
     [[ $flags == *short* ]] && short=1
-    build_test "$source" "$short"
+    xflags=""
+    [[ $flags == *nbr* ]] && xflags=-DTEST_NEIGHB_COLL=1
+    build_test "$source" "$short" "$xflags"
     if [[ -z $bin ]]; then
         echo "== $name: does not build with $mpi ($work/logs/build_${source##*/}*.log): not run"
         printf '%s\t%s\t-\t-\tNOBUILD\t0\t%s\n' "$mpi" "$name" \
@@ -414,12 +448,18 @@ for v in "${VARIANTS[@]}"; do
     [[ $flags == *argcheck* ]] && var_env=(TUNA_ARGCHECK=collective)
     all_rows=""
     for r in "${ROWS[@]}"; do all_rows+="${r%%|*} "; done
+    few_rows=$FEW_ROWS
+    if [[ $flags == *nbr* ]]; then
+        all_rows=""
+        for r in "${NBR_ROWS[@]}"; do all_rows+="${r%%|*} "; done
+        few_rows="nbr:auto nbr:vendor"
+    fi
     # -n: every row at those P
     [[ -n $np_override ]] && np_all=$np_override np_few=""
     echo "== $name ($kind: $colls; every row at P = ${np_all:--}, the few rows at P = ${np_few:--})"
     for np in $np_all $np_few; do
         rowlist=$all_rows
-        selected "$np" "$np_all" && [[ -n $np_all ]] || rowlist=$FEW_ROWS
+        selected "$np" "$np_all" && [[ -n $np_all ]] || rowlist=$few_rows
         line=""
         for row in $rowlist; do
             selected "$row" "$only_rows" || continue
@@ -428,7 +468,11 @@ for v in "${VARIANTS[@]}"; do
             log=$work/logs/$tag.log
             stats=$work/logs/$tag.tsv
             rm -f "$stats"
-            env_run=(LD_PRELOAD="$pre" TUNA_ALLTOALLV="$a2av" TUNA_ALLTOALL="$a2a" TUNA_STATS="$stats")
+            if [[ $row == nbr:* ]]; then
+                env_run=(LD_PRELOAD="$pre" TUNA_NEIGHBOR_ALLTOALLV="$a2av" TUNA_STATS="$stats")
+            else
+                env_run=(LD_PRELOAD="$pre" TUNA_ALLTOALLV="$a2av" TUNA_ALLTOALL="$a2a" TUNA_STATS="$stats")
+            fi
             [[ -n $extra ]] && env_run+=("$extra")
             env_run+=("${var_env[@]}")
             t0=$(date +%s.%N)
@@ -452,7 +496,7 @@ for v in "${VARIANTS[@]}"; do
                 status=FAIL
                 detail="no statistics file"
             else
-                res=$(check_stats "$stats" "$kind" "$row" "$colls")
+                res=$(check_stats "$stats" "$kind" "${row#nbr:}" "$colls")
                 detail=${res#*|}
                 [[ ${res%%|*} == ok ]] || status=BYPASS
             fi
@@ -485,7 +529,7 @@ for v in "${VARIANTS[@]}"; do
 done
 grep -P '\t(NOBUILD|SKIP)\t' "$results" | cut -f2,5,7 | sed 's/^/not run: /'
 printf '%-28s %s\n' "row" "passed/runs"
-for r in "${ROWS[@]}"; do
+for r in "${ROWS[@]}" "${NBR_ROWS[@]}"; do
     row=${r%%|*}
     [[ -n ${rruns[$row]:-} ]] && printf '%-28s %d/%d\n' "$row" "${rpass[$row]:-0}" "${rruns[$row]}"
 done

@@ -21,8 +21,49 @@
  * thresholds). Run with TUNA_RANKS_PER_NODE so that nodes hold several ranks.
  * Then errors: negative count, MPI_DATATYPE_NULL, a communicator without topology, and
  * MPI_IN_PLACE must come back as errors with nothing written. Exit code = failure count.
+ *
+ * Built with TUNA_TEST_PRELOAD it is a client of the drop-in (tests/preload): no tuna header,
+ * MPI_Neighbor_alltoallv, MPI_Ineighbor_alltoallv and the persistent MPI_Neighbor_alltoallv_init
+ * (MPIX_ with Open MPI 4.1) instead of tuna's calls, the environment's choice as the one row;
+ * and on MPI_INT, MPI_Neighbor_alltoall and MPI_Ineighbor_alltoall (a uniform count of 3)
+ * against PMPI_Neighbor_alltoall.
  */
+#ifdef TUNA_TEST_PRELOAD
+#include <mpi.h>
+#include "tuna_mpi_features.h" /* NEIGHBOR_ALLTOALLV_INIT: the name the library declares */
+typedef int tuna_options; /* unused: the drop-in's choice is the environment's */
+typedef MPI_Request tuna_request;
+typedef MPI_Request tuna_plan;
+#define TUNA_NEIGHBOR_ALLTOALLV 0
+#define TUNA_PLAN_ESTIMATE 0
+static int tuna_options_parse(const char *str, int coll, tuna_options *opt)
+{
+    (void)str;
+    (void)coll;
+    *opt = 0;
+    return MPI_SUCCESS;
+}
+#define tuna_neighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, opt)                     \
+    ((void)(opt), MPI_Neighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm))
+#define tuna_ineighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, opt, req)               \
+    ((void)(opt), MPI_Ineighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req))
+#define tuna_request_wait(req) MPI_Wait(req, MPI_STATUS_IGNORE)
+#define tuna_neighbor_alltoallv_init(sb, sc, sd, st, rb, rc, rd, rt, comm, opt, flags, plan)   \
+    ((void)(opt), (void)(flags),                                                               \
+     NEIGHBOR_ALLTOALLV_INIT(sb, sc, sd, st, rb, rc, rd, rt, comm, MPI_INFO_NULL, plan))
+#define tuna_start(plan) MPI_Start(&(plan))
+#define tuna_wait(plan) MPI_Wait(&(plan), MPI_STATUS_IGNORE)
+#define tuna_plan_free(plan) MPI_Request_free(plan)
+static const char *tuna_error_string(int code)
+{
+    static char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(code, msg, &len);
+    return msg;
+}
+#else
 #include "tuna.h"
+#endif
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -293,10 +334,89 @@ static void fail(const char *what, const char *topo, const char *kind, const cha
         fprintf(stderr, "rank %d: %s: topology %s, type %s, row %s\n", me, what, topo, kind, row);
 }
 
+#ifdef TUNA_TEST_PRELOAD
+static const char *const rows[] = {"(TUNA_NEIGHBOR_ALLTOALLV)"};
+#else
 static const char *const rows[] = {"vendor", "linear", "node-aware", "node-aware:leaders=1",
                                    "node-aware:leaders=2,max=16", "node-aware:leaders=P",
                                    "node-aware:max=0", "node-aware:max=2147483647", "auto"};
+#endif
 #define NROWS ((int)(sizeof rows / sizeof *rows))
+
+#ifdef TUNA_TEST_PRELOAD
+/* The library's own neighborhood all-to-all of k ints per neighbor into ref: its
+ * MPI_(I)neighbor_alltoall, or (alltoallv) its MPI_(I)neighbor_alltoallv with those counts. */
+static int uniform_ref(MPI_Comm c, const int *sbuf, int k, unsigned char *ref, size_t rn,
+                       int indeg, int outdeg, bool nonblocking, bool alltoallv)
+{
+    int *a = malloc(((size_t)(2 * indeg + 2 * outdeg) + 1) * sizeof *a), rc;
+    int *sc = a, *sd = a + outdeg, *rc_ = a + 2 * outdeg, *rd = a + 2 * outdeg + indeg;
+    for (int i = 0; i < outdeg; i++) {
+        sc[i] = k;
+        sd[i] = i * k;
+    }
+    for (int j = 0; j < indeg; j++) {
+        rc_[j] = k;
+        rd[j] = j * k;
+    }
+    memset(ref, SENTINEL, rn);
+    MPI_Request q;
+    if (!nonblocking)
+        rc = alltoallv ? PMPI_Neighbor_alltoallv(sbuf, sc, sd, MPI_INT, ref, rc_, rd, MPI_INT, c)
+                       : PMPI_Neighbor_alltoall(sbuf, k, MPI_INT, ref, k, MPI_INT, c);
+    else {
+        rc = alltoallv
+                 ? PMPI_Ineighbor_alltoallv(sbuf, sc, sd, MPI_INT, ref, rc_, rd, MPI_INT, c, &q)
+                 : PMPI_Ineighbor_alltoall(sbuf, k, MPI_INT, ref, k, MPI_INT, c, &q);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    free(a);
+    return rc;
+}
+
+/* MPI_Neighbor_alltoall and MPI_Ineighbor_alltoall (the drop-in builds count arrays and runs
+ * the alltoallv rows) against the library: 3 ints per neighbor, a guard after the blocks. The
+ * result must be the library's MPI_(I)neighbor_alltoall's, or where the library orders a
+ * repeated neighbor differently in its alltoall and its alltoallv (MPICH 4.0.2's blocking
+ * calls, Open MPI 4.1.4's nonblocking ones on a Cartesian ring of 1 or 2), its alltoallv's. */
+static void uniform_case(MPI_Comm c, int t, int indeg, int outdeg)
+{
+    const int k = 3;
+    const size_t sn = (size_t)outdeg * k + 1, rn = (size_t)indeg * k * sizeof(int) + GUARD;
+    int *sbuf = malloc(sn * sizeof *sbuf);
+    unsigned char *ref = malloc(rn), *refv = malloc(rn), *got = malloc(rn);
+    for (size_t i = 0; i < sn; i++)
+        sbuf[i] = (int)(i * 7 + (size_t)me * 1000 + (size_t)t);
+    for (int nonblocking = 0; nonblocking <= 1; nonblocking++) {
+        int lib = uniform_ref(c, sbuf, k, ref, rn, indeg, outdeg, nonblocking, false);
+        int libv = uniform_ref(c, sbuf, k, refv, rn, indeg, outdeg, nonblocking, true);
+        int both = lib != MPI_SUCCESS || libv != MPI_SUCCESS, any = 0;
+        MPI_Allreduce(&both, &any, 1, MPI_INT, MPI_MAX, c);
+        if (any)
+            continue; /* the library fails: nothing to compare with */
+        memset(got, SENTINEL, rn);
+        int rc;
+        if (!nonblocking) {
+            rc = MPI_Neighbor_alltoall(sbuf, k, MPI_INT, got, k, MPI_INT, c);
+        } else {
+            MPI_Request q;
+            rc = MPI_Ineighbor_alltoall(sbuf, k, MPI_INT, got, k, MPI_INT, c, &q);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+        cases++;
+        if (rc != MPI_SUCCESS || (memcmp(got, ref, rn) && memcmp(got, refv, rn)))
+            fail(nonblocking ? "MPI_Ineighbor_alltoall: received bytes differ"
+                             : "MPI_Neighbor_alltoall: received bytes differ",
+                 topo_name[t], "int", rows[0]);
+    }
+    free(sbuf);
+    free(ref);
+    free(refv);
+    free(got);
+}
+#endif
 
 static void run_case(MPI_Comm c, int t, int kind, MPI_Datatype vec)
 {
@@ -353,6 +473,10 @@ static void run_case(MPI_Comm c, int t, int kind, MPI_Datatype vec)
     else if (memcmp(ref, ref_nb, r.bytes) && me == 0 && kind == 0)
         printf("note: the library's blocking and nonblocking calls differ on topology %s at "
                "P = %d\n", topo_name[t], P);
+#ifdef TUNA_TEST_PRELOAD
+    if (kind == K_INT)
+        uniform_case(c, t, indeg, outdeg);
+#endif
     for (int a = 0; a < NROWS; a++) {
         tuna_options opt;
         if (tuna_options_parse(rows[a], TUNA_NEIGHBOR_ALLTOALLV, &opt) != MPI_SUCCESS) {
@@ -454,6 +578,10 @@ static void errors(MPI_Comm c)
     memset(rb, SENTINEL, sizeof rb);
     tuna_options opt;
     tuna_options_parse("linear", TUNA_NEIGHBOR_ALLTOALLV, &opt);
+#ifdef TUNA_TEST_PRELOAD
+    /* the drop-in raises errors on the communicator: returned, not fatal */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+#endif
     struct {
         const char *what;
         int code;
@@ -515,7 +643,14 @@ int main(int argc, char **argv)
         MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
         for (int kind = 0; kind < K_COUNT; kind++)
             run_case(c, t, kind, vec);
-        if (t == T_CART)
+#ifdef TUNA_TEST_PRELOAD
+        /* the errors are tuna's where a tuna row runs (auto and vendor: the library's) */
+        const char *row = getenv("TUNA_NEIGHBOR_ALLTOALLV");
+        const bool tuna_row = row && *row && strcmp(row, "auto") && strcmp(row, "vendor");
+#else
+        const bool tuna_row = true;
+#endif
+        if (t == T_CART && tuna_row)
             errors(c);
         MPI_Comm_free(&c);
     }

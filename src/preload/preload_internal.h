@@ -39,6 +39,8 @@
  *   alltoallw.c           MPI_Alltoallw, MPI_Ialltoallw, MPI(X)_Alltoallw_init
  *   alltoall.c            MPI_Alltoall, _c, MPI_Ialltoall, _c, MPI(X)_Alltoall_init
  *   allgather_allreduce.c the same for MPI_Allgather and MPI_Allreduce
+ *   neighbor.c            MPI_(I)neighbor_alltoallv, MPI(X)_Neighbor_alltoallv_init,
+ *                         MPI_(I)neighbor_alltoall
  *   requests.c            proxy requests, their progress, the completion calls, MPI_Start*,
  *                         MPI_Request_free, MPI_Cancel
  *   info_keys.c           MPI_Comm_set_info, MPI_Comm_dup_with_info (info keys captured)
@@ -60,7 +62,7 @@
 
 #if defined(TUNA_HAVE_MPIX_ALLTOALLV_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT) ||         \
     defined(TUNA_HAVE_MPIX_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT) ||          \
-    defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT)
+    defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT) || defined(TUNA_HAVE_MPIX_NEIGHBOR_ALLTOALLV_INIT)
 #include <mpi-ext.h>   /* Open MPI's persistent collectives: MPIX_*_init */
 #endif
 /* Some persistent collective is intercepted (plans behind persistent proxies). */
@@ -68,7 +70,9 @@
     defined(TUNA_HAVE_MPI_ALLTOALL_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALL_INIT) ||            \
     defined(TUNA_HAVE_MPI_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLGATHER_INIT) ||          \
     defined(TUNA_HAVE_MPI_ALLREDUCE_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT) ||          \
-    defined(TUNA_HAVE_MPI_ALLTOALLW_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT)
+    defined(TUNA_HAVE_MPI_ALLTOALLW_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT) ||          \
+    defined(TUNA_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT) ||                                           \
+    defined(TUNA_HAVE_MPIX_NEIGHBOR_ALLTOALLV_INIT)
 #define TUNA_PRELOAD_PERSISTENT 1
 #endif
 
@@ -94,6 +98,11 @@ enum coll {
 #define STAT_ALLTOALLW ((enum coll)(NCOLL + 4))
 #define STAT_IALLTOALLW ((enum coll)(NCOLL + 5))
 #define STAT_ALLTOALLW_INIT ((enum coll)(NCOLL + 6))
+/* MPI_Ineighbor_alltoallv, and MPI_(I)neighbor_alltoall (configured as neighbor_alltoallv, whose
+ * rows run them with count arrays built from the uniform count). */
+#define STAT_INEIGHBOR_ALLTOALLV ((enum coll)(NCOLL + 7))
+#define STAT_NEIGHBOR_ALLTOALL ((enum coll)(NCOLL + 8))
+#define STAT_INEIGHBOR_ALLTOALL ((enum coll)(NCOLL + 9))
 
 /* Each collective's names, configuration and the library's call: tuna_collective_table[coll]
  * (src/core/collective_names.c); enum coll counts as tuna_collective does. */
@@ -282,6 +291,18 @@ int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Com
 int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
                             MPI_Comm comm, double t0, unsigned long long sent,
                             unsigned long long recvd, MPI_Request *request);
+/* What a nonblocking call of the drop-in made for tuna's operation, which reads it until it
+ * finishes: one malloc'd block (arrays may follow the header) and up to two derived types
+ * (MPI_DATATYPE_NULL: none). preload_owned_free frees the types, then the block (NULL: nothing). */
+typedef struct preload_owned {
+    MPI_Datatype type[2];
+} preload_owned;
+void preload_owned_free(preload_owned *o);
+/* The same as preload_proxy_for_op_as, the proxy also owning `owned` (freed when the operation
+ * finishes, or here on failure). */
+int preload_proxy_for_op_owning(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
+                                preload_owned *owned, MPI_Comm comm, double t0, unsigned long long sent,
+                                unsigned long long recvd, MPI_Request *request);
 /* A plan tuna made for a persistent `coll` on comm, behind a new persistent proxy handed to
  * the application in *request; sent/recvd: this rank's bytes per start. */
 int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm,

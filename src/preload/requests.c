@@ -40,6 +40,9 @@ typedef struct proxy_req {
     int rc;                         /* the finished operation's outcome, for the completion */
     tuna_plan plan;                 /* persistent */
     tuna_request op;                /* nonblocking */
+    preload_owned *owned;           /* nonblocking: what the drop-in made for the call (the
+                                       count arrays of MPI_Ineighbor_alltoall), freed when the
+                                       operation finishes */
     MPI_Comm comm;                  /* whose error handler reports a failure */
     comm_record *rec;               /* statistics (records outlive communicators) */
     char label[LABEL_MAX];          /* what runs */
@@ -158,6 +161,8 @@ static void proxy_finished(proxy_req *e, int rc)
     e->in_flight = false;
     nin_flight--;
     e->rc = rc;
+    preload_owned_free(e->owned); /* the operation no longer reads it */
+    e->owned = NULL;
     if (rc != MPI_SUCCESS) {
         preload_account_rec(e->rec, e->persistent ? e->stat : e->coll, PATH_ERROR, e->label,
                             preload_clock_now() - e->t0, 0, 0);
@@ -416,8 +421,9 @@ int MPI_Cancel(MPI_Request *request)
         return PMPI_Cancel(request);
     return preload_raise_error(e->comm, MPI_ERR_REQUEST,
                                "MPI_Cancel: the request is a collective's (MPI_Ialltoallv, "
-                               "MPI_Ialltoall, MPI_Iallgather, MPI_Iallreduce or a persistent "
-                               "one of these), which cannot be cancelled");
+                               "MPI_Ialltoall, MPI_Iallgather, MPI_Iallreduce, "
+                               "MPI_Ineighbor_alltoall(v) or a persistent one of these), which "
+                               "cannot be cancelled");
 }
 
 /*
@@ -469,10 +475,20 @@ int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_
                             MPI_Comm comm, double t0, unsigned long long sent,
                             unsigned long long recvd, MPI_Request *request)
 {
+    return preload_proxy_for_op_owning(s, coll, stat, op, NULL, comm, t0, sent, recvd, request);
+}
+
+int preload_proxy_for_op_owning(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
+                                preload_owned *owned, MPI_Comm comm, double t0, unsigned long long sent,
+                                unsigned long long recvd, MPI_Request *request)
+{
     int rc;
     proxy_req *e = proxy_for_call(s, coll, false, op, NULL, comm, sent, recvd, &rc);
-    if (!e)
+    if (!e) { /* proxy_for_call waited for op: nothing reads owned any more */
+        preload_owned_free(owned);
         return rc;
+    }
+    e->owned = owned;
     e->stat = stat;
     const choice *ch = &s->ch[coll];
     e->t0 = t0;
@@ -487,6 +503,16 @@ int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_
     pthread_mutex_unlock(&proxy_lock);
     *request = e->req;
     return MPI_SUCCESS;
+}
+
+void preload_owned_free(preload_owned *o)
+{
+    if (!o)
+        return;
+    for (int i = 0; i < 2; i++)
+        if (o->type[i] != MPI_DATATYPE_NULL)
+            PMPI_Type_free(&o->type[i]);
+    free(o);
 }
 
 /* At MPI_Finalize, first: the operations still in flight (a freed request's) finish, their

@@ -17,7 +17,9 @@
 static const char *stat_coll_name(enum coll c)
 {
     static const char *const others[] = {"ialltoallv", "ialltoall", "iallgather", "iallreduce",
-                                         "alltoallw", "ialltoallw", "alltoallw_init"};
+                                         "alltoallw", "ialltoallw", "alltoallw_init",
+                                         "ineighbor_alltoallv", "neighbor_alltoall",
+                                         "ineighbor_alltoall"};
     return c >= NCOLL ? others[c - NCOLL] : tuna_collective_table[c].name;
 }
 
@@ -31,6 +33,8 @@ enum coll preload_stat_nonblocking(enum coll c)
         return STAT_IALLGATHER;
     case COLL_ALLREDUCE:
         return STAT_IALLREDUCE;
+    case COLL_NEIGHBOR_ALLTOALLV:
+        return STAT_INEIGHBOR_ALLTOALLV;
     default:
         return STAT_IALLTOALLV;
     }
