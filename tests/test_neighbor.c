@@ -36,6 +36,7 @@ typedef MPI_Request tuna_request;
 typedef MPI_Request tuna_plan;
 #define TUNA_NEIGHBOR_ALLTOALLV 0
 #define TUNA_PLAN_ESTIMATE 0
+#define TUNA_PLAN_MEASURE 0 /* the drop-in measures where TUNA_PLAN=measure says so */
 static int tuna_options_parse(const char *str, int coll, tuna_options *opt)
 {
     (void)str;
@@ -49,8 +50,7 @@ static int tuna_options_parse(const char *str, int coll, tuna_options *opt)
     ((void)(opt), MPI_Ineighbor_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req))
 #define tuna_request_wait(req) MPI_Wait(req, MPI_STATUS_IGNORE)
 #define tuna_neighbor_alltoallv_init(sb, sc, sd, st, rb, rc, rd, rt, comm, opt, flags, plan)   \
-    ((void)(opt), (void)(flags),                                                               \
-     NEIGHBOR_ALLTOALLV_INIT(sb, sc, sd, st, rb, rc, rd, rt, comm, MPI_INFO_NULL, plan))
+    ((void)(opt), NEIGHBOR_ALLTOALLV_INIT(sb, sc, sd, st, rb, rc, rd, rt, comm, MPI_INFO_NULL, plan))
 #define tuna_start(plan) MPI_Start(&(plan))
 #define tuna_wait(plan) MPI_Wait(&(plan), MPI_STATUS_IGNORE)
 #define tuna_plan_free(plan) MPI_Request_free(plan)
