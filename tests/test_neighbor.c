@@ -427,7 +427,7 @@ static void run_case(MPI_Comm c, int t, int kind, MPI_Datatype vec)
     side_make(&s, outdeg, out, true, kind, t, vec, t == T_CART);
     side_make(&r, indeg, in, false, kind, t, vec, t == T_CART);
     unsigned char *sbuf = malloc(s.bytes), *copy = malloc(s.bytes), *ref = malloc(r.bytes),
-                  *got = malloc(r.bytes), *got2 = malloc(r.bytes);
+                  *got = malloc(r.bytes), *got2 = malloc(r.bytes), *ref_nb = NULL;
     fill_send(sbuf, s.bytes, 0);
     memcpy(copy, sbuf, s.bytes);
     memset(ref, SENTINEL, r.bytes);
@@ -445,20 +445,11 @@ static void run_case(MPI_Comm c, int t, int kind, MPI_Datatype vec)
             printf("note: the library's MPI_Neighbor_alltoallv failed (%s) on topology %s, "
                    "type %s at P = %d: case skipped\n", msg, topo_name[t], kind_name[kind], P);
         }
-        free(sbuf);
-        free(copy);
-        free(ref);
-        free(got);
-        free(got2);
-        side_free(&s);
-        side_free(&r);
-        free(in);
-        free(out);
-        return;
+        goto done;
     }
     /* the nonblocking reference: the library's MPI_Ineighbor_alltoallv (Open MPI 4.1.4's
      * differs from its blocking call where a Cartesian neighbor appears twice) */
-    unsigned char *ref_nb = malloc(r.bytes);
+    ref_nb = malloc(r.bytes);
     memset(ref_nb, SENTINEL, r.bytes);
     MPI_Request lreq;
     PMPI_Ineighbor_alltoallv(sbuf, s.counts, s.displs, s.type, ref_nb, r.counts, r.displs,
@@ -555,6 +546,7 @@ static void run_case(MPI_Comm c, int t, int kind, MPI_Datatype vec)
         PMPI_Neighbor_alltoallv(sbuf, s.counts, s.displs, s.type, ref, r.counts, r.displs,
                                 r.type, c);
     }
+done:
     free(sbuf);
     free(copy);
     free(ref);
