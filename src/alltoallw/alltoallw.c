@@ -135,8 +135,16 @@ int tuna_w_begin(const char *who, const void *sendbuf, const int sendcounts[],
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return tuna_error_set(MPI_ERR_COMM, "%s: not a valid communicator", who);
-    /* vendor, and memory no row serves (docs/gpu.md): the library's own. */
+    /* vendor, auto, and memory no row serves (docs/gpu.md): the library's own. auto: the
+     * packed way's copies cost more than the alltoallv rows gained wherever it was measured
+     * (docs/results/alltoallw.md: 3-8x slower blocking, 1.2-1.8x as a plan, one node), and the
+     * choice must be the same on every rank without an agreement; a named row runs tuna's.
+     * One rank is tuna's own copy (Open MPI 4.1.4's MPI_Alltoallw is wrong there). */
+    int size = 0;
+    if (!inter)
+        TUNA_MPI_CHECK(PMPI_Comm_size(comm, &size));
     if ((*opt)->algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "vendor") ||
+        ((*opt)->algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "auto") && size > 1) ||
         (!inter && tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST)) {
         *library = true;
         return MPI_SUCCESS;
