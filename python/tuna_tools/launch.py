@@ -19,14 +19,19 @@ def mpiexec(nprocs=None):
 
 
 # tuna-bench --collective values (alltoallv first: the default).
-COLLECTIVES = ("alltoallv", "alltoall", "allgather", "allreduce")
+COLLECTIVES = ("alltoallv", "alltoall", "allgather", "allreduce", "neighbor_alltoallv")
 
 
 def bench_workload(collective, dists):
-    """tuna-bench's -c/-d arguments: distributions are alltoallv's (uniform if none given);
-    the other collectives take a size only."""
+    """tuna-bench's -c/-d arguments: distributions are alltoallv's (uniform if none given)
+    and neighbor_alltoallv's (spmv:FILE.mtx halos, required); the other collectives take a
+    size only."""
     if collective == "alltoallv":
         return [a for d in dists or ["uniform"] for a in ("-d", d)]
+    if collective == "neighbor_alltoallv":
+        if not dists:
+            raise ValueError("--collective neighbor_alltoallv needs --dist spmv:FILE.mtx")
+        return ["-c", collective] + [a for d in dists for a in ("-d", d)]
     if dists:
         raise ValueError("--dist applies to --collective alltoallv only")
     return ["-c", collective]

@@ -201,9 +201,11 @@ def record_bound(rec, plat, procs, rpn, cache):
     node totals tuna-bench wrote (its physical nodes must be the rpn-rank nodes of the
     simulated placement), else, for records from before tuna-bench wrote them, the bound
     recorded by the run that made them (the same definition). None for distributions
-    outside BOUNDED_DISTRIBUTIONS."""
+    outside BOUNDED_DISTRIBUTIONS and for neighbor_alltoallv."""
     d = rec["dist"]
     coll = rec.get("collective", "alltoallv")
+    if coll == "neighbor_alltoallv":  # no bound for neighborhoods
+        return None
     if coll != "alltoallv":
         key = (plat.get("name"), coll, d.get("S_bytes"), procs, rpn)
         if key not in cache:

@@ -84,6 +84,9 @@ typedef struct bench_args {
     int nonblocking;  /* --nonblocking: overlap of the nonblocking form (overlap.h) */
     double poll;      /* --poll: tests every this fraction of the pure time (0: none) */
     int until_learned; /* --until-learned: auto's warm-up ends once its class has learned */
+    /* neighbor_alltoallv: --stencil D makes dists[i] (kind uniform, sized by --sizes) a
+     * periodic D-dimensional grid's face exchange; 0 for the --dist entries (spmv halos) */
+    int stencil_dim[MAX_DISTS];
 } bench_args;
 
 static int me = 0, P = 1;
@@ -100,12 +103,21 @@ static void usage(FILE *f)
             "Benchmark libtuna's MPI_Alltoallv (or MPI_Allgather / MPI_Allreduce / MPI_Alltoall)\n"
             "algorithms against the MPI library's own.\n\n"
             "Sweep:\n"
-            "  -c, --collective C      alltoallv (default) | allgather | allreduce | alltoall;\n"
-            "                          for the last three S is each rank's contribution\n"
-            "                          (alltoallw: an FFT's pencil transpose with options of its\n"
-            "                          own, tuna-bench --collective alltoallw --help)\n"
+            "  -c, --collective C      alltoallv (default) | allgather | allreduce | alltoall\n"
+            "                          | neighbor_alltoallv | alltoallw; for allgather,\n"
+            "                          allreduce and alltoall S is each rank's contribution\n"
             "                          (allgather and alltoall: a block; allreduce: the vector,\n"
-            "                          MPI_SUM, default type double) and --dist does not apply\n"
+            "                          MPI_SUM, default type double) and --dist does not apply;\n"
+            "                          alltoallw: an FFT's pencil transpose with options of its\n"
+            "                          own (tuna-bench --collective alltoallw --help);\n"
+            "                          neighbor_alltoallv runs on a distributed-graph\n"
+            "                          communicator from --dist spmv:FILE.mtx (the halo of\n"
+            "                          y = A x, 1-D row blocks) or --stencil, and times every\n"
+            "                          configuration blocking and persistent (init once)\n"
+            "      --stencil D         (repeatable; neighbor_alltoallv) 2d | 3d: a periodic\n"
+            "                          grid of P ranks (MPI_Dims_create), S bytes to each face\n"
+            "                          neighbor (Cartesian communicator where every dimension\n"
+            "                          is at least 3, else a distributed graph)\n"
             "  -a, --algorithms LIST   comma-separated names from --list, or 'all' (default);\n"
             "                          'alg:k=v,k2=v2' is one configuration with those values\n"
             "      --radix SPEC        values of the 'radix' parameter (same as --param radix=SPEC)\n"
@@ -193,7 +205,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
 {
     enum { O_RADIX = 256, O_BLOCK, O_PARAM, O_SCALE, O_RPN, O_UNIT, O_SEED, O_NOPHASES,
            O_APPEND, O_RUNNAME, O_NOVENDOR, O_NOVERIFY, O_PLAN, O_FACTS, O_MATRIX,
-           O_PHASEITERS, O_NONBLOCKING, O_POLL, O_UNTILLEARNED };
+           O_PHASEITERS, O_NONBLOCKING, O_POLL, O_UNTILLEARNED, O_STENCIL };
     static const struct option longopts[] = {
         {"collective", required_argument, 0, 'c'},
         {"algorithms", required_argument, 0, 'a'},
@@ -225,6 +237,7 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         {"help", no_argument, 0, 'h'},
         {"facts", required_argument, 0, O_FACTS},
         {"matrix", no_argument, 0, O_MATRIX},
+        {"stencil", required_argument, 0, O_STENCIL},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     strcpy(a->algorithms, "all");
@@ -411,6 +424,22 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         case O_MATRIX:
             a->facts_matrix = 1;
             break;
+        case O_STENCIL: {
+            int dim = strcmp(optarg, "2d") == 0 ? 2 : strcmp(optarg, "3d") == 0 ? 3 : 0;
+            if (!dim) {
+                snprintf(err, errlen, "--stencil '%s': expected 2d or 3d", optarg);
+                return -1;
+            }
+            if (a->ndists == MAX_DISTS) {
+                snprintf(err, errlen, "too many --dist and --stencil options");
+                return -1;
+            }
+            bench_dist *d = &a->dists[a->ndists];
+            bench_dist_parse("uniform", d, err, errlen);
+            snprintf(d->spec, sizeof d->spec, "stencil:%s", optarg);
+            a->stencil_dim[a->ndists++] = dim;
+            break;
+        }
         case 'h':
             a->help = 1;
             break;
@@ -436,7 +465,27 @@ static int parse_args(int argc, char **argv, bench_args *a, char *err, size_t er
         snprintf(err, errlen, "--facts describes alltoallv data sets only");
         return -1;
     }
-    if (a->coll != TUNA_ALLTOALLV) {
+    int nstencil = 0;
+    for (int i = 0; i < a->ndists; i++)
+        nstencil += a->stencil_dim[i] > 0;
+    if (nstencil && a->coll != TUNA_NEIGHBOR_ALLTOALLV) {
+        snprintf(err, errlen, "--stencil goes with --collective neighbor_alltoallv");
+        return -1;
+    }
+    if (a->coll == TUNA_NEIGHBOR_ALLTOALLV) {
+        for (int i = 0; i < a->ndists; i++)
+            if (!a->stencil_dim[i] && a->dists[i].kind != DIST_SPMV) {
+                snprintf(err, errlen, "--collective neighbor_alltoallv: --dist spmv:FILE.mtx "
+                                      "(a halo exchange) or --stencil 2d|3d, not '%s'",
+                         a->dists[i].spec);
+                return -1;
+            }
+        if (a->ndists == 0) {
+            snprintf(err, errlen, "--collective neighbor_alltoallv needs --dist spmv:FILE.mtx "
+                                  "or --stencil 2d|3d");
+            return -1;
+        }
+    } else if (a->coll != TUNA_ALLTOALLV) {
         /* Every rank contributes the same count (MPI's rule for these collectives). */
         if (a->ndists > 0 || scale > 0) {
             snprintf(err, errlen, "--dist and --scale apply to --collective alltoallv only");
@@ -513,7 +562,8 @@ static void print_list(tuna_collective coll)
 
 typedef struct config {
     tuna_options opt;
-    char name[256]; /* canonical option string */
+    char name[256]; /* canonical option string (" [persistent]" added: neighbor's plans) */
+    int plan;       /* 0: blocking calls; 1 estimate, 2 measure: a plan (tuna_*_init), started */
 } config;
 
 static long resolve(long v)
@@ -540,6 +590,7 @@ static int add_config(config **cfg, int *n, int *cap, const tuna_options *opt, c
     }
     config *c = &(*cfg)[(*n)++];
     c->opt = *opt;
+    c->plan = 0;
     if (tuna_options_format(opt, c->name, sizeof c->name) != MPI_SUCCESS) {
         snprintf(err, errlen, "%s", tuna_error_string(MPI_ERR_ARG));
         return -1;
@@ -654,6 +705,23 @@ static int build_configs(const bench_args *a, config **cfg, int *n, char *err, s
                 fprintf(stderr,
                         "tuna-bench: warning: no selected algorithm has a parameter '%s'\n",
                         a->params[s].name);
+    /* --plan times every configuration as a plan; neighbor_alltoallv times each both ways in
+     * one run (blocking, then persistent: --plan's mode, estimate by default). */
+    const int nbr = a->coll == TUNA_NEIGHBOR_ALLTOALLV && !a->nonblocking;
+    if (rc == 0 && nbr) {
+        const int nb = *n;
+        for (int i = 0; i < nb && rc == 0; i++)
+            rc = add_config(cfg, n, &cap, &(*cfg)[i].opt, err, errlen);
+        for (int i = nb; i < *n && rc == 0; i++) {
+            config *c = &(*cfg)[i];
+            c->plan = a->plan ? a->plan : 1;
+            size_t len = strlen(c->name);
+            snprintf(c->name + len, sizeof c->name - len, " [persistent]");
+        }
+    } else if (rc == 0) {
+        for (int i = 0; i < *n; i++)
+            (*cfg)[i].plan = a->plan;
+    }
     if (rc) {
         free(*cfg);
         *cfg = NULL;
@@ -721,6 +789,14 @@ typedef struct dataset {
     double total_bytes, max_rank_bytes, max_block_bytes, mean_block_bytes, zero_fraction;
     /* The busiest node's bytes to / from ranks of other nodes (alltoallv; -1: not computed) */
     double max_node_offnode_send_bytes, max_node_offnode_recv_bytes;
+    /* neighbor_alltoallv: the topology communicator the calls run on, this rank's out- and
+     * in-degree (the count arrays' lengths; P for alltoallv), the topology ("dist_graph" or
+     * "cart"), the grid of a stencil, and global edge facts */
+    MPI_Comm ncomm;
+    int nout, nin;
+    const char *topology;
+    int grid[3], ndims;
+    double edges, max_degree, max_node_offnode_edges;
 } dataset;
 
 /*
@@ -770,7 +846,10 @@ static void dataset_free(dataset *d)
     free(d->sbuf0);
     payload_free(d->rbuf, d->shared);
     free(d->rref);
+    if (d->ncomm != MPI_COMM_NULL && d->ncomm != 0)
+        MPI_Comm_free(&d->ncomm);
     memset(d, 0, sizeof *d);
+    d->ncomm = MPI_COMM_NULL;
 }
 
 /*
@@ -955,6 +1034,7 @@ static int dataset_make(const bench_args *a, const bench_dist *dist, long S, dat
     d->zero_fraction = sums[1] / (double)n;
     d->max_node_offnode_send_bytes = offnode[0];
     d->max_node_offnode_recv_bytes = offnode[1];
+    d->nout = d->nin = P;
 
     size_t ib = (size_t)P * sizeof(int);
     d->scounts = malloc(ib), d->sdispls = malloc(ib), d->rcounts = malloc(ib),
@@ -1068,6 +1148,219 @@ static int dataset_make_coll(const bench_args *a, const bench_dist *dist, long S
     return buffers_agreed(ok, d, err, errlen);
 }
 
+/*
+ * Data set of --collective neighbor_alltoallv (collective): the neighborhood, its counts and
+ * buffers, and the topology communicator d->ncomm.
+ *  - spmv:FILE.mtx: rank 0 reads the P x P halo counts (bench_dist_read: rank k sends rank i
+ *    the x entries of k's row block that i's rows reference) and scatters rows and columns;
+ *    one edge per (owner -> needer) pair with a non-zero count, self excluded, each entry a
+ *    double (8 bytes, times --scale); MPI_Dist_graph_create_adjacent, ascending ranks.
+ *  - stencil (dim D): a periodic D-dimensional grid (MPI_Dims_create), S bytes (or elements)
+ *    to each face neighbor in MPI_Cart_shift's order (per dimension -1, then +1). A Cartesian
+ *    communicator where every dimension is at least 3; else (a neighbor twice) a distributed
+ *    graph with the same lists, whose repeated edges MPI matches in order.
+ * Edge k to rank j carries fill_block(me, j + occurrence * P), so misplaced blocks show.
+ */
+/* MPI_Dist_graph_create_adjacent over MPI_COMM_WORLD, weights 1 (Open MPI's MPI_UNWEIGHTED is
+ * a zero-size array to the compiler; MPI ignores weights), ranks kept. */
+static void dist_graph(int nin, const int *in, int nout, const int *out, MPI_Comm *comm)
+{
+    int n = nin > nout ? nin : nout;
+    int *w = malloc(((size_t)n + 1) * sizeof *w);
+    for (int k = 0; w && k <= n; k++)
+        w[k] = 1;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, nin, in, w, nout, out, w, MPI_INFO_NULL, 0,
+                                   comm);
+    free(w);
+}
+
+static int dataset_make_nbr(const bench_args *a, const bench_dist *dist, int dim, long S,
+                            int rpn, dataset *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->ncomm = MPI_COMM_NULL;
+    d->dist = dist;
+    d->S = dim ? S : -1;
+    int tsize;
+    MPI_Type_size(a->type, &tsize);
+    int *out = NULL, *in = NULL;
+    long *ocnt = NULL, *icnt = NULL; /* elements per edge */
+    int ok = 1;
+    if (dim) {
+        int dims[3] = {0, 0, 0}, per[3] = {1, 1, 1}, co[3] = {0, 0, 0};
+        MPI_Dims_create(P, dim, dims);
+        int rest = me, small = 0;
+        for (int k = dim - 1; k >= 0; k--) { /* row-major, as MPI_Cart_create numbers */
+            co[k] = rest % dims[k];
+            rest /= dims[k];
+            small |= dims[k] < 3;
+        }
+#ifdef SMPI_SHARED_MALLOC
+        small = 1; /* SMPI: no Cartesian neighborhood calls (bench/smpi_topology.c) */
+#endif
+        d->ndims = dim;
+        memcpy(d->grid, dims, sizeof dims);
+        d->nout = d->nin = 2 * dim;
+        out = malloc(sizeof(int) * 6), in = malloc(sizeof(int) * 6);
+        ocnt = malloc(sizeof(long) * 6), icnt = malloc(sizeof(long) * 6);
+        ok = out && in && ocnt && icnt;
+        for (int k = 0; ok && k < dim; k++)
+            for (int s = 0; s < 2; s++) {
+                int c2[3] = {co[0], co[1], co[2]};
+                c2[k] = (c2[k] + (s ? 1 : -1) + dims[k]) % dims[k];
+                int r = 0;
+                for (int m = 0; m < dim; m++)
+                    r = r * dims[m] + c2[m];
+                out[2 * k + s] = in[2 * k + s] = r;
+                ocnt[2 * k + s] = icnt[2 * k + s] = a->unit_elements ? S : S / tsize;
+            }
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (ok && !small) {
+            MPI_Cart_create(MPI_COMM_WORLD, dim, dims, per, 0, &d->ncomm);
+            d->topology = "cart";
+        } else if (ok) {
+            dist_graph(d->nin, in, d->nout, out, &d->ncomm);
+            d->topology = "dist_graph";
+        }
+    } else {
+        long *srow = malloc((size_t)P * sizeof *srow), *rcol = malloc((size_t)P * sizeof *rcol);
+        long *m = NULL;
+        ok = srow && rcol;
+        if (me == 0 && ok) {
+            m = malloc((size_t)P * (size_t)P * sizeof *m);
+            ok = m && bench_dist_read(dist, P, m, err, errlen) == 0;
+            if (!m)
+                snprintf(err, errlen, "out of memory for the %d x %d size matrix", P, P);
+        }
+        MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(err, (int)errlen, MPI_CHAR, 0, MPI_COMM_WORLD);
+        if (ok) {
+            MPI_Scatter(m, P, MPI_LONG, srow, P, MPI_LONG, 0, MPI_COMM_WORLD);
+            if (me == 0)
+                for (int i = 0; i < P; i++)
+                    for (int j = i + 1; j < P; j++) {
+                        long t = m[(size_t)i * P + j];
+                        m[(size_t)i * P + j] = m[(size_t)j * P + i];
+                        m[(size_t)j * P + i] = t;
+                    }
+            MPI_Scatter(m, P, MPI_LONG, rcol, P, MPI_LONG, 0, MPI_COMM_WORLD);
+            out = malloc(sizeof(int) * (size_t)P), in = malloc(sizeof(int) * (size_t)P);
+            ocnt = malloc(sizeof(long) * (size_t)P), icnt = malloc(sizeof(long) * (size_t)P);
+            ok = out && in && ocnt && icnt;
+            for (int j = 0; ok && j < P; j++) {
+                long so = j == me ? 0 : to_elements(a, dist, srow[j], tsize);
+                long ri = j == me ? 0 : to_elements(a, dist, rcol[j], tsize);
+                if (so > 0) {
+                    out[d->nout] = j;
+                    ocnt[d->nout++] = so;
+                }
+                if (ri > 0) {
+                    in[d->nin] = j;
+                    icnt[d->nin++] = ri;
+                }
+            }
+        }
+        free(m);
+        free(srow);
+        free(rcol);
+        MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (ok) {
+            dist_graph(d->nin, in, d->nout, out, &d->ncomm);
+            d->topology = "dist_graph";
+        }
+    }
+    /* Global facts over the edges, in bytes; counts and displacements (int). */
+    double sent = 0, maxe = 0, offn = 0, offe = 0;
+    long so = 0, ro = 0;
+    int fits = 1;
+    size_t ob = sizeof(int) * (size_t)(d->nout + 1), ib = sizeof(int) * (size_t)(d->nin + 1);
+    if (ok) {
+        d->scounts = malloc(ob), d->sdispls = malloc(ob), d->scounts0 = malloc(ob),
+        d->sdispls0 = malloc(ob);
+        d->rcounts = malloc(ib), d->rdispls = malloc(ib), d->rcounts0 = malloc(ib),
+        d->rdispls0 = malloc(ib);
+        ok = d->scounts && d->sdispls && d->scounts0 && d->sdispls0 && d->rcounts &&
+             d->rdispls && d->rcounts0 && d->rdispls0;
+    }
+    for (int k = 0; ok && k < d->nout; k++) {
+        double b = (double)ocnt[k] * tsize;
+        sent += b;
+        maxe = b > maxe ? b : maxe;
+        if (rpn > 0 ? out[k] / rpn != me / rpn : !node_of[out[k]]) {
+            offn += b;
+            offe++;
+        }
+        fits &= so + ocnt[k] <= INT_MAX;
+        d->scounts[k] = (int)ocnt[k];
+        d->sdispls[k] = (int)so;
+        so += ocnt[k];
+    }
+    for (int k = 0; ok && k < d->nin; k++) {
+        fits &= ro + icnt[k] <= INT_MAX;
+        d->rcounts[k] = (int)icnt[k];
+        d->rdispls[k] = (int)ro;
+        ro += icnt[k];
+    }
+    double sums[2] = {sent, (double)d->nout}, maxes[3] = {sent, maxe, (double)d->nout};
+    double offnode[2] = {offn, offe};
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, maxes, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (rpn > 0) { /* logical nodes (TUNA_RANKS_PER_NODE): consecutive ranks */
+        MPI_Comm lnode;
+        MPI_Comm_split(MPI_COMM_WORLD, me / rpn, me, &lnode);
+        MPI_Allreduce(MPI_IN_PLACE, offnode, 2, MPI_DOUBLE, MPI_SUM, lnode);
+        MPI_Comm_free(&lnode);
+    } else {
+        MPI_Allreduce(MPI_IN_PLACE, offnode, 2, MPI_DOUBLE, MPI_SUM, node_comm);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, offnode, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (ok && !fits)
+        snprintf(err, errlen, "a rank's total exceeds INT_MAX elements; use --scale or "
+                              "smaller sizes");
+    if (!ok && !err[0])
+        snprintf(err, errlen, "out of memory for the neighborhood");
+    ok = ok && fits;
+    d->total_bytes = sums[0];
+    d->edges = sums[1];
+    d->max_rank_bytes = maxes[0];
+    d->max_block_bytes = maxes[1];
+    d->max_degree = maxes[2];
+    d->mean_block_bytes = sums[1] > 0 ? sums[0] / sums[1] : 0;
+    d->max_node_offnode_send_bytes = offnode[0];
+    d->max_node_offnode_edges = offnode[1];
+    d->max_node_offnode_recv_bytes = -1; /* not computed for neighborhoods */
+    if (ok) {
+        d->sbytes = (size_t)so * (size_t)tsize;
+        d->rbytes = (size_t)ro * (size_t)tsize;
+        ok = payload_buffers(a, d);
+    }
+    if (ok && a->verify) {
+        for (int k = 0; k < d->nout; k++) {
+            int occ = 0;
+            for (int q = 0; q < k; q++)
+                occ += out[q] == out[k];
+            fill_block(a, me, out[k] + occ * P, d->sbuf + (size_t)d->sdispls[k] * tsize,
+                       (size_t)d->scounts[k] * tsize);
+        }
+        for (int k = 0; k < d->nin; k++) {
+            int occ = 0;
+            for (int q = 0; q < k; q++)
+                occ += in[q] == in[k];
+            fill_block(a, in[k], me + occ * P, d->rref + (size_t)d->rdispls[k] * tsize,
+                       (size_t)d->rcounts[k] * tsize);
+        }
+        memcpy(d->sbuf0, d->sbuf, d->sbytes);
+        memcpy(d->scounts0, d->scounts, ob);
+        memcpy(d->sdispls0, d->sdispls, ob);
+        memcpy(d->rcounts0, d->rcounts, ib);
+        memcpy(d->rdispls0, d->rdispls, ib);
+    }
+    free(out), free(in), free(ocnt), free(icnt);
+    return buffers_agreed(ok, d, err, errlen);
+}
+
 /* The MPI library's own collective (PMPI), into out. */
 static void call_vendor(const bench_args *a, const dataset *d, char *out, MPI_Comm comm)
 {
@@ -1077,6 +1370,9 @@ static void call_vendor(const bench_args *a, const dataset *d, char *out, MPI_Co
         PMPI_Alltoall(d->sbuf, d->count, a->type, out, d->count, a->type, comm);
     else if (a->coll == TUNA_ALLREDUCE)
         PMPI_Allreduce(d->sbuf, out, d->count, a->type, MPI_SUM, comm);
+    else if (a->coll == TUNA_NEIGHBOR_ALLTOALLV)
+        PMPI_Neighbor_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, out, d->rcounts,
+                                d->rdispls, a->type, comm);
     else
         PMPI_Alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, out, d->rcounts, d->rdispls,
                        a->type, comm);
@@ -1086,7 +1382,7 @@ static void call_vendor(const bench_args *a, const dataset *d, char *out, MPI_Co
 static int plan_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm comm,
                      tuna_plan *plan)
 {
-    unsigned flags = a->plan == 2 ? TUNA_PLAN_MEASURE : TUNA_PLAN_ESTIMATE;
+    unsigned flags = c->plan == 2 ? TUNA_PLAN_MEASURE : TUNA_PLAN_ESTIMATE;
     if (a->coll == TUNA_ALLGATHER)
         return tuna_allgather_init(d->sbuf, d->count, a->type, d->rbuf, d->count, a->type, comm,
                                    &c->opt, flags, plan);
@@ -1096,6 +1392,10 @@ static int plan_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm 
     if (a->coll == TUNA_ALLREDUCE)
         return tuna_allreduce_init(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, comm, &c->opt,
                                    flags, plan);
+    if (a->coll == TUNA_NEIGHBOR_ALLTOALLV)
+        return tuna_neighbor_alltoallv_init(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf,
+                                            d->rcounts, d->rdispls, a->type, comm, &c->opt,
+                                            flags, plan);
     return tuna_alltoallv_init(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf, d->rcounts,
                                d->rdispls, a->type, comm, &c->opt, flags, plan);
 }
@@ -1116,6 +1416,9 @@ static int call_tuna(const bench_args *a, dataset *d, const config *c, MPI_Comm 
                              &c->opt);
     if (a->coll == TUNA_ALLREDUCE)
         return tuna_allreduce(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, comm, &c->opt);
+    if (a->coll == TUNA_NEIGHBOR_ALLTOALLV)
+        return tuna_neighbor_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf,
+                                       d->rcounts, d->rdispls, a->type, comm, &c->opt);
     return tuna_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf, d->rcounts,
                           d->rdispls, a->type, comm, &c->opt);
 }
@@ -1162,7 +1465,12 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
             at++;
         /* Where: the block's source rank (alltoallv, allgather) or the element (allreduce). */
         size_t src = 0, first = 0;
-        if (a->coll == TUNA_ALLTOALLV) {
+        if (a->coll == TUNA_NEIGHBOR_ALLTOALLV) { /* src: the in-edge */
+            while (src + 1 < (size_t)d->nin &&
+                   (size_t)d->rdispls[src + 1] * (size_t)tsize <= at)
+                src++;
+            first = (size_t)d->rdispls[src] * (size_t)tsize;
+        } else if (a->coll == TUNA_ALLTOALLV) {
             while (src + 1 < (size_t)P && (size_t)d->rdispls[src + 1] * (size_t)tsize <= at)
                 src++;
             first = (size_t)d->rdispls[src] * (size_t)tsize;
@@ -1180,15 +1488,18 @@ static void verify_or_abort(const bench_args *a, const dataset *d, const config 
                  "rank %d: received data differs from %s at byte %zu (%s %zu, byte %zu of it): "
                  "got 0x%02x, expected 0x%02x",
                  me, a->vendor ? vendor_name : "the expected result", at,
-                 a->coll == TUNA_ALLREDUCE ? "element" : "block from rank", src, at - first,
+                 a->coll == TUNA_ALLREDUCE            ? "element"
+                 : a->coll == TUNA_NEIGHBOR_ALLTOALLV ? "in-edge"
+                                                      : "block from rank",
+                 src, at - first,
                  (unsigned char)d->rbuf[at], (unsigned char)d->rref[at]);
         bad = 1;
     } else if (memcmp(d->sbuf, d->sbuf0, d->sbytes) != 0 ||
-               (a->coll == TUNA_ALLTOALLV &&
-                (memcmp(d->scounts, d->scounts0, (size_t)P * sizeof(int)) ||
-                 memcmp(d->sdispls, d->sdispls0, (size_t)P * sizeof(int)) ||
-                 memcmp(d->rcounts, d->rcounts0, (size_t)P * sizeof(int)) ||
-                 memcmp(d->rdispls, d->rdispls0, (size_t)P * sizeof(int))))) {
+               ((a->coll == TUNA_ALLTOALLV || a->coll == TUNA_NEIGHBOR_ALLTOALLV) &&
+                (memcmp(d->scounts, d->scounts0, (size_t)d->nout * sizeof(int)) ||
+                 memcmp(d->sdispls, d->sdispls0, (size_t)d->nout * sizeof(int)) ||
+                 memcmp(d->rcounts, d->rcounts0, (size_t)d->nin * sizeof(int)) ||
+                 memcmp(d->rdispls, d->rdispls0, (size_t)d->nin * sizeof(int))))) {
         snprintf(msg, sizeof msg, "rank %d: the send buffer or the count/displacement arrays "
                                   "were modified", me);
         bad = 1;
@@ -1267,6 +1578,9 @@ static int start_nonblocking(void *ctx, tuna_request *req)
                               o, req);
     if (a->coll == TUNA_ALLREDUCE)
         return tuna_iallreduce(d->sbuf, d->rbuf, d->count, a->type, MPI_SUM, x->comm, o, req);
+    if (a->coll == TUNA_NEIGHBOR_ALLTOALLV)
+        return tuna_ineighbor_alltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf,
+                                        d->rcounts, d->rdispls, a->type, x->comm, o, req);
     return tuna_ialltoallv(d->sbuf, d->scounts, d->sdispls, a->type, d->rbuf, d->rcounts,
                            d->rdispls, a->type, x->comm, o, req);
 }
@@ -1363,7 +1677,9 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
      * time is reported apart. -w 0 times every call from the first. */
     const tuna_algorithm_info *self = tuna_algorithm_get(a->coll, c->opt.algorithm);
     bool is_auto = self && strcmp(self->name, "auto") == 0;
-    int warmup = is_auto && !a->plan && a->warmup > 0 && a->warmup < BENCH_LEARN_WARMUP
+    /* (neighbor_alltoallv's auto runs the library's call outside a plan: nothing to learn) */
+    int warmup = is_auto && !c->plan && a->coll != TUNA_NEIGHBOR_ALLTOALLV && a->warmup > 0 &&
+                         a->warmup < BENCH_LEARN_WARMUP
                      ? BENCH_LEARN_WARMUP
                      : a->warmup;
     /* --until-learned: the learning warm-up's calls record tuna_stats, and it ends after the
@@ -1390,7 +1706,7 @@ static void run_config(const bench_args *a, dataset *d, const config *c, MPI_Com
      * agreeing call below (alltoallv) or the first phase iteration. */
     tuna_plan plan = NULL;
     double warm_seconds = 0;
-    if (a->plan) {
+    if (c->plan) {
         /* The plan's init, once per configuration, timed apart (max over ranks). */
         MPI_Barrier(comm);
         double t0 = MPI_Wtime();
@@ -1572,7 +1888,24 @@ static json_t *dist_json(const bench_args *a, const dataset *d)
         json_object_set_new(dist, "max_node_offnode_recv_bytes",
                             json_integer((json_int_t)d->max_node_offnode_recv_bytes));
     }
-    if (a->coll != TUNA_ALLTOALLV) { /* no distribution: every rank contributes S */
+    if (a->coll == TUNA_NEIGHBOR_ALLTOALLV) { /* the neighborhood: edges, not P x P blocks */
+        json_object_del(dist, "zero_fraction");
+        json_object_del(dist, "max_node_offnode_recv_bytes");
+        json_t *nb = json_pack("{s:s,s:I,s:I,s:I}", "topology", d->topology, "edges",
+                               (json_int_t)d->edges, "max_outdegree", (json_int_t)d->max_degree,
+                               "max_node_offnode_edges", (json_int_t)d->max_node_offnode_edges);
+        if (d->ndims) {
+            json_object_set_new(dist, "name", json_string("stencil"));
+            json_t *g = json_array();
+            for (int k = 0; k < d->ndims; k++)
+                json_array_append_new(g, json_integer(d->grid[k]));
+            json_object_set_new(nb, "grid", g);
+        } else {
+            json_object_set_new(dist, "file", json_string(d->dist->path));
+            json_object_set_new(dist, "scale", json_real(d->dist->scale));
+        }
+        json_object_set_new(dist, "neighbors", nb);
+    } else if (a->coll != TUNA_ALLTOALLV) { /* no distribution: every rank contributes S */
         json_object_set_new(dist, "name", json_string("fixed"));
         json_object_set_new(dist, "spec", json_string("fixed"));
         json_object_set_new(dist, "count", json_integer(d->count));
@@ -1614,6 +1947,15 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
                             "algorithm", info->name, "params", params, "dist", dist, "machine",
                             machine, "run", run, "ranks_per_node_env", rpn_logical);
     json_object_set_new(rec, "options", json_string(c->name));
+    if (a->coll == TUNA_NEIGHBOR_ALLTOALLV) { /* the configuration's form; vendor: blocking */
+        char opts[256];
+        tuna_options_format(&c->opt, opts, sizeof opts);
+        json_object_set_new(rec, "options", json_string(opts));
+        json_object_set_new(rec, "form", json_string(a->nonblocking ? "nonblocking"
+                                                     : c->plan      ? "persistent"
+                                                                    : "blocking"));
+        json_object_set_new(rec, "vendor_form", json_string("blocking"));
+    }
     json_object_set_new(rec, "status", json_string(r->ok ? "ok" : "error"));
     json_object_set_new(rec, "verified", json_boolean(r->ok && a->verify));
     json_object_set_new(rec, "vendor_measured", json_boolean(a->vendor));
@@ -1638,7 +1980,7 @@ static json_t *record_json(const bench_args *a, const tuna_run_meta *ri, const d
     if (r->learn_calls) /* auto: the warm-up calls its learning had, and their time */
         json_object_set_new(rec, "learning", json_pack("{s:i, s:f}", "calls", r->learn_calls,
                                                        "seconds", r->learn_seconds));
-    if (a->plan) { /* the plan's init, max over ranks; auto_choice.source is 10 + its source */
+    if (c->plan) { /* the plan's init, max over ranks; auto_choice.source is 10 + its source */
         json_object_set_new(rec, "plan_seconds", json_real(r->plan_seconds));
         json_t *tried = json_array();
         for (int t = 0; t < r->ntried; t++)
@@ -1694,7 +2036,19 @@ static void print_group_header(const bench_args *a, const dataset *d, int rpn_lo
     char rpn[32] = "real nodes";
     if (rpn_logical > 0)
         snprintf(rpn, sizeof rpn, "%d ranks/node", rpn_logical);
-    if (a->coll != TUNA_ALLTOALLV)
+    if (a->coll == TUNA_NEIGHBOR_ALLTOALLV) {
+        char grid[48] = "";
+        if (d->ndims == 2)
+            snprintf(grid, sizeof grid, " %dx%d", d->grid[0], d->grid[1]);
+        else if (d->ndims == 3)
+            snprintf(grid, sizeof grid, " %dx%dx%d", d->grid[0], d->grid[1], d->grid[2]);
+        printf("\n== neighbor_alltoallv  %s%s  %s  type %s  P=%d  %s  (%s, %.0f edges, max "
+               "out-degree %.0f, mean edge %.0f B, max edge %.0f B; busiest node: %.0f edges, "
+               "%.0f B off-node)\n",
+               d->dist->spec, grid, size, a->type_name, P, rpn, d->topology, d->edges,
+               d->max_degree, d->mean_block_bytes, d->max_block_bytes,
+               d->max_node_offnode_edges, d->max_node_offnode_send_bytes);
+    } else if (a->coll != TUNA_ALLTOALLV)
         printf("\n== %s  %s per %s (%d elements)  type %s%s  P=%d  %s\n", tuna_collective_name(a->coll),
                size, a->coll == TUNA_ALLTOALL ? "block" : "rank", d->count, a->type_name, a->coll == TUNA_ALLREDUCE ? "  op sum" : "", P,
                rpn);
@@ -2043,9 +2397,13 @@ int main(int argc, char **argv)
             int ns = bench_dist_uses_size(dist) ? sizes.n : 1;
             for (int si = 0; si < ns && status == 0; si++) {
                 dataset d;
-                int made = a.coll == TUNA_ALLTOALLV
-                               ? dataset_make(&a, dist, sizes.v[si], &d, err, sizeof err)
-                               : dataset_make_coll(&a, dist, sizes.v[si], &d, err, sizeof err);
+                int made =
+                    a.coll == TUNA_ALLTOALLV
+                        ? dataset_make(&a, dist, sizes.v[si], &d, err, sizeof err)
+                    : a.coll == TUNA_NEIGHBOR_ALLTOALLV
+                        ? dataset_make_nbr(&a, dist, a.stencil_dim[di], sizes.v[si], rpn, &d,
+                                           err, sizeof err)
+                        : dataset_make_coll(&a, dist, sizes.v[si], &d, err, sizeof err);
                 if (made != 0) {
                     if (me == 0)
                         fprintf(stderr, "tuna-bench: %s: %s\n", dist->spec, err);
@@ -2053,9 +2411,11 @@ int main(int argc, char **argv)
                     break;
                 }
                 /* Reference result, sentinel-filled first (computed locally without vendor). */
+                /* neighbor_alltoallv runs on the data set's topology communicator. */
+                MPI_Comm ccomm = a.coll == TUNA_NEIGHBOR_ALLTOALLV ? d.ncomm : comm;
                 if (a.verify && a.vendor) {
                     memset(d.rref, SENTINEL, d.rbytes);
-                    call_vendor(&a, &d, d.rref, comm);
+                    call_vendor(&a, &d, d.rref, ccomm);
                 }
                 for (int ci = 0; ci < ncfg; ci++) {
                     index++;
@@ -2064,7 +2424,7 @@ int main(int argc, char **argv)
                                 d.S, rpn, cfg[ci].name);
                         fflush(stderr);
                     }
-                    run_config(&a, &d, &cfg[ci], comm, &res[ci]);
+                    run_config(&a, &d, &cfg[ci], ccomm, &res[ci]);
                     if (me == 0 && json) {
                         json_t *rec = record_json(&a, &ri, &d, &cfg[ci], &res[ci], rpn, index,
                                                   total);
@@ -2086,12 +2446,14 @@ int main(int argc, char **argv)
                         for (int cj = 0; cj < ncfg && best; cj++)
                             if (cj != ci && res[cj].ok &&
                                 cfg[cj].opt.algorithm == cfg[ci].opt.algorithm &&
+                                cfg[cj].plan == cfg[ci].plan &&
                                 (res[cj].alg.median < res[ci].alg.median ||
                                  (res[cj].alg.median == res[ci].alg.median && cj < ci)))
                                 best = 0;
                         int multi = 0;
                         for (int cj = 0; cj < ncfg; cj++)
-                            multi += cfg[cj].opt.algorithm == cfg[ci].opt.algorithm;
+                            multi += cfg[cj].opt.algorithm == cfg[ci].opt.algorithm &&
+                                     cfg[cj].plan == cfg[ci].plan;
                         print_row(&a, &cfg[ci], &res[ci], best && multi > 1);
                     }
                     fflush(stdout);
