@@ -224,8 +224,8 @@ int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
  * MPI_IN_PLACE as sendbuf: the blocks are read from recvbuf with the receive arguments). It
  * runs the alltoallv rows: opt is an alltoallv choice (NULL: tuna_options_default
  * (TUNA_ALLTOALLV)); "vendor" is the library's MPI_Alltoallw, and so is "auto" above one rank
- * (the packing costs more than the rows gained where measured; name a row for tuna's way:
- * docs/algorithms-alltoall.md). Where every send block has one
+ * and not in place (the packing costs more than the rows gained where measured; name a row for
+ * tuna's way: docs/algorithms-alltoall.md). Where every send block has one
  * type, every receive block one type, and the extent divides each nonempty block's
  * displacement, the call is that alltoallv with no copy; otherwise each rank packs its blocks
  * to bytes (MPI_Pack), the bytes travel as an alltoallv of MPI_BYTE and are unpacked in place

@@ -135,16 +135,8 @@ int tuna_w_begin(const char *who, const void *sendbuf, const int sendcounts[],
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return tuna_error_set(MPI_ERR_COMM, "%s: not a valid communicator", who);
-    /* vendor, auto, and memory no row serves (docs/gpu.md): the library's own. auto: the
-     * packed way's copies cost more than the alltoallv rows gained wherever it was measured
-     * (docs/results/alltoallw.md: 3-8x slower blocking, 1.2-1.8x as a plan, one node), and the
-     * choice must be the same on every rank without an agreement; a named row runs tuna's.
-     * One rank is tuna's own copy (Open MPI 4.1.4's MPI_Alltoallw is wrong there). */
-    int size = 0;
-    if (!inter)
-        TUNA_MPI_CHECK(PMPI_Comm_size(comm, &size));
+    /* vendor, and memory no row serves (docs/gpu.md): the library's own. */
     if ((*opt)->algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "vendor") ||
-        ((*opt)->algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "auto") && size > 1) ||
         (!inter && tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST)) {
         *library = true;
         return MPI_SUCCESS;
@@ -158,6 +150,16 @@ int tuna_w_begin(const char *who, const void *sendbuf, const int sendcounts[],
     int rc = tuna_w_check_side("recv", &c->rcv, c->P);
     if (rc == MPI_SUCCESS && !c->inplace)
         rc = tuna_w_check_side("send", &c->snd, c->P);
+    /* auto, checked arguments: the library's own too, except in place and at one rank. The
+     * packed way's copies cost more than the alltoallv rows gained wherever it was measured
+     * (docs/results/alltoallw.md: 3-8x slower blocking, 1.2-1.8x as a plan, one node), and the
+     * choice must be the same on every rank without an agreement (MPI_IN_PLACE is every
+     * rank's or none's). In place, and one rank, stay tuna's: MPICH 4.0.2's in-place
+     * alltoallw with derived types and Open MPI 4.1.4's at one rank are wrong. A named row
+     * runs tuna's way. */
+    if (rc == MPI_SUCCESS && (*opt)->algorithm == tuna_algorithm_find(TUNA_ALLTOALLV, "auto") &&
+        c->P > 1 && !c->inplace)
+        *library = true;
     return rc;
 }
 
