@@ -18,7 +18,7 @@
  * Types: MPI_INT; a strided vector (2 ints, stride 3, resized to 12 bytes); MPI_DOUBLE on the
  * send side against a double resized to 16 bytes on the receive side. Counts 0..5 per edge,
  * some edges empty, displacements with gaps; every row (node-aware with several leaders and
- * thresholds). Run with TUNA_RANKS_PER_NODE so that nodes hold several ranks.
+ * thresholds, tuna with several radices). Run with TUNA_RANKS_PER_NODE so that nodes hold several ranks.
  * Then errors: negative count, MPI_DATATYPE_NULL, a communicator without topology, and
  * MPI_IN_PLACE must come back as errors with nothing written. Exit code = failure count.
  *
@@ -339,7 +339,8 @@ static const char *const rows[] = {"(TUNA_NEIGHBOR_ALLTOALLV)"};
 #else
 static const char *const rows[] = {"vendor", "linear", "node-aware", "node-aware:leaders=1",
                                    "node-aware:leaders=2,max=16", "node-aware:leaders=P",
-                                   "node-aware:max=0", "node-aware:max=2147483647", "auto"};
+                                   "node-aware:max=0", "node-aware:max=2147483647", "tuna",
+                                   "tuna:radix=2", "tuna:radix=3", "tuna:radix=P", "auto"};
 #endif
 #define NROWS ((int)(sizeof rows / sizeof *rows))
 

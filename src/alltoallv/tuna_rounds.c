@@ -366,22 +366,54 @@ static size_t wire_off(const rounds_state *st, int q)
     return TUNA_SIZES_BYTES((size_t)st->start[q] * (size_t)st->e->nsub) - 1 + (size_t)q;
 }
 
-/* The batch's received sizes, decoded into meta_recv (known sizes: filled in). */
+/* Write the batch's sizes at `at` of the log (again for the same batch: the same entries). */
+static int log_write(tuna_sizes_log *log, size_t at, const uint64_t *v, size_t cnt)
+{
+    if (at + cnt > log->cap) {
+        size_t cap = log->cap ? log->cap : 64;
+        while (cap < at + cnt)
+            cap *= 2;
+        uint64_t *grown = realloc(log->v, cap * sizeof *grown);
+        if (!grown)
+            return tuna_error_set(MPI_ERR_NO_MEM, "tuna: no memory for the recorded sizes");
+        log->v = grown;
+        log->cap = cap;
+    }
+    if (cnt)
+        memcpy(log->v + at, v, cnt * sizeof *v);
+    if (at + cnt > log->n)
+        log->n = at + cnt;
+    return MPI_SUCCESS;
+}
+
+/* The batch's received sizes, decoded into meta_recv (known sizes: filled in, from the log
+ * when there is one; a recording exchange logs what it decoded). */
 static int meta_unpack(rounds_state *st, int nb)
 {
-    if (st->e->sizes_known) {
-        size_t cnt = (size_t)st->start[nb] * (size_t)st->e->nsub;
-        for (size_t t = 0; t < cnt; t++)
-            st->meta_recv[t] = st->e->known_bytes;
+    const tuna_rounds *e = st->e;
+    const size_t all = (size_t)st->start[nb] * (size_t)e->nsub;
+    if (e->sizes_known && e->sizes_log) {
+        if (st->log_at + all > e->sizes_log->n)
+            return tuna_error_set(MPI_ERR_INTERN, "tuna: the recorded sizes end before the "
+                                                  "schedule does");
+        if (all)
+            memcpy(st->meta_recv, e->sizes_log->v + st->log_at, all * sizeof *st->meta_recv);
+        return MPI_SUCCESS;
+    }
+    if (e->sizes_known) {
+        for (size_t t = 0; t < all; t++)
+            st->meta_recv[t] = e->known_bytes;
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
     for (int q = 0; q < nb && rc == MPI_SUCCESS; q++) {
-        size_t cnt = (size_t)(st->start[q + 1] - st->start[q]) * (size_t)st->e->nsub;
+        size_t cnt = (size_t)(st->start[q + 1] - st->start[q]) * (size_t)e->nsub;
         rc = tuna_sizes_decode(st->wire_recv + wire_off(st, q), TUNA_SIZES_BYTES(cnt), cnt,
-                               st->meta_recv + (size_t)st->start[q] * (size_t)st->e->nsub,
+                               st->meta_recv + (size_t)st->start[q] * (size_t)e->nsub,
                                "tuna");
     }
+    if (rc == MPI_SUCCESS && e->sizes_record && e->sizes_log)
+        rc = log_write(e->sizes_log, st->log_at, st->meta_recv, all);
     return rc;
 }
 
@@ -559,6 +591,8 @@ static int batch_post(rounds_state *st, MPI_Request **req, int *nreq)
     st->start[0] = 0;
     for (int q = 0; q < nb; q++)
         st->start[q + 1] = st->start[q] + round_blocks(n, px, r, z0 + q, st->blk + st->start[q]);
+    st->log_at = st->log_next;
+    st->log_next += (size_t)st->start[nb] * (size_t)nsub;
 
     /* Staging for this batch's middle hops: no send is pending between batches. */
     size_t stage_need = 0;

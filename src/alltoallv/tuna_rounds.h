@@ -68,6 +68,13 @@ int tuna_regions_irecv(const tuna_transport *tp, const tuna_regions *m, int peer
  * Every member must pass the same sizes_known and known_bytes (zero-initialised: sizes
  * unknown, the metadata rounds).
  */
+/* A persistent exchange's received block sizes, batch by batch in the schedule's order
+ * (tuna_rounds.sizes_log). */
+typedef struct tuna_sizes_log {
+    uint64_t *v;
+    size_t n, cap;
+} tuna_sizes_log;
+
 typedef struct tuna_rounds {
     MPI_Comm comm;
     const tuna_transport *tp;
@@ -87,6 +94,12 @@ typedef struct tuna_rounds {
     size_t *land_off;
     bool sizes_known;    /* every sub-block is known_bytes bytes: no metadata messages */
     size_t known_bytes;
+    /* An exchange repeated with the same sizes (a persistent neighborhood plan): one with
+     * metadata records what each batch received (sizes_record), the later ones replay it
+     * (sizes_known with sizes_log: the log's sizes instead of known_bytes, no metadata).
+     * Every member records and replays alike. NULL: no log. */
+    tuna_sizes_log *sizes_log;
+    bool sizes_record;
 } tuna_rounds;
 
 /* Shape of a TuNA schedule: digits, rounds, temporary slots, staging slots. */
@@ -131,6 +144,7 @@ typedef struct tuna_rounds_state {
     int phase;
     int x, z0, nb;
     long long px;
+    size_t log_at, log_next;     /* the current / next batch's first size in e->sizes_log */
     int rc;                      /* the current batch's error (then it settles) */
     int rc_trunc;                /* a truncation, reported once the exchange is over */
     int rc_batch_trunc;          /* the current batch's truncation */

@@ -83,6 +83,8 @@ enum tuna_tag {
     TUNA_TAG_NBR_INTER = 415,      /* node_aware: one message per node pair */
     TUNA_TAG_NBR_SCATTER = 416,    /* node_aware: a receiving leader's pieces to a rank */
     TUNA_TAG_NBR_DIRECT = 417,     /* node_aware: edges within a node, or too large to gather */
+    TUNA_TAG_NBR_TUNA_META = 418,  /* tuna: a round's block sizes (not in a plan's starts) */
+    TUNA_TAG_NBR_TUNA_DATA = 419,  /* tuna: a round's data */
 };
 
 #endif /* TUNA_TAGS_H */

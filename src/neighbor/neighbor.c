@@ -75,12 +75,21 @@ static void wide_free(wide_args *w)
 void tuna_nbr_op_clear(tuna_nbr_op *o)
 {
     tuna_nbr_agg_free(o->agg);
+    tuna_nbr_rounds_free(o->rounds);
     free(o->req);
     free(o->pend);
     tuna_nbr_call_free(o->c);
     o->agg = NULL;
+    o->rounds = NULL;
+    o->data_stage = 0;
     o->req = o->pend = NULL;
     o->c = NULL;
+}
+
+void tuna_nbr_op_rewind(tuna_nbr_op *o)
+{
+    o->stage = o->data_stage;
+    o->npend = 0;
 }
 
 int tuna_nbr_call_of(const char *fn, const void *sendbuf, const int sendcounts[],

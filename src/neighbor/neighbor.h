@@ -39,7 +39,8 @@ typedef struct tuna_nbr_call {
     tuna_nbr_side out, in;     /* sends to out.peer[i], receives from in.peer[j] */
 } tuna_nbr_call;
 
-struct tuna_nbr_agg; /* node_aware.c: the aggregated pattern and its buffers */
+struct tuna_nbr_agg;    /* node_aware.c: the aggregated pattern and its buffers */
+struct tuna_nbr_rounds; /* tuna.c: the packed blocks, the rounds and their recorded sizes */
 
 /* The operation: the engine's record first, then where the row is. */
 typedef struct tuna_nbr_op {
@@ -54,22 +55,28 @@ typedef struct tuna_nbr_op {
     int npend;
     int cap;                    /* room in req and in pend */
     struct tuna_nbr_agg *agg;   /* node_aware's state, kept across starts of a plan */
+    struct tuna_nbr_rounds *rounds; /* tuna's state, kept across starts of a plan */
+    int data_stage;             /* a row's first data stage once its pattern is known (0:
+                                   none yet): where a plan's start resumes */
 } tuna_nbr_op;
 
 typedef struct tuna_nbr_algorithm {
     tuna_algorithm desc;
     tuna_step_fn *step;         /* NULL: vendor, auto */
+    bool pattern;               /* a plan runs the row once at init (pattern_only) to work
+                                   out what every start reuses */
 } tuna_nbr_algorithm;
 
 extern const tuna_nbr_algorithm tuna_nbr_table[];
 extern const tuna_registry tuna_nbr_registry;
 
-tuna_step_fn tuna_nbr_linear_step, tuna_nbr_node_aware_step;
+tuna_step_fn tuna_nbr_linear_step, tuna_nbr_node_aware_step, tuna_nbr_tuna_step;
 
-/* node_aware's state: freed with the operation (or the plan). */
+/* The rows' states: freed with the operation (or the plan). */
 void tuna_nbr_agg_free(struct tuna_nbr_agg *g);
-/* A start of a persistent operation again: the pattern kept, the stages from the first data
- * step. */
+void tuna_nbr_rounds_free(struct tuna_nbr_rounds *t);
+/* A start of a persistent operation again: the pattern kept, the stages from the row's first
+ * data stage (o->data_stage). */
 void tuna_nbr_op_rewind(tuna_nbr_op *o);
 
 /* Room for n requests in o->req and o->pend (grown, kept). */

@@ -81,12 +81,6 @@ void tuna_nbr_agg_free(struct tuna_nbr_agg *g)
     free(g);
 }
 
-void tuna_nbr_op_rewind(tuna_nbr_op *o)
-{
-    o->stage = 3;
-    o->npend = 0;
-}
-
 /* ------------------------------------------------------------------ the pattern */
 
 static int node_of(const tuna_nbr_op *o, int r)
@@ -544,6 +538,7 @@ int tuna_nbr_node_aware_step(tuna_op *op, int wait_rc)
         if (rc != MPI_SUCCESS)
             return tuna_op_step_done(op, tuna_error_set(rc, "neighbor node_aware: no memory "
                                                             "for the pattern"));
+        o->data_stage = 3;
         if (o->pattern_only)
             return tuna_op_step_done(op, MPI_SUCCESS);
         o->stage = 3;

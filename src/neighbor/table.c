@@ -1,6 +1,7 @@
 /*
  * The neighborhood all-to-all registry (src/core/tuna_registry.h): the library's call, the
- * linear exchange it runs, the node-aware aggregation, auto. docs/algorithms-neighbor.md.
+ * linear exchange it runs, the node-aware aggregation, TuNA's rounds, auto.
+ * docs/algorithms-neighbor.md.
  */
 #include "neighbor.h"
 
@@ -27,7 +28,18 @@ const tuna_nbr_algorithm tuna_nbr_table[] = {
                          "edges of at most this many bytes are gathered, larger ones go "
                          "directly, in [0, INT_MAX], default 2048"}}},
               .family = "hierarchical"},
-     .step = tuna_nbr_node_aware_step},
+     .step = tuna_nbr_node_aware_step,
+     .pattern = true},
+    {.desc = {.info = {"tuna", "logarithmic: a rank's edges to each peer packed into one block, "
+                               "the blocks moved in TuNA's radix-r rounds; a plan records the "
+                               "rounds' sizes at init and sends no metadata at its starts",
+                       1,
+                       {{"radix", 2, TUNA_PARAM_P, 4,
+                         "digit base r, in [2, P], default 4; larger values clamp to P "
+                         "(r = P: one round, the packed blocks sent directly)"}}},
+              .family = "tuna"},
+     .step = tuna_nbr_tuna_step,
+     .pattern = true},
     {.desc = {.info = {"auto", "the library's call for blocking and nonblocking calls; a "
                                "persistent one (tuna_neighbor_alltoallv_init) chooses node-aware "
                                "or the library's call by a LogGP estimate over the agreed pattern",

@@ -39,10 +39,7 @@ static void nbr_plan_release(struct tuna_plan_s *p)
 static void op_reset(nbr_plan *s)
 {
     s->o.op = (tuna_op){.step = s->row->step, .tp = s->o.c->tp, .publish_stats = true};
-    if (s->o.agg)
-        tuna_nbr_op_rewind(&s->o);
-    else
-        s->o.stage = 0;
+    tuna_nbr_op_rewind(&s->o); /* stage 0 for a row without a pattern */
 }
 
 static int nbr_library_start(struct tuna_plan_s *p)
@@ -75,8 +72,9 @@ static int nbr_begin(struct tuna_plan_s *p)
     return MPI_SUCCESS;
 }
 
-/* The plan runs `c`'s row from now on; node-aware works its pattern out (collective: the
- * lists exchanged inside each node), the outcome agreed. */
+/* The plan runs `c`'s row from now on; a row with a pattern works it out (collective:
+ * node-aware exchanges its lists inside each node, tuna records its rounds' sizes), the
+ * outcome agreed. */
 static int plan_set_row(struct tuna_plan_s *p, nbr_plan *s, const tuna_choice *c, int source)
 {
     s->row = &tuna_nbr_table[c->algorithm];
@@ -86,8 +84,11 @@ static int plan_set_row(struct tuna_plan_s *p, nbr_plan *s, const tuna_choice *c
         s->o.param[i] = c->param[i];
     tuna_plan_set_info_choice(p, c, source);
     tuna_nbr_agg_free(s->o.agg);
+    tuna_nbr_rounds_free(s->o.rounds);
     s->o.agg = NULL;
-    if (s->row->step != tuna_nbr_node_aware_step)
+    s->o.rounds = NULL;
+    s->o.data_stage = 0;
+    if (!s->row->pattern)
         return MPI_SUCCESS;
     op_reset(s);
     s->o.stage = 0;
