@@ -16,11 +16,26 @@
  * holds every rank, the library's call (the same linear exchange). Not learned.
  */
 #include "neighbor.h"
+#include "../alltoallv/tuna_rounds.h"
 #include "../select/tuna_select.h"
 
 #include <stdlib.h>
 
 #define BITMAP_NODES_MAX 2048
+
+/* tuna's replayed rounds at radix r for the busiest rank (D edges, Bb bytes each way): one
+ * message per round, w digits of latency, each block forwarded h = w(r-1)/r times on average
+ * and copied h + 2 times (packing, slots, unpacking). */
+static double tuna_estimate(const tuna_profile *m, int P, int r, double D, double Bb)
+{
+    tuna_rounds_schedule s;
+    tuna_rounds_schedule_of(P, r, P, &s);
+    const tuna_level_profile *out = &m->inter;
+    const double K = s.K < D ? s.K : D; /* no more messages than edges */
+    const double h = (double)s.w * (r - 1) / r;
+    return s.w * out->latency + K * (out->overhead + out->gap) + h * Bb / out->bandwidth +
+           (h + 2) * Bb / m->copy_bandwidth;
+}
 
 int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA_MAX_PARAMS])
 {
@@ -64,7 +79,20 @@ int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA
         }
     }
     free(seen);
-    rc = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_SUM, ctx->comm);
+    long long busy[2] = {0, 0}; /* the busiest rank's edges and bytes, out and in */
+    for (int i = 0; i < c->out.n; i++)
+        if (c->out.peer[i] != MPI_PROC_NULL && c->out.count[i] > 0) {
+            busy[0]++;
+            busy[1] += (long long)tuna_nbr_bytes(&c->out, c->ssize, i);
+        }
+    for (int j = 0; j < c->in.n; j++)
+        if (c->in.peer[j] != MPI_PROC_NULL && c->in.count[j] > 0) {
+            busy[0]++;
+            busy[1] += (long long)tuna_nbr_bytes(&c->in, c->rsize, j);
+        }
+    rc = PMPI_Allreduce(MPI_IN_PLACE, busy, 2, MPI_LONG_LONG, MPI_MAX, ctx->comm);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_SUM, ctx->comm);
     if (rc == MPI_SUCCESS && bitmap)
         rc = PMPI_Allreduce(MPI_IN_PLACE, bits, (int)nbytes, MPI_BYTE, MPI_BOR, ctx->comm);
     if (rc != MPI_SUCCESS) {
@@ -79,7 +107,7 @@ int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA
     }
     free(bits);
     const tuna_profile *m = NULL;
-    if (pairs == 0 || tuna_select_profile(&m) != MPI_SUCCESS || !m)
+    if (busy[0] == 0 || tuna_select_profile(&m) != MPI_SUCCESS || !m)
         return MPI_SUCCESS;
     const double P = ctx->size, E = (double)v[0], B = (double)v[2], M = (double)pairs;
     const double Q = P / N, k = (double)tuna_param_get(info, p, "leaders") < Q
@@ -89,19 +117,43 @@ int tuna_nbr_auto_choose(const tuna_nbr_call *c, int *algorithm, long param[TUNA
     const double nics = m->nics_per_node > 0 ? m->nics_per_node : 1;
     const double rank_lin = E / P * (out->overhead + out->gap) + B / P / out->bandwidth;
     const double node_lin = E / N * out->gap / nics + B / N / out->bandwidth / nics;
-    const double linear = out->latency + (rank_lin > node_lin ? rank_lin : node_lin);
+    /* the busiest rank posts all its edges, each priced as between nodes */
+    const double D = (double)busy[0] / 2, Bb = (double)busy[1] / 2;
+    const double busy_lin = D * (out->overhead + out->gap) + Bb / out->bandwidth;
+    const double lin = rank_lin > node_lin ? rank_lin : node_lin;
+    const double linear = out->latency + (lin > busy_lin ? lin : busy_lin);
     const double leader = M / (N * k) * (out->overhead + out->gap) + B / (N * k) / out->bandwidth;
     const double node_na = M / N * out->gap / nics + B / N / out->bandwidth / nics;
     const double aware = out->latency + 2 * in->latency + 2 * Q * (in->overhead + in->gap) +
                          B / (N * k) * (2 / in->bandwidth + 3 / m->copy_bandwidth) +
                          (leader > node_na ? leader : node_na);
-    tuna_log(1, "auto (neighbor_alltoallv plan): %.0f edges to gather, %.0f B, %.0f node pairs "
-                "on %d nodes: linear %.3g us, node-aware %.3g us",
-             E, B, M, N, 1e6 * linear, 1e6 * aware);
-    if (aware < linear) {
+    double best = linear;
+    if (pairs > 0 && aware < best) {
+        best = aware;
         *algorithm = na;
         for (int i = 0; i < TUNA_MAX_PARAMS; i++)
             param[i] = p[i];
+    }
+    const int tu = tuna_algorithm_find(TUNA_NEIGHBOR_ALLTOALLV, "tuna");
+    const tuna_algorithm_info *tinfo = &tuna_nbr_table[tu].desc.info;
+    double tbest = 0;
+    int tr = 0;
+    for (int r = 2; r <= 16 && r <= ctx->size; r *= 2) {
+        const double t = tuna_estimate(m, ctx->size, r, D, Bb);
+        if (tr == 0 || t < tbest) {
+            tbest = t;
+            tr = r;
+        }
+    }
+    tuna_log(1, "auto (neighbor_alltoallv plan): %.0f edges to gather, %.0f B, %.0f node pairs "
+                "on %d nodes, the busiest rank %.0f edges and %.0f B each way: linear %.3g us, "
+                "node-aware %.3g us, tuna radix %d %.3g us",
+             E, B, M, N, D, Bb, 1e6 * linear, 1e6 * aware, tr, 1e6 * tbest);
+    if (tr && tbest < best) {
+        *algorithm = tu;
+        for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+            param[i] = 0;
+        tuna_param_set(tinfo, param, "radix", tr); /* its one parameter */
     }
     return MPI_SUCCESS;
 }

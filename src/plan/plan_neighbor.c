@@ -5,7 +5,7 @@
  * pattern worked out once (its metadata stages run here). A start is local: the row's data
  * stages posted with the plan's tags. vendor (and device buffers, and a Cartesian topology
  * where a rank is a neighbor twice) starts the library's blocking call. TUNA_PLAN_MEASURE with
- * auto times the library's call and node-aware on the arguments and keeps the faster.
+ * auto times the library's call, node-aware and tuna on the arguments and keeps the fastest.
  */
 #include "plan.h"
 #include "../neighbor/neighbor.h"
@@ -145,8 +145,9 @@ static int time_row(struct tuna_plan_s *p, double *seconds)
     return rc;
 }
 
-/* TUNA_PLAN_MEASURE: the library's call and node-aware at its defaults timed on these
- * arguments (a private receive buffer: the caller's is not written), the faster kept. */
+/* TUNA_PLAN_MEASURE: the library's call, node-aware and tuna at their defaults timed on these
+ * arguments (a private receive buffer: the caller's is not written), the fastest kept (the
+ * rows' slowest rank: every rank keeps the same). */
 static int plan_measure(struct tuna_plan_s *p, nbr_plan *s)
 {
     tuna_nbr_call *c = s->o.c;
@@ -164,30 +165,34 @@ static int plan_measure(struct tuna_plan_s *p, nbr_plan *s)
     void *user = s->rbuf;
     s->rbuf = priv - lo;
     c->rbuf = priv - lo;
-    tuna_choice cand[2] = {{.algorithm = tuna_registry_find_kind(&tuna_nbr_registry,
-                                                                  TUNA_ROW_VENDOR)},
-                           {.algorithm = tuna_algorithm_find(TUNA_NEIGHBOR_ALLTOALLV,
-                                                             "node-aware")}};
-    tuna_options def;
-    rc = tuna_options_parse("node-aware", TUNA_NEIGHBOR_ALLTOALLV, &def);
-    if (rc == MPI_SUCCESS)
-        tuna_params_resolve(&tuna_nbr_table[cand[1].algorithm].desc.info, def.value,
-                            p->ctx->size, cand[1].param);
-    double t[2] = {0, 0};
-    for (int i = 0; i < 2 && rc == MPI_SUCCESS; i++) {
+    static const char *const rows[] = {"vendor", "node-aware", "tuna"};
+    enum { NCAND = sizeof rows / sizeof *rows };
+    tuna_choice cand[NCAND] = {{0}};
+    double t[NCAND] = {0};
+    int best = 0;
+    for (int i = 0; i < NCAND && rc == MPI_SUCCESS; i++) {
+        tuna_options def;
+        rc = tuna_options_parse(rows[i], TUNA_NEIGHBOR_ALLTOALLV, &def);
+        if (rc != MPI_SUCCESS)
+            break;
+        cand[i].algorithm = def.algorithm;
+        tuna_params_resolve(&tuna_nbr_table[def.algorithm].desc.info, def.value, p->ctx->size,
+                            cand[i].param);
         rc = plan_set_row(p, s, &cand[i], TUNA_PLAN_SOURCE_MEASURE);
         if (rc == MPI_SUCCESS)
             rc = time_row(p, &t[i]);
         cand[i].predicted = t[i];
+        best = t[i] < t[best] ? i : best;
     }
     s->rbuf = user;
     c->rbuf = user;
     free(priv);
     if (rc != MPI_SUCCESS)
         return rc;
-    tuna_log(1, "tuna_neighbor_alltoallv_init (measure): library %.3g us, node-aware %.3g us",
-             1e6 * t[0], 1e6 * t[1]);
-    return plan_set_row(p, s, &cand[t[1] < t[0]], TUNA_PLAN_SOURCE_MEASURE);
+    tuna_log(1, "tuna_neighbor_alltoallv_init (measure): library %.3g us, node-aware %.3g us, "
+                "tuna %.3g us",
+             1e6 * t[0], 1e6 * t[1], 1e6 * t[2]);
+    return plan_set_row(p, s, &cand[best], TUNA_PLAN_SOURCE_MEASURE);
 }
 
 int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
