@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 52's SMPI study of the neighborhood all-to-all (docs/results/neighbor.md, "Simulated"):
 # the SpMV halos of can_1072 and msc01050 (1-D row blocks), small (x1: one double per x
-# entry) and large (x256), every row of tuna_neighbor_alltoallv blocking and persistent
-# (node-aware at max = 2 KiB and 64 KiB), 32 ranks per node, on the Fugaku-like torus and the
+# entry) and large (x256), every row of tuna_neighbor_alltoallv at its defaults, blocking and
+# persistent, 32 ranks per node, on the Fugaku-like torus and the
 # Polaris-like dragonfly. Under SMPI 3.32 the "library's call" is tools/bench/smpi_topology.c's
 # linear exchange (SMPI has no MPI_Neighbor_alltoallv). smpi/test:1e-9: a failed MPI_Test costs
 # 1 ns of simulated time (SimGrid's default, 100 us per test, charges tuna_wait's polling:
@@ -21,7 +21,7 @@ plats=("$@")
 [ ${#plats[@]} -gt 0 ] || plats=(fugaku polaris)
 for plat in "${plats[@]}"; do
   PYTHONPATH=python ${PYTHON:-python3} -m tuna_tools sim run --platform "$plat" --procs "$P" --rpn 32 \
-    --collective neighbor_alltoallv -a vendor,linear,node-aware,auto --param max=2048,65536 \
+    --collective neighbor_alltoallv -a vendor,linear,node-aware:max=2048,tuna,auto \
     -d "spmv:$M/can_1072.mtx" -d "spmv:file=$M/can_1072.mtx,scale=256" \
     -d "spmv:$M/msc01050.mtx" -d "spmv:file=$M/msc01050.mtx,scale=256" \
     -n 3 -w 1 --cfg smpi/test:1e-9 --bench build/smpi/tools/tuna-bench \

@@ -1,19 +1,23 @@
 /*
  * auto for a persistent neighborhood all-to-all (the plan's init: collective): node-aware at
- * its defaults or the library's call, by a LogGP estimate over the pattern agreed by every
- * rank (one allreduce of E, the edges node-aware would gather, of B, their bytes, and of the
- * node pairs' bitmap, nnodes^2 bits, whose count is M, the node-pair messages; above 2048
- * nodes each rank's distinct destination nodes summed, an upper bound of M). P ranks on N
- * nodes of Q, k leaders per node, the profile's levels (o, g, L, G = 1/bandwidth) and its
- * nics_per_node (c), each NIC taken to inject one message per g_inter:
+ * its defaults, tuna at radix 2-16 or the library's call, by a LogGP estimate over the pattern
+ * agreed by every rank (allreduces of E, the edges node-aware would gather, of B, their bytes,
+ * of the node pairs' bitmap, nnodes^2 bits, whose count is M, the node-pair messages, above
+ * 2048 nodes each rank's distinct destination nodes summed, an upper bound of M; and the
+ * busiest rank's live edges 2D and bytes 2Bb, out and in). P ranks on N nodes of Q, k leaders
+ * per node, the profile's levels (o, g, L, G = 1/bandwidth) and its nics_per_node (c), each
+ * NIC taken to inject one message per g_inter:
  *   linear      L_inter + max(rank: (E/P)(o+g)_inter + (B/P) G_inter,
- *                             node: (E/N) g_inter / c + (B/N) G_inter / c)
+ *                             node: (E/N) g_inter / c + (B/N) G_inter / c,
+ *                             busiest rank: D (o+g)_inter + Bb G_inter)
  *   node-aware  L_inter + 2 L_intra + 2 Q (o+g)_intra + B/(N k) (2 G_intra + 3/copy)
  *               + max(leader: M/(N k) (o+g)_inter + B/(N k) G_inter,
  *                     node: (M/N) g_inter / c + (B/N) G_inter / c)
+ *   tuna (r)    w L_inter + min(K, D) (o+g)_inter + h Bb G_inter + (h + 2) Bb / copy
  * (a leader hears from up to Q ranks of its node and sends to as many, copies its share twice;
- * the node pairs replace the edges at the NICs). Where node-aware is not cheaper, or one node
- * holds every rank, the library's call (the same linear exchange). Not learned.
+ * the node pairs replace the edges at the NICs; tuna's K rounds in w digits each send one
+ * message, a block goes h = w(r-1)/r hops on average). The cheapest wins; one node, or no
+ * live edge, is the library's call (the same linear exchange). Not learned.
  */
 #include "neighbor.h"
 #include "../alltoallv/tuna_rounds.h"

@@ -41,8 +41,9 @@ const tuna_nbr_algorithm tuna_nbr_table[] = {
      .step = tuna_nbr_tuna_step,
      .pattern = true},
     {.desc = {.info = {"auto", "the library's call for blocking and nonblocking calls; a "
-                               "persistent one (tuna_neighbor_alltoallv_init) chooses node-aware "
-                               "or the library's call by a LogGP estimate over the agreed pattern",
+                               "persistent one (tuna_neighbor_alltoallv_init) chooses node-aware, "
+                               "tuna or the library's call by a LogGP estimate over the agreed "
+                               "pattern",
                        0, {{0}}},
               .kind = TUNA_ROW_AUTO, .family = "auto"}},
 };
