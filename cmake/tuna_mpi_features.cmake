@@ -14,7 +14,8 @@ macro(tuna_mpi_feature call headers)
 endmacro()
 # Large counts (MPI 4).
 foreach(call MPI_Alltoallv_c MPI_Alltoall_c MPI_Ialltoall_c MPI_Ialltoallv_c
-             MPI_Alltoallv_init_c MPI_Alltoall_init_c)
+             MPI_Alltoallv_init_c MPI_Alltoall_init_c MPI_Neighbor_alltoallv_c
+             MPI_Ineighbor_alltoallv_c)
   tuna_mpi_feature(${call} "mpi.h")
 endforeach()
 # MPI 4's communicator from a group without a parent (the drop-in sets it up at creation).

@@ -446,8 +446,9 @@ int tuna_ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
  * of sendtype at sdispls[i] extents) goes to out-neighbor i, block j of recvbuf comes from
  * in-neighbor j, in MPI_Dist_graph_neighbors' / MPI_Cart_shift's order; repeated edges match
  * in order. opt == NULL means tuna_options_default(TUNA_NEIGHBOR_ALLTOALLV) (the
- * TUNA_NEIGHBOR_ALLTOALLV variable). Rows: vendor, linear, node-aware:leaders=K,max=B, auto
- * (the library's call here; a persistent operation chooses). Device buffers, and a Cartesian
+ * TUNA_NEIGHBOR_ALLTOALLV variable). Rows: vendor, linear, node-aware:leaders=K,max=B,
+ * tuna:radix=R, auto (the library's call here; a persistent operation chooses). Device
+ * buffers, and a Cartesian
  * topology where a rank is a neighbor twice, run the library's call. No MPI_IN_PLACE (MPI has
  * none for neighborhood collectives). docs/algorithms-neighbor.md.
  */
@@ -455,6 +456,13 @@ int tuna_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             const tuna_options *opt);
+/* The large-count form (MPI_Neighbor_alltoallv_c): MPI_Count counts, MPI_Aint displacements.
+ * Where the MPI library has no MPI_Neighbor_alltoallv_c (MPI 3.1 libraries), vendor and auto
+ * run tuna's linear row instead (device buffers: MPI_ERR_UNSUPPORTED_OPERATION). */
+int tuna_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
 /* The nonblocking form (MPI_Ineighbor_alltoallv): a local start; the arrays and buffers belong
  * to the operation until it completes. A communicator tuna has not set up runs the library's
  * MPI_Ineighbor_alltoallv. */
@@ -462,9 +470,16 @@ int tuna_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              const tuna_options *opt, tuna_request *req);
+/* Its large-count form (MPI_Ineighbor_alltoallv_c), as tuna_neighbor_alltoallv_c; without the
+ * library's call, a communicator tuna has not set up is MPI_ERR_UNSUPPORTED_OPERATION. */
+int tuna_ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                               tuna_request *req);
 /* The persistent form (MPI_Neighbor_alltoallv_init) as a plan: init is collective, works out
- * node-aware's aggregated pattern once (and auto's choice, from the pattern agreed over all
- * ranks), and each tuna_start only moves data. */
+ * node-aware's aggregated pattern or tuna's rounds once (and auto's choice, from the pattern
+ * agreed over all ranks), and each tuna_start only moves data. */
 int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                                  const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                  const int recvcounts[], const int rdispls[],

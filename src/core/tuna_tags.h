@@ -85,6 +85,8 @@ enum tuna_tag {
     TUNA_TAG_NBR_DIRECT = 417,     /* node_aware: edges within a node, or too large to gather */
     TUNA_TAG_NBR_TUNA_META = 418,  /* tuna: a round's block sizes (not in a plan's starts) */
     TUNA_TAG_NBR_TUNA_DATA = 419,  /* tuna: a round's data */
+    TUNA_TAG_NBR_LINEAR_UP = 420,  /* linear by direction: the messages sent in a Cartesian
+                                      dimension's + direction */
 };
 
 #endif /* TUNA_TAGS_H */

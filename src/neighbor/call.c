@@ -175,3 +175,25 @@ int tuna_nbr_reserve(tuna_nbr_op *o, int n)
     o->cap = n;
     return MPI_SUCCESS;
 }
+
+int tuna_nbr_post_edge(const tuna_nbr_call *c, bool send, int i, int tag, MPI_Request *req)
+{
+    const tuna_nbr_side *s = send ? &c->out : &c->in;
+    const MPI_Datatype type = send ? c->stype : c->rtype;
+    const MPI_Aint ext = send ? c->sext : c->rext;
+    int n;
+    MPI_Datatype msg;
+    bool made;
+    int rc = tuna_message_type(s->count[i], type, ext, &n, &msg, &made);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (send)
+        rc = tuna_tp_isend_typed(c->tp, c->sbuf + s->displ[i] * ext, n, msg, s->peer[i], tag,
+                                 c->comm, req);
+    else
+        rc = tuna_tp_irecv_typed(c->tp, c->rbuf + s->displ[i] * ext, n, msg, s->peer[i], tag,
+                                 c->comm, req);
+    if (made) /* MPI keeps what a pending message needs */
+        PMPI_Type_free(&msg);
+    return rc;
+}

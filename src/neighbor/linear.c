@@ -3,7 +3,10 @@
  * per in-edge, in the topology's order), then every send (one per out-edge), then one wait.
  * MPI's non-overtaking rule matches repeated edges between two ranks in order: the k-th send
  * of a to b lands in b's k-th receive from a. Empty edges and MPI_PROC_NULL neighbors post
- * nothing (both sides know the count is zero: the type signatures match).
+ * nothing (both sides know the count is zero: the type signatures match). On a Cartesian
+ * topology where a rank is a neighbor twice (c->by_direction: the large-count form where the
+ * library has no call of its own), MPI 4.1 matches by direction: a dimension's + messages
+ * travel under a tag of their own, so out-edge 2d+1 meets the peer's in-edge 2d.
  * Rounds: 1. Messages: in-degree + out-degree per rank.
  */
 #include "neighbor.h"
@@ -23,17 +26,17 @@ int tuna_nbr_linear_step(tuna_op *op, int wait_rc)
     for (int j = 0; j < c->in.n && rc == MPI_SUCCESS; j++) {
         if (c->in.peer[j] == MPI_PROC_NULL || c->in.count[j] == 0)
             continue;
-        rc = tuna_tp_irecv_typed(c->tp, c->rbuf + c->in.displ[j] * c->rext, (int)c->in.count[j],
-                                 c->rtype, c->in.peer[j], tag, c->comm, &o->req[n]);
+        /* by direction: in-edge 2d comes from the - side, sent in that rank's + direction */
+        const int t = c->by_direction && j % 2 == 0 ? TUNA_TAG_NBR_LINEAR_UP + c->tag_shift : tag;
+        rc = tuna_nbr_post_edge(c, false, j, t, &o->req[n]);
         if (rc == MPI_SUCCESS)
             n++;
     }
     for (int i = 0; i < c->out.n && rc == MPI_SUCCESS; i++) {
         if (c->out.peer[i] == MPI_PROC_NULL || c->out.count[i] == 0)
             continue;
-        rc = tuna_tp_isend_typed(c->tp, c->sbuf + c->out.displ[i] * c->sext,
-                                 (int)c->out.count[i], c->stype, c->out.peer[i], tag, c->comm,
-                                 &o->req[n]);
+        const int t = c->by_direction && i % 2 == 1 ? TUNA_TAG_NBR_LINEAR_UP + c->tag_shift : tag;
+        rc = tuna_nbr_post_edge(c, true, i, t, &o->req[n]);
         if (rc == MPI_SUCCESS)
             n++;
     }

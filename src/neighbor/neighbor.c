@@ -1,5 +1,6 @@
 /*
- * tuna_neighbor_alltoallv and tuna_ineighbor_alltoallv: the front end (docs/algorithms-neighbor.md).
+ * tuna_neighbor_alltoallv, tuna_ineighbor_alltoallv and their large-count forms (_c): the front
+ * end (docs/algorithms-neighbor.md).
  * The call is checked and described (call.c), then the chosen row's steps run: blocking here
  * (tuna_op_run), nonblocking from progress (tuna_op_start). vendor, and auto outside a plan,
  * are the library's own call: node_aware pays a pattern exchange inside each node on every
@@ -118,12 +119,67 @@ static const tuna_nbr_algorithm *row_of(const tuna_options *opt, int P, long par
     return alg;
 }
 
-int tuna_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            const tuna_options *opt)
+/* A call's counts as the caller gave them: the int form's, or the large-count form's. */
+typedef struct nbr_counts {
+    bool large;
+    const int *sc, *sd, *rc, *rd;
+    const MPI_Count *scl, *rcl;
+    const MPI_Aint *sdl, *rdl;
+} nbr_counts;
+
+static int call_of(const char *fn, const void *sendbuf, const nbr_counts *k, MPI_Datatype st,
+                   void *recvbuf, MPI_Datatype rt, MPI_Comm comm, tuna_nbr_call **c,
+                   bool *library)
 {
-    static const char fn[] = "tuna_neighbor_alltoallv";
+    if (k->large)
+        return tuna_nbr_call_make(fn, sendbuf, k->scl, k->sdl, st, recvbuf, k->rcl, k->rdl, rt,
+                                  comm, c, library);
+    return tuna_nbr_call_of(fn, sendbuf, k->sc, k->sd, st, recvbuf, k->rc, k->rd, rt, comm, c,
+                            library);
+}
+
+/* Whether the library has the large-count calls (MPI 4): decided by the build, the same on
+ * every rank. Where it has not, tuna's linear row serves their vendor and auto. */
+#if defined(TUNA_HAVE_MPI_NEIGHBOR_ALLTOALLV_C) && defined(TUNA_HAVE_MPI_INEIGHBOR_ALLTOALLV_C)
+#define LIBRARY_HAS_LARGE true
+#else
+#define LIBRARY_HAS_LARGE false
+#endif
+
+/* The library's blocking call on the caller's arguments (never the large-count form where
+ * LIBRARY_HAS_LARGE is false). */
+static int library_blocking(const void *sb, const nbr_counts *k, MPI_Datatype st, void *rb,
+                            MPI_Datatype rt, MPI_Comm comm)
+{
+#if LIBRARY_HAS_LARGE
+    if (k->large)
+        return tuna_library_result(PMPI_Neighbor_alltoallv_c(sb, k->scl, k->sdl, st, rb, k->rcl,
+                                                             k->rdl, rt, comm),
+                                   "PMPI_Neighbor_alltoallv_c");
+#endif
+    return tuna_library_result(PMPI_Neighbor_alltoallv(sb, k->sc, k->sd, st, rb, k->rc, k->rd,
+                                                       rt, comm),
+                               "PMPI_Neighbor_alltoallv");
+}
+
+/* The large-count form where the library has none: tuna's linear row (the libraries'
+ * exchange) serves vendor and auto; device buffers cannot be served. */
+static const tuna_nbr_algorithm *no_library_row(const char *fn, bool host, int *rc)
+{
+    if (!host) {
+        *rc = tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                             "%s: this MPI library has no MPI_Neighbor_alltoallv_c to take "
+                             "device buffers",
+                             fn);
+        return NULL;
+    }
+    return &tuna_nbr_table[tuna_algorithm_find(TUNA_NEIGHBOR_ALLTOALLV, "linear")];
+}
+
+static int neighbor_blocking(const char *fn, const void *sendbuf, const nbr_counts *k,
+                             MPI_Datatype sendtype, void *recvbuf, MPI_Datatype recvtype,
+                             MPI_Comm comm, const tuna_options *opt)
+{
     const bool host = tuna_memory_kinds(sendbuf, recvbuf) == TUNA_MEMORY_HOST;
     int rc = tuna_call_begin(TUNA_NEIGHBOR_ALLTOALLV, comm, &opt);
     if (rc != MPI_SUCCESS)
@@ -135,28 +191,40 @@ int tuna_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     const tuna_nbr_algorithm *alg = row_of(opt, P, param);
     tuna_nbr_call *c = NULL;
     bool library = !host || !alg->step;
+    if (library && k->large && !LIBRARY_HAS_LARGE) {
+        if (!(alg = no_library_row(fn, host, &rc)))
+            return rc;
+        library = false; /* linear: no parameters */
+    }
     if (!library) {
         tuna_ctx *ctx;
         bool collective;
         rc = tuna_coll_context(comm, alg->desc.info.name, &ctx, &collective);
         if (rc == MPI_SUCCESS)
-            rc = tuna_nbr_call_of(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                  recvcounts, rdispls, recvtype, comm, &c, &library);
+            rc = call_of(fn, sendbuf, k, sendtype, recvbuf, recvtype, comm, &c, &library);
         if (rc != MPI_SUCCESS)
             return rc;
         if (c) {
             c->comm = ctx->comm;
             c->ctx = ctx;
         }
+        if (library && k->large && !LIBRARY_HAS_LARGE) {
+            /* a Cartesian neighbor named twice, no library call to take it: linear by
+             * direction */
+            alg = &tuna_nbr_table[tuna_algorithm_find(TUNA_NEIGHBOR_ALLTOALLV, "linear")];
+            for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+                param[i] = 0;
+            c->by_direction = true;
+            library = false;
+        }
     }
     if (library) {
         tuna_nbr_call_free(c);
         tuna_stats_current.algorithm =
             tuna_registry_find_kind(&tuna_nbr_registry, TUNA_ROW_VENDOR);
-        rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm);
+        rc = library_blocking(sendbuf, k, sendtype, recvbuf, recvtype, comm);
         tuna_stats_publish_library(t_start);
-        return tuna_library_result(rc, "PMPI_Neighbor_alltoallv");
+        return rc;
     }
     tuna_stats_current.algorithm = (int)(alg - tuna_nbr_table);
     tuna_params_copy(tuna_stats_current.params, param);
@@ -167,6 +235,27 @@ int tuna_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     tuna_nbr_op_clear(&o);
     tuna_stats_publish(t_start);
     return rc;
+}
+
+int tuna_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            const tuna_options *opt)
+{
+    const nbr_counts k = {.sc = sendcounts, .sd = sdispls, .rc = recvcounts, .rd = rdispls};
+    return neighbor_blocking("tuna_neighbor_alltoallv", sendbuf, &k, sendtype, recvbuf,
+                             recvtype, comm, opt);
+}
+
+int tuna_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    const nbr_counts k = {.large = true, .scl = sendcounts, .sdl = sdispls,
+                          .rcl = recvcounts, .rdl = rdispls};
+    return neighbor_blocking("tuna_neighbor_alltoallv_c", sendbuf, &k, sendtype, recvbuf,
+                             recvtype, comm, opt);
 }
 
 /* ------------------------------------------------------------------ nonblocking */
@@ -196,12 +285,10 @@ static void inbr_release(tuna_op *op)
     free(x);
 }
 
-int tuna_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             const tuna_options *opt, tuna_request *req)
+static int neighbor_nonblocking(const char *fn, const void *sendbuf, const nbr_counts *k,
+                                MPI_Datatype sendtype, void *recvbuf, MPI_Datatype recvtype,
+                                MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
-    static const char fn[] = "tuna_ineighbor_alltoallv";
     if (!req)
         return tuna_error_set(MPI_ERR_ARG, "%s: NULL request", fn);
     *req = TUNA_REQUEST_NULL;
@@ -215,21 +302,54 @@ int tuna_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     const tuna_nbr_algorithm *alg = row_of(opt, P, x->n.param);
-    /* A start is local: a communicator tuna has not set up runs the library's call. */
+    /* A start is local: a communicator tuna has not set up runs the library's call (the
+     * large-count form without one in the library: an error, as tuna_call_begin's set-up
+     * would be collective). */
     tuna_ctx *ctx = NULL;
     bool library = !host || !alg->step;
-    if (!library && (tuna_ctx_find(comm, &ctx) != MPI_SUCCESS || !ctx || !tuna_ctx_ready(ctx)))
+    if (library && k->large && !LIBRARY_HAS_LARGE) {
+        if (!(alg = no_library_row(fn, host, &rc))) {
+            free(x);
+            return rc;
+        }
+        for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+            x->n.param[i] = 0; /* linear: no parameters */
+        library = false;
+    }
+    if (!library && (tuna_ctx_find(comm, &ctx) != MPI_SUCCESS || !ctx || !tuna_ctx_ready(ctx))) {
+        if (k->large && !LIBRARY_HAS_LARGE) {
+            free(x);
+            return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                                  "%s: tuna has not set this communicator up (a blocking tuna "
+                                  "call on it does) and this MPI library has no "
+                                  "MPI_Ineighbor_alltoallv_c",
+                                  fn);
+        }
         library = true;
+    }
     if (!library)
-        rc = tuna_nbr_call_of(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm, &x->n.c, &library);
+        rc = call_of(fn, sendbuf, k, sendtype, recvbuf, recvtype, comm, &x->n.c, &library);
+    if (rc == MPI_SUCCESS && library && k->large && !LIBRARY_HAS_LARGE) {
+        /* a Cartesian neighbor named twice, no library call to take it: linear by direction */
+        alg = &tuna_nbr_table[tuna_algorithm_find(TUNA_NEIGHBOR_ALLTOALLV, "linear")];
+        for (int i = 0; i < TUNA_MAX_PARAMS; i++)
+            x->n.param[i] = 0;
+        x->n.c->by_direction = true;
+        library = false;
+    }
     x->library = MPI_REQUEST_NULL;
     x->n.op = (tuna_op){.step = alg->step, .tp = &tuna_transport_mpi_host,
                         .release = inbr_release, .publish_stats = false};
     if (rc == MPI_SUCCESS && library) {
         x->n.op.step = library_step;
-        rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                      recvcounts, rdispls, recvtype, comm, &x->library);
+#if LIBRARY_HAS_LARGE
+        if (k->large)
+            rc = PMPI_Ineighbor_alltoallv_c(sendbuf, k->scl, k->sdl, sendtype, recvbuf, k->rcl,
+                                            k->rdl, recvtype, comm, &x->library);
+        else
+#endif
+            rc = PMPI_Ineighbor_alltoallv(sendbuf, k->sc, k->sd, sendtype, recvbuf, k->rc,
+                                          k->rd, recvtype, comm, &x->library);
         if (rc != MPI_SUCCESS)
             rc = tuna_library_result(rc, "PMPI_Ineighbor_alltoallv");
     } else if (rc == MPI_SUCCESS) {
@@ -245,4 +365,26 @@ int tuna_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
     tuna_op_start(&x->n.op);
     *req = &x->n.op;
     return MPI_SUCCESS;
+}
+
+int tuna_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             const tuna_options *opt, tuna_request *req)
+{
+    const nbr_counts k = {.sc = sendcounts, .sd = sdispls, .rc = recvcounts, .rd = rdispls};
+    return neighbor_nonblocking("tuna_ineighbor_alltoallv", sendbuf, &k, sendtype, recvbuf,
+                                recvtype, comm, opt, req);
+}
+
+int tuna_ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                               tuna_request *req)
+{
+    const nbr_counts k = {.large = true, .scl = sendcounts, .sdl = sdispls,
+                          .rcl = recvcounts, .rdl = rdispls};
+    return neighbor_nonblocking("tuna_ineighbor_alltoallv_c", sendbuf, &k, sendtype, recvbuf,
+                                recvtype, comm, opt, req);
 }

@@ -37,6 +37,8 @@ typedef struct tuna_nbr_call {
     MPI_Aint sext, rext;       /* extents */
     size_t ssize, rsize;       /* type sizes (packed bytes per element) */
     tuna_nbr_side out, in;     /* sends to out.peer[i], receives from in.peer[j] */
+    bool by_direction;         /* a Cartesian topology where a rank is a neighbor twice, run by
+                                  linear: messages matched by direction (MPI 4.1), not order */
 } tuna_nbr_call;
 
 struct tuna_nbr_agg;    /* node_aware.c: the aggregated pattern and its buffers */
@@ -81,6 +83,10 @@ void tuna_nbr_op_rewind(tuna_nbr_op *o);
 
 /* Room for n requests in o->req and o->pend (grown, kept). */
 int tuna_nbr_reserve(tuna_nbr_op *o, int n);
+
+/* Post edge i of a side as one typed message (count elements of the call's type; above
+ * INT_MAX elements as one element of a derived type of them: the same type signature). */
+int tuna_nbr_post_edge(const tuna_nbr_call *c, bool send, int i, int tag, MPI_Request *req);
 
 /* Bytes of edge i of a side (count times the type's size). */
 static inline size_t tuna_nbr_bytes(const tuna_nbr_side *s, size_t tsize, int i)

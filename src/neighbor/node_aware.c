@@ -480,9 +480,7 @@ static int stage_send(tuna_nbr_op *o)
         rc = post_msgs(o, false, g->irecv, g->nirecv, TUNA_TAG_NBR_INTER + shift, g->ireq, &ni);
     for (int q = 0; q < g->ndir_in && rc == MPI_SUCCESS; q++) {
         const int j = g->dir_in[q];
-        rc = tuna_tp_irecv_typed(c->tp, c->rbuf + c->in.displ[j] * c->rext, (int)c->in.count[j],
-                                 c->rtype, c->in.peer[j], TUNA_TAG_NBR_DIRECT + shift, c->comm,
-                                 &o->pend[o->npend]);
+        rc = tuna_nbr_post_edge(c, false, j, TUNA_TAG_NBR_DIRECT + shift, &o->pend[o->npend]);
         o->npend += rc == MPI_SUCCESS;
     }
     if (rc == MPI_SUCCESS)
@@ -490,9 +488,7 @@ static int stage_send(tuna_nbr_op *o)
                        &o->npend);
     for (int q = 0; q < g->ndir_out && rc == MPI_SUCCESS; q++) {
         const int i = g->dir_out[q];
-        rc = tuna_tp_isend_typed(c->tp, c->sbuf + c->out.displ[i] * c->sext,
-                                 (int)c->out.count[i], c->stype, c->out.peer[i],
-                                 TUNA_TAG_NBR_DIRECT + shift, c->comm, &o->pend[o->npend]);
+        rc = tuna_nbr_post_edge(c, true, i, TUNA_TAG_NBR_DIRECT + shift, &o->pend[o->npend]);
         o->npend += rc == MPI_SUCCESS;
     }
     /* the node-pair receives join the final wait if they were not waited for (a failure) */
