@@ -9,6 +9,7 @@
 # 8.4 ms for a 17 us exchange at P = 64; with 0 this sweep did not finish on Fugaku-like
 # P = 256 in 15 minutes of wall time; 1e-9 added 0.5% to the persistent linear row's 18.0 us).
 #   sim/neighbor_study.sh P [PLATFORM ...]     (default: fugaku polaris)
+#   ROWS=vendor,linear,tuna,auto sim/neighbor_study.sh 1024   (fewer rows)
 # Needs build/smpi (cmake -DCMAKE_TOOLCHAIN_FILE=cmake/smpi.cmake) and the matrices in
 # $TUNA_SUITESPARSE (default /work/shared/data/suitesparse).
 set -euo pipefail
@@ -21,7 +22,7 @@ plats=("$@")
 [ ${#plats[@]} -gt 0 ] || plats=(fugaku polaris)
 for plat in "${plats[@]}"; do
   PYTHONPATH=python ${PYTHON:-python3} -m tuna_tools sim run --platform "$plat" --procs "$P" --rpn 32 \
-    --collective neighbor_alltoallv -a vendor,linear,node-aware:max=2048,tuna,auto \
+    --collective neighbor_alltoallv -a "${ROWS:-vendor,linear,node-aware:max=2048,tuna,auto}" \
     -d "spmv:$M/can_1072.mtx" -d "spmv:file=$M/can_1072.mtx,scale=256" \
     -d "spmv:$M/msc01050.mtx" -d "spmv:file=$M/msc01050.mtx,scale=256" \
     -n 3 -w 1 --cfg smpi/test:1e-9 --bench build/smpi/tools/tuna-bench \
