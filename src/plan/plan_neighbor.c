@@ -99,29 +99,6 @@ static int plan_set_row(struct tuna_plan_s *p, nbr_plan *s, const tuna_choice *c
                                 NULL, 0);
 }
 
-/* Bytes and lowest offset from the receive buffer that the receive blocks span. */
-static int recv_span(const tuna_nbr_call *c, size_t *bytes, MPI_Aint *lo)
-{
-    MPI_Aint tlb, textent;
-    TUNA_MPI_CHECK(PMPI_Type_get_true_extent(c->rtype, &tlb, &textent));
-    bool any = false;
-    MPI_Aint a = 0, b = 0;
-    for (int j = 0; j < c->in.n; j++) {
-        if (c->in.count[j] == 0 || c->in.peer[j] == MPI_PROC_NULL)
-            continue;
-        const MPI_Aint first = c->in.displ[j] * c->rext + tlb;
-        const MPI_Aint last = first + (MPI_Aint)(c->in.count[j] - 1) * c->rext;
-        const MPI_Aint from = first < last ? first : last;
-        const MPI_Aint to = (first > last ? first : last) + textent;
-        a = !any || from < a ? from : a;
-        b = !any || to > b ? to : b;
-        any = true;
-    }
-    *bytes = any ? (size_t)(b - a) : 0;
-    *lo = a;
-    return MPI_SUCCESS;
-}
-
 #define MEASURE_BURST 8  /* exchanges back to back, timed as one (as applications repeat) */
 #define MEASURE_SAMPLES 3
 
@@ -153,7 +130,10 @@ static int plan_measure(struct tuna_plan_s *p, nbr_plan *s)
     tuna_nbr_call *c = s->o.c;
     size_t bytes = 0;
     MPI_Aint lo = 0;
-    int rc = recv_span(c, &bytes, &lo);
+    /* the receive blocks' span (MPI_PROC_NULL's blocks included: only the size of the
+     * private buffer grows) */
+    const tuna_counts in = {.nl = c->in.count, .dl = c->in.displ};
+    int rc = tuna_plan_span(c->rtype, &in, c->in.n, &bytes, &lo);
     char *priv = rc == MPI_SUCCESS ? malloc(bytes + 1) : NULL;
     int ok = priv != NULL, all = 0;
     TUNA_MPI_CHECK(PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, p->ctx->comm));
