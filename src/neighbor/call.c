@@ -87,22 +87,20 @@ static int topology_read(const char *fn, MPI_Comm comm, tuna_nbr_call *c, bool *
 }
 
 static int side_args(const char *fn, const char *what, tuna_nbr_side *s, const void *buf,
-                     const MPI_Count counts[], const MPI_Aint displs[], size_t tsize)
+                     const tuna_counts *k, size_t tsize)
 {
-    if (s->n > 0 && (!counts || !displs))
+    if (s->n > 0 && !tuna_counts_given(k))
         return tuna_error_set(MPI_ERR_ARG, "%s: %scounts or %sdispls is NULL", fn, what, what);
     for (int i = 0; i < s->n; i++) {
-        if (counts[i] < 0)
+        const MPI_Count n = tuna_counts_n(k, i);
+        if (n < 0)
             return tuna_error_set(MPI_ERR_COUNT, "%s: %scounts[%d] = %lld is negative", fn,
-                                  what, i, (long long)counts[i]);
-        if (counts[i] > INT_MAX)
-            return tuna_error_set(MPI_ERR_COUNT, "%s: %scounts[%d] = %lld is above INT_MAX", fn,
-                                  what, i, (long long)counts[i]);
-        if (counts[i] > 0 && tsize > 0 && !buf)
+                                  what, i, (long long)n);
+        if (n > 0 && tsize > 0 && !buf)
             return tuna_error_set(MPI_ERR_BUFFER, "%s: the %s buffer is NULL with data for "
                                   "neighbor %d", fn, what[0] == 's' ? "send" : "receive", i);
-        s->count[i] = counts[i];
-        s->displ[i] = displs[i];
+        s->count[i] = n;
+        s->displ[i] = tuna_counts_d(k, i);
     }
     return MPI_SUCCESS;
 }
@@ -121,9 +119,8 @@ static int type_args(const char *fn, const char *what, MPI_Datatype t, MPI_Aint 
     return MPI_SUCCESS;
 }
 
-int tuna_nbr_call_make(const char *fn, const void *sendbuf, const MPI_Count sendcounts[],
-                       const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                       const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+int tuna_nbr_call_make(const char *fn, const void *sendbuf, const tuna_counts *send,
+                       MPI_Datatype sendtype, void *recvbuf, const tuna_counts *recv,
                        MPI_Datatype recvtype, MPI_Comm comm, tuna_nbr_call **call,
                        bool *library)
 {
@@ -149,9 +146,9 @@ int tuna_nbr_call_make(const char *fn, const void *sendbuf, const MPI_Count send
             rc = tuna_error_set(rc, "%s: no memory for the neighbor lists", fn);
     }
     if (rc == MPI_SUCCESS)
-        rc = side_args(fn, "send", &c->out, sendbuf, sendcounts, sdispls, c->ssize);
+        rc = side_args(fn, "send", &c->out, sendbuf, send, c->ssize);
     if (rc == MPI_SUCCESS)
-        rc = side_args(fn, "recv", &c->in, recvbuf, recvcounts, rdispls, c->rsize);
+        rc = side_args(fn, "recv", &c->in, recvbuf, recv, c->rsize);
     if (rc != MPI_SUCCESS) {
         tuna_nbr_call_free(c);
         return rc;

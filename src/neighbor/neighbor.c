@@ -11,68 +11,6 @@
 
 #include <stdlib.h>
 
-/* The widened arguments of the int form (the rows read MPI_Count / MPI_Aint). */
-typedef struct wide_args {
-    MPI_Count *sc, *rc;
-    MPI_Aint *sd, *rd;
-} wide_args;
-
-static int widen(MPI_Comm comm, const int sc[], const int sd[], const int rc[], const int rd[],
-                 wide_args *w)
-{
-    *w = (wide_args){0};
-    int indeg = 0, outdeg = 0, kind = MPI_UNDEFINED;
-    TUNA_MPI_CHECK(PMPI_Topo_test(comm, &kind));
-    if (kind == MPI_DIST_GRAPH) {
-        int weighted;
-        TUNA_MPI_CHECK(PMPI_Dist_graph_neighbors_count(comm, &indeg, &outdeg, &weighted));
-    } else if (kind == MPI_GRAPH) {
-        int me;
-        TUNA_MPI_CHECK(PMPI_Comm_rank(comm, &me));
-        TUNA_MPI_CHECK(PMPI_Graph_neighbors_count(comm, me, &indeg));
-        outdeg = indeg;
-    } else if (kind == MPI_CART) {
-        TUNA_MPI_CHECK(PMPI_Cartdim_get(comm, &indeg));
-        indeg *= 2;
-        outdeg = indeg;
-    }
-    w->sc = malloc(((size_t)outdeg + 1) * sizeof *w->sc);
-    w->sd = malloc(((size_t)outdeg + 1) * sizeof *w->sd);
-    w->rc = malloc(((size_t)indeg + 1) * sizeof *w->rc);
-    w->rd = malloc(((size_t)indeg + 1) * sizeof *w->rd);
-    if (!w->sc || !w->sd || !w->rc || !w->rd)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; i < outdeg && sc && sd; i++) {
-        w->sc[i] = sc[i];
-        w->sd[i] = sd[i];
-    }
-    for (int j = 0; j < indeg && rc && rd; j++) {
-        w->rc[j] = rc[j];
-        w->rd[j] = rd[j];
-    }
-    if (outdeg > 0 && (!sc || !sd)) {
-        free(w->sc);
-        free(w->sd);
-        w->sc = NULL;
-        w->sd = NULL;
-    }
-    if (indeg > 0 && (!rc || !rd)) {
-        free(w->rc);
-        free(w->rd);
-        w->rc = NULL;
-        w->rd = NULL;
-    }
-    return MPI_SUCCESS;
-}
-
-static void wide_free(wide_args *w)
-{
-    free(w->sc);
-    free(w->sd);
-    free(w->rc);
-    free(w->rd);
-}
-
 void tuna_nbr_op_clear(tuna_nbr_op *o)
 {
     tuna_nbr_agg_free(o->agg);
@@ -93,22 +31,6 @@ void tuna_nbr_op_rewind(tuna_nbr_op *o)
     o->npend = 0;
 }
 
-int tuna_nbr_call_of(const char *fn, const void *sendbuf, const int sendcounts[],
-                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                     MPI_Comm comm, tuna_nbr_call **call, bool *library)
-{
-    wide_args w;
-    int rc = widen(comm, sendcounts, sdispls, recvcounts, rdispls, &w);
-    if (rc == MPI_ERR_NO_MEM)
-        rc = tuna_error_set(rc, "%s: no memory", fn);
-    if (rc == MPI_SUCCESS)
-        rc = tuna_nbr_call_make(fn, sendbuf, w.sc, w.sd, sendtype, recvbuf, w.rc, w.rd,
-                                recvtype, comm, call, library);
-    wide_free(&w);
-    return rc;
-}
-
 /* The row a call runs: the options' (resolved at P), with vendor for auto outside a plan. */
 static const tuna_nbr_algorithm *row_of(const tuna_options *opt, int P, long param[])
 {
@@ -122,20 +44,15 @@ static const tuna_nbr_algorithm *row_of(const tuna_options *opt, int P, long par
 /* A call's counts as the caller gave them: the int form's, or the large-count form's. */
 typedef struct nbr_counts {
     bool large;
-    const int *sc, *sd, *rc, *rd;
-    const MPI_Count *scl, *rcl;
-    const MPI_Aint *sdl, *rdl;
+    tuna_counts send, recv;
 } nbr_counts;
 
 static int call_of(const char *fn, const void *sendbuf, const nbr_counts *k, MPI_Datatype st,
                    void *recvbuf, MPI_Datatype rt, MPI_Comm comm, tuna_nbr_call **c,
                    bool *library)
 {
-    if (k->large)
-        return tuna_nbr_call_make(fn, sendbuf, k->scl, k->sdl, st, recvbuf, k->rcl, k->rdl, rt,
-                                  comm, c, library);
-    return tuna_nbr_call_of(fn, sendbuf, k->sc, k->sd, st, recvbuf, k->rc, k->rd, rt, comm, c,
-                            library);
+    return tuna_nbr_call_make(fn, sendbuf, &k->send, st, recvbuf, &k->recv, rt, comm, c,
+                              library);
 }
 
 /* Whether the library has the large-count calls (MPI 4): decided by the build, the same on
@@ -153,12 +70,12 @@ static int library_blocking(const void *sb, const nbr_counts *k, MPI_Datatype st
 {
 #if LIBRARY_HAS_LARGE
     if (k->large)
-        return tuna_library_result(PMPI_Neighbor_alltoallv_c(sb, k->scl, k->sdl, st, rb, k->rcl,
-                                                             k->rdl, rt, comm),
+        return tuna_library_result(PMPI_Neighbor_alltoallv_c(sb, k->send.nl, k->send.dl, st, rb,
+                                                             k->recv.nl, k->recv.dl, rt, comm),
                                    "PMPI_Neighbor_alltoallv_c");
 #endif
-    return tuna_library_result(PMPI_Neighbor_alltoallv(sb, k->sc, k->sd, st, rb, k->rc, k->rd,
-                                                       rt, comm),
+    return tuna_library_result(PMPI_Neighbor_alltoallv(sb, k->send.n, k->send.d, st, rb,
+                                                       k->recv.n, k->recv.d, rt, comm),
                                "PMPI_Neighbor_alltoallv");
 }
 
@@ -242,7 +159,8 @@ int tuna_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             const tuna_options *opt)
 {
-    const nbr_counts k = {.sc = sendcounts, .sd = sdispls, .rc = recvcounts, .rd = rdispls};
+    const nbr_counts k = {.send = {.n = sendcounts, .d = sdispls},
+                          .recv = {.n = recvcounts, .d = rdispls}};
     return neighbor_blocking("tuna_neighbor_alltoallv", sendbuf, &k, sendtype, recvbuf,
                              recvtype, comm, opt);
 }
@@ -252,8 +170,9 @@ int tuna_neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                               MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
-    const nbr_counts k = {.large = true, .scl = sendcounts, .sdl = sdispls,
-                          .rcl = recvcounts, .rdl = rdispls};
+    const nbr_counts k = {.large = true,
+                          .send = {.nl = sendcounts, .dl = sdispls},
+                          .recv = {.nl = recvcounts, .dl = rdispls}};
     return neighbor_blocking("tuna_neighbor_alltoallv_c", sendbuf, &k, sendtype, recvbuf,
                              recvtype, comm, opt);
 }
@@ -344,12 +263,12 @@ static int neighbor_nonblocking(const char *fn, const void *sendbuf, const nbr_c
         x->n.op.step = library_step;
 #if LIBRARY_HAS_LARGE
         if (k->large)
-            rc = PMPI_Ineighbor_alltoallv_c(sendbuf, k->scl, k->sdl, sendtype, recvbuf, k->rcl,
-                                            k->rdl, recvtype, comm, &x->library);
+            rc = PMPI_Ineighbor_alltoallv_c(sendbuf, k->send.nl, k->send.dl, sendtype, recvbuf,
+                                            k->recv.nl, k->recv.dl, recvtype, comm, &x->library);
         else
 #endif
-            rc = PMPI_Ineighbor_alltoallv(sendbuf, k->sc, k->sd, sendtype, recvbuf, k->rc,
-                                          k->rd, recvtype, comm, &x->library);
+            rc = PMPI_Ineighbor_alltoallv(sendbuf, k->send.n, k->send.d, sendtype, recvbuf,
+                                          k->recv.n, k->recv.d, recvtype, comm, &x->library);
         if (rc != MPI_SUCCESS)
             rc = tuna_library_result(rc, "PMPI_Ineighbor_alltoallv");
     } else if (rc == MPI_SUCCESS) {
@@ -372,7 +291,8 @@ int tuna_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const 
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                              const tuna_options *opt, tuna_request *req)
 {
-    const nbr_counts k = {.sc = sendcounts, .sd = sdispls, .rc = recvcounts, .rd = rdispls};
+    const nbr_counts k = {.send = {.n = sendcounts, .d = sdispls},
+                          .recv = {.n = recvcounts, .d = rdispls}};
     return neighbor_nonblocking("tuna_ineighbor_alltoallv", sendbuf, &k, sendtype, recvbuf,
                                 recvtype, comm, opt, req);
 }
@@ -383,8 +303,9 @@ int tuna_ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
                                MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                                tuna_request *req)
 {
-    const nbr_counts k = {.large = true, .scl = sendcounts, .sdl = sdispls,
-                          .rcl = recvcounts, .rdl = rdispls};
+    const nbr_counts k = {.large = true,
+                          .send = {.nl = sendcounts, .dl = sdispls},
+                          .recv = {.nl = recvcounts, .dl = rdispls}};
     return neighbor_nonblocking("tuna_ineighbor_alltoallv_c", sendbuf, &k, sendtype, recvbuf,
                                 recvtype, comm, opt, req);
 }

@@ -94,21 +94,16 @@ static inline size_t tuna_nbr_bytes(const tuna_nbr_side *s, size_t tsize, int i)
     return (size_t)s->count[i] * tsize;
 }
 
-/* The call's topology and arguments (blocking, nonblocking and persistent forms share it):
- * *call allocated and filled, or an error with nothing kept. *library when the library's own
- * call must serve it (a Cartesian topology where a neighbor appears twice: MPI matches those
- * messages by direction, which the libraries do differently). */
-int tuna_nbr_call_make(const char *fn, const void *sendbuf, const MPI_Count sendcounts[],
-                       const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                       const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+/* The call's topology and arguments (blocking, nonblocking and persistent forms share it;
+ * counts of either width): *call allocated and filled, or an error with nothing kept.
+ * *library when the library's own call must serve it (a Cartesian topology where a neighbor
+ * appears twice: MPI matches those messages by direction, which the libraries do
+ * differently). */
+int tuna_nbr_call_make(const char *fn, const void *sendbuf, const tuna_counts *send,
+                       MPI_Datatype sendtype, void *recvbuf, const tuna_counts *recv,
                        MPI_Datatype recvtype, MPI_Comm comm, tuna_nbr_call **call,
                        bool *library);
 void tuna_nbr_call_free(tuna_nbr_call *c);
-/* The same from the int form's arguments (neighbor.c). */
-int tuna_nbr_call_of(const char *fn, const void *sendbuf, const int sendcounts[],
-                     const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                     MPI_Comm comm, tuna_nbr_call **call, bool *library);
 /* Frees what an operation holds (its pattern, requests, call). */
 void tuna_nbr_op_clear(tuna_nbr_op *o);
 

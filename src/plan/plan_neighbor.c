@@ -205,8 +205,10 @@ int tuna_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
                           &ctx);
     bool library = false;
     if (rc == MPI_SUCCESS && local == MPI_SUCCESS)
-        local = tuna_nbr_call_of(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                 recvcounts, rdispls, recvtype, comm, &s->o.c, &library);
+        local = tuna_nbr_call_make(fn, sendbuf, &(tuna_counts){.n = sendcounts, .d = sdispls},
+                                   sendtype, recvbuf,
+                                   &(tuna_counts){.n = recvcounts, .d = rdispls}, recvtype,
+                                   comm, &s->o.c, &library);
     if (rc == MPI_SUCCESS)
         rc = tuna_coll_agree_args(ctx, tuna_collective_name(TUNA_NEIGHBOR_ALLTOALLV), local,
                                   NULL, NULL, 0);
