@@ -281,61 +281,36 @@ static int persistent_init(const library_init *lib, const coll_call *c, MPI_Info
 }
 #endif
 
-#if defined(TUNA_HAVE_MPI_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
-static int allgather_init(allgather_init_fn library, const void *sendbuf, int sendcount,
-                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *request)
-{
-    const library_init lib = {.allgather = library};
-    const coll_call c = {COLL_ALLGATHER, sendbuf,  sendcount,   sendtype, recvbuf,
-                         recvcount,      recvtype, MPI_OP_NULL, comm};
-    return persistent_init(&lib, &c, info, request);
-}
-#endif
+/* The persistent entries under each name the library has (`library`: its own init under that
+ * name). */
+#define ALLGATHER_INIT_ENTRY(name, library)                                                        \
+    int name(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,            \
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,                  \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        const library_init lib = {.allgather = library};                                          \
+        const coll_call c = {COLL_ALLGATHER, sendbuf,  sendcount,   sendtype, recvbuf,            \
+                             recvcount,      recvtype, MPI_OP_NULL, comm};                        \
+        return persistent_init(&lib, &c, info, request);                                          \
+    }
+#define ALLREDUCE_INIT_ENTRY(name, library)                                                        \
+    int name(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,     \
+             MPI_Comm comm, MPI_Info info, MPI_Request *request)                                  \
+    {                                                                                             \
+        const library_init lib = {.allreduce = library};                                          \
+        const coll_call c = {COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count,       \
+                             datatype,       op,      comm};                                      \
+        return persistent_init(&lib, &c, info, request);                                          \
+    }
 #ifdef TUNA_HAVE_MPI_ALLGATHER_INIT
-int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    return allgather_init(PMPI_Allgather_init, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                          recvtype, comm, info, request);
-}
+ALLGATHER_INIT_ENTRY(MPI_Allgather_init, PMPI_Allgather_init)
 #endif
 #ifdef TUNA_HAVE_MPIX_ALLGATHER_INIT
-int MPIX_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    return allgather_init(PMPIX_Allgather_init, sendbuf, sendcount, sendtype, recvbuf,
-                          recvcount, recvtype, comm, info, request);
-}
-#endif
-
-#if defined(TUNA_HAVE_MPI_ALLREDUCE_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
-static int allreduce_init(allreduce_init_fn library, const void *sendbuf, void *recvbuf,
-                          int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                          MPI_Info info, MPI_Request *request)
-{
-    const library_init lib = {.allreduce = library};
-    const coll_call c = {COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count,
-                         datatype,       op,      comm};
-    return persistent_init(&lib, &c, info, request);
-}
+ALLGATHER_INIT_ENTRY(MPIX_Allgather_init, PMPIX_Allgather_init)
 #endif
 #ifdef TUNA_HAVE_MPI_ALLREDUCE_INIT
-int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return allreduce_init(PMPI_Allreduce_init, sendbuf, recvbuf, count, datatype, op, comm,
-                          info, request);
-}
+ALLREDUCE_INIT_ENTRY(MPI_Allreduce_init, PMPI_Allreduce_init)
 #endif
 #ifdef TUNA_HAVE_MPIX_ALLREDUCE_INIT
-int MPIX_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return allreduce_init(PMPIX_Allreduce_init, sendbuf, recvbuf, count, datatype, op, comm,
-                          info, request);
-}
+ALLREDUCE_INIT_ENTRY(MPIX_Allreduce_init, PMPIX_Allreduce_init)
 #endif

@@ -294,34 +294,23 @@ static int persistent_alltoall_init(alltoall_init_fn library, bool large, const 
     return MPI_SUCCESS;
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name; MPI_Alltoall_init_c: MPI 4's large-count form, MPICH 4, on tuna_alltoall_init_c). */
+#define ALLTOALL_INIT_ENTRY(name, library, large, count_t)                                         \
+    int name(const void *sendbuf, count_t sendcount, MPI_Datatype sendtype, void *recvbuf,        \
+             count_t recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,              \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        return persistent_alltoall_init(library, large, sendbuf, sendcount, sendtype, recvbuf,    \
+                                        recvcount, recvtype, comm, info, request);                \
+    }
 #ifdef TUNA_HAVE_MPI_ALLTOALL_INIT
-int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                      MPI_Request *request)
-{
-    return persistent_alltoall_init(PMPI_Alltoall_init, false, sendbuf, sendcount, sendtype,
-                                    recvbuf, recvcount, recvtype, comm, info, request);
-}
+ALLTOALL_INIT_ENTRY(MPI_Alltoall_init, PMPI_Alltoall_init, false, int)
 #endif
-
 #ifdef TUNA_HAVE_MPI_ALLTOALL_INIT_C
-/* MPI 4's large-count form (MPICH 4; Open MPI 4.1 has none): tuna_alltoall_init_c. */
-int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    return persistent_alltoall_init(PMPI_Alltoall_init, true, sendbuf, sendcount, sendtype,
-                                    recvbuf, recvcount, recvtype, comm, info, request);
-}
+ALLTOALL_INIT_ENTRY(MPI_Alltoall_init_c, PMPI_Alltoall_init, true, MPI_Count)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_ALLTOALL_INIT
-int MPIX_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    return persistent_alltoall_init(PMPIX_Alltoall_init, false, sendbuf, sendcount, sendtype,
-                                    recvbuf, recvcount, recvtype, comm, info, request);
-}
+ALLTOALL_INIT_ENTRY(MPIX_Alltoall_init, PMPIX_Alltoall_init, false, int)
 #endif
 #endif /* a persistent alltoall */

@@ -391,41 +391,25 @@ static int persistent_init(alltoallv_init_fn library, const ia2av_args *a, MPI_C
     return MPI_SUCCESS;
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name; MPI_Alltoallv_init_c: MPI 4's large-count form, MPICH 4, on tuna_alltoallv_init_c). */
+#define ALLTOALLV_INIT_ENTRY(name, library, large, count_t, displ_t)                               \
+    int name(const void *sendbuf, const count_t sendcounts[], const displ_t sdispls[],            \
+             MPI_Datatype sendtype, void *recvbuf, const count_t recvcounts[],                    \
+             const displ_t rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,        \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        const ia2av_args a = {large,   sendbuf,    sendcounts, sdispls, sendtype,                 \
+                              recvbuf, recvcounts, rdispls,    recvtype};                         \
+        return persistent_init(library, &a, comm, info, request);                                 \
+    }
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT
-int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
-                          recvbuf, recvcounts, rdispls,    recvtype};
-    return persistent_init(PMPI_Alltoallv_init, &a, comm, info, request);
-}
+ALLTOALLV_INIT_ENTRY(MPI_Alltoallv_init, PMPI_Alltoallv_init, false, int, int)
 #endif
-
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT_C
-/* MPI 4's large-count form (MPICH 4; Open MPI 4.1 has none): tuna_alltoallv_init_c. */
-int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    const ia2av_args a = {true,    sendbuf,    sendcounts, sdispls, sendtype,
-                          recvbuf, recvcounts, rdispls,    recvtype};
-    return persistent_init(PMPI_Alltoallv_init, &a, comm, info, request);
-}
+ALLTOALLV_INIT_ENTRY(MPI_Alltoallv_init_c, PMPI_Alltoallv_init, true, MPI_Count, MPI_Aint)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_ALLTOALLV_INIT
-int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
-                          recvbuf, recvcounts, rdispls,    recvtype};
-    return persistent_init(PMPIX_Alltoallv_init, &a, comm, info, request);
-}
+ALLTOALLV_INIT_ENTRY(MPIX_Alltoallv_init, PMPIX_Alltoallv_init, false, int, int)
 #endif
 #endif /* a persistent alltoallv */

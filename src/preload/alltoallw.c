@@ -161,27 +161,22 @@ static int persistent_init(alltoallw_init_fn library, const w_args *a, MPI_Comm 
                                    sent, recvd, request);
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name). */
+#define ALLTOALLW_INIT_ENTRY(name, library)                                                        \
+    int name(const void *sendbuf, const int sendcounts[], const int sdispls[],                    \
+             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],               \
+             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,   \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,                                \
+                          recvbuf, recvcounts, rdispls, recvtypes};                               \
+        return persistent_init(library, &a, comm, info, request);                                 \
+    }
 #ifdef TUNA_HAVE_MPI_ALLTOALLW_INIT
-int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                       MPI_Info info, MPI_Request *request)
-{
-    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
-                      recvbuf, recvcounts, rdispls, recvtypes};
-    return persistent_init(PMPI_Alltoallw_init, &a, comm, info, request);
-}
+ALLTOALLW_INIT_ENTRY(MPI_Alltoallw_init, PMPI_Alltoallw_init)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_ALLTOALLW_INIT
-int MPIX_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
-                      recvbuf, recvcounts, rdispls, recvtypes};
-    return persistent_init(PMPIX_Alltoallw_init, &a, comm, info, request);
-}
+ALLTOALLW_INIT_ENTRY(MPIX_Alltoallw_init, PMPIX_Alltoallw_init)
 #endif
 #endif /* a persistent alltoallw */

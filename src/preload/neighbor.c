@@ -448,28 +448,21 @@ static int persistent_init(nbr_init_fn library, const nbr_args *a, MPI_Comm comm
     return MPI_SUCCESS;
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name). */
+#define NEIGHBOR_INIT_ENTRY(name, library)                                                         \
+    int name(const void *sendbuf, const int sendcounts[], const int sdispls[],                    \
+             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],   \
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)           \
+    {                                                                                             \
+        const nbr_args a = {sendbuf,    sendcounts, sdispls,  sendtype, recvbuf,                  \
+                            recvcounts, rdispls,    recvtype, false,    0,      0};               \
+        return persistent_init(library, &a, comm, info, request);                                 \
+    }
 #ifdef TUNA_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT
-int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
-{
-    const nbr_args a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                        recvcounts, rdispls, recvtype, false, 0, 0};
-    return persistent_init(PMPI_Neighbor_alltoallv_init, &a, comm, info, request);
-}
+NEIGHBOR_INIT_ENTRY(MPI_Neighbor_alltoallv_init, PMPI_Neighbor_alltoallv_init)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_NEIGHBOR_ALLTOALLV_INIT
-int MPIX_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                 const int recvcounts[], const int rdispls[],
-                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    const nbr_args a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                        recvcounts, rdispls, recvtype, false, 0, 0};
-    return persistent_init(PMPIX_Neighbor_alltoallv_init, &a, comm, info, request);
-}
+NEIGHBOR_INIT_ENTRY(MPIX_Neighbor_alltoallv_init, PMPIX_Neighbor_alltoallv_init)
 #endif
 #endif /* a persistent neighbor_alltoallv */
