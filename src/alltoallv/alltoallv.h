@@ -325,6 +325,51 @@ static inline void tuna_a2av_nb_library_stats(const tuna_registry *reg, const tu
 }
 /* Free what nb holds and the row's state (the operation's release). */
 void tuna_a2av_nb_free(tuna_a2av_op *o, tuna_a2av_nb *nb);
+/*
+ * A start's context: for a row of tuna's (not vendor), comm's, begun here where tuna has not
+ * seen comm (its set-up then runs as the operation's first steps, setup.c); NULL for vendor
+ * and an intercommunicator. Where the set-up is still to run (!tuna_ctx_ready) the start
+ * waits for it (tuna_setup_defer_copy); else *collective: TUNA_ARGCHECK=collective there.
+ */
+static inline int tuna_a2av_nb_context(MPI_Comm comm, bool vendor, tuna_ctx **ctx,
+                                       bool *collective)
+{
+    int rc;
+    *ctx = NULL;
+    *collective = false;
+    if (!vendor && ((rc = tuna_ctx_find(comm, ctx)) != MPI_SUCCESS ||
+                    (!*ctx && (rc = tuna_ctx_begin(comm, ctx)) != MPI_SUCCESS)))
+        return rc;
+    if (*ctx && tuna_ctx_ready(*ctx) && !(*ctx)->argcheck_local)
+        return tuna_argcheck_collective(collective);
+    return MPI_SUCCESS;
+}
+/* The first step's agreement posted (one MPI_Iallreduce of v's n values, this rank's error
+ * flag from local_rc): the operation's next wait; else the error. */
+static inline int tuna_a2av_nb_agree_post(tuna_a2av_op *o, tuna_a2av_nb *nb, tuna_ctx *ctx,
+                                          long long *v, int n, int local_rc)
+{
+    v[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
+    const int rc = tuna_agree_start(ctx, v, n, &nb->lib);
+    if (rc == MPI_SUCCESS)
+        tuna_a2av_nb_wait_lib(o, nb);
+    return rc;
+}
+/* The agreement completed with wait_rc: MPI_SUCCESS where every rank's checks passed, else
+ * the operation's error (the agreement's, this rank's own, or another rank's; fn: the call,
+ * named in that message). */
+static inline int tuna_a2av_nb_agreed(int wait_rc, int local_rc, const long long *v,
+                                      const char *fn)
+{
+    if (wait_rc != MPI_SUCCESS)
+        return tuna_error_set(wait_rc, "the agreement (MPI_Iallreduce) failed");
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (v[TUNA_AGREE_ERROR])
+        return tuna_error_set(MPI_ERR_ARG, "%s: invalid arguments on another rank; no data moved",
+                              fn);
+    return MPI_SUCCESS;
+}
 
 /* Algorithms another one falls back to: hierarchical TuNA on unequal nodes runs flat TuNA
  * (same parameter names), vendor without the library's MPI_Alltoallv_c runs linear. */
