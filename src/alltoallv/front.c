@@ -790,19 +790,45 @@ alltoallv_large(bool device, const void *sendbuf, const MPI_Count sendcounts[],
                           t_start);
 }
 
+/* The body of the call's width (large: MPI_Count counts and MPI_Aint displacements), once its
+ * buffers' memory kinds are known. */
+static inline __attribute__((always_inline)) int
+alltoallv_of(bool large, bool device, const void *sendbuf, const void *sendcounts,
+             const void *sdispls, MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+             const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+{
+    if (large)
+        return alltoallv_large(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                               recvcounts, rdispls, recvtype, comm, opt);
+    return alltoallv_int(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                         rdispls, recvtype, comm, opt);
+}
+
+/* tuna_alltoallv and tuna_alltoallv_c: device buffers go where memory_route.c sends them (the
+ * library's call, or a row staging them). Inlined into both. */
+static inline __attribute__((always_inline)) int
+alltoallv_public(bool large, const void *sendbuf, const void *sendcounts, const void *sdispls,
+                 MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                 const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                 const tuna_options *opt)
+{
+    int rc;
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_alltoallv(large, sendbuf, sendcounts, sdispls, sendtype,
+                                              recvbuf, recvcounts, rdispls, recvtype, comm,
+                                              opt)) >= 0)
+        return rc;
+    return alltoallv_of(large, device, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                        recvcounts, rdispls, recvtype, comm, opt);
+}
+
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
-                                              recvbuf, recvcounts, rdispls, recvtype, comm,
-                                              opt)) >= 0)
-        return rc;
-    return alltoallv_int(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                         rdispls, recvtype, comm, opt);
+    return alltoallv_public(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm, opt);
 }
 
 int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -810,14 +836,8 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
-                                              recvbuf, recvcounts, rdispls, recvtype, comm,
-                                              opt)) >= 0)
-        return rc;
-    return alltoallv_large(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                           rdispls, recvtype, comm, opt);
+    return alltoallv_public(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm, opt);
 }
 
 int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
@@ -825,9 +845,6 @@ int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
                         MPI_Comm comm, const tuna_options *opt)
 {
-    if (large)
-        return alltoallv_large(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                               recvcounts, rdispls, recvtype, comm, opt);
-    return alltoallv_int(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                         rdispls, recvtype, comm, opt);
+    return alltoallv_of(large, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                        recvcounts, rdispls, recvtype, comm, opt);
 }
