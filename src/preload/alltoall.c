@@ -40,11 +40,11 @@ static unsigned long long a2a_block_bytes(const void *sendbuf, MPI_Count sendcou
 }
 
 /* Every entry's prologue (preload_enter) and where this alltoall goes, the same on every rank
- * (preload_route, and one reason more in c->why). In place, tuna packs a non-contiguous receive type's blocks with int counts (MPI_ERR_COUNT over
- * 2 GiB), and a rank cannot know another's type: the block's bytes are every rank's (MPI's
- * rule, and MPI_IN_PLACE is given on all ranks), so every in-place call with blocks over 2 GiB
- * goes to the library (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same
- * limit). */
+ * (preload_route, and one reason more in c->why). In place, tuna packs a non-contiguous
+ * receive type's blocks with int counts (MPI_ERR_COUNT over 2 GiB), and a rank cannot know
+ * another's type: the block's bytes are every rank's (MPI's rule, and MPI_IN_PLACE is given
+ * on all ranks), so every in-place call with blocks over 2 GiB goes to the library
+ * (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same limit). */
 static int enter(MPI_Comm comm, bool request_ok, const void *sendbuf, const void *recvbuf,
                  MPI_Count recvcount, MPI_Datatype recvtype, preload_call *c)
 {
