@@ -406,31 +406,12 @@ typedef void tuna_a2av_pair_of_fn(const tuna_a2av_args *a, int s, int *src, int 
 int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair_of_fn *pair_of,
                          int tag, const char *name);
 
-/* Cost models (model.c; tuna_cost_fn), each named for what it models; docs/tuning.md. */
-double tuna_a2av_cost_one_phase(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_receives_first(const tuna_profile *m, const tuna_select_input *in,
-                                     const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_input *in,
-                                       const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select_input *in,
-                                        const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_stepwise(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_window(const tuna_profile *m, const tuna_select_input *in,
-                             const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_bruck(const tuna_profile *m, const tuna_select_input *in,
-                            const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_padded_bruck(const tuna_profile *m, const tuna_select_input *in,
-                                   const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_twophase_bruck(const tuna_profile *m, const tuna_select_input *in,
-                                     const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
-                           const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param);
+/* Cost models (model.c; tuna_cost_model), each named for what it models; docs/tuning.md. */
+tuna_cost_model tuna_a2av_cost_one_phase, tuna_a2av_cost_receives_first,
+    tuna_a2av_cost_batches_of_block, tuna_a2av_cost_batches_of_stride, tuna_a2av_cost_stepwise,
+    tuna_a2av_cost_window, tuna_a2av_cost_bruck, tuna_a2av_cost_padded_bruck,
+    tuna_a2av_cost_twophase_bruck, tuna_a2av_cost_tuna, tuna_a2av_cost_coalesced,
+    tuna_a2av_cost_staggered;
 
 /* The TuNA models by parameter value, with the engine's size announcements or without them
  * (sizes_known: a uniform all-to-all, src/alltoall/model.c); hierarchical: coalesced or
@@ -444,32 +425,13 @@ long tuna_a2av_model_inflight_tuna(const tuna_select_input *in, long radix, long
 long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long radix, long block,
                                            bool coalesced, bool sizes_known);
 
-/* auto's candidate grids (model.c; tuna_grid_fn). */
-void tuna_a2av_grid_block(const tuna_select_input *in, const tuna_algorithm_info *info,
-                          tuna_candidates *out);
-void tuna_a2av_grid_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                           tuna_candidates *out);
-void tuna_a2av_grid_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                         tuna_candidates *out);
-void tuna_a2av_grid_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                              tuna_candidates *out);
-void tuna_a2av_grid_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                              tuna_candidates *out);
+/* auto's candidate grids (model.c; tuna_candidate_grid). */
+tuna_candidate_grid tuna_a2av_grid_block, tuna_a2av_grid_stride, tuna_a2av_grid_tuna,
+    tuna_a2av_grid_coalesced, tuna_a2av_grid_staggered;
 
-/* Requests in flight per rank (model.c; tuna_inflight_fn), read in each algorithm's file. */
-long tuna_a2av_inflight_all_peers(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param);
-long tuna_a2av_inflight_one_peer(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param);
-long tuna_a2av_inflight_block(const tuna_select_input *in, const tuna_algorithm_info *info,
-                              const long *param);
-long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                               const long *param);
-long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                             const long *param);
-long tuna_a2av_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param);
-long tuna_a2av_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param);
+/* Requests in flight per rank (model.c; tuna_inflight_bound), read in each algorithm's file. */
+tuna_inflight_bound tuna_a2av_inflight_all_peers, tuna_a2av_inflight_one_peer,
+    tuna_a2av_inflight_block, tuna_a2av_inflight_stride, tuna_a2av_inflight_tuna,
+    tuna_a2av_inflight_coalesced, tuna_a2av_inflight_staggered;
 
 #endif /* TUNA_ALLTOALLV_H */
