@@ -45,8 +45,9 @@ static unsigned long long a2a_block_bytes(const void *sendbuf, MPI_Count sendcou
  * another's type: the block's bytes are every rank's (MPI's rule, and MPI_IN_PLACE is given
  * on all ranks), so every in-place call with blocks over 2 GiB goes to the library
  * (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same limit). */
-static int enter(MPI_Comm comm, bool request_ok, const void *sendbuf, const void *recvbuf,
-                 MPI_Count recvcount, MPI_Datatype recvtype, preload_call *c)
+static inline __attribute__((always_inline)) int
+enter(MPI_Comm comm, bool request_ok, const void *sendbuf, const void *recvbuf,
+      MPI_Count recvcount, MPI_Datatype recvtype, preload_call *c)
 {
     const int rc = preload_enter(comm, COLL_ALLTOALL, request_ok, sendbuf, recvbuf, c);
     if (rc == MPI_SUCCESS && c->why == PRELOAD_TUNA && sendbuf == MPI_IN_PLACE &&
