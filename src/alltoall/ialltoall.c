@@ -193,10 +193,8 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];
     tuna_ctx *ctx;
     bool collective;
-    if ((rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx,
-                                   &collective)) != MPI_SUCCESS)
-        return rc;
-    if (ctx && !tuna_ctx_ready(ctx)) {
+    rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    if (rc == TUNA_NB_DEFER) {
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
         if (tuna_argcheck_is_local() &&
@@ -207,6 +205,8 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
                              .rtype = recvtype, .comm = comm, .opt = *opt, .large = large};
         return tuna_setup_defer_copy(ctx, ia2a_restart, &a, sizeof a, fn, req);
     }
+    if (rc != MPI_SUCCESS)
+        return rc;
     ia2a_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);

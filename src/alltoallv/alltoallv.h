@@ -328,9 +328,11 @@ void tuna_a2av_nb_free(tuna_a2av_op *o, tuna_a2av_nb *nb);
 /*
  * A start's context: for a row of tuna's (not vendor), comm's, begun here where tuna has not
  * seen comm (its set-up then runs as the operation's first steps, setup.c); NULL for vendor
- * and an intercommunicator. Where the set-up is still to run (!tuna_ctx_ready) the start
- * waits for it (tuna_setup_defer_copy); else *collective: TUNA_ARGCHECK=collective there.
+ * and an intercommunicator. TUNA_NB_DEFER: the set-up is still to run, and the start waits
+ * for it (tuna_setup_defer_copy); else an MPI error, or MPI_SUCCESS with *collective
+ * (TUNA_ARGCHECK=collective on the context).
  */
+#define TUNA_NB_DEFER (-1)
 static inline int tuna_a2av_nb_context(MPI_Comm comm, bool vendor, tuna_ctx **ctx,
                                        bool *collective)
 {
@@ -340,9 +342,11 @@ static inline int tuna_a2av_nb_context(MPI_Comm comm, bool vendor, tuna_ctx **ct
     if (!vendor && ((rc = tuna_ctx_find(comm, ctx)) != MPI_SUCCESS ||
                     (!*ctx && (rc = tuna_ctx_begin(comm, ctx)) != MPI_SUCCESS)))
         return rc;
-    if (*ctx && tuna_ctx_ready(*ctx) && !(*ctx)->argcheck_local)
-        return tuna_argcheck_collective(collective);
-    return MPI_SUCCESS;
+    if (!*ctx)
+        return MPI_SUCCESS;
+    if (!tuna_ctx_ready(*ctx))
+        return TUNA_NB_DEFER;
+    return (*ctx)->argcheck_local ? MPI_SUCCESS : tuna_argcheck_collective(collective);
 }
 /* The first step's agreement posted (one MPI_Iallreduce of v's n values, this rank's error
  * flag from local_rc): the operation's next wait; else the error. */

@@ -203,10 +203,8 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
     }
     tuna_ctx *ctx;
     bool collective;
-    if ((rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx,
-                                   &collective)) != MPI_SUCCESS)
-        return rc;
-    if (ctx && !tuna_ctx_ready(ctx)) {
+    rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    if (rc == TUNA_NB_DEFER) {
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
         if (tuna_argcheck_is_local() &&
@@ -217,6 +215,8 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
                            .opt = *opt, .device = device};
         return tuna_setup_defer_copy(ctx, ia_restart, &a, sizeof a, fn, req);
     }
+    if (rc != MPI_SUCCESS)
+        return rc;
     ia_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
