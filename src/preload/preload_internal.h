@@ -235,9 +235,7 @@ typedef struct preload_call {
 static inline int preload_enter(MPI_Comm comm, enum coll coll, bool request_ok,
                                 const void *sendbuf, const void *recvbuf, preload_call *c)
 {
-    c->s = NULL;
-    c->inter = c->P = 0;
-    c->t0 = 0;
+    /* preload_call_begin sets every field it returns MPI_SUCCESS with */
     const int rc =
         request_ok ? preload_call_begin(comm, coll, &c->s, &c->inter, &c->P, &c->t0) : -1;
     if (rc != MPI_SUCCESS)
