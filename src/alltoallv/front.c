@@ -825,6 +825,10 @@ int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
                         MPI_Comm comm, const tuna_options *opt)
 {
-    return alltoallv_of(large, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+    /* Each width inlined with its constant, as in the public entries. */
+    if (large)
+        return alltoallv_of(true, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm, opt);
+    return alltoallv_of(false, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                         recvcounts, rdispls, recvtype, comm, opt);
 }
