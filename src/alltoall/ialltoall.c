@@ -279,10 +279,11 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
 
 /* The public entries: device buffers go where memory_route.c sends them (the library's call),
  * host ones to the start. */
-static int ialltoall_public(bool large, const void *sendbuf, MPI_Count sendcount,
-                            MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                            MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                            tuna_request *req)
+static inline __attribute__((always_inline)) int
+ialltoall_public(bool large, const void *sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                 tuna_request *req)
 {
     int rc;
     if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&

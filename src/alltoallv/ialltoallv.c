@@ -316,10 +316,11 @@ static int ialltoallv_of(bool large, const void *sendbuf, const void *sendcounts
 
 /* The public entries: device buffers go where memory_route.c sends them (the library's call,
  * or a row staging them). */
-static int ialltoallv_public(bool large, const void *sendbuf, const void *sendcounts,
-                             const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
-                             const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
-                             MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+static inline __attribute__((always_inline)) int
+ialltoallv_public(bool large, const void *sendbuf, const void *sendcounts,
+                  const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                  const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                  MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     int rc;
     const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
