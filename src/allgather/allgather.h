@@ -102,17 +102,9 @@ int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
 /* auto: whether the MPI library runs the model's choice itself (the registry's hook). */
 bool tuna_ag_library_runs(const tuna_profile *m, const tuna_select_input *in, double best_time);
 
-/* Cost models of the rows (model.c; tuna_cost_fn), n = in->bytes of one rank's block. */
-double tuna_ag_cost_ring(const tuna_profile *m, const tuna_select_input *in,
-                         const tuna_algorithm_info *info, const long *param);
-double tuna_ag_cost_kring(const tuna_profile *m, const tuna_select_input *in,
-                          const tuna_algorithm_info *info, const long *param);
-double tuna_ag_cost_recursive_doubling(const tuna_profile *m, const tuna_select_input *in,
-                                       const tuna_algorithm_info *info, const long *param);
-double tuna_ag_cost_recmul(const tuna_profile *m, const tuna_select_input *in,
-                           const tuna_algorithm_info *info, const long *param);
-double tuna_ag_cost_recmul_permuted(const tuna_profile *m, const tuna_select_input *in,
-                                    const tuna_algorithm_info *info, const long *param);
+/* Cost models of the rows (model.c; tuna_cost_model), n = in->bytes of one rank's block. */
+tuna_cost_model tuna_ag_cost_ring, tuna_ag_cost_kring, tuna_ag_cost_recursive_doubling,
+    tuna_ag_cost_recmul, tuna_ag_cost_recmul_permuted;
 
 /* The recursive multiplying schedule with radix k as steps (recursive doubling is k = 2).
  * Folding (see tuna_fold): a non-leader sends its block to its leader and receives

@@ -141,13 +141,10 @@ int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendty
         if (tuna_argcheck_is_local() &&
             (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
             return rc;
-        iag_args *a = tuna_malloc(sizeof *a);
-        if (!a)
-            return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-        *a = (iag_args){.sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
-                        .rcount = recvcount, .stype = sendtype, .rtype = recvtype,
-                        .comm = comm, .opt = *opt};
-        return tuna_setup_defer(ctx, iag_restart, a, req);
+        const iag_args a = {.sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
+                            .rcount = recvcount, .stype = sendtype, .rtype = recvtype,
+                            .comm = comm, .opt = *opt};
+        return tuna_setup_defer_copy(ctx, iag_restart, &a, sizeof a, fn, req);
     }
     if (x->w.library) /* tuna's aliasing rule holds for the library's call too */
         x->w.local_rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0);

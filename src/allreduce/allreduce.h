@@ -101,18 +101,10 @@ int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *
 /* auto: whether the MPI library runs the model's choice itself (the registry's hook). */
 bool tuna_ar_library_runs(const tuna_profile *m, const tuna_select_input *in, double best_time);
 
-/* Cost models of the rows (model.c; tuna_cost_fn), n = in->bytes of the vector; the ring
+/* Cost models of the rows (model.c; tuna_cost_model), n = in->bytes of the vector; the ring
  * family is no candidate for a non-commutative op (it would run recursive-doubling). */
-double tuna_ar_cost_ring(const tuna_profile *m, const tuna_select_input *in,
-                         const tuna_algorithm_info *info, const long *param);
-double tuna_ar_cost_kring(const tuna_profile *m, const tuna_select_input *in,
-                          const tuna_algorithm_info *info, const long *param);
-double tuna_ar_cost_recursive_doubling(const tuna_profile *m, const tuna_select_input *in,
-                                       const tuna_algorithm_info *info, const long *param);
-double tuna_ar_cost_recmul(const tuna_profile *m, const tuna_select_input *in,
-                           const tuna_algorithm_info *info, const long *param);
-double tuna_ar_cost_recmul_permuted(const tuna_profile *m, const tuna_select_input *in,
-                                    const tuna_algorithm_info *info, const long *param);
+tuna_cost_model tuna_ar_cost_ring, tuna_ar_cost_kring, tuna_ar_cost_recursive_doubling,
+    tuna_ar_cost_recmul, tuna_ar_cost_recmul_permuted;
 
 /*
  * The recursive multiplying schedule with folding as steps (see tuna_fold): a member sends

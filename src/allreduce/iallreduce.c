@@ -146,12 +146,9 @@ int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Data
          * context: they run at the restart (the completion returns their error). */
         if (tuna_argcheck_is_local() && (rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0)))
             return rc;
-        iar_args *a = tuna_malloc(sizeof *a);
-        if (!a)
-            return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-        *a = (iar_args){.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
-                        .type = datatype, .op = op, .comm = comm, .opt = *opt};
-        return tuna_setup_defer(ctx, iar_restart, a, req);
+        const iar_args a = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count,
+                            .type = datatype, .op = op, .comm = comm, .opt = *opt};
+        return tuna_setup_defer_copy(ctx, iar_restart, &a, sizeof a, fn, req);
     }
     if (x->w.library) /* tuna's aliasing rule holds for the library's call too */
         x->w.local_rc = tuna_check_alias(fn, sendbuf, recvbuf, count > 0);

@@ -83,26 +83,18 @@ static int ia2a_step(tuna_op *op, int wait_rc)
         }
         if (x->agree) {
             /* max of the flag, the block and its negation: equal blocks iff max = -max(-) */
-            x->v[TUNA_AGREE_ERROR] = x->local_rc != MPI_SUCCESS;
-            if ((rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_ZERO_BLOCKS, &x->nb.lib)) !=
-                MPI_SUCCESS)
+            if ((rc = tuna_a2av_nb_agree_post(&x->o, &x->nb, x->args.ctx, x->v,
+                                              TUNA_AGREE_ZERO_BLOCKS, x->local_rc)) != MPI_SUCCESS)
                 return tuna_a2av_step_done(&x->o, rc);
             x->phase = PHASE_AGREE;
-            tuna_a2av_nb_wait_lib(&x->o, &x->nb);
             return TUNA_STEP_WAIT;
         }
         x->phase = PHASE_ROW;
         return x->o.row->step(&x->o, MPI_SUCCESS);
     case PHASE_AGREE:
-        if (wait_rc != MPI_SUCCESS)
-            return tuna_a2av_step_done(&x->o, tuna_error_set(wait_rc, "the agreement "
-                                                                      "(MPI_Iallreduce) failed"));
-        if (x->local_rc != MPI_SUCCESS)
-            return tuna_a2av_step_done(&x->o, x->local_rc);
-        if (x->v[TUNA_AGREE_ERROR])
-            return tuna_a2av_step_done(
-                &x->o, tuna_error_set(MPI_ERR_ARG, "tuna_ialltoall: invalid arguments on "
-                                                   "another rank; no data moved"));
+        if ((rc = tuna_a2av_nb_agreed(wait_rc, x->local_rc, x->v, "tuna_ialltoall")) !=
+            MPI_SUCCESS)
+            return tuna_a2av_step_done(&x->o, rc);
         if (x->v[TUNA_AGREE_MAX_BLOCK] != -x->v[TUNA_AGREE_MAX_TOTAL])
             return tuna_a2av_step_done(
                 &x->o, tuna_error_set(MPI_ERR_TRUNCATE, "tuna_ialltoall: the ranks' blocks "
@@ -199,30 +191,21 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];
-    tuna_ctx *ctx = NULL;
-    if (alg->desc.kind != TUNA_ROW_VENDOR) {
-        /* A communicator tuna has not seen: its set-up begins here (local) and runs as this
-         * operation's first steps (setup.c); the start itself waits for it. */
-        if ((rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS ||
-            (!ctx && (rc = tuna_ctx_begin(comm, &ctx)) != MPI_SUCCESS))
+    tuna_ctx *ctx;
+    bool collective;
+    rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    if (rc == TUNA_NB_DEFER) {
+        /* tuna's aliasing rule at the start, as on every path; the other checks need the
+         * context: they run at the restart (the completion returns their error). */
+        if (tuna_argcheck_is_local() &&
+            (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
             return rc;
-        if (ctx && !tuna_ctx_ready(ctx)) {
-            /* tuna's aliasing rule at the start, as on every path; the other checks need
-             * the context: they run at the restart (the completion returns their error). */
-            if (tuna_argcheck_is_local() &&
-                (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
-                return rc;
-            ia2a_args *a = tuna_malloc(sizeof *a);
-            if (!a)
-                return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-            *a = (ia2a_args){.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf,
+        const ia2a_args a = {.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf,
                              .scount = sendcount, .rcount = recvcount, .stype = sendtype,
                              .rtype = recvtype, .comm = comm, .opt = *opt, .large = large};
-            return tuna_setup_defer(ctx, ia2a_restart, a, req);
-        }
+        return tuna_setup_defer_copy(ctx, ia2a_restart, &a, sizeof a, fn, req);
     }
-    bool collective = false;
-    if (ctx && !ctx->argcheck_local && (rc = tuna_argcheck_collective(&collective)) != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS)
         return rc;
     ia2a_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
@@ -294,30 +277,37 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     return MPI_SUCCESS;
 }
 
+/* The public entries: device buffers go where memory_route.c sends them (the library's call),
+ * host ones to the start. */
+static inline __attribute__((always_inline)) int
+ialltoall_public(bool large, const void *sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                 tuna_request *req)
+{
+    int rc;
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_ialltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                    recvtype, comm, opt, req)) >= 0)
+        return rc;
+    return ialltoall(large ? "tuna_ialltoall_c" : "tuna_ialltoall", sendbuf, sendcount, sendtype,
+                     recvbuf, recvcount, recvtype, comm, opt, large, req);
+}
+
 int tuna_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                    tuna_request *req)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_ialltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                    recvtype, comm, opt, req)) >= 0)
-        return rc;
-    return ialltoall("tuna_ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, comm, opt, false, req);
+    return ialltoall_public(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm, opt, req);
 }
 
 int tuna_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt, tuna_request *req)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_ialltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                    recvtype, comm, opt, req)) >= 0)
-        return rc;
-    return ialltoall("tuna_ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, comm, opt, true, req);
+    return ialltoall_public(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm, opt, req);
 }
 
 int tuna_ialltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,

@@ -36,18 +36,9 @@ const tuna_a2av_algorithm tuna_a2a_table[] = {
               .family = "bruck", .cost = tuna_a2a_cost_bruck_radix,
               .grid = tuna_a2a_grid_bruck_radix, .inflight = tuna_a2a_inflight_bruck_radix},
      .step = tuna_a2a_bruck_radix_step},
-    {.desc = {.info = {"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; "
-                               "K <= ceil(log_r P)(r-1) rounds",
-                       2,
-                       {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
-                         "digit base r, in [2, P], default ceil(sqrt P); larger values clamp "
-                         "to P (r = P: linear)"},
-                        {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
-                         "rounds of one digit in flight together, in [1, P], default all; "
-                         "clamps to r-1"}}},
-              .family = "tuna", .cost = tuna_a2a_cost_tuna, .grid = tuna_a2av_grid_tuna,
-              .inflight = tuna_a2a_inflight_tuna},
-     .step = tuna_a2av_tuna_step},
+    TUNA_A2AV_ROW_TUNA_PRICED("logarithmic: TuNA, radix-r Bruck without padding or rotations; "
+                              "K <= ceil(log_r P)(r-1) rounds",
+                              tuna_a2a_cost_tuna, tuna_a2a_inflight_tuna),
     TUNA_A2AV_ROW_COALESCED_PRICED(tuna_a2a_cost_coalesced, tuna_a2a_inflight_coalesced),
     TUNA_A2AV_ROW_STAGGERED_PRICED(tuna_a2a_cost_staggered, tuna_a2a_inflight_staggered),
     /* family hierarchical: its phases follow the ranks' grid, dimension 0 inside a node under

@@ -25,45 +25,31 @@ int tuna_a2a_mesh_shape(long P, long dims, int d[TUNA_A2A_MESH_MAX_DIMS]);
 /* The number of prime factors of P with multiplicity: the most dimensions P allows. */
 int tuna_a2a_mesh_max_dims(long P);
 
-/* Cost models (model.c; tuna_cost_fn) for uniform blocks: max = mean, no size metadata. */
+/* Cost models (model.c; tuna_cost_model) for uniform blocks: max = mean, no size metadata. */
 /* bruck-radix: one rotation, a packed message per (digit, value) round, one inverse
  * rotation. */
-double tuna_a2a_cost_bruck_radix(const tuna_profile *m, const tuna_select_input *in,
-                                 const tuna_algorithm_info *info, const long *param);
+tuna_cost_model tuna_a2a_cost_bruck_radix;
 /* mesh: per phase j, d_j - 1 messages of P/d_j blocks in flight together, the own slots'
  * copy, and for strided slots the phase's two types and the library's gather and scatter. */
-double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
-                          const tuna_algorithm_info *info, const long *param);
+tuna_cost_model tuna_a2a_cost_mesh;
 /* tuna (parameters radix, block) without its metadata phases: the engine's known sizes. */
-double tuna_a2a_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
-                          const tuna_algorithm_info *info, const long *param);
+tuna_cost_model tuna_a2a_cost_tuna;
 /* coalesced, staggered (radix, block) without the intra-node nor the inter-node sizes. */
-double tuna_a2a_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param);
-double tuna_a2a_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param);
+tuna_cost_model tuna_a2a_cost_coalesced, tuna_a2a_cost_staggered;
 
-/* auto's candidates for bruck-radix (tuna_grid_fn): radix over [2, P]. */
-void tuna_a2a_grid_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
-                               tuna_candidates *out);
+/* auto's candidates for bruck-radix (tuna_candidate_grid): radix over [2, P]. */
+tuna_candidate_grid tuna_a2a_grid_bruck_radix;
 /* auto's candidates for mesh: dims over [2, min(6, prime factors of P)]. */
-void tuna_a2a_grid_mesh(const tuna_select_input *in, const tuna_algorithm_info *info,
-                        tuna_candidates *out);
+tuna_candidate_grid tuna_a2a_grid_mesh;
 
-/* Requests in flight per rank (tuna_inflight_fn). */
+/* Requests in flight per rank (tuna_inflight_bound). */
 /* bruck-radix: one receive and one send per round. */
-long tuna_a2a_inflight_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                   const long *param);
+tuna_inflight_bound tuna_a2a_inflight_bruck_radix;
 /* mesh: one receive and one send per peer of its largest dimension, 2 (max d_j - 1). */
-long tuna_a2a_inflight_mesh(const tuna_select_input *in, const tuna_algorithm_info *info,
-                            const long *param);
+tuna_inflight_bound tuna_a2a_inflight_mesh;
 /* tuna with known sizes: a batch's b data sends and b data receives, no size messages. */
-long tuna_a2a_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                            const long *param);
+tuna_inflight_bound tuna_a2a_inflight_tuna;
 /* coalesced, staggered with known sizes: no size messages in either phase. */
-long tuna_a2a_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param);
-long tuna_a2a_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param);
+tuna_inflight_bound tuna_a2a_inflight_coalesced, tuna_a2a_inflight_staggered;
 
 #endif /* TUNA_UNIFORM_ROWS_H */

@@ -325,6 +325,55 @@ static inline void tuna_a2av_nb_library_stats(const tuna_registry *reg, const tu
 }
 /* Free what nb holds and the row's state (the operation's release). */
 void tuna_a2av_nb_free(tuna_a2av_op *o, tuna_a2av_nb *nb);
+/*
+ * A start's context: for a row of tuna's (not vendor), comm's, begun here where tuna has not
+ * seen comm (its set-up then runs as the operation's first steps, setup.c); NULL for vendor
+ * and an intercommunicator. TUNA_NB_DEFER: the set-up is still to run, and the start waits
+ * for it (tuna_setup_defer_copy); else an MPI error, or MPI_SUCCESS with *collective
+ * (TUNA_ARGCHECK=collective on the context).
+ */
+#define TUNA_NB_DEFER (-1)
+static inline int tuna_a2av_nb_context(MPI_Comm comm, bool vendor, tuna_ctx **ctx,
+                                       bool *collective)
+{
+    int rc;
+    *ctx = NULL;
+    *collective = false;
+    if (!vendor && ((rc = tuna_ctx_find(comm, ctx)) != MPI_SUCCESS ||
+                    (!*ctx && (rc = tuna_ctx_begin(comm, ctx)) != MPI_SUCCESS)))
+        return rc;
+    if (!*ctx)
+        return MPI_SUCCESS;
+    if (!tuna_ctx_ready(*ctx))
+        return TUNA_NB_DEFER;
+    return (*ctx)->argcheck_local ? MPI_SUCCESS : tuna_argcheck_collective(collective);
+}
+/* The first step's agreement posted (one MPI_Iallreduce of v's n values, this rank's error
+ * flag from local_rc): the operation's next wait; else the error. */
+static inline int tuna_a2av_nb_agree_post(tuna_a2av_op *o, tuna_a2av_nb *nb, tuna_ctx *ctx,
+                                          long long *v, int n, int local_rc)
+{
+    v[TUNA_AGREE_ERROR] = local_rc != MPI_SUCCESS;
+    const int rc = tuna_agree_start(ctx, v, n, &nb->lib);
+    if (rc == MPI_SUCCESS)
+        tuna_a2av_nb_wait_lib(o, nb);
+    return rc;
+}
+/* The agreement completed with wait_rc: MPI_SUCCESS where every rank's checks passed, else
+ * the operation's error (the agreement's, this rank's own, or another rank's; fn: the call,
+ * named in that message). */
+static inline int tuna_a2av_nb_agreed(int wait_rc, int local_rc, const long long *v,
+                                      const char *fn)
+{
+    if (wait_rc != MPI_SUCCESS)
+        return tuna_error_set(wait_rc, "the agreement (MPI_Iallreduce) failed");
+    if (local_rc != MPI_SUCCESS)
+        return local_rc;
+    if (v[TUNA_AGREE_ERROR])
+        return tuna_error_set(MPI_ERR_ARG, "%s: invalid arguments on another rank; no data moved",
+                              fn);
+    return MPI_SUCCESS;
+}
 
 /* Algorithms another one falls back to: hierarchical TuNA on unequal nodes runs flat TuNA
  * (same parameter names), vendor without the library's MPI_Alltoallv_c runs linear. */
@@ -361,31 +410,12 @@ typedef void tuna_a2av_pair_of_fn(const tuna_a2av_args *a, int s, int *src, int 
 int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair_of_fn *pair_of,
                          int tag, const char *name);
 
-/* Cost models (model.c; tuna_cost_fn), each named for what it models; docs/tuning.md. */
-double tuna_a2av_cost_one_phase(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_receives_first(const tuna_profile *m, const tuna_select_input *in,
-                                     const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_input *in,
-                                       const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select_input *in,
-                                        const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_stepwise(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_window(const tuna_profile *m, const tuna_select_input *in,
-                             const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_bruck(const tuna_profile *m, const tuna_select_input *in,
-                            const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_padded_bruck(const tuna_profile *m, const tuna_select_input *in,
-                                   const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_twophase_bruck(const tuna_profile *m, const tuna_select_input *in,
-                                     const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
-                           const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param);
-double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param);
+/* Cost models (model.c; tuna_cost_model), each named for what it models; docs/tuning.md. */
+tuna_cost_model tuna_a2av_cost_one_phase, tuna_a2av_cost_receives_first,
+    tuna_a2av_cost_batches_of_block, tuna_a2av_cost_batches_of_stride, tuna_a2av_cost_stepwise,
+    tuna_a2av_cost_window, tuna_a2av_cost_bruck, tuna_a2av_cost_padded_bruck,
+    tuna_a2av_cost_twophase_bruck, tuna_a2av_cost_tuna, tuna_a2av_cost_coalesced,
+    tuna_a2av_cost_staggered;
 
 /* The TuNA models by parameter value, with the engine's size announcements or without them
  * (sizes_known: a uniform all-to-all, src/alltoall/model.c); hierarchical: coalesced or
@@ -399,32 +429,13 @@ long tuna_a2av_model_inflight_tuna(const tuna_select_input *in, long radix, long
 long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long radix, long block,
                                            bool coalesced, bool sizes_known);
 
-/* auto's candidate grids (model.c; tuna_grid_fn). */
-void tuna_a2av_grid_block(const tuna_select_input *in, const tuna_algorithm_info *info,
-                          tuna_candidates *out);
-void tuna_a2av_grid_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                           tuna_candidates *out);
-void tuna_a2av_grid_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                         tuna_candidates *out);
-void tuna_a2av_grid_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                              tuna_candidates *out);
-void tuna_a2av_grid_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                              tuna_candidates *out);
+/* auto's candidate grids (model.c; tuna_candidate_grid). */
+tuna_candidate_grid tuna_a2av_grid_block, tuna_a2av_grid_stride, tuna_a2av_grid_tuna,
+    tuna_a2av_grid_coalesced, tuna_a2av_grid_staggered;
 
-/* Requests in flight per rank (model.c; tuna_inflight_fn), read in each algorithm's file. */
-long tuna_a2av_inflight_all_peers(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param);
-long tuna_a2av_inflight_one_peer(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param);
-long tuna_a2av_inflight_block(const tuna_select_input *in, const tuna_algorithm_info *info,
-                              const long *param);
-long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                               const long *param);
-long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                             const long *param);
-long tuna_a2av_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param);
-long tuna_a2av_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param);
+/* Requests in flight per rank (model.c; tuna_inflight_bound), read in each algorithm's file. */
+tuna_inflight_bound tuna_a2av_inflight_all_peers, tuna_a2av_inflight_one_peer,
+    tuna_a2av_inflight_block, tuna_a2av_inflight_stride, tuna_a2av_inflight_tuna,
+    tuna_a2av_inflight_coalesced, tuna_a2av_inflight_staggered;
 
 #endif /* TUNA_ALLTOALLV_H */

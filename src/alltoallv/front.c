@@ -707,29 +707,18 @@ static int alltoallv_begin(bool large, const void *sendbuf, const tuna_counts *s
     return -1;
 }
 
-/* tuna_alltoallv once its buffers' memory kinds are known (device: a row serves them).
- * Inlined into both entries, so the public one's code stays as it was. */
+/* tuna_alltoallv's common case, auto between agreements reusing the library's own call or a
+ * row's two-rank path with plain arguments (kept to the countdown and one pass over the
+ * counts), or a row's two-rank path; a call of auto's learning is timed (ctx->learn_class).
+ * -1: anything else (stats on, a collective check, an agreement due, a suspicious argument),
+ * which takes the full path. */
 static inline __attribute__((always_inline)) int
-alltoallv_int(bool device, const void *sendbuf, const int sendcounts[], const int sdispls[],
-              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-              MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
+alltoallv_settled(const tuna_a2av_algorithm *alg, tuna_ctx *ctx, const void *sendbuf,
+                  const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm, double t_start)
 {
     int rc;
-    const tuna_a2av_algorithm *alg = NULL;
-    tuna_ctx *ctx = NULL;
-    double t_start = 0.0;
-    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    rc = alltoallv_begin(false, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
-                             &alg, &ctx, &t_start);
-    if (rc >= 0)
-        return rc;
-    if (device)
-        return alltoallv_device(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
-                                t_start);
-    /* auto between agreements, reusing the library's own call or a row's two-rank path,
-     * with plain arguments: the common case, kept to the countdown and one pass over the
-     * counts. Anything else (stats on, a collective check, an agreement due, a suspicious
-     * argument) takes the full path. A call of auto's learning is timed (ctx->learn_class). */
     const bool plain = ctx->argcheck_local && !tuna_stats_on;
     if (alg->desc.kind == TUNA_ROW_AUTO && plain && ctx->auto_countdown > 0 &&
         ctx->agreed_valid) {
@@ -758,36 +747,59 @@ alltoallv_int(bool device, const void *sendbuf, const int sendcounts[], const in
                                            recvbuf, recvcounts, rdispls, recvtype)) >= 0) {
         return rc;
     }
-    return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
-                          t_start);
+    return -1;
 }
 
-
-/* tuna_alltoallv_c once its buffers' memory kinds are known, as alltoallv_int. */
+/* tuna_alltoallv (int arrays) and tuna_alltoallv_c (large: MPI_Count counts, MPI_Aint
+ * displacements) once the buffers' memory kinds are known (device: a row serves them).
+ * Inlined into each entry with its width, so the public ones' code stays as it was. Large
+ * counts (and vendor without the library's MPI_Alltoallv_c, which the vendor row replaces by
+ * linear) take the full path: large blocks travel as messages of derived types, decided by
+ * each rank alone. */
 static inline __attribute__((always_inline)) int
-alltoallv_large(bool device, const void *sendbuf, const MPI_Count sendcounts[],
-                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype,
-                MPI_Comm comm, const tuna_options *opt)
+alltoallv_of(bool large, bool device, const void *sendbuf, const void *sendcounts,
+             const void *sdispls, MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+             const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
     int rc;
-    const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
-                      rcv = {.nl = recvcounts, .dl = rdispls};
     const tuna_a2av_algorithm *alg = NULL;
     tuna_ctx *ctx = NULL;
     double t_start = 0.0;
-    rc = alltoallv_begin(true, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
-                             &alg, &ctx, &t_start);
+    const tuna_counts sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
+                                 : (tuna_counts){.n = sendcounts, .d = sdispls},
+                      rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
+                                  : (tuna_counts){.n = recvcounts, .d = rdispls};
+    rc = alltoallv_begin(large, sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, &opt,
+                         &alg, &ctx, &t_start);
     if (rc >= 0)
         return rc;
     if (device)
         return alltoallv_device(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                                 t_start);
-    /* Everything else (and vendor without the library's MPI_Alltoallv_c, which the vendor row
-     * replaces by linear) on the full path: large blocks travel as messages of derived types,
-     * decided by each rank alone. */
+    if (!large && (rc = alltoallv_settled(alg, ctx, sendbuf, sendcounts, sdispls, sendtype,
+                                          recvbuf, recvcounts, rdispls, recvtype, comm,
+                                          t_start)) >= 0)
+        return rc;
     return alltoallv_full(sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm, opt, ctx,
                           t_start);
+}
+
+/* tuna_alltoallv and tuna_alltoallv_c: device buffers go where memory_route.c sends them (the
+ * library's call, or a row staging them). Inlined into both. */
+static inline __attribute__((always_inline)) int
+alltoallv_public(bool large, const void *sendbuf, const void *sendcounts, const void *sdispls,
+                 MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                 const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                 const tuna_options *opt)
+{
+    int rc;
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_alltoallv(large, sendbuf, sendcounts, sdispls, sendtype,
+                                              recvbuf, recvcounts, rdispls, recvtype, comm,
+                                              opt)) >= 0)
+        return rc;
+    return alltoallv_of(large, device, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                        recvcounts, rdispls, recvtype, comm, opt);
 }
 
 int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -795,14 +807,8 @@ int tuna_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_alltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
-                                              recvbuf, recvcounts, rdispls, recvtype, comm,
-                                              opt)) >= 0)
-        return rc;
-    return alltoallv_int(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                         rdispls, recvtype, comm, opt);
+    return alltoallv_public(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm, opt);
 }
 
 int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -810,14 +816,8 @@ int tuna_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                      const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_alltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
-                                              recvbuf, recvcounts, rdispls, recvtype, comm,
-                                              opt)) >= 0)
-        return rc;
-    return alltoallv_large(device, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                           rdispls, recvtype, comm, opt);
+    return alltoallv_public(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm, opt);
 }
 
 int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
@@ -825,9 +825,10 @@ int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
                         MPI_Comm comm, const tuna_options *opt)
 {
+    /* Each width inlined with its constant, as in the public entries. */
     if (large)
-        return alltoallv_large(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                               recvcounts, rdispls, recvtype, comm, opt);
-    return alltoallv_int(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                         rdispls, recvtype, comm, opt);
+        return alltoallv_of(true, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                            recvcounts, rdispls, recvtype, comm, opt);
+    return alltoallv_of(false, false, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                        recvcounts, rdispls, recvtype, comm, opt);
 }

@@ -116,26 +116,18 @@ static int ia_step(tuna_op *op, int wait_rc)
             return rc == MPI_SUCCESS ? TUNA_STEP_WAIT : tuna_a2av_step_done(&x->o, rc);
         }
         if (x->agree) {
-            x->v[TUNA_AGREE_ERROR] = x->local_rc != MPI_SUCCESS;
-            int rc = tuna_agree_start(x->args.ctx, x->v, TUNA_AGREE_N, &x->nb.lib);
+            int rc = tuna_a2av_nb_agree_post(&x->o, &x->nb, x->args.ctx, x->v, TUNA_AGREE_N,
+                                             x->local_rc);
             if (rc != MPI_SUCCESS)
                 return tuna_a2av_step_done(&x->o, rc);
             x->phase = PHASE_AGREE;
-            tuna_a2av_nb_wait_lib(&x->o, &x->nb);
             return TUNA_STEP_WAIT;
         }
         return run_row(x, (int)(x->o.row - tuna_a2av_table));
     case PHASE_AGREE: {
-        if (wait_rc != MPI_SUCCESS)
-            return tuna_a2av_step_done(&x->o, tuna_error_set(wait_rc, "the agreement "
-                                                                      "(MPI_Iallreduce) failed"));
-        if (x->local_rc != MPI_SUCCESS)
-            return tuna_a2av_step_done(&x->o, x->local_rc);
-        if (x->v[TUNA_AGREE_ERROR])
-            return tuna_a2av_step_done(
-                &x->o, tuna_error_set(MPI_ERR_ARG, "tuna_ialltoallv: invalid arguments on "
-                                                   "another rank; no data moved"));
-        int rc = tuna_a2av_check_totals(x->v);
+        int rc = tuna_a2av_nb_agreed(wait_rc, x->local_rc, x->v, "tuna_ialltoallv");
+        if (rc == MPI_SUCCESS)
+            rc = tuna_a2av_check_totals(x->v);
         if (rc != MPI_SUCCESS)
             return tuna_a2av_step_done(&x->o, rc);
         tuna_a2av_set_stats(&x->args, x->v);
@@ -209,30 +201,21 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
                               "%s; docs/nonblocking.md)",
                               fn, alg->desc.info.name, rows);
     }
-    tuna_ctx *ctx = NULL;
-    if (alg->desc.kind != TUNA_ROW_VENDOR) {
-        /* A communicator tuna has not seen: its set-up begins here (local) and runs as this
-         * operation's first steps (setup.c); the start itself waits for it. */
-        if ((rc = tuna_ctx_find(comm, &ctx)) != MPI_SUCCESS ||
-            (!ctx && (rc = tuna_ctx_begin(comm, &ctx)) != MPI_SUCCESS))
+    tuna_ctx *ctx;
+    bool collective;
+    rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    if (rc == TUNA_NB_DEFER) {
+        /* tuna's aliasing rule at the start, as on every path; the other checks need the
+         * context: they run at the restart (the completion returns their error). */
+        if (tuna_argcheck_is_local() &&
+            (rc = tuna_a2av_library_alias(fn, sendbuf, recvbuf, sc, rcv, comm)))
             return rc;
-        if (ctx && !tuna_ctx_ready(ctx)) {
-            /* tuna's aliasing rule at the start, as on every path; the other checks need
-             * the context: they run at the restart (the completion returns their error). */
-            if (tuna_argcheck_is_local() &&
-                (rc = tuna_a2av_library_alias(fn, sendbuf, recvbuf, sc, rcv, comm)))
-                return rc;
-            ia_args *a = tuna_malloc(sizeof *a);
-            if (!a)
-                return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
-            *a = (ia_args){.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf, .sc = *sc,
+        const ia_args a = {.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf, .sc = *sc,
                            .rcv = *rcv, .stype = sendtype, .rtype = recvtype, .comm = comm,
                            .opt = *opt, .device = device};
-            return tuna_setup_defer(ctx, ia_restart, a, req);
-        }
+        return tuna_setup_defer_copy(ctx, ia_restart, &a, sizeof a, fn, req);
     }
-    bool collective = false;
-    if (ctx && !ctx->argcheck_local && (rc = tuna_argcheck_collective(&collective)) != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS)
         return rc;
     ia_op *x = tuna_calloc(1, sizeof *x);
     if (!x)
@@ -317,20 +300,45 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
     return MPI_SUCCESS;
 }
 
+/* A start on the counts and displacements as the call came (large: MPI_Count and MPI_Aint). */
+static int ialltoallv_of(bool large, const void *sendbuf, const void *sendcounts,
+                         const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm, const tuna_options *opt, bool device, tuna_request *req)
+{
+    const tuna_counts sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
+                                 : (tuna_counts){.n = sendcounts, .d = sdispls},
+                      rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
+                                  : (tuna_counts){.n = recvcounts, .d = rdispls};
+    return ialltoallv(large ? "tuna_ialltoallv_c" : "tuna_ialltoallv", sendbuf, &sc, sendtype,
+                      recvbuf, &rcv, recvtype, comm, opt, device, req);
+}
+
+/* The public entries: device buffers go where memory_route.c sends them (the library's call,
+ * or a row staging them). */
+static inline __attribute__((always_inline)) int
+ialltoallv_public(bool large, const void *sendbuf, const void *sendcounts,
+                  const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                  const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
+                  MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+{
+    int rc;
+    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
+    if (device && (rc = tuna_memory_ialltoallv(large, sendbuf, sendcounts, sdispls, sendtype,
+                                               recvbuf, recvcounts, rdispls, recvtype, comm,
+                                               opt, req)) >= 0)
+        return rc;
+    return ialltoallv_of(large, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                         rdispls, recvtype, comm, opt, device, req);
+}
+
 int tuna_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                     MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     const tuna_options *opt, tuna_request *req)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_ialltoallv(false, sendbuf, sendcounts, sdispls, sendtype,
-                                               recvbuf, recvcounts, rdispls, recvtype, comm,
-                                               opt, req)) >= 0)
-        return rc;
-    const tuna_counts sc = {.n = sendcounts, .d = sdispls}, rcv = {.n = recvcounts, .d = rdispls};
-    return ialltoallv("tuna_ialltoallv", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
-                      opt, device, req);
+    return ialltoallv_public(false, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm, opt, req);
 }
 
 int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
@@ -339,16 +347,8 @@ int tuna_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                       tuna_request *req)
 {
-    int rc; /* device buffers: the library's call, or a row staging them (memory_route.c) */
-    const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_ialltoallv(true, sendbuf, sendcounts, sdispls, sendtype,
-                                               recvbuf, recvcounts, rdispls, recvtype, comm,
-                                               opt, req)) >= 0)
-        return rc;
-    const tuna_counts sc = {.nl = sendcounts, .dl = sdispls},
-                      rcv = {.nl = recvcounts, .dl = rdispls};
-    return ialltoallv("tuna_ialltoallv_c", sendbuf, &sc, sendtype, recvbuf, &rcv, recvtype, comm,
-                      opt, device, req);
+    return ialltoallv_public(true, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm, opt, req);
 }
 
 int tuna_ialltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
@@ -356,10 +356,6 @@ int tuna_ialltoallv_host(bool large, const void *sendbuf, const void *sendcounts
                          const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
                          MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
-    const tuna_counts sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
-                                 : (tuna_counts){.n = sendcounts, .d = sdispls},
-                      rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
-                                  : (tuna_counts){.n = recvcounts, .d = rdispls};
-    return ialltoallv(large ? "tuna_ialltoallv_c" : "tuna_ialltoallv", sendbuf, &sc, sendtype,
-                      recvbuf, &rcv, recvtype, comm, opt, false, req);
+    return ialltoallv_of(large, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                         rdispls, recvtype, comm, opt, false, req);
 }

@@ -112,6 +112,25 @@ tuna_a2av_step_fn tuna_a2av_multipair_waitany_step, tuna_a2av_multipair_testany_
               .inflight = tuna_a2av_inflight_one_peer},                                         \
      .step = tuna_a2av_padded_bruck_step}
 
+/* TuNA's row: alltoallv's describes the size messages of its rounds; alltoall's has its own
+ * description and is priced by cost_fn and inflight_fn (without the size messages). */
+#define TUNA_A2AV_ROW_TUNA                                                                      \
+    TUNA_A2AV_ROW_TUNA_PRICED("logarithmic: TuNA, radix-r Bruck without padding or rotations; " \
+                              "per round the block sizes, then the data; K <= ceil(log_r "      \
+                              "P)(r-1) rounds",                                                 \
+                              tuna_a2av_cost_tuna, tuna_a2av_inflight_tuna)
+#define TUNA_A2AV_ROW_TUNA_PRICED(description, cost_fn, inflight_fn)                            \
+    {.desc = {.info = {"tuna", description, 2,                                                  \
+                       {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,                            \
+                         "digit base r, in [2, P], default ceil(sqrt P); larger values clamp "  \
+                         "to P (r = P: linear)"},                                               \
+                        {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,                                \
+                         "rounds of one digit in flight together, in [1, P], default all; "     \
+                         "clamps to r-1"}}},                                                    \
+              .family = "tuna", .cost = cost_fn, .grid = tuna_a2av_grid_tuna,                   \
+              .inflight = inflight_fn},                                                         \
+     .step = tuna_a2av_tuna_step}
+
 /* The row priced by cost_fn and inflight_fn (alltoall's: without the size messages). */
 #define TUNA_A2AV_ROW_COALESCED                                                                 \
     TUNA_A2AV_ROW_COALESCED_PRICED(tuna_a2av_cost_coalesced, tuna_a2av_inflight_coalesced)

@@ -42,19 +42,7 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
               .family = "bruck", .cost = tuna_a2av_cost_twophase_bruck,
               .inflight = tuna_a2av_inflight_one_peer},
      .step = tuna_a2av_twophase_bruck_step},
-    {.desc = {.info = {"tuna", "logarithmic: TuNA, radix-r Bruck without padding or rotations; "
-                               "per round the block sizes, then the data; K <= ceil(log_r "
-                               "P)(r-1) rounds",
-                       2,
-                       {{"radix", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
-                         "digit base r, in [2, P], default ceil(sqrt P); larger values clamp "
-                         "to P (r = P: linear)"},
-                        {"block", 1, TUNA_PARAM_P, TUNA_PARAM_P,
-                         "rounds of one digit in flight together, in [1, P], default all; "
-                         "clamps to r-1"}}},
-              .family = "tuna", .cost = tuna_a2av_cost_tuna, .grid = tuna_a2av_grid_tuna,
-              .inflight = tuna_a2av_inflight_tuna},
-     .step = tuna_a2av_tuna_step},
+    TUNA_A2AV_ROW_TUNA,
     TUNA_A2AV_ROW_COALESCED,
     TUNA_A2AV_ROW_STAGGERED,
     {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "

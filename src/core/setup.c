@@ -302,3 +302,13 @@ int tuna_setup_defer(tuna_ctx *ctx, tuna_restart_fn *restart, void *args, tuna_r
     *req = &d->op;
     return MPI_SUCCESS;
 }
+
+int tuna_setup_defer_copy(tuna_ctx *ctx, tuna_restart_fn *restart, const void *args,
+                          size_t size, const char *fn, tuna_request *req)
+{
+    void *copy = tuna_malloc(size);
+    if (!copy)
+        return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
+    memcpy(copy, args, size);
+    return tuna_setup_defer(ctx, restart, copy, req);
+}

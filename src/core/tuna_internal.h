@@ -385,6 +385,10 @@ int tuna_ctx_settings_agreed(tuna_ctx *c);
  */
 typedef int tuna_restart_fn(void *args, tuna_request *inner);
 int tuna_setup_defer(tuna_ctx *ctx, tuna_restart_fn *restart, void *args, tuna_request *req);
+/* The same with a copy of the caller's args (size bytes) made here (fn: the start, named in
+ * the error where there is no memory for the copy). */
+int tuna_setup_defer_copy(tuna_ctx *ctx, tuna_restart_fn *restart, const void *args,
+                          size_t size, const char *fn, tuna_request *req);
 /* The blocking calls' scratch buffer `slot` of at least `bytes` bytes (tuna_scratch). */
 static inline void *tuna_ctx_scratch(tuna_ctx *ctx, int slot, size_t bytes)
 {

@@ -58,15 +58,17 @@ enum {
  * through `info`), under profile m, for the statistics `in`; negative when the algorithm
  * is no candidate for them (an allreduce ring with a non-commutative op).
  */
-typedef double (*tuna_cost_fn)(const struct tuna_profile *m, const struct tuna_select_input *in,
+typedef double tuna_cost_model(const struct tuna_profile *m, const struct tuna_select_input *in,
                                const tuna_algorithm_info *info, const long *param);
+typedef tuna_cost_model *tuna_cost_fn; /* a row's model (tuna_cost_model declares them) */
 /*
  * auto's candidate parameter values for the statistics `in`: each set of values goes to
  * tuna_candidate() (src/select/tuna_select.h), in the order in which ties are broken
  * (the first of equal cost wins).
  */
-typedef void (*tuna_grid_fn)(const struct tuna_select_input *in, const tuna_algorithm_info *info,
-                             struct tuna_candidates *out);
+typedef void tuna_candidate_grid(const struct tuna_select_input *in,
+                                 const tuna_algorithm_info *info, struct tuna_candidates *out);
+typedef tuna_candidate_grid *tuna_grid_fn; /* a row's grid (tuna_candidate_grid declares them) */
 /*
  * Requests (receives and sends) the row's algorithm has pending at once on one rank at most,
  * for the layout of `in` (P, Q, N) and resolved parameters `param`: what auto's window
@@ -74,8 +76,9 @@ typedef void (*tuna_grid_fn)(const struct tuna_select_input *in, const tuna_algo
  * reuse
  * price"). An upper bound: empty blocks, which some algorithms skip, are not subtracted.
  */
-typedef long (*tuna_inflight_fn)(const struct tuna_select_input *in,
+typedef long tuna_inflight_bound(const struct tuna_select_input *in,
                                  const tuna_algorithm_info *info, const long *param);
+typedef tuna_inflight_bound *tuna_inflight_fn; /* a row's (tuna_inflight_bound declares them) */
 
 /* Everything about one algorithm except its run function (the family's row adds that). */
 typedef struct tuna_algorithm {

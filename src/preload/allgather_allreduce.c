@@ -12,8 +12,6 @@
  */
 #include "preload_internal.h"
 
-#include <stdio.h>
-
 /* One call's arguments: scount/stype are allgather's send side (unused for allreduce);
  * rcount/rtype its receive side, allreduce's count and datatype. */
 typedef struct coll_call {
@@ -48,11 +46,10 @@ static int bottom_vector(const void *buf, int count, MPI_Datatype type)
            PMPI_Type_get_true_extent(type, &true_lb, &true_extent) == MPI_SUCCESS && true_lb != 0;
 }
 
-/* Where the call goes (preload_route, and one reason more: MPI_BOTTOM with data). */
-static int route(const choice *ch, const coll_call *c, int inter)
+/* Where the call goes (why: preload_route's, and one reason more: MPI_BOTTOM with data). */
+static int route(int why, const coll_call *c)
 {
     const bool ag = c->coll == COLL_ALLGATHER;
-    const int why = preload_route(ch, inter, c->sendbuf, c->recvbuf);
     if (why == PRELOAD_TUNA &&
         ((c->sendbuf != MPI_IN_PLACE &&
           bottom_vector(c->sendbuf, ag ? c->scount : c->rcount, ag ? c->stype : c->rtype)) ||
@@ -100,53 +97,50 @@ static int library_icall(const coll_call *c, MPI_Request *request)
                                  request);
 }
 
-/* The library's call where tuna leaves it (vendor, or reason *why >= 0, reported here);
+/* The library's call where tuna leaves it (vendor, or a reason in call->why, reported here);
  * false: tuna's. The caller counts it once it succeeded (library_done). */
-static bool to_library(comm_state *s, const coll_call *c, int inter, int *why)
+static bool to_library(preload_call *call, const coll_call *c)
 {
-    *why = route(preload_choice(s, c->coll), c, inter);
-    if (*why >= 0)
-        preload_log_fallback(c->comm, s, c->coll, (enum reason)*why);
-    return *why != PRELOAD_TUNA;
+    call->why = route(call->why, c);
+    if (call->why >= 0)
+        preload_log_fallback(c->comm, call->s, c->coll, (enum reason)call->why);
+    return call->why != PRELOAD_TUNA;
 }
 
 /* A call the library took (to_library), once it succeeded: counted on stat's row. */
-static int library_done(comm_state *s, enum coll stat, int why, const coll_call *c, int P,
-                        double t0)
+static int library_done(const preload_call *call, enum coll stat, const coll_call *c)
 {
-    count_call(s, stat, preload_library_path(why), preload_library_label(s, c->coll, why), t0,
-               c, P);
+    count_call(call->s, stat, preload_library_path(call->why),
+               preload_library_label(call->s, c->coll, call->why), call->t0, c, call->P);
     return MPI_SUCCESS;
 }
 
 static int preload_coll(const coll_call *c)
 {
-    int inter = 0, P = 0, why;
-    double t0 = 0;
-    comm_state *s;
-    int rc = preload_call_begin(c->comm, c->coll, &s, &inter, &P, &t0);
+    preload_call call;
+    int rc = preload_enter(c->comm, c->coll, true, c->sendbuf, c->recvbuf, &call);
     if (rc < 0)
         return library_call(c);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (to_library(s, c, inter, &why)) {
+    if (to_library(&call, c)) {
         if ((rc = library_call(c)) != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
-        return library_done(s, c->coll, why, c, P, t0);
+        return library_done(&call, c->coll, c);
     }
-    const choice *ch = preload_choice(s, c->coll);
+    const choice *ch = call.ch;
     rc = c->coll == COLL_ALLGATHER /* the route checked the buffers: the _host entries */
              ? tuna_allgather_host(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
                                    c->rtype, c->comm, &ch->opt)
              : tuna_allreduce_host(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
                                    &ch->opt);
     if (rc != MPI_SUCCESS)
-        return preload_tuna_failed_as(s, c->coll, c->coll, c->comm, rc, t0);
+        return preload_tuna_failed_as(call.s, c->coll, c->coll, c->comm, rc, call.t0);
     if (preload_stats_enabled) {
         char buf[LABEL_MAX];
-        count_call(s, c->coll, PATH_TUNA,
-                   preload_ran_label(ch->label, c->coll, ch->opt.algorithm, buf, sizeof buf), t0,
-                   c, P);
+        count_call(call.s, c->coll, PATH_TUNA,
+                   preload_ran_label(ch->label, c->coll, ch->opt.algorithm, buf, sizeof buf),
+                   call.t0, c, call.P);
     }
     return MPI_SUCCESS;
 }
@@ -156,22 +150,20 @@ static int preload_coll(const coll_call *c)
 static int preload_icoll(const coll_call *c, MPI_Request *request)
 {
     const enum coll stat = c->coll == COLL_ALLGATHER ? STAT_IALLGATHER : STAT_IALLREDUCE;
-    int inter = 0, P = 0, why;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(c->comm, c->coll, &s, &inter, &P, &t0) : -1;
+    preload_call call;
+    int rc = preload_enter(c->comm, c->coll, request != NULL, c->sendbuf, c->recvbuf, &call);
     if (rc < 0)
         return library_icall(c, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (to_library(s, c, inter, &why)) {
+    if (to_library(&call, c)) {
         if ((rc = library_icall(c, request)) != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
-        return library_done(s, stat, why, c, P, t0);
+        return library_done(&call, stat, c);
     }
     /* Every row has a step form: tuna takes the call (vendor inside auto runs the library's
      * call inside tuna's request; a first call's set-up runs as its first steps). */
-    const choice *ch = preload_choice(s, c->coll);
+    const choice *ch = call.ch;
     tuna_request op = TUNA_REQUEST_NULL;
     rc = c->coll == COLL_ALLGATHER
              ? tuna_iallgather_host(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
@@ -179,11 +171,11 @@ static int preload_icoll(const coll_call *c, MPI_Request *request)
              : tuna_iallreduce_host(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
                                     &ch->opt, &op);
     if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
-        return preload_tuna_failed_as(s, c->coll, stat, c->comm, rc, t0);
+        return preload_tuna_failed_as(call.s, c->coll, stat, c->comm, rc, call.t0);
     unsigned long long sent = 0, recvd = 0;
     if (preload_stats_enabled)
-        call_bytes(c, P, &sent, &recvd);
-    return preload_proxy_for_op(s, c->coll, op, c->comm, t0, sent, recvd, request);
+        call_bytes(c, call.P, &sent, &recvd);
+    return preload_proxy_for_op(call.s, c->coll, op, c->comm, call.t0, sent, recvd, request);
 }
 
 int tuna_preload_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -261,97 +253,64 @@ static int library_init_call(const library_init *lib, const coll_call *c, MPI_In
 static int persistent_init(const library_init *lib, const coll_call *c, MPI_Info info,
                            MPI_Request *request)
 {
-    int inter = 0, P = 0, why;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(c->comm, c->coll, &s, &inter, &P, &t0) : -1;
+    preload_call call;
+    int rc = preload_enter(c->comm, c->coll, request != NULL, c->sendbuf, c->recvbuf, &call);
     if (rc < 0)
         return library_init_call(lib, c, info, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (to_library(s, c, inter, &why)) {
+    if (to_library(&call, c)) {
         /* The library's own persistent collective; its request goes back untouched. */
         if ((rc = library_init_call(lib, c, info, request)) != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
-        preload_library_init_done(s, c->coll, why, c->comm, t0);
+        preload_library_init_done(call.s, c->coll, call.why, c->comm, call.t0);
         return MPI_SUCCESS;
     }
-    const choice *ch = preload_choice(s, c->coll);
+    const choice *ch = call.ch;
     tuna_plan plan = NULL;
     rc = c->coll == COLL_ALLGATHER
              ? tuna_allgather_init(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount,
                                    c->rtype, c->comm, &ch->opt, preload_plan_flags, &plan)
              : tuna_allreduce_init(c->sendbuf, c->recvbuf, c->rcount, c->rtype, c->op, c->comm,
                                    &ch->opt, preload_plan_flags, &plan);
-    if (rc != MPI_SUCCESS) {
-        char label[LABEL_MAX + 32], msg[600];
-        snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
-        snprintf(label, sizeof label, "%s (%s_init)", ch->label,
-                 tuna_collective_table[c->coll].name);
-        preload_account(s, c->coll, PATH_ERROR, label, preload_clock_now() - t0, 0, 0);
-        return preload_raise_error(c->comm, rc, msg);
-    }
+    if (rc != MPI_SUCCESS)
+        return preload_init_failed(call.s, c->coll, c->comm, rc, call.t0);
     unsigned long long sent, recvd;
-    call_bytes(c, P, &sent, &recvd);
-    return preload_plan_request(s, c->coll, plan, c->comm, t0, sent, recvd, request);
+    call_bytes(c, call.P, &sent, &recvd);
+    return preload_plan_request(call.s, c->coll, plan, c->comm, call.t0, sent, recvd, request);
 }
 #endif
 
-#if defined(TUNA_HAVE_MPI_ALLGATHER_INIT) || defined(TUNA_HAVE_MPIX_ALLGATHER_INIT)
-static int allgather_init(allgather_init_fn library, const void *sendbuf, int sendcount,
-                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                          MPI_Request *request)
-{
-    const library_init lib = {.allgather = library};
-    const coll_call c = {COLL_ALLGATHER, sendbuf,  sendcount,   sendtype, recvbuf,
-                         recvcount,      recvtype, MPI_OP_NULL, comm};
-    return persistent_init(&lib, &c, info, request);
-}
-#endif
+/* The persistent entries under each name the library has (`library`: its own init under that
+ * name). */
+#define ALLGATHER_INIT_ENTRY(name, library)                                                        \
+    int name(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,            \
+             int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,                  \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        const library_init lib = {.allgather = library};                                          \
+        const coll_call c = {COLL_ALLGATHER, sendbuf,  sendcount,   sendtype, recvbuf,            \
+                             recvcount,      recvtype, MPI_OP_NULL, comm};                        \
+        return persistent_init(&lib, &c, info, request);                                          \
+    }
+#define ALLREDUCE_INIT_ENTRY(name, library)                                                        \
+    int name(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,     \
+             MPI_Comm comm, MPI_Info info, MPI_Request *request)                                  \
+    {                                                                                             \
+        const library_init lib = {.allreduce = library};                                          \
+        const coll_call c = {COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count,       \
+                             datatype,       op,      comm};                                      \
+        return persistent_init(&lib, &c, info, request);                                          \
+    }
 #ifdef TUNA_HAVE_MPI_ALLGATHER_INIT
-int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    return allgather_init(PMPI_Allgather_init, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                          recvtype, comm, info, request);
-}
+ALLGATHER_INIT_ENTRY(MPI_Allgather_init, PMPI_Allgather_init)
 #endif
 #ifdef TUNA_HAVE_MPIX_ALLGATHER_INIT
-int MPIX_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    return allgather_init(PMPIX_Allgather_init, sendbuf, sendcount, sendtype, recvbuf,
-                          recvcount, recvtype, comm, info, request);
-}
-#endif
-
-#if defined(TUNA_HAVE_MPI_ALLREDUCE_INIT) || defined(TUNA_HAVE_MPIX_ALLREDUCE_INIT)
-static int allreduce_init(allreduce_init_fn library, const void *sendbuf, void *recvbuf,
-                          int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                          MPI_Info info, MPI_Request *request)
-{
-    const library_init lib = {.allreduce = library};
-    const coll_call c = {COLL_ALLREDUCE, sendbuf, 0, MPI_DATATYPE_NULL, recvbuf, count,
-                         datatype,       op,      comm};
-    return persistent_init(&lib, &c, info, request);
-}
+ALLGATHER_INIT_ENTRY(MPIX_Allgather_init, PMPIX_Allgather_init)
 #endif
 #ifdef TUNA_HAVE_MPI_ALLREDUCE_INIT
-int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return allreduce_init(PMPI_Allreduce_init, sendbuf, recvbuf, count, datatype, op, comm,
-                          info, request);
-}
+ALLREDUCE_INIT_ENTRY(MPI_Allreduce_init, PMPI_Allreduce_init)
 #endif
 #ifdef TUNA_HAVE_MPIX_ALLREDUCE_INIT
-int MPIX_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    return allreduce_init(PMPIX_Allreduce_init, sendbuf, recvbuf, count, datatype, op, comm,
-                          info, request);
-}
+ALLREDUCE_INIT_ENTRY(MPIX_Allreduce_init, PMPIX_Allreduce_init)
 #endif

@@ -10,7 +10,6 @@
 
 #include <limits.h>
 #include <stdbool.h>
-#include <stdio.h>
 
 /*
  * MPI_Alltoall: tuna takes every intracommunicator call (MPI_IN_PLACE, derived types,
@@ -40,36 +39,46 @@ static unsigned long long a2a_block_bytes(const void *sendbuf, MPI_Count sendcou
                                    : count_bytes(sendcount, sendtype);
 }
 
-/* Where this alltoall goes, the same on every rank (preload_route, and one reason more). In
- * place, tuna packs a non-contiguous receive type's blocks with int counts (MPI_ERR_COUNT over
- * 2 GiB), and a rank cannot know another's type: the block's bytes are every rank's (MPI's
- * rule, and MPI_IN_PLACE is given on all ranks), so every in-place call with blocks over 2 GiB
- * goes to the library (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same
- * limit). */
-static int route(const choice *ch, int inter, const void *sendbuf, const void *recvbuf,
-                 MPI_Count recvcount, MPI_Datatype recvtype)
+/* Every entry's prologue (preload_enter) and where this alltoall goes, the same on every rank
+ * (preload_route, and one reason more in c->why). In place, tuna packs a non-contiguous
+ * receive type's blocks with int counts (MPI_ERR_COUNT over 2 GiB), and a rank cannot know
+ * another's type: the block's bytes are every rank's (MPI's rule, and MPI_IN_PLACE is given
+ * on all ranks), so every in-place call with blocks over 2 GiB goes to the library
+ * (MPI_Alltoall_c's large counts too: tuna_alltoall_c has the same limit). */
+static inline __attribute__((always_inline)) int
+enter(MPI_Comm comm, bool request_ok, const void *sendbuf, const void *recvbuf,
+      MPI_Count recvcount, MPI_Datatype recvtype, preload_call *c)
 {
-    const int why = preload_route(ch, inter, sendbuf, recvbuf);
-    if (why == PRELOAD_TUNA && sendbuf == MPI_IN_PLACE &&
+    const int rc = preload_enter(comm, COLL_ALLTOALL, request_ok, sendbuf, recvbuf, c);
+    if (rc == MPI_SUCCESS && c->why == PRELOAD_TUNA && sendbuf == MPI_IN_PLACE &&
         count_bytes(recvcount, recvtype) > (unsigned long long)INT_MAX)
-        return WHY_INPLACE_BLOCK_BIG;
-    return why;
+        c->why = WHY_INPLACE_BLOCK_BIG;
+    return rc;
 }
 
-/* One alltoall call counted on `path`: this rank sends and receives P blocks. */
+/* This rank's bytes sent and received by an alltoall: P blocks each way. */
+static void a2a_bytes(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      MPI_Count recvcount, MPI_Datatype recvtype, int P,
+                      unsigned long long *sent, unsigned long long *recvd)
+{
+    const unsigned long long n = (unsigned long long)P;
+    *sent = n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype);
+    *recvd = n * count_bytes(recvcount, recvtype);
+}
+
+/* One alltoall call counted on `path`. */
 static void account_a2a(comm_state *s, enum coll stat, enum path path, const char *label,
                         double t0, const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype sendtype, MPI_Count recvcount, MPI_Datatype recvtype, int P)
 {
     if (!preload_stats_enabled || !s)
         return;
-    const unsigned long long n = (unsigned long long)P;
-    preload_account(s, stat, path, label, preload_clock_now() - t0,
-                    n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype),
-                    n * count_bytes(recvcount, recvtype));
+    unsigned long long sent, recvd;
+    a2a_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, P, &sent, &recvd);
+    preload_account(s, stat, path, label, preload_clock_now() - t0, sent, recvd);
 }
 
-/* A call the library took (why: route's), once it succeeded: the reason reported, the call
+/* A call the library took (why: enter's), once it succeeded: the reason reported, the call
  * counted on stat's row. */
 static int library_done(comm_state *s, enum coll stat, int why, MPI_Comm comm, double t0,
                         const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -103,35 +112,31 @@ static int preload_alltoall(bool large, const void *sendbuf, MPI_Count sendcount
                             MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s;
-    int rc = preload_call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0);
+    preload_call c;
+    int rc = enter(comm, true, sendbuf, recvbuf, recvcount, recvtype, &c);
     if (rc < 0)
         return library_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                 recvtype, comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = route(ch, inter, sendbuf, recvbuf, recvcount, recvtype);
-    if (why != PRELOAD_TUNA) {
+    if (c.why != PRELOAD_TUNA) {
         rc = library_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                               comm);
         if (rc != MPI_SUCCESS)
             return rc;   /* the library has invoked the error handler */
-        return library_done(s, COLL_ALLTOALL, why, comm, t0, sendbuf, sendcount, sendtype,
-                            recvcount, recvtype, P);
+        return library_done(c.s, COLL_ALLTOALL, c.why, comm, c.t0, sendbuf, sendcount, sendtype,
+                            recvcount, recvtype, c.P);
     }
     rc = tuna_alltoall_host(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                            comm, &ch->opt);
+                            comm, &c.ch->opt);
     if (rc != MPI_SUCCESS)
-        return preload_tuna_failed(s, COLL_ALLTOALL, comm, rc, t0);
+        return preload_tuna_failed(c.s, COLL_ALLTOALL, comm, rc, c.t0);
     if (preload_stats_enabled) {
         char buf[LABEL_MAX];
-        account_a2a(s, COLL_ALLTOALL, PATH_TUNA,
-                    preload_ran_label(ch->label, COLL_ALLTOALL, ch->opt.algorithm, buf,
+        account_a2a(c.s, COLL_ALLTOALL, PATH_TUNA,
+                    preload_ran_label(c.ch->label, COLL_ALLTOALL, c.ch->opt.algorithm, buf,
                                       sizeof buf),
-                    t0, sendbuf, sendcount, sendtype, recvcount, recvtype, P);
+                    c.t0, sendbuf, sendcount, sendtype, recvcount, recvtype, c.P);
     }
     return MPI_SUCCESS;
 }
@@ -183,37 +188,31 @@ static int preload_ialltoall(bool large, const void *sendbuf, MPI_Count sendcoun
                              MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
+    preload_call c;
+    int rc = enter(comm, request != NULL, sendbuf, recvbuf, recvcount, recvtype, &c);
     if (rc < 0)
         return library_ialltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                  recvtype, comm, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = route(ch, inter, sendbuf, recvbuf, recvcount, recvtype);
-    if (why == PRELOAD_TUNA) {
+    if (c.why == PRELOAD_TUNA) {
         /* Every alltoall row has a step form: tuna takes the call (from the first call on a
          * communicator: its set-up runs as the operation's first steps). */
         tuna_request op = TUNA_REQUEST_NULL;
         rc = tuna_ialltoall_host(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                 recvtype, comm, &ch->opt, &op);
+                                 recvtype, comm, &c.ch->opt, &op);
         if (rc != MPI_SUCCESS)
-            return preload_tuna_failed_as(s, COLL_ALLTOALL, STAT_IALLTOALL, comm, rc, t0);
-        const unsigned long long n = (unsigned long long)P;
-        return preload_proxy_for_op(s, COLL_ALLTOALL, op, comm, t0,
-                            n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount,
-                                                recvtype),
-                            n * count_bytes(recvcount, recvtype), request);
+            return preload_tuna_failed_as(c.s, COLL_ALLTOALL, STAT_IALLTOALL, comm, rc, c.t0);
+        unsigned long long sent, recvd;
+        a2a_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, c.P, &sent, &recvd);
+        return preload_proxy_for_op(c.s, COLL_ALLTOALL, op, comm, c.t0, sent, recvd, request);
     }
     rc = library_ialltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                            comm, request);
     if (rc != MPI_SUCCESS)
         return rc; /* the library has invoked the error handler */
-    return library_done(s, STAT_IALLTOALL, why, comm, t0, sendbuf, sendcount, sendtype,
-                        recvcount, recvtype, P);
+    return library_done(c.s, STAT_IALLTOALL, c.why, comm, c.t0, sendbuf, sendcount, sendtype,
+                        recvcount, recvtype, c.P);
 }
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -266,75 +265,53 @@ static int persistent_alltoall_init(alltoall_init_fn library, bool large, const 
                                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                     MPI_Info info, MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(comm, COLL_ALLTOALL, &s, &inter, &P, &t0) : -1;
+    preload_call c;
+    int rc = enter(comm, request != NULL, sendbuf, recvbuf, recvcount, recvtype, &c);
     if (rc < 0)
         return library_alltoall_init(library, large, sendbuf, sendcount, sendtype, recvbuf,
                                      recvcount, recvtype, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALL];
-    const int why = route(ch, inter, sendbuf, recvbuf, recvcount, recvtype);
-    if (why == PRELOAD_TUNA) {
+    if (c.why == PRELOAD_TUNA) {
         /* The plan duplicates derived datatypes itself (freeing them after init is valid). */
         tuna_plan plan = NULL;
         rc = large ? tuna_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                          recvtype, comm, &ch->opt, preload_plan_flags, &plan)
+                                          recvtype, comm, &c.ch->opt, preload_plan_flags, &plan)
                    : tuna_alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf,
-                                        (int)recvcount, recvtype, comm, &ch->opt,
+                                        (int)recvcount, recvtype, comm, &c.ch->opt,
                                         preload_plan_flags, &plan);
-        if (rc != MPI_SUCCESS) {
-            char label[LABEL_MAX + 32], msg[600];
-            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
-            snprintf(label, sizeof label, "%s (alltoall_init)", ch->label);
-            preload_account(s, COLL_ALLTOALL, PATH_ERROR, label, preload_clock_now() - t0, 0, 0);
-            return preload_raise_error(comm, rc, msg);
-        }
-        const unsigned long long n = (unsigned long long)P;
-        return preload_plan_request(s, COLL_ALLTOALL, plan, comm, t0,
-                            n * a2a_block_bytes(sendbuf, sendcount, sendtype, recvcount,
-                                                recvtype),
-                            n * count_bytes(recvcount, recvtype), request);
+        if (rc != MPI_SUCCESS)
+            return preload_init_failed(c.s, COLL_ALLTOALL, comm, rc, c.t0);
+        unsigned long long sent, recvd;
+        a2a_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, c.P, &sent, &recvd);
+        return preload_plan_request(c.s, COLL_ALLTOALL, plan, comm, c.t0, sent, recvd, request);
     }
     /* The library's own persistent alltoall; its request goes back untouched. */
     rc = library_alltoall_init(library, large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                recvtype, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
-    preload_library_init_done(s, COLL_ALLTOALL, why, comm, t0);
+    preload_library_init_done(c.s, COLL_ALLTOALL, c.why, comm, c.t0);
     return MPI_SUCCESS;
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name; MPI_Alltoall_init_c: MPI 4's large-count form, MPICH 4, on tuna_alltoall_init_c). */
+#define ALLTOALL_INIT_ENTRY(name, library, large, count_t)                                         \
+    int name(const void *sendbuf, count_t sendcount, MPI_Datatype sendtype, void *recvbuf,        \
+             count_t recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,              \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        return persistent_alltoall_init(library, large, sendbuf, sendcount, sendtype, recvbuf,    \
+                                        recvcount, recvtype, comm, info, request);                \
+    }
 #ifdef TUNA_HAVE_MPI_ALLTOALL_INIT
-int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                      MPI_Request *request)
-{
-    return persistent_alltoall_init(PMPI_Alltoall_init, false, sendbuf, sendcount, sendtype,
-                                    recvbuf, recvcount, recvtype, comm, info, request);
-}
+ALLTOALL_INIT_ENTRY(MPI_Alltoall_init, PMPI_Alltoall_init, false, int)
 #endif
-
 #ifdef TUNA_HAVE_MPI_ALLTOALL_INIT_C
-/* MPI 4's large-count form (MPICH 4; Open MPI 4.1 has none): tuna_alltoall_init_c. */
-int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    return persistent_alltoall_init(PMPI_Alltoall_init, true, sendbuf, sendcount, sendtype,
-                                    recvbuf, recvcount, recvtype, comm, info, request);
-}
+ALLTOALL_INIT_ENTRY(MPI_Alltoall_init_c, PMPI_Alltoall_init, true, MPI_Count)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_ALLTOALL_INIT
-int MPIX_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    return persistent_alltoall_init(PMPIX_Alltoall_init, false, sendbuf, sendcount, sendtype,
-                                    recvbuf, recvcount, recvtype, comm, info, request);
-}
+ALLTOALL_INIT_ENTRY(MPIX_Alltoall_init, PMPIX_Alltoall_init, false, int)
 #endif
 #endif /* a persistent alltoall */

@@ -13,7 +13,6 @@
 
 #include <limits.h>
 #include <stdbool.h>
-#include <stdio.h>
 
 /* Bytes of one side of an alltoallv, int or large counts (0 for invalid arguments:
  * statistics only). */
@@ -172,24 +171,21 @@ static int tuna_alltoallv_of(const ia2av_args *a, MPI_Comm comm, const tuna_opti
 /* MPI_Alltoallv (large: MPI_Alltoallv_c), counted on the "alltoallv" rows either way. */
 static int preload_alltoallv(const ia2av_args *a, MPI_Comm comm)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s;
-    int rc = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    preload_call c;
+    int rc = preload_enter(comm, COLL_ALLTOALLV, true, a->sendbuf, a->recvbuf, &c);
     if (rc < 0)
         return library_alltoallv(a, comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALLV];
-    const int why = preload_route(ch, inter, a->sendbuf, a->recvbuf);
-    if (why != PRELOAD_TUNA) {
-        if (why >= 0) /* reported before the call, as the argument fallback below */
-            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)why);
-        return library_call(s, preload_library_path(why),
-                            preload_library_label(s, COLL_ALLTOALLV, why), a, comm, P, t0);
+    comm_state *s = c.s;
+    if (c.why != PRELOAD_TUNA) {
+        if (c.why >= 0) /* reported before the call, as the argument fallback below */
+            preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)c.why);
+        return library_call(s, preload_library_path(c.why),
+                            preload_library_label(s, COLL_ALLTOALLV, c.why), a, comm, c.P, c.t0);
     }
 
-    rc = tuna_alltoallv_of(a, comm, &ch->opt);
+    rc = tuna_alltoallv_of(a, comm, &c.ch->opt);
     if (rc == MPI_SUCCESS) {
         if (!preload_stats_enabled)
             return MPI_SUCCESS;
@@ -197,9 +193,9 @@ static int preload_alltoallv(const ia2av_args *a, MPI_Comm comm)
                           rcv = counts_of(a->large, a->rcounts);
         char buf[LABEL_MAX];
         account_a2av(s, PATH_TUNA,
-                     preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf,
+                     preload_ran_label(c.ch->label, COLL_ALLTOALLV, c.ch->opt.algorithm, buf,
                                        sizeof buf),
-                     t0, a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P);
+                     c.t0, a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, c.P);
         return MPI_SUCCESS;
     }
     /* By default argument errors are this rank's alone (as in MPI libraries): reported here.
@@ -211,13 +207,14 @@ static int preload_alltoallv(const ia2av_args *a, MPI_Comm comm)
     bool collective = false;
     if (a->large || !is_agreed_argument_error(rc) ||
         tuna_argcheck_collective(&collective) != MPI_SUCCESS || !collective)
-        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, c.t0);
     const tuna_counts sc = counts_of(false, a->scounts), rcv = counts_of(false, a->rcounts);
-    int any = local_unsupported(a->sendbuf, &sc, a->sendtype, a->recvbuf, &rcv, a->recvtype, P);
+    int any =
+        local_unsupported(a->sendbuf, &sc, a->sendtype, a->recvbuf, &rcv, a->recvtype, c.P);
     if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any < 0)
-        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, t0);
+        return preload_tuna_failed(s, COLL_ALLTOALLV, comm, rc, c.t0);
     preload_log_fallback(comm, s, COLL_ALLTOALLV, (enum reason)any);
-    return library_call(s, PATH_FALLBACK, preload_reason_name[any], a, comm, P, t0);
+    return library_call(s, PATH_FALLBACK, preload_reason_name[any], a, comm, c.P, c.t0);
 }
 
 int tuna_preload_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -271,37 +268,33 @@ static int tuna_ialltoallv_of(const ia2av_args *a, MPI_Comm comm, const tuna_opt
  * a proxy), counted on the "ialltoallv" rows either way. */
 static int preload_ialltoallv(const ia2av_args *a, MPI_Comm comm, MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    preload_call c;
+    int rc = preload_enter(comm, COLL_ALLTOALLV, request != NULL, a->sendbuf, a->recvbuf, &c);
     if (rc < 0)
         return library_ialltoallv(a, comm, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALLV];
-    int why = preload_route(ch, inter, a->sendbuf, a->recvbuf);
     tuna_request op = TUNA_REQUEST_NULL;
-    if (why == PRELOAD_TUNA) {
-        rc = tuna_ialltoallv_of(a, comm, &ch->opt, &op);
+    if (c.why == PRELOAD_TUNA) {
+        rc = tuna_ialltoallv_of(a, comm, &c.ch->opt, &op);
         if (rc == MPI_ERR_UNSUPPORTED_OPERATION) /* the row has no nonblocking form yet */
-            why = WHY_NO_STEP_FORM;
+            c.why = WHY_NO_STEP_FORM;
         else if (rc != MPI_SUCCESS) /* counted on the nonblocking call's row */
-            return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, t0);
+            return preload_tuna_failed_as(c.s, COLL_ALLTOALLV, STAT_IALLTOALLV, comm, rc, c.t0);
     }
-    if (why != PRELOAD_TUNA) { /* the library's own */
+    if (c.why != PRELOAD_TUNA) { /* the library's own */
         rc = library_ialltoallv(a, comm, request);
         if (rc != MPI_SUCCESS)
             return rc; /* the library has invoked the error handler */
-        return library_done(s, STAT_IALLTOALLV, why, a, comm, P, t0);
+        return library_done(c.s, STAT_IALLTOALLV, c.why, a, comm, c.P, c.t0);
     }
     unsigned long long sent = 0, recvd = 0;
     if (preload_stats_enabled) {
         const tuna_counts sc = counts_of(a->large, a->scounts),
                           rcv = counts_of(a->large, a->rcounts);
-        a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
+        a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, c.P, &sent, &recvd);
     }
-    return preload_proxy_for_op(s, COLL_ALLTOALLV, op, comm, t0, sent, recvd, request);
+    return preload_proxy_for_op(c.s, COLL_ALLTOALLV, op, comm, c.t0, sent, recvd, request);
 }
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -362,89 +355,61 @@ static int tuna_init_of(const ia2av_args *a, MPI_Comm comm, const tuna_options *
 static int persistent_init(alltoallv_init_fn library, const ia2av_args *a, MPI_Comm comm,
                            MPI_Info info, MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
-    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    preload_call c;
+    int rc = preload_enter(comm, COLL_ALLTOALLV, request != NULL, a->sendbuf, a->recvbuf, &c);
     if (rc < 0)
         return library_init(library, a, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALLV];
     const tuna_counts sc = counts_of(a->large, a->scounts),
                       rcv = counts_of(a->large, a->rcounts);
-    int why = preload_route(ch, inter, a->sendbuf, a->recvbuf);
-    if (why == PRELOAD_TUNA) {
+    if (c.why == PRELOAD_TUNA) {
         /* The plan duplicates derived datatypes itself: the application may free its own
          * right after the init, as MPI allows. */
         tuna_plan plan = NULL;
-        rc = tuna_init_of(a, comm, &ch->opt, &plan);
-        if (rc != MPI_SUCCESS) {
-            char msg[600];
-            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
-            /* Init errors are agreed (every rank is here): if some rank's arguments are
-             * valid MPI that tuna does not take, all ranks hand the init to the library. */
-            int any = local_unsupported(a->sendbuf, &sc, a->sendtype, a->recvbuf, &rcv,
-                                        a->recvtype, P);
-            if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS ||
-                any < 0) {
-                char label[LABEL_MAX + 32];
-                snprintf(label, sizeof label, "%s (alltoallv_init)", ch->label);
-                preload_account(s, COLL_ALLTOALLV, PATH_ERROR, label,
-                                preload_clock_now() - t0, 0, 0);
-                return preload_raise_error(comm, rc, msg);
-            }
-            why = any;
-        } else {
+        rc = tuna_init_of(a, comm, &c.ch->opt, &plan);
+        if (rc == MPI_SUCCESS) {
             unsigned long long sent, recvd;
-            a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, P, &sent, &recvd);
-            return preload_plan_request(s, COLL_ALLTOALLV, plan, comm, t0, sent, recvd, request);
+            a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, c.P, &sent, &recvd);
+            return preload_plan_request(c.s, COLL_ALLTOALLV, plan, comm, c.t0, sent, recvd,
+                                        request);
         }
+        /* Init errors are agreed (every rank is here): if some rank's arguments are valid MPI
+         * that tuna does not take, all ranks hand the init to the library. */
+        int any = local_unsupported(a->sendbuf, &sc, a->sendtype, a->recvbuf, &rcv,
+                                    a->recvtype, c.P);
+        if (PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS ||
+            any < 0)
+            return preload_init_failed(c.s, COLL_ALLTOALLV, comm, rc, c.t0);
+        c.why = any;
     }
     /* The library's own persistent alltoallv; its request goes back untouched. */
     rc = library_init(library, a, comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;   /* the library has invoked the error handler */
-    preload_library_init_done(s, COLL_ALLTOALLV, why, comm, t0);
+    preload_library_init_done(c.s, COLL_ALLTOALLV, c.why, comm, c.t0);
     return MPI_SUCCESS;
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name; MPI_Alltoallv_init_c: MPI 4's large-count form, MPICH 4, on tuna_alltoallv_init_c). */
+#define ALLTOALLV_INIT_ENTRY(name, library, large, count_t, displ_t)                               \
+    int name(const void *sendbuf, const count_t sendcounts[], const displ_t sdispls[],            \
+             MPI_Datatype sendtype, void *recvbuf, const count_t recvcounts[],                    \
+             const displ_t rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,        \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        const ia2av_args a = {large,   sendbuf,    sendcounts, sdispls, sendtype,                 \
+                              recvbuf, recvcounts, rdispls,    recvtype};                         \
+        return persistent_init(library, &a, comm, info, request);                                 \
+    }
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT
-int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
-                          recvbuf, recvcounts, rdispls,    recvtype};
-    return persistent_init(PMPI_Alltoallv_init, &a, comm, info, request);
-}
+ALLTOALLV_INIT_ENTRY(MPI_Alltoallv_init, PMPI_Alltoallv_init, false, int, int)
 #endif
-
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_INIT_C
-/* MPI 4's large-count form (MPICH 4; Open MPI 4.1 has none): tuna_alltoallv_init_c. */
-int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
-                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    const ia2av_args a = {true,    sendbuf,    sendcounts, sdispls, sendtype,
-                          recvbuf, recvcounts, rdispls,    recvtype};
-    return persistent_init(PMPI_Alltoallv_init, &a, comm, info, request);
-}
+ALLTOALLV_INIT_ENTRY(MPI_Alltoallv_init_c, PMPI_Alltoallv_init, true, MPI_Count, MPI_Aint)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_ALLTOALLV_INIT
-int MPIX_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request *request)
-{
-    const ia2av_args a = {false,   sendbuf,    sendcounts, sdispls, sendtype,
-                          recvbuf, recvcounts, rdispls,    recvtype};
-    return persistent_init(PMPIX_Alltoallv_init, &a, comm, info, request);
-}
+ALLTOALLV_INIT_ENTRY(MPIX_Alltoallv_init, PMPIX_Alltoallv_init, false, int, int)
 #endif
 #endif /* a persistent alltoallv */

@@ -10,7 +10,6 @@
  * (docs/reference.md, "Limits").
  */
 #include "preload_internal.h"
-#include "memkind.h"
 #include "tuna_internal.h"
 
 /* One call's arguments, as every entry takes them. */
@@ -25,16 +24,6 @@ typedef struct w_args {
 
 #define W_ARGS(a) (a)->sendbuf, (a)->scounts, (a)->sdispls, (a)->stypes, (a)->recvbuf, \
                   (a)->rcounts, (a)->rdispls, (a)->rtypes
-
-/* Why the call goes to the library's own: -1 the vendor row, a reason (enum reason), or -2
- * for tuna's path. The same on every rank but for device memory (as MPI_Alltoallv's). */
-static int route(const choice *ch, int inter, const w_args *a)
-{
-    return ch->vendor ? -1
-           : inter    ? WHY_INTER
-           : tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
-                                                                          : -2;
-}
 
 /* This rank's bytes of one side (0 for invalid arguments: statistics only). */
 static unsigned long long side_bytes(const int counts[], const MPI_Datatype types[], int P)
@@ -75,9 +64,9 @@ static int library_done(comm_state *s, enum coll stat, int why, int rc, MPI_Comm
     unsigned long long sent = 0, recvd = 0;
     if (bytes)
         call_bytes(a, P, &sent, &recvd);
-    preload_account(s, stat, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                    why >= 0 ? preload_reason_name[why] : s->ch[COLL_ALLTOALLV].label,
-                    preload_clock_now() - t0, sent, recvd);
+    preload_account(s, stat, preload_library_path(why),
+                    preload_library_label(s, COLL_ALLTOALLV, why), preload_clock_now() - t0,
+                    sent, recvd);
     return MPI_SUCCESS;
 }
 
@@ -87,30 +76,28 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 {
     const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
                       recvbuf, recvcounts, rdispls, recvtypes};
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s;
-    int rc = preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0);
+    /* The route is alltoallv's (preload_route): the same on every rank but for device
+     * memory. */
+    preload_call c;
+    int rc = preload_enter(comm, COLL_ALLTOALLV, true, sendbuf, recvbuf, &c);
     if (rc < 0)
         return PMPI_Alltoallw(W_ARGS(&a), comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALLV];
-    const int why = route(ch, inter, &a);
-    if (why != -2)
-        return library_done(s, STAT_ALLTOALLW, why, PMPI_Alltoallw(W_ARGS(&a), comm), comm, t0,
-                            &a, P, true);
-    rc = tuna_alltoallw(W_ARGS(&a), comm, &ch->opt);
+    if (c.why != PRELOAD_TUNA)
+        return library_done(c.s, STAT_ALLTOALLW, c.why, PMPI_Alltoallw(W_ARGS(&a), comm), comm,
+                            c.t0, &a, c.P, true);
+    rc = tuna_alltoallw(W_ARGS(&a), comm, &c.ch->opt);
     if (rc != MPI_SUCCESS) /* this rank's argument error (as the library reports them) */
-        return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_ALLTOALLW, comm, rc, t0);
+        return preload_tuna_failed_as(c.s, COLL_ALLTOALLV, STAT_ALLTOALLW, comm, rc, c.t0);
     if (preload_stats_enabled) {
         char buf[LABEL_MAX];
         unsigned long long sent, recvd;
-        call_bytes(&a, P, &sent, &recvd);
+        call_bytes(&a, c.P, &sent, &recvd);
         preload_account(
-            s, STAT_ALLTOALLW, PATH_TUNA,
-            preload_ran_label(ch->label, COLL_ALLTOALLV, ch->opt.algorithm, buf, sizeof buf),
-            preload_clock_now() - t0, sent, recvd);
+            c.s, STAT_ALLTOALLW, PATH_TUNA,
+            preload_ran_label(c.ch->label, COLL_ALLTOALLV, c.ch->opt.algorithm, buf, sizeof buf),
+            preload_clock_now() - c.t0, sent, recvd);
     }
     return MPI_SUCCESS;
 }
@@ -122,26 +109,23 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
                       recvbuf, recvcounts, rdispls, recvtypes};
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    preload_call c;
+    int rc = preload_enter(comm, COLL_ALLTOALLV, request != NULL, sendbuf, recvbuf, &c);
     if (rc < 0)
         return PMPI_Ialltoallw(W_ARGS(&a), comm, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALLV];
-    const int why = route(ch, inter, &a);
-    if (why != -2)
-        return library_done(s, STAT_IALLTOALLW, why, PMPI_Ialltoallw(W_ARGS(&a), comm, request),
-                            comm, t0, &a, P, true);
+    if (c.why != PRELOAD_TUNA)
+        return library_done(c.s, STAT_IALLTOALLW, c.why,
+                            PMPI_Ialltoallw(W_ARGS(&a), comm, request), comm, c.t0, &a, c.P,
+                            true);
     tuna_request op = TUNA_REQUEST_NULL;
-    rc = tuna_ialltoallw(W_ARGS(&a), comm, &ch->opt, &op);
+    rc = tuna_ialltoallw(W_ARGS(&a), comm, &c.ch->opt, &op);
     if (rc != MPI_SUCCESS) /* this rank's argument error, at the start */
-        return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_IALLTOALLW, comm, rc, t0);
+        return preload_tuna_failed_as(c.s, COLL_ALLTOALLV, STAT_IALLTOALLW, comm, rc, c.t0);
     unsigned long long sent, recvd;
-    call_bytes(&a, P, &sent, &recvd);
-    return preload_proxy_for_op_as(s, COLL_ALLTOALLV, STAT_IALLTOALLW, op, comm, t0, sent,
+    call_bytes(&a, c.P, &sent, &recvd);
+    return preload_proxy_for_op_as(c.s, COLL_ALLTOALLV, STAT_IALLTOALLW, op, comm, c.t0, sent,
                                    recvd, request);
 }
 
@@ -156,53 +140,43 @@ typedef int (*alltoallw_init_fn)(const void *, const int[], const int[], const M
 static int persistent_init(alltoallw_init_fn library, const w_args *a, MPI_Comm comm,
                            MPI_Info info, MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    /* Outside MPI, an invalid communicator or request pointer: the library reports it. */
-    int rc = request ? preload_call_begin(comm, COLL_ALLTOALLV, &s, &inter, &P, &t0) : -1;
+    preload_call c;
+    int rc = preload_enter(comm, COLL_ALLTOALLV, request != NULL, a->sendbuf, a->recvbuf, &c);
     if (rc < 0)
         return library(W_ARGS(a), comm, info, request);
     if (rc != MPI_SUCCESS)
         return rc;
-    const choice *ch = &s->ch[COLL_ALLTOALLV];
-    const int why = route(ch, inter, a);
-    if (why != -2)
-        return library_done(s, STAT_ALLTOALLW_INIT, why, library(W_ARGS(a), comm, info, request),
-                            comm, t0, a, P, false);
+    if (c.why != PRELOAD_TUNA)
+        return library_done(c.s, STAT_ALLTOALLW_INIT, c.why,
+                            library(W_ARGS(a), comm, info, request), comm, c.t0, a, c.P, false);
     /* The plan copies the arrays and duplicates derived types: the application may free its
      * own right after the init, as MPI allows. */
     tuna_plan plan = NULL;
-    rc = tuna_alltoallw_init(W_ARGS(a), comm, &ch->opt, preload_plan_flags, &plan);
+    rc = tuna_alltoallw_init(W_ARGS(a), comm, &c.ch->opt, preload_plan_flags, &plan);
     if (rc != MPI_SUCCESS)
-        return preload_tuna_failed_as(s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, comm, rc, t0);
+        return preload_tuna_failed_as(c.s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, comm, rc, c.t0);
     unsigned long long sent, recvd;
-    call_bytes(a, P, &sent, &recvd);
-    return preload_plan_request_as(s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, plan, comm, t0, sent,
-                                   recvd, request);
+    call_bytes(a, c.P, &sent, &recvd);
+    return preload_plan_request_as(c.s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, plan, comm, c.t0,
+                                   sent, recvd, request);
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name). */
+#define ALLTOALLW_INIT_ENTRY(name, library)                                                        \
+    int name(const void *sendbuf, const int sendcounts[], const int sdispls[],                    \
+             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],               \
+             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,   \
+             MPI_Request *request)                                                                \
+    {                                                                                             \
+        const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,                                \
+                          recvbuf, recvcounts, rdispls, recvtypes};                               \
+        return persistent_init(library, &a, comm, info, request);                                 \
+    }
 #ifdef TUNA_HAVE_MPI_ALLTOALLW_INIT
-int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                       MPI_Info info, MPI_Request *request)
-{
-    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
-                      recvbuf, recvcounts, rdispls, recvtypes};
-    return persistent_init(PMPI_Alltoallw_init, &a, comm, info, request);
-}
+ALLTOALLW_INIT_ENTRY(MPI_Alltoallw_init, PMPI_Alltoallw_init)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_ALLTOALLW_INIT
-int MPIX_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    const w_args a = {sendbuf, sendcounts, sdispls, sendtypes,
-                      recvbuf, recvcounts, rdispls, recvtypes};
-    return persistent_init(PMPIX_Alltoallw_init, &a, comm, info, request);
-}
+ALLTOALLW_INIT_ENTRY(MPIX_Alltoallw_init, PMPIX_Alltoallw_init)
 #endif
 #endif /* a persistent alltoallw */

@@ -114,11 +114,6 @@ static int comm_ready(MPI_Comm comm, enum coll coll, comm_state **out)
     return MPI_SUCCESS;
 }
 
-const choice *preload_choice(const comm_state *s, enum coll coll)
-{
-    return &s->ch[coll];
-}
-
 int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
                        double *t0)
 {

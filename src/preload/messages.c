@@ -108,3 +108,13 @@ int preload_tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, do
 {
     return preload_tuna_failed_as(s, coll, coll, comm, rc, t0);
 }
+
+int preload_init_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0)
+{
+    char label[LABEL_MAX + 32], msg[600];
+    snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
+    snprintf(label, sizeof label, "%s (%s_init)", s->ch[coll].label,
+             tuna_collective_table[coll].name);
+    preload_account(s, coll, PATH_ERROR, label, preload_clock_now() - t0, 0, 0);
+    return preload_raise_error(comm, rc, msg);
+}

@@ -12,7 +12,6 @@
  * the alltoallw, allgather(v) and large-count neighborhood forms.
  */
 #include "preload_internal.h"
-#include "memkind.h"
 #include "tuna_internal.h"
 
 #include <limits.h>
@@ -222,15 +221,6 @@ static int library_icall(const nbr_args *a, MPI_Comm comm, MPI_Request *request)
                                     a->rt, comm, request);
 }
 
-/* Where a call goes: -2 tuna's rows, -1 the library's (vendor), else the fallback's reason. */
-static int route(const choice *ch, int inter, const nbr_args *a)
-{
-    return ch->vendor ? -1
-           : inter    ? WHY_INTER
-           : tuna_memory_kinds(a->sendbuf, a->recvbuf) != TUNA_MEMORY_HOST ? WHY_DEVICE
-                                                                            : -2;
-}
-
 /* After the library's call succeeded: counted on `stat`'s vendor or fallback row. */
 static void library_done(comm_state *s, enum coll stat, int why, const nbr_args *a,
                          MPI_Comm comm, double t0)
@@ -240,8 +230,8 @@ static void library_done(comm_state *s, enum coll stat, int why, const nbr_args 
     if (preload_stats_enabled) {
         unsigned long long sent, recvd;
         call_bytes(a, comm, &sent, &recvd);
-        preload_account(s, stat, why >= 0 ? PATH_FALLBACK : PATH_VENDOR,
-                        why >= 0 ? preload_reason_name[why] : s->ch[COLL_NEIGHBOR_ALLTOALLV].label,
+        preload_account(s, stat, preload_library_path(why),
+                        preload_library_label(s, COLL_NEIGHBOR_ALLTOALLV, why),
                         preload_clock_now() - t0, sent, recvd);
     }
 }
@@ -269,54 +259,76 @@ static int uniform_failed(comm_state *s, enum coll stat, const nbr_args *a, bool
     return preload_raise_error(comm, rc, msg);
 }
 
-/* MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall, counted on `stat`. */
-static int preload_neighbor(const nbr_args *a, MPI_Comm comm, enum coll stat)
+/* The library's own call: MPI_(I)neighbor_alltoall(v) as the call came. */
+static int library_any(const nbr_args *a, MPI_Comm comm, bool nonblocking, MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s;
-    int rc = preload_call_begin(comm, COLL_NEIGHBOR_ALLTOALLV, &s, &inter, &P, &t0);
-    if (rc < 0)
-        return library_call(a, comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    const choice *ch = &s->ch[COLL_NEIGHBOR_ALLTOALLV];
-    const int why = route(ch, inter, a);
-    if (why != -2) {
-        rc = library_call(a, comm);
-        if (rc != MPI_SUCCESS)
-            return rc; /* the library has invoked the error handler */
-        library_done(s, stat, why, a, comm, t0);
-        return MPI_SUCCESS;
+    return nonblocking ? library_icall(a, comm, request) : library_call(a, comm);
+}
+
+/*
+ * What the blocking and nonblocking forms do before tuna's rows run: the prologue, the
+ * library's own call where the route or uniform_library leave the call to it (its request
+ * handed over as it is), then the uniform form's arrays (*u; NULL for the alltoallv form).
+ * true: the call is done, *rc its return; false: tuna's rows take it, with c and *u.
+ */
+static bool neighbor_begin(const nbr_args *a, MPI_Comm comm, enum coll stat, bool nonblocking,
+                           MPI_Request *request, preload_call *c, uniform_args **u, int *rc)
+{
+    *u = NULL;
+    *rc = preload_enter(comm, COLL_NEIGHBOR_ALLTOALLV, !nonblocking || request != NULL,
+                        a->sendbuf, a->recvbuf, c);
+    if (*rc < 0) { /* the library's call reports what is wrong */
+        *rc = library_any(a, comm, nonblocking, request);
+        return true;
     }
-    uniform_args *u = NULL;
+    if (*rc != MPI_SUCCESS)
+        return true;
     char buf[LABEL_MAX];
-    const char *lib = a->uniform ? uniform_library(ch, comm, buf, sizeof buf) : NULL;
-    if (lib) {
-        rc = library_call(a, comm);
-        if (rc != MPI_SUCCESS)
-            return rc; /* the library has invoked the error handler */
-        uniform_done(s, stat, lib, a, comm, t0);
-        return MPI_SUCCESS;
+    const char *lib = c->why == PRELOAD_TUNA && a->uniform
+                          ? uniform_library(c->ch, comm, buf, sizeof buf)
+                          : NULL;
+    if (c->why != PRELOAD_TUNA || lib) {
+        *rc = library_any(a, comm, nonblocking, request);
+        if (*rc != MPI_SUCCESS)
+            return true; /* the library has invoked the error handler */
+        if (lib)
+            uniform_done(c->s, stat, lib, a, comm, c->t0);
+        else
+            library_done(c->s, stat, c->why, a, comm, c->t0);
+        return true;
     }
     if (a->uniform) {
         const char *msg;
-        if (!(u = uniform_make(a, comm, &rc, &msg)))
-            return uniform_failed(s, stat, a, false, comm, rc, msg, t0);
+        if (!(*u = uniform_make(a, comm, rc, &msg))) {
+            *rc = uniform_failed(c->s, stat, a, nonblocking, comm, *rc, msg, c->t0);
+            return true;
+        }
     }
+    return false;
+}
+
+/* MPI_Neighbor_alltoallv and MPI_Neighbor_alltoall, counted on `stat`. */
+static int preload_neighbor(const nbr_args *a, MPI_Comm comm, enum coll stat)
+{
+    preload_call c;
+    uniform_args *u;
+    int rc;
+    if (neighbor_begin(a, comm, stat, false, NULL, &c, &u, &rc))
+        return rc;
     rc = tuna_neighbor_alltoallv(a->sendbuf, u ? u->sc : a->sc, u ? u->sd : a->sd,
                                  u ? u->st : a->st, a->recvbuf, u ? u->rc : a->rc,
-                                 u ? u->rd : a->rd, u ? u->rt : a->rt, comm, &ch->opt);
+                                 u ? u->rd : a->rd, u ? u->rt : a->rt, comm, &c.ch->opt);
     preload_owned_free(u ? &u->own : NULL);
     if (rc != MPI_SUCCESS) /* this rank's argument error (as the library reports them) */
-        return preload_tuna_failed_as(s, COLL_NEIGHBOR_ALLTOALLV, stat, comm, rc, t0);
+        return preload_tuna_failed_as(c.s, COLL_NEIGHBOR_ALLTOALLV, stat, comm, rc, c.t0);
     if (preload_stats_enabled) {
+        char buf[LABEL_MAX];
         unsigned long long sent, recvd;
         call_bytes(a, comm, &sent, &recvd);
-        preload_account(s, stat, PATH_TUNA,
-                        preload_ran_label(ch->label, COLL_NEIGHBOR_ALLTOALLV, ch->opt.algorithm,
-                                          buf, sizeof buf),
-                        preload_clock_now() - t0, sent, recvd);
+        preload_account(c.s, stat, PATH_TUNA,
+                        preload_ran_label(c.ch->label, COLL_NEIGHBOR_ALLTOALLV,
+                                          c.ch->opt.algorithm, buf, sizeof buf),
+                        preload_clock_now() - c.t0, sent, recvd);
     }
     return MPI_SUCCESS;
 }
@@ -326,39 +338,11 @@ static int preload_neighbor(const nbr_args *a, MPI_Comm comm, enum coll stat)
 static int preload_ineighbor(const nbr_args *a, MPI_Comm comm, enum coll stat,
                              MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(comm, COLL_NEIGHBOR_ALLTOALLV, &s, &inter, &P, &t0)
-                     : -1;
-    if (rc < 0)
-        return library_icall(a, comm, request);
-    if (rc != MPI_SUCCESS)
+    preload_call c;
+    uniform_args *u;
+    int rc;
+    if (neighbor_begin(a, comm, stat, true, request, &c, &u, &rc))
         return rc;
-    const choice *ch = &s->ch[COLL_NEIGHBOR_ALLTOALLV];
-    const int why = route(ch, inter, a);
-    if (why != -2) {
-        rc = library_icall(a, comm, request);
-        if (rc != MPI_SUCCESS)
-            return rc; /* the library has invoked the error handler */
-        library_done(s, stat, why, a, comm, t0);
-        return MPI_SUCCESS;
-    }
-    uniform_args *u = NULL;
-    char buf[LABEL_MAX];
-    const char *lib = a->uniform ? uniform_library(ch, comm, buf, sizeof buf) : NULL;
-    if (lib) { /* the library's request, handed over as it is */
-        rc = library_icall(a, comm, request);
-        if (rc != MPI_SUCCESS)
-            return rc; /* the library has invoked the error handler */
-        uniform_done(s, stat, lib, a, comm, t0);
-        return MPI_SUCCESS;
-    }
-    if (a->uniform) {
-        const char *msg;
-        if (!(u = uniform_make(a, comm, &rc, &msg)))
-            return uniform_failed(s, stat, a, true, comm, rc, msg, t0);
-    }
     /* tuna_ineighbor_alltoallv records nothing of what runs (set below for the label): no
      * earlier call's record may show through. */
     tuna_stats_current.algorithm = -1;
@@ -366,15 +350,15 @@ static int preload_ineighbor(const nbr_args *a, MPI_Comm comm, enum coll stat,
     tuna_request op = TUNA_REQUEST_NULL;
     rc = tuna_ineighbor_alltoallv(a->sendbuf, u ? u->sc : a->sc, u ? u->sd : a->sd,
                                   u ? u->st : a->st, a->recvbuf, u ? u->rc : a->rc,
-                                  u ? u->rd : a->rd, u ? u->rt : a->rt, comm, &ch->opt, &op);
+                                  u ? u->rd : a->rd, u ? u->rt : a->rt, comm, &c.ch->opt, &op);
     if (rc != MPI_SUCCESS) { /* this rank's argument error, at the start */
         preload_owned_free(u ? &u->own : NULL);
-        return preload_tuna_failed_as(s, COLL_NEIGHBOR_ALLTOALLV, stat, comm, rc, t0);
+        return preload_tuna_failed_as(c.s, COLL_NEIGHBOR_ALLTOALLV, stat, comm, rc, c.t0);
     }
     /* What runs, for the statistics: auto's row and a Cartesian neighbor named twice are the
      * library's call inside tuna's request. */
     const tuna_registry *reg = tuna_registry_of(TUNA_NEIGHBOR_ALLTOALLV);
-    if (tuna_registry_row(reg, ch->opt.algorithm)->kind == TUNA_ROW_AUTO) {
+    if (tuna_registry_row(reg, c.ch->opt.algorithm)->kind == TUNA_ROW_AUTO) {
         tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
     } else if (preload_stats_enabled && cart_twice(comm)) {
         tuna_stats_current.algorithm = tuna_registry_find_kind(reg, TUNA_ROW_VENDOR);
@@ -383,8 +367,8 @@ static int preload_ineighbor(const nbr_args *a, MPI_Comm comm, enum coll stat,
     unsigned long long sent = 0, recvd = 0;
     if (preload_stats_enabled)
         call_bytes(a, comm, &sent, &recvd);
-    return preload_proxy_for_op_owning(s, COLL_NEIGHBOR_ALLTOALLV, stat, op,
-                                       u ? &u->own : NULL, comm, t0, sent, recvd, request);
+    return preload_proxy_for_op_owning(c.s, COLL_NEIGHBOR_ALLTOALLV, stat, op,
+                                       u ? &u->own : NULL, comm, c.t0, sent, recvd, request);
 }
 
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -434,68 +418,51 @@ typedef int (*nbr_init_fn)(const void *, const int[], const int[], MPI_Datatype,
 static int persistent_init(nbr_init_fn library, const nbr_args *a, MPI_Comm comm, MPI_Info info,
                            MPI_Request *request)
 {
-    int inter = 0, P = 0;
-    double t0 = 0;
-    comm_state *s = NULL;
-    int rc = request ? preload_call_begin(comm, COLL_NEIGHBOR_ALLTOALLV, &s, &inter, &P, &t0)
-                     : -1;
+    preload_call c;
+    int rc = preload_enter(comm, COLL_NEIGHBOR_ALLTOALLV, request != NULL, a->sendbuf,
+                           a->recvbuf, &c);
     if (rc < 0 || rc != MPI_SUCCESS)
         return rc < 0 ? library(a->sendbuf, a->sc, a->sd, a->st, a->recvbuf, a->rc, a->rd, a->rt,
                                 comm, info, request)
                       : rc;
-    const choice *ch = &s->ch[COLL_NEIGHBOR_ALLTOALLV];
-    const int why = route(ch, inter, a);
-    if (why == -2) {
+    if (c.why == PRELOAD_TUNA) {
         /* The init is collective and its outcome agreed: every rank gets the plan or the
          * error. */
         tuna_plan plan = NULL;
         rc = tuna_neighbor_alltoallv_init(a->sendbuf, a->sc, a->sd, a->st, a->recvbuf, a->rc,
-                                          a->rd, a->rt, comm, &ch->opt, preload_plan_flags,
+                                          a->rd, a->rt, comm, &c.ch->opt, preload_plan_flags,
                                           &plan);
-        if (rc != MPI_SUCCESS) {
-            char label[LABEL_MAX + 32], msg[600];
-            snprintf(msg, sizeof msg, "%s", tuna_error_string(rc));
-            snprintf(label, sizeof label, "%s (neighbor_alltoallv_init)", ch->label);
-            preload_account(s, COLL_NEIGHBOR_ALLTOALLV, PATH_ERROR, label,
-                            preload_clock_now() - t0, 0, 0);
-            return preload_raise_error(comm, rc, msg);
-        }
+        if (rc != MPI_SUCCESS)
+            return preload_init_failed(c.s, COLL_NEIGHBOR_ALLTOALLV, comm, rc, c.t0);
         unsigned long long sent = 0, recvd = 0;
         if (preload_stats_enabled)
             call_bytes(a, comm, &sent, &recvd);
-        return preload_plan_request(s, COLL_NEIGHBOR_ALLTOALLV, plan, comm, t0, sent, recvd,
+        return preload_plan_request(c.s, COLL_NEIGHBOR_ALLTOALLV, plan, comm, c.t0, sent, recvd,
                                     request);
     }
     rc = library(a->sendbuf, a->sc, a->sd, a->st, a->recvbuf, a->rc, a->rd, a->rt, comm, info,
                  request);
     if (rc != MPI_SUCCESS)
         return rc; /* the library has invoked the error handler */
-    preload_library_init_done(s, COLL_NEIGHBOR_ALLTOALLV, why, comm, t0);
+    preload_library_init_done(c.s, COLL_NEIGHBOR_ALLTOALLV, c.why, comm, c.t0);
     return MPI_SUCCESS;
 }
 
+/* The persistent entry under each name the library has (`library`: its own init under that
+ * name). */
+#define NEIGHBOR_INIT_ENTRY(name, library)                                                         \
+    int name(const void *sendbuf, const int sendcounts[], const int sdispls[],                    \
+             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],   \
+             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)           \
+    {                                                                                             \
+        const nbr_args a = {sendbuf,    sendcounts, sdispls,  sendtype, recvbuf,                  \
+                            recvcounts, rdispls,    recvtype, false,    0,      0};               \
+        return persistent_init(library, &a, comm, info, request);                                 \
+    }
 #ifdef TUNA_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT
-int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Info info, MPI_Request *request)
-{
-    const nbr_args a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                        recvcounts, rdispls, recvtype, false, 0, 0};
-    return persistent_init(PMPI_Neighbor_alltoallv_init, &a, comm, info, request);
-}
+NEIGHBOR_INIT_ENTRY(MPI_Neighbor_alltoallv_init, PMPI_Neighbor_alltoallv_init)
 #endif
-
 #ifdef TUNA_HAVE_MPIX_NEIGHBOR_ALLTOALLV_INIT
-int MPIX_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                 const int recvcounts[], const int rdispls[],
-                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    const nbr_args a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                        recvcounts, rdispls, recvtype, false, 0, 0};
-    return persistent_init(PMPIX_Neighbor_alltoallv_init, &a, comm, info, request);
-}
+NEIGHBOR_INIT_ENTRY(MPIX_Neighbor_alltoallv_init, PMPIX_Neighbor_alltoallv_init)
 #endif
 #endif /* a persistent neighbor_alltoallv */

@@ -177,8 +177,6 @@ int preload_parse_choice(enum coll coll, const char *str, tuna_options *opt, cha
                          size_t len);
 /* Value of info key `key` in `info` (val holds OPT_MAX): 1 found, 0 absent, -1 too long. */
 int preload_info_value(MPI_Info info, const char *key, char *val);
-/* s's choice for coll (resolved by preload_call_begin). */
-const choice *preload_choice(const comm_state *s, enum coll coll);
 
 /*
  * Where a call goes, from what every rank knows alike: the library's own where the
@@ -217,6 +215,35 @@ static inline const char *preload_library_label(const comm_state *s, enum coll c
  */
 int preload_call_begin(MPI_Comm comm, enum coll coll, comm_state **s, int *inter, int *P,
                        double *t0);
+
+/* An intercepted call once it has started (preload_enter). */
+typedef struct preload_call {
+    comm_state *s;
+    const choice *ch; /* s's choice for the collective */
+    int inter, P;     /* an intercommunicator; its (remote) size */
+    double t0;        /* the start, for the statistics */
+    int why;          /* preload_route's answer: PRELOAD_TUNA, PRELOAD_VENDOR or a reason */
+} preload_call;
+
+/*
+ * The prologue every entry of every collective shares: preload_call_begin, the choice and
+ * preload_route. < 0: the library's own call is to take the call and report what is wrong
+ * (outside MPI, an invalid communicator; `request_ok` false: a NULL request pointer); else the
+ * MPI error raised while resolving the choice, or MPI_SUCCESS with the call in *c, whose file
+ * then adds its collective's own reasons to c->why.
+ */
+static inline int preload_enter(MPI_Comm comm, enum coll coll, bool request_ok,
+                                const void *sendbuf, const void *recvbuf, preload_call *c)
+{
+    /* preload_call_begin sets every field it returns MPI_SUCCESS with */
+    const int rc =
+        request_ok ? preload_call_begin(comm, coll, &c->s, &c->inter, &c->P, &c->t0) : -1;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    c->ch = &c->s->ch[coll];
+    c->why = preload_route(c->ch, c->inter, sendbuf, recvbuf);
+    return MPI_SUCCESS;
+}
 
 /* comm_create.c. TUNA_SETUP_AT_CREATION (read at start-up; 0 before it): the creation calls
  * set the new intracommunicators up. */
@@ -280,6 +307,9 @@ int preload_tuna_failed_as(comm_state *s, enum coll coll, enum coll stat, MPI_Co
                            double t0);
 /* The same on the collective's own row. */
 int preload_tuna_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0);
+/* A persistent init of tuna's that failed (its errors are agreed: every rank is here):
+ * counted on the collective's row as an error labelled "CHOICE (COLL_init)", raised on comm. */
+int preload_init_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, double t0);
 
 /* requests.c (the proxies). */
 /* tuna's nonblocking operation `op` of `coll` (its choice in s) behind a new proxy, handed to

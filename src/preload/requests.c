@@ -347,6 +347,22 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
     return rc;
 }
 
+/* After a Waitsome or Testsome that completed outcount requests (their positions in
+ * indices): each proxy among them reports into its status (statuses are indexed by the
+ * position in indices); the first error makes the call's MPI_ERR_IN_STATUS where there are
+ * statuses. */
+static int proxies_report_some(proxy_req **e, int outcount, const int indices[],
+                               MPI_Status statuses[])
+{
+    int first = MPI_SUCCESS;
+    for (int k = 0; k < outcount; k++) {
+        int r = proxy_report(e[indices[k]], statuses != MPI_STATUSES_IGNORE ? &statuses[k] : NULL);
+        if (first == MPI_SUCCESS)
+            first = r;
+    }
+    return first != MPI_SUCCESS && statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : first;
+}
+
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
@@ -368,18 +384,9 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
         free(e);
         return rc;
     }
-    /* Statuses of Waitsome are indexed by the position in array_of_indices. */
-    int first = MPI_SUCCESS;
-    for (int k = 0; k < *outcount; k++) {
-        int r = proxy_report(e[array_of_indices[k]], array_of_statuses != MPI_STATUSES_IGNORE
-                                                         ? &array_of_statuses[k]
-                                                         : NULL);
-        if (first == MPI_SUCCESS)
-            first = r;
-    }
+    rc = proxies_report_some(e, *outcount, array_of_indices, array_of_statuses);
     free(e);
-    return first != MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS
-                                                                             : first;
+    return rc;
 }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
@@ -392,19 +399,10 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
     proxies_progress();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
                            array_of_statuses);
-    int first = MPI_SUCCESS;
-    for (int k = 0; rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && k < *outcount; k++) {
-        int r = proxy_report(e[array_of_indices[k]], array_of_statuses != MPI_STATUSES_IGNORE
-                                                         ? &array_of_statuses[k]
-                                                         : NULL);
-        if (first == MPI_SUCCESS)
-            first = r;
-    }
+    if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+        rc = proxies_report_some(e, *outcount, array_of_indices, array_of_statuses);
     free(e);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return first != MPI_SUCCESS && array_of_statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS
-                                                                             : first;
+    return rc;
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
