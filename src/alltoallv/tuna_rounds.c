@@ -379,8 +379,8 @@ static int log_write(tuna_sizes_log *log, size_t at, const uint64_t *v, size_t c
         log->v = grown;
         log->cap = cap;
     }
-    if (cnt)
-        memcpy(log->v + at, v, cnt * sizeof *v);
+    for (size_t t = 0; t < cnt; t++) /* host metadata, not a transport's data */
+        log->v[at + t] = v[t];
     if (at + cnt > log->n)
         log->n = at + cnt;
     return MPI_SUCCESS;
@@ -396,8 +396,8 @@ static int meta_unpack(rounds_state *st, int nb)
         if (st->log_at + all > e->sizes_log->n)
             return tuna_error_set(MPI_ERR_INTERN, "tuna: the recorded sizes end before the "
                                                   "schedule does");
-        if (all)
-            memcpy(st->meta_recv, e->sizes_log->v + st->log_at, all * sizeof *st->meta_recv);
+        for (size_t t = 0; t < all; t++)
+            st->meta_recv[t] = e->sizes_log->v[st->log_at + t];
         return MPI_SUCCESS;
     }
     if (e->sizes_known) {
