@@ -194,3 +194,23 @@ int tuna_nbr_post_edge(const tuna_nbr_call *c, bool send, int i, int tag, MPI_Re
         PMPI_Type_free(&msg);
     return rc;
 }
+
+int tuna_nbr_pack_edge(const tuna_nbr_call *c, int i, char *to)
+{
+    const char *from = c->sbuf + c->out.displ[i] * c->sext;
+    if (tuna_type_is_contiguous(c->stype)) {
+        tuna_tp_copy(c->tp, to, from, tuna_nbr_bytes(&c->out, c->ssize, i));
+        return MPI_SUCCESS;
+    }
+    return tuna_pack_block(from, c->out.count[i], c->stype, c->sext, c->ssize, to, c->comm);
+}
+
+int tuna_nbr_unpack_edge(const tuna_nbr_call *c, int j, const char *from)
+{
+    char *to = c->rbuf + c->in.displ[j] * c->rext;
+    if (tuna_type_is_contiguous(c->rtype)) {
+        tuna_tp_copy(c->tp, to, from, tuna_nbr_bytes(&c->in, c->rsize, j));
+        return MPI_SUCCESS;
+    }
+    return tuna_unpack_block(from, to, c->in.count[j], c->rtype, c->rext, c->rsize, c->comm);
+}

@@ -84,6 +84,11 @@ void tuna_nbr_op_rewind(tuna_nbr_op *o);
 /* Room for n requests in o->req and o->pend (grown, kept). */
 int tuna_nbr_reserve(tuna_nbr_op *o, int n);
 
+/* Edge i of the send side packed to `to` / edge j of the receive side unpacked from `from`
+ * (its bytes, tuna_nbr_bytes). */
+int tuna_nbr_pack_edge(const tuna_nbr_call *c, int i, char *to);
+int tuna_nbr_unpack_edge(const tuna_nbr_call *c, int j, const char *from);
+
 /* Post edge i of a side as one typed message (count elements of the call's type; above
  * INT_MAX elements as one element of a derived type of them: the same type signature). */
 int tuna_nbr_post_edge(const tuna_nbr_call *c, bool send, int i, int tag, MPI_Request *req);

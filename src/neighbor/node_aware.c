@@ -457,16 +457,8 @@ static int stage_send(tuna_nbr_op *o)
                                      g->nisend + g->nssend);
     if (rc != MPI_SUCCESS)
         return tuna_op_step_done(&o->op, rc);
-    for (int q = 0; q < g->npack && rc == MPI_SUCCESS; q++) {
-        const int i = g->pack[q].edge;
-        const void *from = c->sbuf + c->out.displ[i] * c->sext;
-        char *to = g->arena + g->pack[q].off;
-        if (tuna_type_is_contiguous(c->stype))
-            tuna_tp_copy(c->tp, to, from, tuna_nbr_bytes(&c->out, c->ssize, i));
-        else
-            rc = tuna_pack_block(from, c->out.count[i], c->stype, c->sext, c->ssize, to,
-                                 c->comm);
-    }
+    for (int q = 0; q < g->npack && rc == MPI_SUCCESS; q++)
+        rc = tuna_nbr_pack_edge(c, g->pack[q].edge, g->arena + g->pack[q].off);
     int n = 0;
     o->npend = 0;
     const int shift = c->tag_shift;
@@ -562,17 +554,10 @@ int tuna_nbr_node_aware_step(tuna_op *op, int wait_rc)
         return tuna_op_step_wait(op, o->pend, o->npend, rc);
     default: /* 6: everything arrived */
         rc = tuna_op_step_record(op, wait_rc, "neighbor node_aware: a message failed");
-        for (int q = 0; q < g->nunpack && o->op.comm_rc == MPI_SUCCESS; q++) {
-            const tuna_nbr_call *c = o->c;
-            const int j = g->unpack[q].edge;
-            void *to = c->rbuf + c->in.displ[j] * c->rext;
-            const char *from = g->arena + g->unpack[q].off;
-            if (tuna_type_is_contiguous(c->rtype))
-                tuna_tp_copy(c->tp, to, from, tuna_nbr_bytes(&c->in, c->rsize, j));
-            else if ((rc = tuna_unpack_block(from, to, c->in.count[j], c->rtype, c->rext,
-                                             c->rsize, c->comm)) != MPI_SUCCESS)
+        for (int q = 0; q < g->nunpack && o->op.comm_rc == MPI_SUCCESS; q++)
+            if ((rc = tuna_nbr_unpack_edge(o->c, g->unpack[q].edge,
+                                           g->arena + g->unpack[q].off)) != MPI_SUCCESS)
                 o->op.comm_rc = rc;
-        }
         return tuna_op_step_done(op, o->op.comm_rc);
     }
 }

@@ -115,17 +115,9 @@ static int pack_edges(tuna_nbr_op *o)
     const tuna_nbr_call *c = o->c;
     struct tuna_nbr_rounds *t = o->rounds;
     int rc = MPI_SUCCESS;
-    for (int i = 0; i < c->out.n && rc == MPI_SUCCESS; i++) {
-        if (!edge_live(&c->out, i))
-            continue;
-        const char *from = c->sbuf + c->out.displ[i] * c->sext;
-        char *to = t->spack + t->soff[i];
-        if (tuna_type_is_contiguous(c->stype))
-            tuna_tp_copy(c->tp, to, from, tuna_nbr_bytes(&c->out, c->ssize, i));
-        else
-            rc = tuna_pack_block(from, c->out.count[i], c->stype, c->sext, c->ssize, to,
-                                 c->comm);
-    }
+    for (int i = 0; i < c->out.n && rc == MPI_SUCCESS; i++)
+        if (edge_live(&c->out, i))
+            rc = tuna_nbr_pack_edge(c, i, t->spack + t->soff[i]);
     return rc;
 }
 
@@ -134,17 +126,9 @@ static int unpack_edges(tuna_nbr_op *o)
     const tuna_nbr_call *c = o->c;
     struct tuna_nbr_rounds *t = o->rounds;
     int rc = MPI_SUCCESS;
-    for (int j = 0; j < c->in.n && rc == MPI_SUCCESS; j++) {
-        if (!edge_live(&c->in, j))
-            continue;
-        char *to = c->rbuf + c->in.displ[j] * c->rext;
-        const char *from = t->rpack + t->roff[j];
-        if (tuna_type_is_contiguous(c->rtype))
-            tuna_tp_copy(c->tp, to, from, tuna_nbr_bytes(&c->in, c->rsize, j));
-        else
-            rc = tuna_unpack_block(from, to, c->in.count[j], c->rtype, c->rext, c->rsize,
-                                   c->comm);
-    }
+    for (int j = 0; j < c->in.n && rc == MPI_SUCCESS; j++)
+        if (edge_live(&c->in, j))
+            rc = tuna_nbr_unpack_edge(c, j, t->rpack + t->roff[j]);
     return rc;
 }
 
