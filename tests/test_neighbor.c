@@ -656,6 +656,80 @@ static void errors(MPI_Comm c)
     free(out);
 }
 
+#ifndef TUNA_TEST_PRELOAD
+/* A message larger than its receive (MPI_ERR_TRUNCATE): on a graph where every rank sends to
+ * itself and to the next rank, the last rank's own block, then its block to the next rank, is
+ * one int too long. Every tuna row must return an error on the receiving rank, hang nowhere,
+ * and write nothing past the receive blocks; blocking, nonblocking and a plan (its init or
+ * its start). */
+static void truncation(void)
+{
+    MPI_Comm g;
+    int dst[2] = {me, (me + 1) % P}, src[2] = {me, (me + P - 1) % P}, w[2] = {1, 1};
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, w, 2, dst, w, MPI_INFO_NULL, 0, &g);
+    MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
+    int sb[4] = {1, 2, 3, 4}, sd[2] = {0, 2}, rd[2] = {0, 1}, rcnt[2] = {1, 1}, rb[2 + 8];
+    /* Does the library report a message to oneself larger than its receive? (Open MPI 4.1.4
+     * truncates it silently.) Where it does not, the rows whose own block is such a message
+     * (linear, node-aware) cannot either: only the tuna rows, which copy it, must. */
+    MPI_Request sq[2];
+    MPI_Irecv(rb, 1, MPI_INT, 0, 7, MPI_COMM_SELF, &sq[0]);
+    MPI_Isend(sb, 2, MPI_INT, 0, 7, MPI_COMM_SELF, &sq[1]);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    const bool lib_self = MPI_Waitall(2, sq, MPI_STATUSES_IGNORE) != MPI_SUCCESS;
+    for (int which = 0; which < 2; which++) {
+        /* only the last rank sends the long block: its peers run the exchange as usual */
+        const int bad = P - 1, receiver = which == 0 ? bad : (bad + 1) % P;
+        int sc[2] = {which == 0 && me == bad ? 2 : 1, which == 1 && me == bad ? 2 : 1};
+        for (int a = 1; a < NROWS; a++) { /* tuna's rows: not vendor, not auto */
+            if (!strcmp(rows[a], "auto"))
+                continue;
+            tuna_options opt;
+            tuna_options_parse(rows[a], TUNA_NEIGHBOR_ALLTOALLV, &opt);
+            for (int form = 0; form < 3; form++) {
+                memset(rb, SENTINEL, sizeof rb);
+                int rc;
+                if (form == 0) {
+                    rc = tuna_neighbor_alltoallv(sb, sc, sd, MPI_INT, rb, rcnt, rd, MPI_INT, g,
+                                                 &opt);
+                } else if (form == 1) {
+                    tuna_request q;
+                    rc = tuna_ineighbor_alltoallv(sb, sc, sd, MPI_INT, rb, rcnt, rd, MPI_INT, g,
+                                                  &opt, &q);
+                    if (rc == MPI_SUCCESS)
+                        rc = tuna_request_wait(&q);
+                } else {
+                    tuna_plan plan;
+                    rc = tuna_neighbor_alltoallv_init(sb, sc, sd, MPI_INT, rb, rcnt, rd, MPI_INT,
+                                                      g, &opt, TUNA_PLAN_ESTIMATE, &plan);
+                    if (rc == MPI_SUCCESS) {
+                        rc = tuna_start(plan);
+                        if (rc == MPI_SUCCESS)
+                            rc = tuna_wait(plan);
+                        tuna_plan_free(&plan);
+                    }
+                }
+                cases++;
+                const char *what = which == 0 ? "own block too long" : "block too long";
+                const bool must = me == receiver && ((which == 1 && P > 1) || lib_self ||
+                                                     !strncmp(rows[a], "tuna", 4));
+                if (rc == MPI_SUCCESS && must)
+                    fail(form == 0 ? "truncation not reported (blocking)"
+                                   : form == 1 ? "truncation not reported (nonblocking)"
+                                               : "truncation not reported (plan)",
+                         "truncation", what, rows[a]);
+                for (size_t i = 2 * sizeof(int); i < sizeof rb; i++)
+                    if (((unsigned char *)rb)[i] != SENTINEL) {
+                        fail("wrote past the receive blocks", "truncation", what, rows[a]);
+                        break;
+                    }
+            }
+        }
+    }
+    MPI_Comm_free(&g);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -692,6 +766,9 @@ int main(int argc, char **argv)
             errors(c);
         MPI_Comm_free(&c);
     }
+#ifndef TUNA_TEST_PRELOAD
+    truncation();
+#endif
     MPI_Type_free(&vec);
     MPI_Type_free(&spread);
     free(halo);

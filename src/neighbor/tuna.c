@@ -34,6 +34,7 @@ struct tuna_nbr_rounds {
     tuna_rounds e;
     tuna_rounds_state st;
     tuna_sizes_log log;         /* a plan's recorded sizes */
+    bool self_over;             /* the own block is larger than its receive: truncated */
 };
 
 void tuna_nbr_rounds_free(struct tuna_nbr_rounds *t)
@@ -139,13 +140,12 @@ static int rounds_begin(tuna_nbr_op *o, bool replay)
     const tuna_nbr_call *c = o->c;
     struct tuna_nbr_rounds *t = o->rounds;
     const int me = c->ctx->rank;
-    if (t->sbytes[me] > t->rbytes[me])
-        return tuna_op_step_done(&o->op, tuna_error_set(MPI_ERR_TRUNCATE,
-                                                        "neighbor tuna: rank %d sends itself "
-                                                        "%zu bytes and receives %zu",
-                                                        me, t->sbytes[me], t->rbytes[me]));
-    if (t->sbytes[me])
-        tuna_tp_copy(c->tp, t->rp[me], t->sp[me], t->sbytes[me]);
+    /* An own block larger than its receive is this rank's error (MPI_ERR_TRUNCATE), reported
+     * when the rounds are over: the peers' rounds need this rank's part of them. */
+    t->self_over = t->sbytes[me] > t->rbytes[me];
+    const size_t own = t->self_over ? t->rbytes[me] : t->sbytes[me];
+    if (own)
+        tuna_tp_copy(c->tp, t->rp[me], t->sp[me], own);
     tuna_rounds_state_free(&t->st);
     memset(&t->st, 0, sizeof t->st);
     t->e = (tuna_rounds){.comm = c->comm,
@@ -177,19 +177,23 @@ static int rounds_begin(tuna_nbr_op *o, bool replay)
     return -1; /* done at once: the caller finishes */
 }
 
-/* The rounds are over: a plan's init keeps the recorded sizes; a call unpacks. */
+/* The rounds are over: a plan's init keeps the recorded sizes; a call unpacks (the other
+ * edges too when the own block was truncated, as MPI delivers them). */
 static int rounds_finish(tuna_nbr_op *o)
 {
     struct tuna_nbr_rounds *t = o->rounds;
     int rc = t->st.rc;
     tuna_rounds_state_free(&t->st);
-    if (rc != MPI_SUCCESS)
-        return tuna_op_step_done(&o->op, rc);
-    if (o->pattern_only) {
-        o->data_stage = 2;
-        return tuna_op_step_done(&o->op, MPI_SUCCESS);
+    if (rc == MPI_SUCCESS && !o->pattern_only)
+        rc = unpack_edges(o);
+    if (rc == MPI_SUCCESS && t->self_over) {
+        const int me = o->c->ctx->rank;
+        rc = tuna_error_set(MPI_ERR_TRUNCATE, "neighbor tuna: rank %d sends itself %zu bytes "
+                            "and receives %zu", me, t->sbytes[me], t->rbytes[me]);
     }
-    return tuna_op_step_done(&o->op, unpack_edges(o));
+    if (rc == MPI_SUCCESS && o->pattern_only)
+        o->data_stage = 2;
+    return tuna_op_step_done(&o->op, rc);
 }
 
 /*
