@@ -27,3 +27,11 @@ if(extra OR missing)
   message(FATAL_ERROR "exported but not in ${HEADER}: ${extra}\nin ${HEADER} but not exported: ${missing}")
 endif()
 message(STATUS "${n} exported tuna_* symbols, all declared in ${HEADER} and all present")
+# ENTRIES (optional list): functions of another API the library must define (the NCCL drop-in's
+# ncclAllGather, ncclAllReduce, ncclAlltoAll).
+foreach(e ${ENTRIES})
+  if(NOT syms MATCHES "[ \t]T ${e}\n")
+    message(FATAL_ERROR "${LIB} does not define ${e}")
+  endif()
+  message(STATUS "${LIB} defines ${e}")
+endforeach()

@@ -79,14 +79,15 @@ if command -v mpicc >/dev/null && command -v mpiexec >/dev/null; then
   else
     say "FAILED: with MPI (mpi-*.log)"; status=1
   fi
-  # The NCCL path (docs/nccl.md) where NCCL was found: every row with one rank on NCCL.
+  # The NCCL path (docs/nccl.md) where NCCL was found: every row with one rank on NCCL, and the
+  # drop-in (gpu_nccl_dropin_p1) over NCCL.
   if [ -x "$B/mpi/tests/test_nccl_gpu" ]; then
-    if (cd "$B/mpi" && ctest --output-on-failure -R "gpu_nccl|nccl_standin_p[1-4]$") \
+    if (cd "$B/mpi" && ctest --output-on-failure -R "gpu_nccl|nccl_standin_p[1-4]$|nccl_dropin") \
         >"$OUT/nccl-ctest.log" 2>&1; then
       if grep -q "Skipped" "$OUT/nccl-ctest.log"; then
         say "NCCL: gpu_nccl_p1 SKIPPED (no CUDA device: nccl-ctest.log)"; status=1
       else
-        say "NCCL: every row with one rank on NCCL passed (nccl-ctest.log)"
+        say "NCCL: every row and the drop-in with one rank on NCCL passed (nccl-ctest.log)"
       fi
     else
       say "FAILED: NCCL (nccl-ctest.log)"; status=1

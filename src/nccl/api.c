@@ -153,8 +153,11 @@ static int start(tuna_collective c, ncclComm_t comm, ncclDataType_t type, tuna_n
     return MPI_SUCCESS;
 }
 
+_Thread_local bool tuna_nccl_posted;
+
 static int run(const tuna_nccl_row *row, tuna_nccl_tp *t, tuna_nccl_args *a)
 {
+    tuna_nccl_posted = true; /* past the checks: a failure now is not the drop-in's to hand on */
     int rc = row->run(a);
     int end = tuna_nccl_tp_close(t);
     return rc != MPI_SUCCESS ? rc : end;

@@ -36,6 +36,10 @@ typedef struct tuna_nccl_args {
 
 typedef int (*tuna_nccl_run_fn)(const tuna_nccl_args *a);
 
+/* Set by api.c when a call has passed its checks and its row starts posting (the drop-in
+ * hands a call refused before that to NCCL's own). */
+extern _Thread_local bool tuna_nccl_posted;
+
 typedef struct tuna_nccl_row {
     const char *name;  /* the row of the MPI table with the same name (tuna_options) */
     const char *param; /* its parameter's key, or NULL */

@@ -12,8 +12,11 @@
 #include "../device/tuna_device.h"
 #endif
 
+_Thread_local ncclResult_t tuna_nccl_last_result;
+
 int tuna_nccl_failed(ncclResult_t rc, const char *call)
 {
+    tuna_nccl_last_result = rc;
     return tuna_error_set(MPI_ERR_OTHER, "%s failed: %s", call, ncclGetErrorString(rc));
 }
 

@@ -77,6 +77,9 @@ size_t tuna_nccl_group_limit(void);
 
 /* tuna's error for a failed NCCL / CUDA call (MPI_ERR_OTHER with NCCL's / CUDA's words). */
 int tuna_nccl_failed(ncclResult_t rc, const char *call);
+/* The NCCL result of this thread's last failed NCCL call (tuna_nccl_failed), for the drop-in
+ * (src/nccl/dropin.c), which clears it before each call. */
+extern _Thread_local ncclResult_t tuna_nccl_last_result;
 int tuna_nccl_cuda_failed(cudaError_t rc, const char *call);
 
 #endif /* TUNA_TRANSPORT_NCCL_H */

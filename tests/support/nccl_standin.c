@@ -22,7 +22,8 @@
  * host memory from malloc (cudaMalloc).
  *
  * ncclAllGather, ncclAllReduce and ncclAlltoAll (the vendor rows) are MPI's collectives on
- * the id's communicator, outside groups only.
+ * the id's communicator, outside groups only, defined as NCCL does: pnccl... and the plain
+ * names as weak aliases. tuna_standin_nccl_colls() counts their calls.
  *
  * tuna_standin_nccl_stats() reports the groups posted, the largest since its last call and
  * the operations, for the tests of the transport's grouping and splitting.
@@ -293,8 +294,19 @@ static MPI_Datatype mpi_type(ncclDataType_t t)
     }
 }
 
+static long stat_colls;
+
+/* The calls of NCCL's own collectives (pnccl..., or the plain names where nothing takes
+ * them), for the drop-in's tests. */
+EXPORT long tuna_standin_nccl_colls(void);
+long tuna_standin_nccl_colls(void)
+{
+    return stat_colls;
+}
+
 static ncclResult_t coll_check(ncclComm_t comm, size_t bytes)
 {
+    stat_colls++;
     if (!comm || bytes > (size_t)INT32_MAX)
         return fail(ncclInvalidArgument, "collective: bad arguments");
     if (depth)
@@ -302,7 +314,7 @@ static ncclResult_t coll_check(ncclComm_t comm, size_t bytes)
     return ncclSuccess;
 }
 
-EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+EXPORT ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                                   ncclDataType_t type, ncclComm_t comm, cudaStream_t stream)
 {
     (void)stream;
@@ -317,7 +329,7 @@ EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t s
                : fail(ncclSystemError, "MPI_Allgather failed");
 }
 
-EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                                   ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm,
                                   cudaStream_t stream)
 {
@@ -336,7 +348,7 @@ EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t c
                : fail(ncclSystemError, "MPI_Allreduce failed");
 }
 
-EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+EXPORT ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                                  ncclDataType_t type, ncclComm_t comm, cudaStream_t stream)
 {
     (void)stream;
@@ -349,6 +361,16 @@ EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t co
                ? ncclSuccess
                : fail(ncclSystemError, "MPI_Alltoall failed");
 }
+
+/* As in NCCL: the plain names are weak aliases of the profiling ones, so a library loaded
+ * ahead (tuna's drop-in) takes them and reaches these through pnccl... */
+EXPORT ncclResult_t ncclAllGather(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                                  cudaStream_t) __attribute__((weak, alias("pncclAllGather")));
+EXPORT ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
+                                  ncclComm_t, cudaStream_t)
+    __attribute__((weak, alias("pncclAllReduce")));
+EXPORT ncclResult_t ncclAlltoAll(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+                                 cudaStream_t) __attribute__((weak, alias("pncclAlltoAll")));
 
 /* ------------------------------------------------------------------ CUDA runtime */
 

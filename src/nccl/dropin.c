@@ -1,0 +1,319 @@
+/*
+ * The drop-in over NCCL (docs/nccl.md, "The drop-in"): libtuna-nccl defines ncclAllGather,
+ * ncclAllReduce and ncclAlltoAll, so a program that loads it ahead of NCCL (LD_PRELOAD, or
+ * -ltuna-nccl before -lnccl) has those calls run by the row its environment names, in
+ * tuna_options_parse()'s grammar: TUNA_NCCL_ALLGATHER, TUNA_NCCL_ALLREDUCE,
+ * TUNA_NCCL_ALLTOALL. Unset, empty or "vendor": NCCL's own call (the NCCL path has no `auto`
+ * yet, and NCCL's algorithms are the ones a machine nobody calibrated should keep). A call the
+ * named row does not serve (a value that does not parse, a row or parameter not on the NCCL
+ * path, ncclAvg, half types, an argument tuna refuses) is NCCL's own too, counted as a fallback
+ * with the reason: NCCL then answers it as it would without tuna. NCCL's own is reached by its
+ * profiling names (pncclAllGather & co.: NCCL defines the entry points as weak aliases of
+ * them), so the vendor rows and the pass-through never come back here. Every other NCCL
+ * function is NCCL's, untouched.
+ *
+ * Statistics (TUNA_NCCL_STATS=FILE): rows per process x communicator x collective x path x
+ * algorithm, appended to FILE at exit (one write per process; the process that creates FILE
+ * writes the header). TUNA_VERBOSE=1 prints what runs, once per collective, path and
+ * algorithm. Unset, no call reads a clock.
+ */
+#define _GNU_SOURCE
+#include "../../include/tuna_nccl.h"
+#include "nccl_rows.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { DI_ALLGATHER, DI_ALLREDUCE, DI_ALLTOALL, DI_COUNT };
+enum { PATH_TUNA, PATH_VENDOR, PATH_FALLBACK, PATH_ERROR };
+
+static const struct {
+    const char *env, *entry, *stat;
+    tuna_collective coll;
+} colls[DI_COUNT] = {
+    {"TUNA_NCCL_ALLGATHER", "ncclAllGather", "allgather", TUNA_ALLGATHER},
+    {"TUNA_NCCL_ALLREDUCE", "ncclAllReduce", "allreduce", TUNA_ALLREDUCE},
+    {"TUNA_NCCL_ALLTOALL", "ncclAlltoAll", "alltoall", TUNA_ALLTOALL},
+};
+static const char *const path_names[] = {"tuna", "vendor", "fallback", "error"};
+
+/* What the environment asks, read once. */
+static struct {
+    bool tuna;       /* a row that parsed (else NCCL's own) */
+    tuna_options opt;
+    char label[96];  /* the value as given, or the reason it is not used */
+    bool bad;        /* the value did not parse: every call is a fallback */
+} choice[DI_COUNT];
+static bool stats_on, verbose;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void read_environment(void)
+{
+    const char *s = getenv("TUNA_NCCL_STATS");
+    stats_on = s && *s;
+    s = getenv("TUNA_VERBOSE");
+    verbose = s && *s && strcmp(s, "0") != 0;
+    for (int c = 0; c < DI_COUNT; c++) {
+        const char *v = getenv(colls[c].env);
+        snprintf(choice[c].label, sizeof choice[c].label, "%s", colls[c].entry);
+        if (!v || !*v || !strcmp(v, "vendor"))
+            continue;
+        int rc = tuna_options_parse(v, colls[c].coll, &choice[c].opt);
+        if (rc != MPI_SUCCESS) {
+            choice[c].bad = true;
+            snprintf(choice[c].label, sizeof choice[c].label, "%s=%s does not parse",
+                     colls[c].env, v);
+            fprintf(stderr, "tuna-nccl: %s=%s: %s; NCCL's own %s runs\n", colls[c].env, v,
+                    tuna_error_string(rc), colls[c].entry);
+            continue;
+        }
+        choice[c].tuna = true;
+        snprintf(choice[c].label, sizeof choice[c].label, "%s", v);
+    }
+}
+
+/* ---- statistics ---- */
+
+typedef struct di_record {
+    ncclComm_t comm;
+    int comm_no, rank, size, coll, path;
+    char label[256];
+    long calls;
+    unsigned long long sent, received;
+    double seconds;
+} di_record;
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static di_record *records;
+static size_t nrecords, records_cap;
+static ncclComm_t *comms; /* numbered in order of their first call here */
+static int ncomms, comms_cap;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int comm_number(ncclComm_t comm)
+{
+    for (int i = 0; i < ncomms; i++)
+        if (comms[i] == comm)
+            return i;
+    if (ncomms == comms_cap) {
+        int n = comms_cap ? 2 * comms_cap : 8;
+        ncclComm_t *p = realloc(comms, (size_t)n * sizeof *p);
+        if (!p)
+            return -1;
+        comms = p;
+        comms_cap = n;
+    }
+    comms[ncomms] = comm;
+    return ncomms++;
+}
+
+/* One call counted (and, the first time a collective takes this path and label, said under
+ * TUNA_VERBOSE). `bytes`: this rank's send and receive totals. */
+static void account(int coll, int path, const char *label, ncclComm_t comm, double t0,
+                    unsigned long long sent, unsigned long long received)
+{
+    if (!stats_on && !verbose)
+        return;
+    const double dt = stats_on ? now() - t0 : 0;
+    int rank = -1, size = -1;
+    if (comm) {
+        ncclCommUserRank(comm, &rank);
+        ncclCommCount(comm, &size);
+    }
+    pthread_mutex_lock(&stats_lock);
+    const int no = comm_number(comm);
+    di_record *r = NULL;
+    bool first_label = true;
+    for (size_t i = 0; i < nrecords; i++) {
+        di_record *q = &records[i];
+        if (q->coll == coll && q->path == path && !strcmp(q->label, label)) {
+            first_label = false;
+            if (q->comm_no == no) {
+                r = q;
+                break;
+            }
+        }
+    }
+    if (!r && nrecords == records_cap) {
+        size_t n = records_cap ? 2 * records_cap : 16;
+        di_record *p = realloc(records, n * sizeof *p);
+        if (p) {
+            records = p;
+            records_cap = n;
+        }
+    }
+    if (!r && nrecords < records_cap) {
+        r = &records[nrecords++];
+        *r = (di_record){.comm = comm, .comm_no = no, .rank = rank, .size = size, .coll = coll,
+                         .path = path};
+        snprintf(r->label, sizeof r->label, "%s", label);
+    }
+    if (r) {
+        r->calls++;
+        r->sent += sent;
+        r->received += received;
+        r->seconds += dt;
+    }
+    pthread_mutex_unlock(&stats_lock);
+    if (verbose && first_label)
+        fprintf(stderr, "tuna-nccl: rank %d of %d: %s: %s (%s)\n", rank, size,
+                colls[coll].entry, path == PATH_TUNA ? "tuna's row" : path_names[path], label);
+}
+
+/* At exit: this process's rows appended to TUNA_NCCL_STATS in one write. */
+__attribute__((destructor)) static void write_statistics(void)
+{
+    const char *file = getenv("TUNA_NCCL_STATS");
+    if (!stats_on || !file || !*file || nrecords == 0)
+        return;
+    size_t cap = 256 + nrecords * 400, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return;
+    int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0)
+        len += (size_t)snprintf(buf, cap, "# tuna-nccl statistics: one row per process x "
+                                "communicator x collective x path x algorithm; seconds are "
+                                "host time in the call (enqueueing)\npid\tcomm\trank\tsize\t"
+                                "collective\tpath\talgorithm\tcalls\tbytes_sent\t"
+                                "bytes_received\tseconds\n");
+    else if (errno == EEXIST)
+        fd = open(file, O_WRONLY | O_APPEND);
+    if (fd < 0) {
+        fprintf(stderr, "tuna-nccl: cannot write the statistics file %s: %s\n", file,
+                strerror(errno));
+        free(buf);
+        return;
+    }
+    for (size_t i = 0; i < nrecords && len < cap; i++) {
+        const di_record *r = &records[i];
+        len += (size_t)snprintf(buf + len, cap - len, "%ld\t%d\t%d\t%d\t%s\t%s\t%s\t%ld\t%llu\t"
+                                "%llu\t%.6f\n", (long)getpid(), r->comm_no, r->rank, r->size,
+                                colls[r->coll].stat, path_names[r->path], r->label, r->calls,
+                                r->sent, r->received, r->seconds);
+    }
+    if (len > cap)
+        len = cap;
+    if (write(fd, buf, len) != (ssize_t)len)
+        fprintf(stderr, "tuna-nccl: writing the statistics file %s failed\n", file);
+    close(fd);
+    free(buf);
+}
+
+/* ---- the entry points ---- */
+
+/* The NCCL result of tuna's failed call that had begun posting. */
+static ncclResult_t as_nccl(int rc)
+{
+    if (tuna_nccl_last_result != ncclSuccess)
+        return tuna_nccl_last_result;
+    switch (rc) {
+    case MPI_ERR_NO_MEM:
+        return ncclSystemError;
+    case MPI_ERR_OTHER:
+        return ncclUnhandledCudaError; /* NCCL's failures set tuna_nccl_last_result */
+    default:
+        return ncclInternalError;
+    }
+}
+
+/* Bytes of one element of an NCCL type (0: one tuna does not know; NCCL's own decides). */
+static size_t elem_bytes(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    default: return 0;
+    }
+}
+
+/* The bytes a call sends and receives on this rank (statistics only). */
+static void call_bytes(int coll, size_t count, ncclDataType_t type, ncclComm_t comm,
+                       unsigned long long *sent, unsigned long long *received)
+{
+    int P = 1;
+    if (comm)
+        ncclCommCount(comm, &P);
+    const unsigned long long b = (unsigned long long)count * elem_bytes(type);
+    *sent = coll == DI_ALLTOALL ? b * (unsigned)P : b;
+    *received = coll == DI_ALLREDUCE ? b : b * (unsigned)P;
+}
+
+/* tuna's row where the environment names one; NCCL's own (`library`, which runs it) where it
+ * does not, or where tuna refuses the call before posting anything. */
+#define DROPIN_CALL(coll, count, type, comm, tuna_call, library_call)                              \
+    do {                                                                                           \
+        pthread_once(&once, read_environment);                                                     \
+        const double t0 = stats_on ? now() : 0;                                                    \
+        unsigned long long sent = 0, received = 0;                                                 \
+        if (stats_on)                                                                              \
+            call_bytes(coll, count, type, comm, &sent, &received);                                 \
+        if (!choice[coll].tuna) {                                                                  \
+            ncclResult_t res = library_call;                                                       \
+            account(coll, choice[coll].bad ? PATH_FALLBACK : PATH_VENDOR, choice[coll].label,      \
+                    comm, t0, sent, received);                                                     \
+            return res;                                                                            \
+        }                                                                                          \
+        tuna_nccl_posted = false;                                                                  \
+        tuna_nccl_last_result = ncclSuccess;                                                       \
+        const int rc = tuna_call;                                                                  \
+        if (rc == MPI_SUCCESS) {                                                                   \
+            account(coll, PATH_TUNA, choice[coll].label, comm, t0, sent, received);                \
+            return ncclSuccess;                                                                    \
+        }                                                                                          \
+        if (tuna_nccl_posted) {                                                                    \
+            account(coll, PATH_ERROR, choice[coll].label, comm, t0, sent, received);               \
+            return as_nccl(rc);                                                                    \
+        }                                                                                          \
+        char why[256];                                                                             \
+        snprintf(why, sizeof why, "%s", tuna_error_string(rc));                                    \
+        ncclResult_t res = library_call;                                                           \
+        account(coll, PATH_FALLBACK, why, comm, t0, sent, received);                               \
+        return res;                                                                                \
+    } while (0)
+
+#pragma GCC visibility push(default)
+
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+    DROPIN_CALL(DI_ALLGATHER, sendcount, datatype, comm,
+                tuna_nccl_allgather(sendbuff, recvbuff, sendcount, datatype, comm, stream,
+                                    &choice[DI_ALLGATHER].opt),
+                pncclAllGather(sendbuff, recvbuff, sendcount, datatype, comm, stream));
+}
+
+ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                           cudaStream_t stream)
+{
+    DROPIN_CALL(DI_ALLREDUCE, count, datatype, comm,
+                tuna_nccl_allreduce(sendbuff, recvbuff, count, datatype, op, comm, stream,
+                                    &choice[DI_ALLREDUCE].opt),
+                pncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream));
+}
+
+ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+                          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
+{
+    DROPIN_CALL(DI_ALLTOALL, count, datatype, comm,
+                tuna_nccl_alltoall(sendbuff, recvbuff, count, datatype, comm, stream,
+                                   &choice[DI_ALLTOALL].opt),
+                pncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream));
+}
+
+#pragma GCC visibility pop
