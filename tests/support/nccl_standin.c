@@ -49,7 +49,7 @@ struct CUstream_st {
     int unused;
 };
 struct CUevent_st {
-    int unused;
+    double t; /* MPI_Wtime at the record: the stream is the program order */
 };
 
 typedef struct standin_op {
@@ -403,7 +403,32 @@ EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e)
 EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     (void)s;
-    return e ? cudaSuccess : cudaErrorInvalidResourceHandle;
+    if (!e)
+        return cudaErrorInvalidResourceHandle;
+    e->t = MPI_Wtime();
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms || !start || !end)
+        return cudaErrorInvalidResourceHandle;
+    *ms = (float)((end->t - start->t) * 1e3);
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaMemset(void *p, int v, size_t bytes)
+{
+    memset(p, v, bytes);
+    return cudaSuccess;
+}
+/* As many "devices" as ranks may want: every one is this host. */
+EXPORT cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1 << 20;
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaSetDevice(int d)
+{
+    return d >= 0 ? cudaSuccess : cudaErrorInvalidDevice;
 }
 EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
