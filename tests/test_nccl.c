@@ -334,9 +334,9 @@ static void argument_checks(void)
     tuna_options_parse("vendor", TUNA_ALLTOALLV, &o);
     expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
                  MPI_ERR_ARG, "'vendor' is not supported", "alltoallv vendor refused (no NCCL call)");
-    tuna_options_parse("auto", TUNA_ALLGATHER, &o);
-    expect_error(tuna_nccl_allgather(buf, buf + 4, 0, ncclInt8, comm, stream, &o), MPI_ERR_ARG,
-                 "'auto' is not supported", "auto refused");
+    tuna_options_parse("auto", TUNA_ALLTOALLV, &o); /* its sizes differ between ranks */
+    expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
+                 MPI_ERR_ARG, "'auto' is not supported", "alltoallv auto refused");
     tuna_options_parse("ring", TUNA_ALLGATHER, &o);
     expect_error(tuna_nccl_alltoallv(buf, z, z, buf + 4, z, z, ncclInt8, comm, stream, &o),
                  MPI_ERR_ARG, "another collective", "options of another collective");
@@ -350,11 +350,9 @@ static void argument_checks(void)
                  MPI_ERR_TYPE, "no reduction", "allreduce half");
     expect_error(tuna_nccl_allreduce(NULL, buf, 1, ncclInt32, ncclSum, comm, stream, NULL),
                  MPI_ERR_BUFFER, "NULL buffer", "allreduce NULL sendbuf");
-    tuna_options_parse("auto", TUNA_ALLREDUCE, &o);
-    expect_error(tuna_nccl_allreduce(buf, buf, 1, ncclInt32, ncclSum, comm, stream, &o),
-                 MPI_ERR_ARG,
-                 "(supported: ring, kring, recursive-doubling, recmul, recmul-permuted, vendor",
-                 "allreduce unsupported row");
+    tuna_options_parse("bruck-radix", TUNA_ALLTOALL, &o);
+    expect_error(tuna_nccl_alltoall(buf, buf + 4, 1, ncclInt8, comm, stream, &o), MPI_ERR_ARG,
+                 "(supported: linear, pairwise, tuna, vendor", "alltoall unsupported row");
     free(cnt);
 }
 
@@ -388,7 +386,8 @@ int main(int argc, char **argv)
         for (int pat = 0; pat < 4; pat++)
             for (int t = 0; t < 3; t++)
                 alltoallv_case(a2av_algs[a], pat, types[t], 100 * pat + t);
-    const char *a2a_algs[] = {NULL, "linear", "pairwise", "tuna", "tuna:radix=2", "vendor"};
+    const char *a2a_algs[] = {NULL, "linear", "pairwise", "tuna", "tuna:radix=2", "vendor",
+                              "auto"};
     for (size_t a = 0; a < sizeof a2a_algs / sizeof *a2a_algs; a++) {
         tuna_options o;
         if (a2a_algs[a] && tuna_options_parse(a2a_algs[a], TUNA_ALLTOALL, &o) != MPI_SUCCESS)
@@ -399,7 +398,7 @@ int main(int argc, char **argv)
     const char *ag_algs[] = {NULL, "ring", "kring", "kring:k=2", "kring:k=3", "kring:k=P",
                              "recmul", "recmul:k=2", "recmul:k=3", "recmul:k=P",
                              "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
-                             "recmul-permuted:k=P", "recursive-doubling", "vendor"};
+                             "recmul-permuted:k=P", "recursive-doubling", "vendor", "auto"};
     for (size_t a = 0; a < sizeof ag_algs / sizeof *ag_algs; a++)
         for (size_t count = 0; count < 2000; count = count * 9 + 1)
             for (int t = 0; t < 3; t += 2)
@@ -408,7 +407,7 @@ int main(int argc, char **argv)
     const char *ar_algs[] = {NULL,        "ring",       "kring",      "kring:k=2", "kring:k=3",
                              "kring:k=P", "recmul",     "recmul:k=2", "recmul:k=3", "recmul:k=P",
                              "recmul-permuted", "recmul-permuted:k=2", "recmul-permuted:k=3",
-                             "recmul-permuted:k=P", "recursive-doubling", "vendor"};
+                             "recmul-permuted:k=P", "recursive-doubling", "vendor", "auto"};
     const ncclDataType_t ar_types[] = {ncclInt8, ncclInt32, ncclUint64, ncclFloat32, ncclFloat64};
     const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin};
     for (size_t a = 0; a < sizeof ar_algs / sizeof *ar_algs; a++)

@@ -163,6 +163,57 @@ static int run(const tuna_nccl_row *row, tuna_nccl_tp *t, tuna_nccl_args *a)
     return rc != MPI_SUCCESS ? rc : end;
 }
 
+_Thread_local const char *tuna_nccl_auto_ran;
+
+/* The row `opt` names, run. `auto` (allgather, allreduce, alltoall: sizes every rank knows
+ * alike) first picks one (auto.c); while it learns, the call is timed with CUDA events. */
+static int choose_and_run(tuna_collective c, const tuna_options *opt, size_t bytes,
+                          tuna_nccl_tp *t, tuna_nccl_args *a)
+{
+    const tuna_nccl_row *row = NULL;
+    tuna_nccl_auto_step step = {0};
+    tuna_nccl_auto_ran = NULL;
+    if (opt && opt->collective == c && c != TUNA_ALLTOALLV) {
+        const tuna_algorithm_info *info = tuna_algorithm_get(c, opt->algorithm);
+        if (info && !strcmp(info->name, "auto")) {
+            int rc = tuna_nccl_auto_begin(c, t->comm, bytes, &step);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            opt = step.opt;
+            tuna_nccl_auto_ran = tuna_nccl_auto_name(&step);
+        }
+    }
+    int rc = choose(c, opt, a->size, &row, a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!step.learning)
+        return run(row, t, a);
+    cudaEvent_t e[2] = {NULL, NULL};
+    cudaError_t ce = cudaEventCreateWithFlags(&e[0], cudaEventDefault);
+    if (ce == cudaSuccess)
+        ce = cudaEventCreateWithFlags(&e[1], cudaEventDefault);
+    if (ce == cudaSuccess)
+        ce = cudaEventRecord(e[0], t->stream);
+    if (ce != cudaSuccess) {
+        for (int i = 0; i < 2; i++)
+            if (e[i])
+                cudaEventDestroy(e[i]);
+        return tuna_nccl_cuda_failed(ce, "auto: cudaEventCreate/Record");
+    }
+    rc = run(row, t, a);
+    float ms = 0;
+    ce = cudaEventRecord(e[1], t->stream);
+    if (ce == cudaSuccess)
+        ce = cudaEventSynchronize(e[1]);
+    if (ce == cudaSuccess)
+        ce = cudaEventElapsedTime(&ms, e[0], e[1]);
+    cudaEventDestroy(e[0]);
+    cudaEventDestroy(e[1]);
+    if (rc == MPI_SUCCESS && ce != cudaSuccess)
+        rc = tuna_nccl_cuda_failed(ce, "auto: timing a candidate");
+    return rc == MPI_SUCCESS ? tuna_nccl_auto_end(&step, (double)ms * 1e-3, t) : rc;
+}
+
 static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts,
                 const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                 const size_t *rdispls, ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
@@ -170,7 +221,6 @@ static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts
 {
     tuna_nccl_tp t;
     tuna_nccl_args a = {0};
-    const tuna_nccl_row *row;
     int rc = start(c, comm, type, &t, &a);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -192,9 +242,6 @@ static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts
         return tuna_error_set(MPI_ERR_BUFFER, "%s: a NULL buffer with nonzero counts", name);
     if (sendbuf && sendbuf == recvbuf)
         return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf is recvbuf (no in-place form)", name);
-    rc = choose(c, opt, a.size, &row, &a);
-    if (rc != MPI_SUCCESS)
-        return rc;
     a.sbuf = sendbuf;
     a.rbuf = recvbuf;
     a.scounts = sendcounts;
@@ -202,7 +249,7 @@ static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts
     a.rcounts = recvcounts;
     a.rdispls = rdispls;
     a.uniform = c == TUNA_ALLTOALL;
-    return run(row, &t, &a);
+    return choose_and_run(c, opt, sendcounts[0] * a.esize, &t, &a);
 }
 
 int tuna_nccl_alltoallv(const void *sendbuf, const size_t sendcounts[], const size_t sdispls[],
@@ -246,7 +293,6 @@ int tuna_nccl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
 {
     tuna_nccl_tp t;
     tuna_nccl_args a = {0};
-    const tuna_nccl_row *row;
     tuna_error_clear();
     int rc = start(TUNA_ALLGATHER, comm, type, &t, &a);
     if (rc != MPI_SUCCESS)
@@ -258,13 +304,10 @@ int tuna_nccl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
     if (sendcount && (!sendbuf || !recvbuf))
         return tuna_error_set(MPI_ERR_BUFFER, "tuna_nccl_allgather: a NULL buffer with "
                                               "nonzero count");
-    rc = choose(TUNA_ALLGATHER, opt, a.size, &row, &a);
-    if (rc != MPI_SUCCESS)
-        return rc;
     a.block = sendcount * a.esize;
     a.sbuf = sendbuf;
     a.rbuf = recvbuf;
-    return run(row, &t, &a);
+    return choose_and_run(TUNA_ALLGATHER, opt, a.block, &t, &a);
 }
 
 /* The MPI type and op of the transport's reduce; MPI_DATATYPE_NULL / MPI_OP_NULL where the
@@ -301,7 +344,6 @@ int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDa
 {
     tuna_nccl_tp t;
     tuna_nccl_args a = {0};
-    const tuna_nccl_row *row;
     tuna_error_clear();
     int rc = start(TUNA_ALLREDUCE, comm, type, &t, &a);
     if (rc != MPI_SUCCESS)
@@ -324,11 +366,8 @@ int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDa
     if (count && (!sendbuf || !recvbuf))
         return tuna_error_set(MPI_ERR_BUFFER, "tuna_nccl_allreduce: a NULL buffer with nonzero "
                                               "count");
-    rc = choose(TUNA_ALLREDUCE, opt, a.size, &row, &a);
-    if (rc != MPI_SUCCESS)
-        return rc;
     a.count = count;
     a.sbuf = sendbuf;
     a.rbuf = recvbuf;
-    return run(row, &t, &a);
+    return choose_and_run(TUNA_ALLREDUCE, opt, count * a.esize, &t, &a);
 }

@@ -3,8 +3,8 @@
  * ncclAllReduce and ncclAlltoAll, so a program that loads it ahead of NCCL (LD_PRELOAD, or
  * -ltuna-nccl before -lnccl) has those calls run by the row its environment names, in
  * tuna_options_parse()'s grammar: TUNA_NCCL_ALLGATHER, TUNA_NCCL_ALLREDUCE,
- * TUNA_NCCL_ALLTOALL. Unset, empty or "vendor": NCCL's own call (the NCCL path has no `auto`
- * yet, and NCCL's algorithms are the ones a machine nobody calibrated should keep). A call the
+ * TUNA_NCCL_ALLTOALL. Unset, empty or "vendor": NCCL's own call (nothing has run on a GPU
+ * yet; `auto`, which learns among the rows and NCCL's own, is there to be asked). A call the
  * named row does not serve (a value that does not parse, a row or parameter not on the NCCL
  * path, ncclAvg, half types, an argument tuna refuses) is NCCL's own too, counted as a fallback
  * with the reason: NCCL then answers it as it would without tuna. NCCL's own is reached by its
@@ -272,7 +272,11 @@ static void call_bytes(int coll, size_t count, ncclDataType_t type, ncclComm_t c
         tuna_nccl_last_result = ncclSuccess;                                                       \
         const int rc = tuna_call;                                                                  \
         if (rc == MPI_SUCCESS) {                                                                   \
-            account(coll, PATH_TUNA, choice[coll].label, comm, t0, sent, received);                \
+            char ran[160];                                                                         \
+            if (tuna_nccl_auto_ran && (stats_on || verbose))                                       \
+                snprintf(ran, sizeof ran, "%s (ran %s)", choice[coll].label, tuna_nccl_auto_ran);  \
+            account(coll, PATH_TUNA, tuna_nccl_auto_ran ? ran : choice[coll].label, comm, t0,      \
+                    sent, received);                                                               \
             return ncclSuccess;                                                                    \
         }                                                                                          \
         if (tuna_nccl_posted) {                                                                    \

@@ -36,6 +36,23 @@ typedef struct tuna_nccl_args {
 
 typedef int (*tuna_nccl_run_fn)(const tuna_nccl_args *a);
 
+/* auto (auto.c) for allgather, allreduce and alltoall: which candidate a call runs, and
+ * whether it is timed (learning). */
+struct auto_class;
+typedef struct tuna_nccl_auto_step {
+    struct auto_class *cls;
+    bool learning;
+    int candidate;
+    const tuna_options *opt; /* the candidate's options */
+} tuna_nccl_auto_step;
+int tuna_nccl_auto_begin(tuna_collective c, ncclComm_t comm, size_t bytes,
+                         tuna_nccl_auto_step *step);
+const char *tuna_nccl_auto_name(const tuna_nccl_auto_step *step);
+/* After the candidate ran in `seconds`; the call that times the last candidate agrees. */
+int tuna_nccl_auto_end(tuna_nccl_auto_step *step, double seconds, tuna_nccl_tp *t);
+/* The candidate auto ran in this thread's last call (NULL: not auto), for the drop-in. */
+extern _Thread_local const char *tuna_nccl_auto_ran;
+
 /* Set by api.c when a call has passed its checks and its row starts posting (the drop-in
  * hands a call refused before that to NCCL's own). */
 extern _Thread_local bool tuna_nccl_posted;
