@@ -47,6 +47,22 @@ static void format_options(tuna_collective coll, int alg, const long *param, cha
                       param[p]);
 }
 
+/* What auto would run for `in` and its predicted time; 0, or 1 after printing an error. */
+static int print_auto(const tuna_registry *reg, const tuna_select_input *in)
+{
+    tuna_choice c;
+    int rc = reg->coll == TUNA_ALLTOALLV ? tuna_select_alltoallv(reg, in, &c)
+                                         : tuna_select_collective(reg, in, &c);
+    if (rc != MPI_SUCCESS) {
+        printf("error: %s\n", tuna_error_string(rc));
+        return 1;
+    }
+    char text[256];
+    format_options(reg->coll, c.algorithm, c.param, text, sizeof text);
+    printf("%.9g %s\n", c.predicted, text);
+    return 0;
+}
+
 /* One input line; 0 on success (the answer printed), 1 after printing an error. */
 static int evaluate(const tuna_profile *prof, const char *line)
 {
@@ -76,17 +92,8 @@ static int evaluate(const tuna_profile *prof, const char *line)
     char text[256];
     const tuna_registry *reg = tuna_registry_of(TUNA_ALLTOALLV);
     const tuna_row_kind kind = tuna_registry_row(reg, o.algorithm)->kind;
-    if (kind == TUNA_ROW_AUTO) {
-        tuna_choice c;
-        int rc = tuna_select_alltoallv(reg, &in, &c);
-        if (rc != MPI_SUCCESS) {
-            printf("error: %s\n", tuna_error_string(rc));
-            return 1;
-        }
-        format_options(TUNA_ALLTOALLV, c.algorithm, c.param, text, sizeof text);
-        printf("%.9g %s\n", c.predicted, text);
-        return 0;
-    }
+    if (kind == TUNA_ROW_AUTO)
+        return print_auto(reg, &in);
     int alg = o.algorithm;
     if (kind == TUNA_ROW_VENDOR && tuna_select_vendor_model(P, &o) == TUNA_VENDOR_MODEL_NONE) {
         printf("error: nothing models vendor (no vendor_alltoallv in the profile, MPI library "
@@ -134,17 +141,8 @@ static int evaluate_collective(const tuna_profile *prof, tuna_collective coll, c
     const tuna_registry *reg = tuna_registry_of(coll);
     const tuna_row_kind kind = tuna_registry_row(reg, o.algorithm)->kind;
     char text[256];
-    if (kind == TUNA_ROW_AUTO) {
-        tuna_choice c;
-        int rc = tuna_select_collective(reg, &in, &c);
-        if (rc != MPI_SUCCESS) {
-            printf("error: %s\n", tuna_error_string(rc));
-            return 1;
-        }
-        format_options(coll, c.algorithm, c.param, text, sizeof text);
-        printf("%.9g %s\n", c.predicted, text);
-        return 0;
-    }
+    if (kind == TUNA_ROW_AUTO)
+        return print_auto(reg, &in);
     if (kind == TUNA_ROW_VENDOR) {
         printf("error: the model has no form of the MPI library's own %s\n",
                tuna_collective_name(coll));
