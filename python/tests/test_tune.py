@@ -3,6 +3,7 @@ table's best configuration per key, selection quality, platform profiles."""
 import json
 import math
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -313,3 +314,31 @@ def test_profile_agreement_needs_the_smpi_bench(tmp_path, monkeypatch, capsys):
     assert cli.main(["tune", "profile", "--platform", "fattree", "--bench",
                      str(tmp_path / "missing-tuna-bench"), "-o", str(tmp_path / "p.json")]) == 1
     assert "tuna-bench" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.environ.get("TUNA_MODEL"), reason="needs tuna-model (TUNA_MODEL)")
+def test_model_prices_allgather_and_allreduce_lines(monkeypatch):
+    """tuna-model's collective lines under the Polaris-like NCCL profile: the rows resolve,
+    auto answers, alltoallv lines beside them are unchanged, bad lines are errors."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("TUNA_PROFILE",
+                       str(root / "sim/results/nccl-model/profile-polaris-gpu-nccl.json"))
+    a2av = "64 4 16 16 16 1024 0 linear\n"
+
+    def run(text):
+        return subprocess.run([os.environ["TUNA_MODEL"]], input=text, capture_output=True,
+                              text=True, timeout=60)
+
+    alone = run(a2av)
+    lines = ("allgather 64 4 16 1024 ring\nallgather 64 4 16 1024 recmul:k=8\n"
+             "allreduce 8 4 2 4194304 recmul-permuted:k=8\nallreduce 64 4 16 1024 auto\n" + a2av)
+    proc = run(lines)
+    assert alone.returncode == 0 and proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines()]
+    assert [r[1] for r in rows[:3]] == ["ring", "recmul:k=8", "recmul-permuted:k=8"]
+    assert float(rows[1][0]) < float(rows[0][0])  # two groups against 63
+    assert rows[3][0] != "error:" and proc.stdout.splitlines()[4] == alone.stdout.strip()
+    bad = run("allgather 64 4 16 1024 vendor\nallreduce 64 4 16 1024 ring noncommutative\n"
+              "allgather 64 4 16 1024 tuna\nallgather 64 4 16\n")
+    assert bad.returncode == 1
+    assert [line.startswith("error:") for line in bad.stdout.splitlines()] == [True] * 4
