@@ -165,17 +165,31 @@ static int run(const tuna_nccl_row *row, tuna_nccl_tp *t, tuna_nccl_args *a)
 
 _Thread_local const char *tuna_nccl_auto_ran;
 
-/* The row `opt` names, run. `auto` (allgather, allreduce, alltoall: sizes every rank knows
- * alike) first picks one (auto.c); while it learns, the call is timed with CUDA events. */
+/* The row `opt` names, run. `auto` first picks one (auto.c) for the size class of `bytes`
+ * (alltoallv: of the largest block of any rank, agreed here); while it learns, the call is
+ * timed with CUDA events. */
 static int choose_and_run(tuna_collective c, const tuna_options *opt, size_t bytes,
                           tuna_nccl_tp *t, tuna_nccl_args *a)
 {
     const tuna_nccl_row *row = NULL;
     tuna_nccl_auto_step step = {0};
     tuna_nccl_auto_ran = NULL;
-    if (opt && opt->collective == c && c != TUNA_ALLTOALLV) {
+    if (opt && opt->collective == c) {
         const tuna_algorithm_info *info = tuna_algorithm_get(c, opt->algorithm);
         if (info && !strcmp(info->name, "auto")) {
+            if (c == TUNA_ALLTOALLV) {
+                double largest = 0;
+                for (int i = 0; i < a->size; i++) {
+                    const size_t s = a->scounts[i] > a->rcounts[i] ? a->scounts[i] : a->rcounts[i];
+                    if ((double)s * (double)a->esize > largest)
+                        largest = (double)s * (double)a->esize;
+                }
+                tuna_nccl_posted = true; /* an NCCL collective is posted from here on */
+                int rc = tuna_nccl_auto_agree_max(&largest, 1, t);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                bytes = (size_t)largest;
+            }
             int rc = tuna_nccl_auto_begin(c, t->comm, bytes, &step);
             if (rc != MPI_SUCCESS)
                 return rc;

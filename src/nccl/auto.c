@@ -1,6 +1,8 @@
 /*
  * auto on the NCCL path (docs/nccl.md, "auto"): allgather, allreduce and alltoall, whose
- * sizes every rank knows alike (the count is the same argument everywhere). No machine
+ * sizes every rank knows alike (the count is the same argument everywhere), and alltoallv,
+ * whose size class comes from the largest block of any rank (agreed by one small NCCL
+ * allreduce per call, a host wait: tuna_nccl_auto_agree_max). No machine
  * profile for GPUs has been measured, so auto learns by timing instead of predicting: per
  * communicator, collective and size class (bytes rounded down to a power of two) its first
  * calls run each candidate twice, NCCL's own among them, timed with CUDA events on the call's
@@ -22,26 +24,33 @@ static const char *const ag_candidates[] = {"vendor",     "ring",       "kring:k
                                             "recmul-permuted:k=4"};
 static const char *const a2a_candidates[] = {"vendor", "linear", "pairwise", "tuna:radix=2",
                                              "tuna:radix=4"};
+static const char *const a2av_candidates[] = {"linear", "pairwise", "tuna:radix=2",
+                                              "tuna:radix=4", "tuna:radix=8"};
 #define NAG ((int)(sizeof ag_candidates / sizeof *ag_candidates))
 #define NA2A ((int)(sizeof a2a_candidates / sizeof *a2a_candidates))
+#define NA2AV ((int)(sizeof a2av_candidates / sizeof *a2av_candidates))
 #define MAXC (NAG > NA2A ? NAG : NA2A)
 
-static tuna_options parsed[3][MAXC]; /* [allgather, allreduce, alltoall][candidate] */
+/* [allgather, allreduce, alltoall, alltoallv][candidate] */
+static tuna_options parsed[4][MAXC];
+static const char *const *const names[4] = {ag_candidates, ag_candidates, a2a_candidates,
+                                            a2av_candidates};
+static const int ncand[4] = {NAG, NAG, NA2A, NA2AV};
 static int parse_rc = MPI_SUCCESS;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static int slot_of(tuna_collective c)
 {
-    return c == TUNA_ALLGATHER ? 0 : c == TUNA_ALLREDUCE ? 1 : 2;
+    return c == TUNA_ALLGATHER ? 0 : c == TUNA_ALLREDUCE ? 1 : c == TUNA_ALLTOALL ? 2 : 3;
 }
 
 static void parse_candidates(void)
 {
-    const tuna_collective colls[3] = {TUNA_ALLGATHER, TUNA_ALLREDUCE, TUNA_ALLTOALL};
-    for (int s = 0; s < 3; s++)
-        for (int i = 0; i < (s == 2 ? NA2A : NAG); i++) {
-            int rc = tuna_options_parse(s == 2 ? a2a_candidates[i] : ag_candidates[i], colls[s],
-                                        &parsed[s][i]);
+    const tuna_collective colls[4] = {TUNA_ALLGATHER, TUNA_ALLREDUCE, TUNA_ALLTOALL,
+                                      TUNA_ALLTOALLV};
+    for (int s = 0; s < 4; s++)
+        for (int i = 0; i < ncand[s]; i++) {
+            int rc = tuna_options_parse(names[s][i], colls[s], &parsed[s][i]);
             if (rc != MPI_SUCCESS)
                 parse_rc = rc;
         }
@@ -92,7 +101,7 @@ int tuna_nccl_auto_begin(tuna_collective c, ncclComm_t comm, size_t bytes,
     auto_class *k = class_of(comm, c, bytes);
     if (!k)
         return tuna_error_set(MPI_ERR_NO_MEM, "NCCL auto: no memory for its state");
-    const int n = k->coll == 2 ? NA2A : NAG;
+    const int n = ncand[k->coll];
     step->cls = k;
     step->learning = k->choice < 0;
     step->candidate = step->learning ? k->calls % n : k->choice;
@@ -103,23 +112,21 @@ int tuna_nccl_auto_begin(tuna_collective c, ncclComm_t comm, size_t bytes,
 const char *tuna_nccl_auto_name(const tuna_nccl_auto_step *step)
 {
     const auto_class *k = step->cls;
-    return k->coll == 2 ? a2a_candidates[step->candidate] : ag_candidates[step->candidate];
+    return names[k->coll][step->candidate];
 }
 
-/* The slowest rank's best time per candidate, by NCCL's own allreduce on the call's stream. */
-static int agree(auto_class *k, int n, tuna_nccl_tp *t)
+int tuna_nccl_auto_agree_max(double *v, int n, tuna_nccl_tp *t)
 {
     double *dev = NULL;
     cudaError_t e = cudaMalloc((void **)&dev, (size_t)n * sizeof *dev);
     if (e != cudaSuccess)
         return tuna_nccl_cuda_failed(e, "cudaMalloc");
-    e = cudaMemcpyAsync(dev, k->best, (size_t)n * sizeof *dev, cudaMemcpyHostToDevice, t->stream);
+    e = cudaMemcpyAsync(dev, v, (size_t)n * sizeof *dev, cudaMemcpyHostToDevice, t->stream);
     ncclResult_t r = ncclSuccess;
     if (e == cudaSuccess)
         r = pncclAllReduce(dev, dev, (size_t)n, ncclFloat64, ncclMax, t->comm, t->stream);
     if (e == cudaSuccess && r == ncclSuccess)
-        e = cudaMemcpyAsync(k->best, dev, (size_t)n * sizeof *dev, cudaMemcpyDeviceToHost,
-                            t->stream);
+        e = cudaMemcpyAsync(v, dev, (size_t)n * sizeof *dev, cudaMemcpyDeviceToHost, t->stream);
     if (e == cudaSuccess && r == ncclSuccess)
         e = cudaStreamSynchronize(t->stream);
     cudaFree(dev);
@@ -133,12 +140,12 @@ int tuna_nccl_auto_end(tuna_nccl_auto_step *step, double seconds, tuna_nccl_tp *
     auto_class *k = step->cls;
     if (!step->learning)
         return MPI_SUCCESS;
-    const int n = k->coll == 2 ? NA2A : NAG;
+    const int n = ncand[k->coll];
     if (k->calls < n || seconds < k->best[step->candidate])
         k->best[step->candidate] = seconds;
     if (++k->calls < REPS * n)
         return MPI_SUCCESS;
-    int rc = agree(k, n, t);
+    int rc = tuna_nccl_auto_agree_max(k->best, n, t);
     if (rc != MPI_SUCCESS)
         return rc;
     int best = 0;

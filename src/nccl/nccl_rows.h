@@ -48,6 +48,9 @@ typedef struct tuna_nccl_auto_step {
 int tuna_nccl_auto_begin(tuna_collective c, ncclComm_t comm, size_t bytes,
                          tuna_nccl_auto_step *step);
 const char *tuna_nccl_auto_name(const tuna_nccl_auto_step *step);
+/* v[0..n) replaced by its maximum over the ranks (NCCL's own allreduce on the call's stream,
+ * then a host wait). */
+int tuna_nccl_auto_agree_max(double *v, int n, tuna_nccl_tp *t);
 /* After the candidate ran in `seconds`; the call that times the last candidate agrees. */
 int tuna_nccl_auto_end(tuna_nccl_auto_step *step, double seconds, tuna_nccl_tp *t);
 /* The candidate auto ran in this thread's last call (NULL: not auto), for the drop-in. */
