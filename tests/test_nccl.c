@@ -349,7 +349,8 @@ static void argument_checks(void)
                  MPI_ERR_BUFFER, "NULL buffer", "allreduce NULL sendbuf");
     tuna_options_parse("bruck-radix", TUNA_ALLTOALL, &o);
     expect_error(tuna_nccl_alltoall(buf, buf + 4, 1, ncclInt8, comm, stream, &o), MPI_ERR_ARG,
-                 "(supported: linear, pairwise, tuna, vendor", "alltoall unsupported row");
+                 "(supported: linear, pairwise, tuna, coalesced, vendor",
+                 "alltoall unsupported row");
     free(cnt);
 }
 
@@ -377,7 +378,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
 
     const char *a2av_algs[] = {NULL,          "linear",        "pairwise",     "tuna",
-                               "tuna:radix=2", "tuna:radix=3", "tuna:radix=P", "auto"};
+                               "tuna:radix=2", "tuna:radix=3", "tuna:radix=P", "auto",
+                               "coalesced"};
     const ncclDataType_t types[] = {ncclInt8, ncclInt32, ncclFloat64};
     for (size_t a = 0; a < sizeof a2av_algs / sizeof *a2av_algs; a++)
         for (int pat = 0; pat < 4; pat++)
@@ -388,7 +390,7 @@ int main(int argc, char **argv)
     for (int rep = 0; rep < 14; rep++)
         alltoallv_case("auto", 1 + rep % 2 * 2, ncclInt32, 900);
     const char *a2a_algs[] = {NULL, "linear", "pairwise", "tuna", "tuna:radix=2", "vendor",
-                              "auto"};
+                              "auto", "coalesced"};
     for (size_t a = 0; a < sizeof a2a_algs / sizeof *a2a_algs; a++) {
         tuna_options o;
         if (a2a_algs[a] && tuna_options_parse(a2a_algs[a], TUNA_ALLTOALL, &o) != MPI_SUCCESS)

@@ -15,11 +15,13 @@ static const tuna_nccl_row alltoallv_rows[] = {
     {"linear", NULL, tuna_nccl_a2av_linear},
     {"pairwise", NULL, tuna_nccl_a2av_pairwise},
     {"tuna", "radix", tuna_nccl_a2av_tuna},
+    {"coalesced", NULL, tuna_nccl_a2av_coalesced},
 };
 static const tuna_nccl_row alltoall_rows[] = {
     {"linear", NULL, tuna_nccl_a2av_linear},
     {"pairwise", NULL, tuna_nccl_a2av_pairwise},
     {"tuna", "radix", tuna_nccl_a2av_tuna},
+    {"coalesced", NULL, tuna_nccl_a2av_coalesced},
     {"vendor", NULL, tuna_nccl_a2a_vendor},
 };
 static const tuna_nccl_row allgather_rows[] = {

@@ -22,10 +22,10 @@
 static const char *const ag_candidates[] = {"vendor",     "ring",       "kring:k=2",
                                             "kring:k=4",  "recmul:k=2", "recmul:k=4",
                                             "recmul-permuted:k=4"};
-static const char *const a2a_candidates[] = {"vendor", "linear", "pairwise", "tuna:radix=2",
-                                             "tuna:radix=4"};
-static const char *const a2av_candidates[] = {"linear", "pairwise", "tuna:radix=2",
-                                              "tuna:radix=4", "tuna:radix=8"};
+static const char *const a2a_candidates[] = {"vendor",       "linear",       "pairwise",
+                                             "tuna:radix=2", "tuna:radix=4", "coalesced"};
+static const char *const a2av_candidates[] = {"linear",       "pairwise",     "tuna:radix=2",
+                                              "tuna:radix=4", "tuna:radix=8", "coalesced"};
 #define NAG ((int)(sizeof ag_candidates / sizeof *ag_candidates))
 #define NA2A ((int)(sizeof a2a_candidates / sizeof *a2a_candidates))
 #define NA2AV ((int)(sizeof a2av_candidates / sizeof *a2av_candidates))

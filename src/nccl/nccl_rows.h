@@ -188,6 +188,10 @@ int tuna_nccl_ar_vendor(const tuna_nccl_args *a);
 int tuna_nccl_a2av_linear(const tuna_nccl_args *a);
 int tuna_nccl_a2av_pairwise(const tuna_nccl_args *a);
 int tuna_nccl_a2av_tuna(const tuna_nccl_args *a);
+int tuna_nccl_a2av_coalesced(const tuna_nccl_args *a);
+/* Ranks per node (NVLink domain) of the call's communicator, node-major and equal, else 0
+ * (nodes.c). */
+int tuna_nccl_nodes(tuna_nccl_tp *t, int *Q);
 int tuna_nccl_ag_ring(const tuna_nccl_args *a);
 int tuna_nccl_ag_kring(const tuna_nccl_args *a);
 int tuna_nccl_ag_recmul(const tuna_nccl_args *a);

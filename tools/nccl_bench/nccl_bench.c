@@ -208,11 +208,12 @@ int main(int argc, char **argv)
     }
     const char *ref = coll == TUNA_ALLTOALLV ? "linear" : "vendor";
     if (nrows == 0) {
-        static const char *a2av[] = {"pairwise", "tuna:radix=2", "tuna:radix=4", "tuna:radix=8"};
+        static const char *a2av[] = {"pairwise", "tuna:radix=2", "tuna:radix=4", "tuna:radix=8",
+                                     "coalesced"};
         static const char *ag[] = {"ring", "kring:k=2", "kring:k=4", "recmul:k=2", "recmul:k=4",
                                    "recmul-permuted:k=4"};
         const bool a2a = coll == TUNA_ALLTOALLV || coll == TUNA_ALLTOALL;
-        const int n = a2a ? 4 : 6;
+        const int n = a2a ? 5 : 6;
         if (coll == TUNA_ALLTOALL)
             rows[nrows++] = "linear";
         for (int i = 0; i < n; i++)
