@@ -43,6 +43,13 @@ static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned k
            contiguous(f->stype) && contiguous(f->rtype) && tuna_staged_available();
 }
 
+bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
+                             MPI_Datatype sendtype, MPI_Datatype recvtype)
+{
+    const call_form f = {true, sendbuf, sendtype, recvtype};
+    return row_serves(TUNA_ALLTOALLV, opt, kinds, &f);
+}
+
 /* Why a call the row asked for does not serve goes to the library. */
 static const char *reason(tuna_collective coll, const tuna_options *opt, unsigned kinds)
 {
@@ -55,11 +62,15 @@ static const char *reason(tuna_collective coll, const tuna_options *opt, unsigne
                        "usable to stage them (docs/gpu.md)"
                      : "device buffers: CUDA's runtime (libcudart) is not usable to stage them "
                        "(docs/gpu.md)";
-    return mixed ? "host and device buffers in one call: the algorithm serves device memory in "
-                   "blocking and nonblocking calls with contiguous datatypes, not in place "
-                   "(docs/gpu.md)"
-                 : "device buffers: the algorithm serves them in blocking and nonblocking calls "
-                   "with contiguous datatypes, not in place (docs/gpu.md)";
+    return mixed ? "host and device buffers in one call: the algorithm serves device memory "
+                   "with contiguous datatypes, not in place (docs/gpu.md)"
+                 : "device buffers: the algorithm serves them with contiguous datatypes, not in "
+                   "place (docs/gpu.md)";
+}
+
+const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds)
+{
+    return reason(TUNA_ALLTOALLV, opt, kinds);
 }
 
 /*
