@@ -27,6 +27,11 @@
  */
 #define _GNU_SOURCE
 #include <mpi.h>
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> /* MPIX_Query_cuda_support (Open MPI) */
+#endif
+#endif
 
 #include "tuna.h"
 
@@ -61,8 +66,12 @@ enum { DD, DH, HD, NPLACE };
 static const char *const place_name[NPLACE] = {"device/device", "device/host", "host/device"};
 
 /* Ints from rank src to rank dst: 0 for some pairs, up to a few thousand. */
+static int tiny; /* --tiny: every block 1 int (auto's model then prefers rows of few messages) */
+
 static int count_of(int src, int dst, int salt)
 {
+    if (tiny)
+        return 1;
     const int k = (src * 7 + dst * 3 + salt) % 5;
     return k == 0 ? 0 : k == 1 ? 1 : k == 2 ? 37 : k == 3 ? 1500 : 4099;
 }
@@ -365,6 +374,108 @@ static void run_plan_case(const char *row, int place, MPI_Datatype type, int uni
     free(rr);
 }
 
+/* Whether auto should stage device buffers here: the MPI not CUDA-aware (TUNA_CUDA_AWARE,
+ * else the MPI's own answer where its headers have the query, as tuna asks). */
+static int auto_stages(void)
+{
+    const char *e = getenv("TUNA_CUDA_AWARE");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
+        return *e == '0';
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) || defined(MPIX_GPU_SUPPORT_CUDA)
+    return MPIX_Query_cuda_support() == 0;
+#else
+    return 0;
+#endif
+}
+
+static int device_row(int alg)
+{
+    static const char *const rows[] = {"spreadout", "scattered", "linear",
+                                       "pairwise",  "xor",       "multipair"};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (alg == tuna_algorithm_find(TUNA_ALLTOALLV, rows[i]))
+            return 1;
+    return 0;
+}
+
+/* auto on device buffers (place), blocking, nonblocking (nb) or a plan (pers, measured):
+ * staged with a row that declares device memory where the MPI is not CUDA-aware (blocking
+ * and plans; the buffers PROT_NONE then), else the library's call with the reason. Bytes
+ * against PMPI_Alltoallv on host copies either way. */
+enum { BLOCKING, NONBLOCKING, PLAN, NFORM };
+static const char *const form_name[NFORM] = {"auto", "auto, tuna_ialltoallv",
+                                             "auto, tuna_alltoallv_init (measure)"};
+
+static void run_auto_case(int place, int form, int salt)
+{
+    layout l;
+    layout_make(&l, 1, salt);
+    char *s = map(l.sbytes), *r = map(l.rbytes);
+    char *rs = malloc(l.sbytes), *rr = malloc(l.rbytes);
+    const int sdev = place == DD || place == DH, rdev = place == DD || place == HD;
+    const int staged = auto_stages() && form != NONBLOCKING;
+    fill(s, rs, &l, salt, r, rr);
+    drv_clear();
+    if (sdev)
+        drv_register(s, l.sbytes, 0);
+    if (rdev)
+        drv_register(r, l.rbytes, 0);
+    if (staged && sdev) /* only staged calls must never touch them */
+        rt_device(s, page_round(l.sbytes));
+    if (staged && rdev)
+        rt_device(r, page_round(l.rbytes));
+    tuna_options o;
+    tuna_options_parse("auto", TUNA_ALLTOALLV, &o);
+    int rc, planned = -1;
+    tuna_plan plan = NULL;
+    if (form == PLAN) {
+        rc = tuna_alltoallv_init(s, l.sc, l.sd, MPI_INT, r, l.rc, l.rd, MPI_INT, the_comm, &o,
+                                 TUNA_PLAN_MEASURE, &plan);
+        tuna_plan_info info;
+        if (rc == MPI_SUCCESS && tuna_plan_get_info(plan, &info) == MPI_SUCCESS)
+            planned = info.algorithm;
+        if (rc == MPI_SUCCESS)
+            rc = tuna_start(plan);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_wait(plan);
+    } else {
+        rc = a2av(0, form == NONBLOCKING, s, &l, MPI_INT, r, &o);
+    }
+    const tuna_stats st = *tuna_stats_last();
+    if (plan)
+        tuna_plan_free(&plan);
+    rt_release();
+    drv_clear();
+    const int rc_ref = PMPI_Alltoallv(rs, l.sc, l.sd, MPI_INT, rr, l.rc, l.rd, MPI_INT,
+                                      MPI_COMM_WORLD);
+    const int vendor = tuna_algorithm_find(TUNA_ALLTOALLV, "vendor");
+    const char *want = form == NONBLOCKING ? "nonblocking auto keeps the library's call"
+                                           : "auto keeps the library's call";
+    char what[200];
+    if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS) {
+        fail("auto", place_name[place], form_name[form], "the call failed");
+    } else if (memcmp(r, rr, l.rbytes) != 0 || memcmp(s, rs, l.sbytes) != 0) {
+        fail("auto", place_name[place], form_name[form], "not the library's bytes");
+    } else if (staged && (!device_row(st.algorithm) || st.fallback ||
+                          (form == PLAN ? planned != st.algorithm : st.auto_source != 1))) {
+        snprintf(what, sizeof what, "staged: ran %s (fallback: %s), plan chose %d",
+                 tuna_algorithm_get(TUNA_ALLTOALLV, st.algorithm)->name,
+                 st.fallback ? st.fallback : "none", planned);
+        fail("auto", place_name[place], form_name[form], what);
+    } else if (!staged && (st.algorithm != vendor || !st.fallback || !strstr(st.fallback, want) ||
+                           !strstr(st.fallback, place == DD ? "device buffers"
+                                                            : "host and device buffers"))) {
+        snprintf(what, sizeof what, "the library's call: ran %s (fallback: %s)",
+                 tuna_algorithm_get(TUNA_ALLTOALLV, st.algorithm)->name,
+                 st.fallback ? st.fallback : "none");
+        fail("auto", place_name[place], form_name[form], what);
+    }
+    munmap(s, page_round(l.sbytes));
+    munmap(r, page_round(l.rbytes));
+    free(rs);
+    free(rr);
+}
+
 /* A form the rows do not serve, blocking or persistent (pers): the library's call on
  * "device" buffers the driver reports but the runtime leaves readable (the library reads
  * them as host memory here). */
@@ -445,9 +556,12 @@ static void run_library_case(int form, int pers)
 int main(int argc, char **argv)
 {
     const char *driver = NULL, *runtime = NULL;
-    int fail_d2d = 0;
-    for (int i = 1; i < argc; i++)
+    int fail_d2d = 0, auto_only = 0;
+    for (int i = 1; i < argc; i++) {
         fail_d2d |= !strcmp(argv[i], "--fail-d2d");
+        auto_only |= !strcmp(argv[i], "--auto-only");
+        tiny |= !strcmp(argv[i], "--tiny");
+    }
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--driver"))
             driver = argv[++i];
@@ -551,7 +665,29 @@ int main(int argc, char **argv)
     the_comm = MPI_COMM_WORLD;
     static const char *const rows[] = {"spreadout", "scattered:block=2", "linear", "pairwise",
                                        "xor", "multipair:stride=2"};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (tiny) { /* the restriction to device rows must matter: host auto picks another row */
+        layout l;
+        layout_make(&l, 1, 0);
+        char *s = calloc(1, l.sbytes), *r = calloc(1, l.rbytes);
+        tuna_options o;
+        tuna_options_parse("auto", TUNA_ALLTOALLV, &o);
+        tuna_plan plan = NULL;
+        tuna_plan_info info = {0};
+        if (tuna_alltoallv_init(s, l.sc, l.sd, MPI_INT, r, l.rc, l.rd, MPI_INT, MPI_COMM_WORLD,
+                                &o, 0, &plan) != MPI_SUCCESS ||
+            tuna_plan_get_info(plan, &info) != MPI_SUCCESS || device_row(info.algorithm))
+            fail("auto", "host/host", "tiny blocks",
+                 "host auto chose a device row: the test does not check the restriction");
+        if (plan)
+            tuna_plan_free(&plan);
+        free(s);
+        free(r);
+    }
+    /* auto first: on a communicator with no earlier call it must set itself up too */
+    for (int place = 0; place < NPLACE; place++)
+        for (int form = 0; form < NFORM; form++)
+            run_auto_case(place, form, 7 * place + form);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !auto_only; i++)
         for (int place = 0; place < NPLACE; place++) {
             run_case(rows[i], place, MPI_INT, 1, "MPI_INT", (int)i, 0, 0);
             run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT)", (int)i + 1, 0, 0);
@@ -565,13 +701,16 @@ int main(int argc, char **argv)
                           "contiguous(4, MPI_INT), tuna_alltoallv_init_c", (int)i + 6, 1);
         }
     MPI_Type_free(&four);
-    for (int form = 0; form < NLIB; form++)
+    for (int form = 0; form < NLIB && !auto_only; form++)
         for (int pers = 0; pers < 2; pers++)
             run_library_case(form, pers);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
-        printf("staged rows on device memory (P = %d): %s\n", P, total ? "FAILED" : "ok");
+        printf("staged rows on device memory (P = %d, auto %s%s): %s\n", P,
+               auto_stages() ? "staging" : "the library's call",
+               tiny ? " only, tiny blocks" : auto_only ? " only" : "",
+               total ? "FAILED" : "ok");
     MPI_Finalize();
     return total ? 1 : 0;
 }

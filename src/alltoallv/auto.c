@@ -9,6 +9,7 @@
  * agreement's choice without any collective, so choosing costs nothing there.
  */
 #include "alltoallv.h"
+#include "memkind.h" /* TUNA_MEMORY_DEVICE */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -296,6 +297,41 @@ bool tuna_a2av_select_steps(const tuna_select_input *in, tuna_choice *c)
     if (p.found)
         tuna_params_copy(c->param, p.param);
     return p.found;
+}
+
+/* The cheapest priced row that declares device memory (they all have step forms). */
+static void pick_device(void *arg, int alg, const long *param, double predicted,
+                        long inflight)
+{
+    (void)inflight;
+    step_pick *p = arg;
+    const tuna_a2av_algorithm *row = &tuna_a2av_table[alg];
+    if (predicted < 0 || !(row->desc.memory & TUNA_MEMORY_DEVICE) || !row->step)
+        return;
+    if (p->found && predicted >= p->predicted) /* ties: the earlier (the selector's order) */
+        return;
+    p->found = true;
+    p->algorithm = alg;
+    tuna_params_copy(p->param, param);
+    p->predicted = predicted;
+}
+
+int tuna_a2av_select_device(tuna_ctx *ctx, const tuna_a2av_args *a, tuna_choice *c)
+{
+    if (ctx->select_status != 1) { /* profiles and tables the same on every rank */
+        int rc = tuna_select_agree(ctx);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    const tuna_select_input in = input_of(a, false);
+    /* nothing priced: pairwise, the device row with the smallest round (no parameters) */
+    step_pick p = {.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "pairwise")};
+    tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, &in, pick_device, &p);
+    *c = (tuna_choice){.algorithm = p.algorithm, .predicted = p.found ? p.predicted : 0};
+    if (p.found)
+        tuna_params_copy(c->param, p.param);
+    stats_of_choice(c->algorithm, c->param, c->predicted, 1); /* 1: the model */
+    return MPI_SUCCESS;
 }
 
 int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)

@@ -135,9 +135,17 @@ int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Data
                          tuna_request *req);
 
 /*
+ * Whether the MPI library takes device memory itself (CUDA-aware): TUNA_CUDA_AWARE=1 or 0,
+ * else MPIX_Query_cuda_support() where the MPI's headers declare it, else assumed so (the
+ * library's call, as before). Decided once per process; *source (may be NULL): which.
+ */
+bool tuna_memory_mpi_cuda_aware(const char **source);
+
+/*
  * alltoallv's staged path (memory_route.c): whether the row of opt serves buffers of `kinds`
  * through the staging transport in a call of these arguments (contiguous types, not in
- * place, CUDA's runtime usable), and, where it does not, why (the statistics' fallback).
+ * place, CUDA's runtime usable; auto: the MPI not CUDA-aware), and, where it does not, why
+ * (the statistics' fallback). For plans and blocking calls.
  */
 bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
                              MPI_Datatype sendtype, MPI_Datatype recvtype);

@@ -373,6 +373,14 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
         tuna_plan_a2av_forced(p, alg, opt, P);
         goto out;
     }
+    if (p->staged) { /* auto staging device buffers: the model's cheapest device row */
+        tuna_choice c;
+        if ((rc = tuna_a2av_select_device(p->ctx, &p->a, &c)) != MPI_SUCCESS)
+            goto out;
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
+        tuna_plan_a2av_choose(p, &c);
+        goto out;
+    }
     rc = tuna_plan_span(p->recvtype, &p->rcv, P, &p->private_bytes, &p->private_offset);
     if (rc != MPI_SUCCESS)
         goto out;
