@@ -114,6 +114,35 @@ static void *map(size_t n)
     return p;
 }
 
+/* What a call on l copies (every non-empty block to a peer goes to host memory from a device
+ * send side, every non-empty one from a peer to a device receive side; the own block is one
+ * copy, whichever way) and its rounds in bounce memory: all messages, and the largest pair. */
+typedef struct expect {
+    long to_host, to_dev, dd;
+    size_t round_all, round_max;
+} expect;
+
+static expect expect_of(const layout *l, int unit, int sdev, int rdev)
+{
+    expect x = {0};
+    for (int j = 0; j < P; j++) {
+        const size_t sb = (size_t)l->sc[j] * unit * sizeof(int),
+                     rb = (size_t)l->rc[j] * unit * sizeof(int);
+        if (j == me) {
+            x.dd = sb > 0 && sdev && rdev;
+            x.to_host += sb > 0 && sdev && !rdev;
+            x.to_dev += sb > 0 && rdev && !sdev;
+            continue;
+        }
+        x.to_host += sb > 0 && sdev;
+        x.to_dev += rb > 0 && rdev;
+        const size_t pair = (sb + ALIGN - 1) / ALIGN * ALIGN + (rb + ALIGN - 1) / ALIGN * ALIGN;
+        x.round_all += pair;
+        x.round_max = pair > x.round_max ? pair : x.round_max;
+    }
+    return x;
+}
+
 /* tuna_alltoallv, or (large) tuna_alltoallv_c on the same layout; nb: the nonblocking form,
  * waited for. */
 static int a2av(int large, int nb, const void *s, const layout *l, MPI_Datatype type, void *r,
@@ -189,26 +218,9 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
                  st.fallback ? st.fallback : "none");
         fail(row, place_name[place], tname, what);
     } else {
-        /* Copies: every non-empty block to a peer goes to host memory (device send side),
-         * every non-empty one from a peer to the device (device receive side); the own
-         * block is one device copy when both sides are device memory. */
-        long to_host = 0, to_dev = 0, dd = 0;
-        size_t round_all = 0, round_max = 0;
-        for (int j = 0; j < P; j++) {
-            const size_t sb = (size_t)l.sc[j] * unit * sizeof(int),
-                         rb = (size_t)l.rc[j] * unit * sizeof(int);
-            if (j == me) { /* the own block: one copy, whichever way */
-                dd = sb > 0 && sdev && rdev;
-                to_host += sb > 0 && sdev && !rdev;
-                to_dev += sb > 0 && rdev && !sdev;
-                continue;
-            }
-            to_host += sb > 0 && sdev;
-            to_dev += rb > 0 && rdev;
-            const size_t pair = (sb + ALIGN - 1) / ALIGN * ALIGN + (rb + ALIGN - 1) / ALIGN * ALIGN;
-            round_all += pair;
-            round_max = pair > round_max ? pair : round_max;
-        }
+        const expect x = expect_of(&l, unit, sdev, rdev);
+        const long to_host = x.to_host, to_dev = x.to_dev, dd = x.dd;
+        const size_t round_all = x.round_all, round_max = x.round_max;
         const long got_host = after[0] - before[0], got_dev = after[1] - before[1],
                    got_dd = after[2] - before[2];
         if ((sdev && got_host != to_host) || (rdev && got_dev != to_dev) ||
@@ -254,6 +266,18 @@ static void fill(char *s, char *rs, const layout *l, int salt, char *r, char *rr
     memcpy(rr, r, l->rbytes);
 }
 
+/* fill, and the driver told which buffers are device memory (sdev, rdev). */
+static void prepare(char *s, char *rs, const layout *l, int salt, char *r, char *rr, int sdev,
+                    int rdev)
+{
+    fill(s, rs, l, salt, r, rr);
+    drv_clear();
+    if (sdev)
+        drv_register(s, l->sbytes, 0);
+    if (rdev)
+        drv_register(r, l->rbytes, 0);
+}
+
 /* A plan of row on place (tuna_alltoallv_init, or _init_c with large), started 3 times with
  * the send buffer rewritten between starts: each start byte for byte against PMPI_Alltoallv
  * on host copies, the statistics naming the row; no pinned memory allocated by the init nor
@@ -268,12 +292,7 @@ static void run_plan_case(const char *row, int place, MPI_Datatype type, int uni
     char *rs = malloc(l.sbytes), *rr = malloc(l.rbytes);
     const int sdev = place == DD || place == DH, rdev = place == DD || place == HD;
     char what[200];
-    fill(s, rs, &l, salt, r, rr);
-    drv_clear();
-    if (sdev)
-        drv_register(s, l.sbytes, 0);
-    if (rdev)
-        drv_register(r, l.rbytes, 0);
+    prepare(s, rs, &l, salt, r, rr, sdev, rdev);
     tuna_options o;
     if (tuna_options_parse(row, TUNA_ALLTOALLV, &o) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 4);
@@ -300,21 +319,9 @@ static void run_plan_case(const char *row, int place, MPI_Datatype type, int uni
     else if (prev[5] != before[5])
         fail(row, place_name[place], tname, "the init allocated pinned memory");
     /* What a start copies and the round sizes (as run_case). */
-    long to_host = 0, to_dev = 0, dd = 0;
-    size_t round_all = 0;
-    for (int j = 0; j < P; j++) {
-        const size_t sb = (size_t)l.sc[j] * unit * sizeof(int),
-                     rb = (size_t)l.rc[j] * unit * sizeof(int);
-        if (j == me) {
-            dd = sb > 0 && sdev && rdev;
-            to_host += sb > 0 && sdev && !rdev;
-            to_dev += sb > 0 && rdev && !sdev;
-            continue;
-        }
-        to_host += sb > 0 && sdev;
-        to_dev += rb > 0 && rdev;
-        round_all += (sb + ALIGN - 1) / ALIGN * ALIGN + (rb + ALIGN - 1) / ALIGN * ALIGN;
-    }
+    const expect x = expect_of(&l, unit, sdev, rdev);
+    const long to_host = x.to_host, to_dev = x.to_dev, dd = x.dd;
+    const size_t round_all = x.round_all;
     for (int k = 0; k < 3 && rc == MPI_SUCCESS; k++) {
         if (k > 0) { /* new data in the send buffer, sentinels in the receive buffer */
             rt_release();
@@ -414,12 +421,7 @@ static void run_auto_case(int place, int form, int salt)
     char *rs = malloc(l.sbytes), *rr = malloc(l.rbytes);
     const int sdev = place == DD || place == DH, rdev = place == DD || place == HD;
     const int staged = auto_stages() && form != NONBLOCKING;
-    fill(s, rs, &l, salt, r, rr);
-    drv_clear();
-    if (sdev)
-        drv_register(s, l.sbytes, 0);
-    if (rdev)
-        drv_register(r, l.rbytes, 0);
+    prepare(s, rs, &l, salt, r, rr, sdev, rdev);
     if (staged && sdev) /* only staged calls must never touch them */
         rt_device(s, page_round(l.sbytes));
     if (staged && rdev)
