@@ -4,7 +4,8 @@
  * and managed memory, treated alike). A call whose buffers are not all host memory goes to
  * the MPI library's own call unless the row asked for declares their kinds
  * (tuna_algorithm.memory, tuna_registry.h: alltoallv's rows that post only byte regions,
- * blocking and nonblocking, through the staging transport, src/transport/cuda_staged.c).
+ * blocking, nonblocking and plans, through the staging transport, src/transport/cuda_staged.c;
+ * auto too where the MPI is not CUDA-aware).
  *
  * The question goes to CUDA's driver (libcuda.so.1) only in a process that has loaded it:
  * tuna never loads or initialises it (dlopen with RTLD_NOLOAD). Without a device pointer
