@@ -8,21 +8,30 @@
  * own copies, so a host access by tuna to them faults. Both are loaded before MPI_Init, as
  * a CUDA application would have loaded the real ones.
  *
- * Every device-capable row (blocking and nonblocking), on device/device, device/host and host/device buffers,
+ * Every device-capable row (blocking, nonblocking and plans), on device/device, device/host
+ * and host/device buffers,
  * with blocks of varied sizes (empty ones included) at scattered displacements, and for MPI_INT
  * and a contiguous derived type (MPI_INT through tuna_alltoallv_c too): the receive buffer
  * (sentinel-filled gaps and tail) byte for byte against PMPI_Alltoallv on host copies; the
  * statistics name the row (not the library); the runtime counted the copies expected (one to
  * host per non-empty block sent to a peer, one to the device per non-empty block received, one
  * copy for the own block); pinned memory is bounded by the row's largest round, and a second
- * identical call allocates none. --fail-d2d (with the runtime's MOCK_CUDART_FAIL_D2D=1):
+ * identical call allocates none. Plans (tuna_alltoallv_init, _init_c): 3 starts with new send
+ * data each, each checked as a call; pinned memory allocated in the first start only, none
+ * left after tuna_plan_free. --fail-d2d (with the runtime's MOCK_CUDART_FAIL_D2D=1):
  * device-to-device copies fail, so every rank with an own block must get the call's error
- * (never silent). The forms the rows do not serve on device memory (persistent, a
- * non-contiguous datatype, MPI_IN_PLACE) go to the library's own call with the reason in the
+ * (never silent), and a plan's start with the failure gets it, the starts before and after
+ * not. The forms the rows do not serve on device memory (a non-contiguous datatype,
+ * MPI_IN_PLACE; blocking and persistent) go to the library's own call with the reason in the
  * statistics ("device" buffers left readable for the library). Exit 0 when every check holds.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> /* MPIX_Query_cuda_support (Open MPI) */
+#endif
+#endif
 
 #include "tuna.h"
 
@@ -57,8 +66,12 @@ enum { DD, DH, HD, NPLACE };
 static const char *const place_name[NPLACE] = {"device/device", "device/host", "host/device"};
 
 /* Ints from rank src to rank dst: 0 for some pairs, up to a few thousand. */
+static int tiny; /* --tiny: every block 1 int (auto's model then prefers rows of few messages) */
+
 static int count_of(int src, int dst, int salt)
 {
+    if (tiny)
+        return 1;
     const int k = (src * 7 + dst * 3 + salt) % 5;
     return k == 0 ? 0 : k == 1 ? 1 : k == 2 ? 37 : k == 3 ? 1500 : 4099;
 }
@@ -99,6 +112,35 @@ static void *map(size_t n)
     if (p == MAP_FAILED)
         MPI_Abort(MPI_COMM_WORLD, 3);
     return p;
+}
+
+/* What a call on l copies (every non-empty block to a peer goes to host memory from a device
+ * send side, every non-empty one from a peer to a device receive side; the own block is one
+ * copy, whichever way) and its rounds in bounce memory: all messages, and the largest pair. */
+typedef struct expect {
+    long to_host, to_dev, dd;
+    size_t round_all, round_max;
+} expect;
+
+static expect expect_of(const layout *l, int unit, int sdev, int rdev)
+{
+    expect x = {0};
+    for (int j = 0; j < P; j++) {
+        const size_t sb = (size_t)l->sc[j] * unit * sizeof(int),
+                     rb = (size_t)l->rc[j] * unit * sizeof(int);
+        if (j == me) {
+            x.dd = sb > 0 && sdev && rdev;
+            x.to_host += sb > 0 && sdev && !rdev;
+            x.to_dev += sb > 0 && rdev && !sdev;
+            continue;
+        }
+        x.to_host += sb > 0 && sdev;
+        x.to_dev += rb > 0 && rdev;
+        const size_t pair = (sb + ALIGN - 1) / ALIGN * ALIGN + (rb + ALIGN - 1) / ALIGN * ALIGN;
+        x.round_all += pair;
+        x.round_max = pair > x.round_max ? pair : x.round_max;
+    }
+    return x;
 }
 
 /* tuna_alltoallv, or (large) tuna_alltoallv_c on the same layout; nb: the nonblocking form,
@@ -176,26 +218,9 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
                  st.fallback ? st.fallback : "none");
         fail(row, place_name[place], tname, what);
     } else {
-        /* Copies: every non-empty block to a peer goes to host memory (device send side),
-         * every non-empty one from a peer to the device (device receive side); the own
-         * block is one device copy when both sides are device memory. */
-        long to_host = 0, to_dev = 0, dd = 0;
-        size_t round_all = 0, round_max = 0;
-        for (int j = 0; j < P; j++) {
-            const size_t sb = (size_t)l.sc[j] * unit * sizeof(int),
-                         rb = (size_t)l.rc[j] * unit * sizeof(int);
-            if (j == me) { /* the own block: one copy, whichever way */
-                dd = sb > 0 && sdev && rdev;
-                to_host += sb > 0 && sdev && !rdev;
-                to_dev += sb > 0 && rdev && !sdev;
-                continue;
-            }
-            to_host += sb > 0 && sdev;
-            to_dev += rb > 0 && rdev;
-            const size_t pair = (sb + ALIGN - 1) / ALIGN * ALIGN + (rb + ALIGN - 1) / ALIGN * ALIGN;
-            round_all += pair;
-            round_max = pair > round_max ? pair : round_max;
-        }
+        const expect x = expect_of(&l, unit, sdev, rdev);
+        const long to_host = x.to_host, to_dev = x.to_dev, dd = x.dd;
+        const size_t round_all = x.round_all, round_max = x.round_max;
         const long got_host = after[0] - before[0], got_dev = after[1] - before[1],
                    got_dd = after[2] - before[2];
         if ((sdev && got_host != to_host) || (rdev && got_dev != to_dev) ||
@@ -227,12 +252,241 @@ static void run_case(const char *row, int place, MPI_Datatype type, int unit, co
     free(rr);
 }
 
-/* A form the rows do not serve: the library's call on "device" buffers the driver reports
- * but the runtime leaves readable (the library reads them as host memory here). */
-enum { PERS, VECTOR, INPLACE, NLIB };
-static const char *const lib_name[NLIB] = {"persistent", "vector datatype", "in place"};
+/* Fill the send buffer (start k of a plan: new data each start) and sentinel the receive one;
+ * rs, rr: the host copies the library's call runs on. */
+static void fill(char *s, char *rs, const layout *l, int salt, char *r, char *rr)
+{
+    memset(s, SENTINEL, l->sbytes);
+    memset(r, SENTINEL, l->rbytes);
+    for (size_t k = 0; k + sizeof(int) <= l->sbytes - TAIL; k += sizeof(int)) {
+        const int v = me * 1000003 + (int)k * 7 + salt;
+        memcpy(s + k, &v, sizeof v);
+    }
+    memcpy(rs, s, l->sbytes);
+    memcpy(rr, r, l->rbytes);
+}
 
-static void run_library_case(int form)
+/* fill, and the driver told which buffers are device memory (sdev, rdev). */
+static void prepare(char *s, char *rs, const layout *l, int salt, char *r, char *rr, int sdev,
+                    int rdev)
+{
+    fill(s, rs, l, salt, r, rr);
+    drv_clear();
+    if (sdev)
+        drv_register(s, l->sbytes, 0);
+    if (rdev)
+        drv_register(r, l->rbytes, 0);
+}
+
+/* A plan of row on place (tuna_alltoallv_init, or _init_c with large), started 3 times with
+ * the send buffer rewritten between starts: each start byte for byte against PMPI_Alltoallv
+ * on host copies, the statistics naming the row; no pinned memory allocated by the init nor
+ * by the second and third starts, the copies of every start counted as in run_case, and all
+ * pinned memory freed with the plan. */
+static void run_plan_case(const char *row, int place, MPI_Datatype type, int unit,
+                          const char *tname, int salt, int large)
+{
+    layout l;
+    layout_make(&l, unit, salt);
+    char *s = map(l.sbytes), *r = map(l.rbytes);
+    char *rs = malloc(l.sbytes), *rr = malloc(l.rbytes);
+    const int sdev = place == DD || place == DH, rdev = place == DD || place == HD;
+    char what[200];
+    prepare(s, rs, &l, salt, r, rr, sdev, rdev);
+    tuna_options o;
+    if (tuna_options_parse(row, TUNA_ALLTOALLV, &o) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    long before[6], now[6], prev[6];
+    rt_stats(before);
+    tuna_plan plan = NULL;
+    int rc;
+    if (sdev)
+        rt_device(s, page_round(l.sbytes));
+    if (rdev)
+        rt_device(r, page_round(l.rbytes));
+    if (!large) {
+        rc = tuna_alltoallv_init(s, l.sc, l.sd, type, r, l.rc, l.rd, type, the_comm, &o, 0, &plan);
+    } else {
+        MPI_Count sc[8], rcn[8];
+        MPI_Aint sd[8], rd[8];
+        for (int j = 0; j < P; j++)
+            sc[j] = l.sc[j], rcn[j] = l.rc[j], sd[j] = l.sd[j], rd[j] = l.rd[j];
+        rc = tuna_alltoallv_init_c(s, sc, sd, type, r, rcn, rd, type, the_comm, &o, 0, &plan);
+    }
+    rt_stats(prev);
+    if (rc != MPI_SUCCESS)
+        fail(row, place_name[place], tname, "the plan's init failed");
+    else if (prev[5] != before[5])
+        fail(row, place_name[place], tname, "the init allocated pinned memory");
+    /* What a start copies and the round sizes (as run_case). */
+    const expect x = expect_of(&l, unit, sdev, rdev);
+    const long to_host = x.to_host, to_dev = x.to_dev, dd = x.dd;
+    const size_t round_all = x.round_all;
+    for (int k = 0; k < 3 && rc == MPI_SUCCESS; k++) {
+        if (k > 0) { /* new data in the send buffer, sentinels in the receive buffer */
+            rt_release();
+            fill(s, rs, &l, salt + 101 * k, r, rr);
+            if (sdev)
+                rt_device(s, page_round(l.sbytes));
+            if (rdev)
+                rt_device(r, page_round(l.rbytes));
+        }
+        rt_stats(prev);
+        rc = tuna_start(plan);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_wait(plan);
+        rt_stats(now);
+        const tuna_stats st = *tuna_stats_last();
+        rt_release();
+        const int rc_ref =
+            PMPI_Alltoallv(rs, l.sc, l.sd, type, rr, l.rc, l.rd, type, MPI_COMM_WORLD);
+        snprintf(what, sizeof what, "plan, start %d", k + 1);
+        if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS) {
+            fail(row, place_name[place], tname, "a start failed");
+        } else if (memcmp(r, rr, l.rbytes) != 0 || memcmp(s, rs, l.sbytes) != 0) {
+            strcat(what, ": not the library's bytes");
+            fail(row, place_name[place], tname, what);
+        } else if (st.algorithm != o.algorithm || st.fallback) {
+            snprintf(what, sizeof what, "plan, start %d: the row did not run (fallback: %s)",
+                     k + 1, st.fallback ? st.fallback : "none");
+            fail(row, place_name[place], tname, what);
+        } else if ((sdev && now[0] - prev[0] != to_host) || (rdev && now[1] - prev[1] != to_dev) ||
+                   (sdev && rdev && now[2] - prev[2] != dd)) {
+            snprintf(what, sizeof what,
+                     "plan, start %d: copies to host %ld (want %ld), to device %ld (want %ld), "
+                     "device %ld (want %ld)",
+                     k + 1, now[0] - prev[0], to_host, now[1] - prev[1], to_dev,
+                     now[2] - prev[2], dd);
+            fail(row, place_name[place], tname, what);
+        } else if (k == 0 ? round_all > 0 && now[5] == prev[5] : now[5] != prev[5]) {
+            snprintf(what, sizeof what,
+                     "plan, start %d: %ld pinned allocations (want %s)", k + 1, now[5] - prev[5],
+                     k == 0 ? "some: the pool" : "none");
+            fail(row, place_name[place], tname, what);
+        }
+    }
+    if (plan && tuna_plan_free(&plan) != MPI_SUCCESS)
+        fail(row, place_name[place], tname, "tuna_plan_free failed");
+    rt_stats(now);
+    if (now[3] != before[3]) {
+        snprintf(what, sizeof what, "plan: %ld pinned bytes left after tuna_plan_free",
+                 now[3] - before[3]);
+        fail(row, place_name[place], tname, what);
+    }
+    rt_release();
+    drv_clear();
+    munmap(s, page_round(l.sbytes));
+    munmap(r, page_round(l.rbytes));
+    free(rs);
+    free(rr);
+}
+
+/* Whether auto should stage device buffers here: the MPI not CUDA-aware (TUNA_CUDA_AWARE,
+ * else the MPI's own answer where its headers have the query, as tuna asks). */
+static int auto_stages(void)
+{
+    const char *e = getenv("TUNA_CUDA_AWARE");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
+        return *e == '0';
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) || defined(MPIX_GPU_SUPPORT_CUDA)
+    return MPIX_Query_cuda_support() == 0;
+#else
+    return 0;
+#endif
+}
+
+static int device_row(int alg)
+{
+    static const char *const rows[] = {"spreadout", "scattered", "linear",
+                                       "pairwise",  "xor",       "multipair"};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (alg == tuna_algorithm_find(TUNA_ALLTOALLV, rows[i]))
+            return 1;
+    return 0;
+}
+
+/* auto on device buffers (place), blocking, nonblocking (nb) or a plan (pers, measured):
+ * staged with a row that declares device memory where the MPI is not CUDA-aware (blocking
+ * and plans; the buffers PROT_NONE then), else the library's call with the reason. Bytes
+ * against PMPI_Alltoallv on host copies either way. */
+enum { BLOCKING, NONBLOCKING, PLAN, NFORM };
+static const char *const form_name[NFORM] = {"auto", "auto, tuna_ialltoallv",
+                                             "auto, tuna_alltoallv_init (measure)"};
+
+static void run_auto_case(int place, int form, int salt)
+{
+    layout l;
+    layout_make(&l, 1, salt);
+    char *s = map(l.sbytes), *r = map(l.rbytes);
+    char *rs = malloc(l.sbytes), *rr = malloc(l.rbytes);
+    const int sdev = place == DD || place == DH, rdev = place == DD || place == HD;
+    const int staged = auto_stages() && form != NONBLOCKING;
+    prepare(s, rs, &l, salt, r, rr, sdev, rdev);
+    if (staged && sdev) /* only staged calls must never touch them */
+        rt_device(s, page_round(l.sbytes));
+    if (staged && rdev)
+        rt_device(r, page_round(l.rbytes));
+    tuna_options o;
+    tuna_options_parse("auto", TUNA_ALLTOALLV, &o);
+    int rc, planned = -1;
+    tuna_plan plan = NULL;
+    if (form == PLAN) {
+        rc = tuna_alltoallv_init(s, l.sc, l.sd, MPI_INT, r, l.rc, l.rd, MPI_INT, the_comm, &o,
+                                 TUNA_PLAN_MEASURE, &plan);
+        tuna_plan_info info;
+        if (rc == MPI_SUCCESS && tuna_plan_get_info(plan, &info) == MPI_SUCCESS)
+            planned = info.algorithm;
+        if (rc == MPI_SUCCESS)
+            rc = tuna_start(plan);
+        if (rc == MPI_SUCCESS)
+            rc = tuna_wait(plan);
+    } else {
+        rc = a2av(0, form == NONBLOCKING, s, &l, MPI_INT, r, &o);
+    }
+    const tuna_stats st = *tuna_stats_last();
+    if (plan)
+        tuna_plan_free(&plan);
+    rt_release();
+    drv_clear();
+    const int rc_ref = PMPI_Alltoallv(rs, l.sc, l.sd, MPI_INT, rr, l.rc, l.rd, MPI_INT,
+                                      MPI_COMM_WORLD);
+    const int vendor = tuna_algorithm_find(TUNA_ALLTOALLV, "vendor");
+    const char *want = form == NONBLOCKING ? "nonblocking auto keeps the library's call"
+                                           : "auto keeps the library's call";
+    char what[200];
+    if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS) {
+        fail("auto", place_name[place], form_name[form], "the call failed");
+    } else if (memcmp(r, rr, l.rbytes) != 0 || memcmp(s, rs, l.sbytes) != 0) {
+        fail("auto", place_name[place], form_name[form], "not the library's bytes");
+    } else if (staged && (!device_row(st.algorithm) || st.fallback ||
+                          (form == PLAN ? planned != st.algorithm : st.auto_source != 1))) {
+        snprintf(what, sizeof what, "staged: ran %s (fallback: %s), plan chose %d",
+                 tuna_algorithm_get(TUNA_ALLTOALLV, st.algorithm)->name,
+                 st.fallback ? st.fallback : "none", planned);
+        fail("auto", place_name[place], form_name[form], what);
+    } else if (!staged && (st.algorithm != vendor || !st.fallback || !strstr(st.fallback, want) ||
+                           !strstr(st.fallback, place == DD ? "device buffers"
+                                                            : "host and device buffers"))) {
+        snprintf(what, sizeof what, "the library's call: ran %s (fallback: %s)",
+                 tuna_algorithm_get(TUNA_ALLTOALLV, st.algorithm)->name,
+                 st.fallback ? st.fallback : "none");
+        fail("auto", place_name[place], form_name[form], what);
+    }
+    munmap(s, page_round(l.sbytes));
+    munmap(r, page_round(l.rbytes));
+    free(rs);
+    free(rr);
+}
+
+/* A form the rows do not serve, blocking or persistent (pers): the library's call on
+ * "device" buffers the driver reports but the runtime leaves readable (the library reads
+ * them as host memory here). */
+enum { VECTOR, INPLACE, NLIB };
+static const char *const lib_name[2][NLIB] = {{"vector datatype", "in place"},
+                                              {"persistent, vector datatype",
+                                               "persistent, in place"}};
+
+static void run_library_case(int form, int pers)
 {
     layout l;
     layout_make(&l, 1, 1);
@@ -268,7 +522,7 @@ static void run_library_case(int form)
     tuna_options_parse("pairwise", TUNA_ALLTOALLV, &o);
     const void *sarg = form == INPLACE ? MPI_IN_PLACE : s;
     int rc;
-    if (form == PERS) {
+    if (pers) {
         tuna_plan plan = NULL;
         rc = tuna_alltoallv_init(sarg, l.sc, l.sd, t, r, l.rc, l.rd, t, MPI_COMM_WORLD, &o, 0,
                                  &plan);
@@ -286,12 +540,12 @@ static void run_library_case(int form)
     const int rc_ref = PMPI_Alltoallv(form == INPLACE ? MPI_IN_PLACE : rs, l.sc, l.sd, t, rr,
                                       l.rc, l.rd, t, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS)
-        fail("pairwise", "device/device", lib_name[form], "the call failed");
+        fail("pairwise", "device/device", lib_name[pers][form], "the call failed");
     else if (memcmp(r, rr, rb) != 0)
-        fail("pairwise", "device/device", lib_name[form], "not the library's bytes");
+        fail("pairwise", "device/device", lib_name[pers][form], "not the library's bytes");
     else if (st.algorithm != tuna_algorithm_find(TUNA_ALLTOALLV, "vendor") || !st.fallback ||
              !strstr(st.fallback, "device buffers"))
-        fail("pairwise", "device/device", lib_name[form],
+        fail("pairwise", "device/device", lib_name[pers][form],
              "not the library's call with the device reason");
     if (form == VECTOR)
         MPI_Type_free(&t);
@@ -304,9 +558,12 @@ static void run_library_case(int form)
 int main(int argc, char **argv)
 {
     const char *driver = NULL, *runtime = NULL;
-    int fail_d2d = 0;
-    for (int i = 1; i < argc; i++)
+    int fail_d2d = 0, auto_only = 0;
+    for (int i = 1; i < argc; i++) {
         fail_d2d |= !strcmp(argv[i], "--fail-d2d");
+        auto_only |= !strcmp(argv[i], "--auto-only");
+        tiny |= !strcmp(argv[i], "--tiny");
+    }
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--driver"))
             driver = argv[++i];
@@ -358,6 +615,42 @@ int main(int argc, char **argv)
                                    : "an error without a failed copy");
         else if (rc != MPI_SUCCESS && !strstr(tuna_error_string(rc), "device-to-device"))
             fail("spreadout", "device/device", "MPI_INT", "the error does not say which copy");
+        /* A plan of the same exchange: only its second start copies with the failure on, and
+         * only that start gets the error (nothing carried into the next one). */
+        drv_register(s, l.sbytes, 0);
+        drv_register(r, l.rbytes, 0);
+        rt_device(s, page_round(l.sbytes));
+        rt_device(r, page_round(l.rbytes));
+        unsetenv("MOCK_CUDART_FAIL_D2D");
+        tuna_plan plan = NULL;
+        int prc = tuna_alltoallv_init(s, l.sc, l.sd, MPI_INT, r, l.rc, l.rd, MPI_INT,
+                                      MPI_COMM_WORLD, &o, 0, &plan);
+        for (int k = 0; k < 3 && prc == MPI_SUCCESS; k++) {
+            if (k == 1)
+                setenv("MOCK_CUDART_FAIL_D2D", "1", 1);
+            int src = tuna_start(plan);
+            if (src == MPI_SUCCESS)
+                src = tuna_wait(plan);
+            unsetenv("MOCK_CUDART_FAIL_D2D");
+            const int want = k == 1 && l.sc[me] > 0;
+            if ((src != MPI_SUCCESS) != want) {
+                char what[80];
+                snprintf(what, sizeof what, "plan, start %d: %s", k + 1,
+                         want ? "a failed device copy was not the start's error"
+                              : "an error without a failed copy");
+                fail("spreadout", "device/device", "MPI_INT", what);
+            } else if (src != MPI_SUCCESS &&
+                       !strstr(tuna_error_string(src), "device-to-device")) {
+                fail("spreadout", "device/device", "MPI_INT",
+                     "plan: the error does not say which copy");
+            }
+        }
+        if (prc != MPI_SUCCESS)
+            fail("spreadout", "device/device", "MPI_INT", "plan: the init failed");
+        if (plan)
+            tuna_plan_free(&plan);
+        rt_release();
+        drv_clear();
         munmap(s, page_round(l.sbytes));
         munmap(r, page_round(l.rbytes));
         int total = 0;
@@ -374,7 +667,29 @@ int main(int argc, char **argv)
     the_comm = MPI_COMM_WORLD;
     static const char *const rows[] = {"spreadout", "scattered:block=2", "linear", "pairwise",
                                        "xor", "multipair:stride=2"};
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (tiny) { /* the restriction to device rows must matter: host auto picks another row */
+        layout l;
+        layout_make(&l, 1, 0);
+        char *s = calloc(1, l.sbytes), *r = calloc(1, l.rbytes);
+        tuna_options o;
+        tuna_options_parse("auto", TUNA_ALLTOALLV, &o);
+        tuna_plan plan = NULL;
+        tuna_plan_info info = {0};
+        if (tuna_alltoallv_init(s, l.sc, l.sd, MPI_INT, r, l.rc, l.rd, MPI_INT, MPI_COMM_WORLD,
+                                &o, 0, &plan) != MPI_SUCCESS ||
+            tuna_plan_get_info(plan, &info) != MPI_SUCCESS || device_row(info.algorithm))
+            fail("auto", "host/host", "tiny blocks",
+                 "host auto chose a device row: the test does not check the restriction");
+        if (plan)
+            tuna_plan_free(&plan);
+        free(s);
+        free(r);
+    }
+    /* auto first: on a communicator with no earlier call it must set itself up too */
+    for (int place = 0; place < NPLACE; place++)
+        for (int form = 0; form < NFORM; form++)
+            run_auto_case(place, form, 7 * place + form);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0] && !auto_only; i++)
         for (int place = 0; place < NPLACE; place++) {
             run_case(rows[i], place, MPI_INT, 1, "MPI_INT", (int)i, 0, 0);
             run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT)", (int)i + 1, 0, 0);
@@ -382,14 +697,22 @@ int main(int argc, char **argv)
             run_case(rows[i], place, MPI_INT, 1, "MPI_INT, tuna_ialltoallv", (int)i + 3, 0, 1);
             run_case(rows[i], place, four, 4, "contiguous(4, MPI_INT), tuna_ialltoallv_c",
                      (int)i + 4, 1, 1);
+            run_plan_case(rows[i], place, MPI_INT, 1, "MPI_INT, tuna_alltoallv_init",
+                          (int)i + 5, 0);
+            run_plan_case(rows[i], place, four, 4,
+                          "contiguous(4, MPI_INT), tuna_alltoallv_init_c", (int)i + 6, 1);
         }
     MPI_Type_free(&four);
-    for (int form = 0; form < NLIB; form++)
-        run_library_case(form);
+    for (int form = 0; form < NLIB && !auto_only; form++)
+        for (int pers = 0; pers < 2; pers++)
+            run_library_case(form, pers);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
-        printf("staged rows on device memory (P = %d): %s\n", P, total ? "FAILED" : "ok");
+        printf("staged rows on device memory (P = %d, auto %s%s): %s\n", P,
+               auto_stages() ? "staging" : "the library's call",
+               tiny ? " only, tiny blocks" : auto_only ? " only" : "",
+               total ? "FAILED" : "ok");
     MPI_Finalize();
     return total ? 1 : 0;
 }

@@ -397,6 +397,10 @@ int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm);
 /* The model's cheapest row with a step form for `in` (false, *c the vendor row: none
  * priced); what auto plans choose, so that their starts are local. */
 bool tuna_a2av_select_steps(const tuna_select_input *in, tuna_choice *c);
+/* auto on device buffers it stages (docs/gpu.md): the model's cheapest row that declares
+ * device memory for a's agreed statistics (pairwise where none is priced); recorded in the
+ * statistics as auto's choice. */
+int tuna_a2av_select_device(tuna_ctx *ctx, const tuna_a2av_args *a, tuna_choice *c);
 /* After a call that ran a candidate of auto's learning (ctx->learn_class): this rank's
  * seconds of it (rc: its outcome), and the next candidate into the reuse fields. */
 void tuna_a2av_learn_end(tuna_ctx *ctx, double seconds, int rc);

@@ -9,6 +9,7 @@
  * agreement's choice without any collective, so choosing costs nothing there.
  */
 #include "alltoallv.h"
+#include "memkind.h" /* TUNA_MEMORY_DEVICE */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -264,12 +265,13 @@ int tuna_a2av_auto_decide(tuna_a2av_args *a, int *algorithm, bool due)
     return MPI_SUCCESS;
 }
 
-/* The cheapest priced candidate with a step form. */
+/* The cheapest priced candidate with a step form (and, with `memory`, serving those kinds). */
 typedef struct step_pick {
     bool found;
     int algorithm;
     long param[TUNA_MAX_PARAMS];
     double predicted;
+    unsigned memory;
 } step_pick;
 
 static void pick_step_form(void *arg, int alg, const long *param, double predicted,
@@ -278,7 +280,7 @@ static void pick_step_form(void *arg, int alg, const long *param, double predict
     (void)inflight;
     step_pick *p = arg;
     const tuna_a2av_algorithm *row = &tuna_a2av_table[alg];
-    if (predicted < 0 || !row->step)
+    if (predicted < 0 || !row->step || (row->desc.memory & p->memory) != p->memory)
         return;
     if (p->found && predicted >= p->predicted) /* ties: the earlier (the selector's order) */
         return;
@@ -288,14 +290,36 @@ static void pick_step_form(void *arg, int alg, const long *param, double predict
     p->predicted = predicted;
 }
 
+/* The pick for `in` into *c (p->algorithm where nothing is priced): whether one was. */
+static bool pick(const tuna_select_input *in, step_pick *p, tuna_choice *c)
+{
+    tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, in, pick_step_form, p);
+    *c = (tuna_choice){.algorithm = p->algorithm, .predicted = p->found ? p->predicted : 0};
+    if (p->found)
+        tuna_params_copy(c->param, p->param);
+    return p->found;
+}
+
 bool tuna_a2av_select_steps(const tuna_select_input *in, tuna_choice *c)
 {
     step_pick p = {.algorithm = tuna_registry_find_kind(&tuna_a2av_registry, TUNA_ROW_VENDOR)};
-    tuna_select_each_alltoallv_candidate(&tuna_a2av_registry, in, pick_step_form, &p);
-    *c = (tuna_choice){.algorithm = p.algorithm, .predicted = p.found ? p.predicted : 0};
-    if (p.found)
-        tuna_params_copy(c->param, p.param);
-    return p.found;
+    return pick(in, &p, c);
+}
+
+int tuna_a2av_select_device(tuna_ctx *ctx, const tuna_a2av_args *a, tuna_choice *c)
+{
+    if (ctx->select_status != 1) { /* profiles and tables the same on every rank */
+        int rc = tuna_select_agree(ctx);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    const tuna_select_input in = input_of(a, false);
+    /* nothing priced: pairwise, the device row with the smallest round (no parameters) */
+    step_pick p = {.algorithm = tuna_algorithm_find(TUNA_ALLTOALLV, "pairwise"),
+                   .memory = TUNA_MEMORY_DEVICE};
+    (void)pick(&in, &p, c);
+    stats_of_choice(c->algorithm, c->param, c->predicted, 1); /* 1: the model */
+    return MPI_SUCCESS;
 }
 
 int tuna_a2av_auto_decide_steps(tuna_a2av_args *a, int *algorithm)

@@ -652,8 +652,46 @@ static int alltoallv_full(const void *sendbuf, const tuna_counts *sc, MPI_Dataty
 }
 
 /*
- * Device buffers a row serves (memory_route.c let them through: not auto, not vendor, so no
- * fast path): the full path with the communicator's staging transport.
+ * auto on device buffers it stages (memory_route.c: the MPI is not CUDA-aware): the agreed
+ * statistics (one allreduce per call, which agrees on argument errors too), then the model's
+ * cheapest row that declares device memory, run as if the caller had named it (*chosen).
+ */
+static int device_auto(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
+                       const void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
+                       tuna_ctx *ctx, tuna_options *chosen)
+{
+    tuna_type_info si, ri;
+    long long v[TUNA_AGREE_N] = {0};
+    const int local = check_args(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, ctx->size,
+                                 ctx->rank, ctx, &si, &ri, v, NULL);
+    v[TUNA_AGREE_ERROR] = local != MPI_SUCCESS;
+    int rc = tuna_agree(ctx, v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (local != MPI_SUCCESS)
+        return local;
+    if (v[TUNA_AGREE_ERROR])
+        return tuna_error_set(MPI_ERR_ARG,
+                              "tuna_alltoallv: invalid arguments on another rank; no data moved");
+    if ((rc = tuna_a2av_check_totals(v)) != MPI_SUCCESS)
+        return rc;
+    tuna_a2av_args a = {.ctx = ctx, .rank = ctx->rank, .size = ctx->size};
+    tuna_a2av_set_stats(&a, v);
+    tuna_choice c;
+    if ((rc = tuna_a2av_select_device(ctx, &a, &c)) != MPI_SUCCESS)
+        return rc;
+    const tuna_algorithm_info *info = &tuna_a2av_table[c.algorithm].desc.info;
+    *chosen = (tuna_options){.collective = TUNA_ALLTOALLV, .algorithm = c.algorithm};
+    for (int i = 0; i < info->nparams; i++) {
+        chosen->set |= 1u << i;
+        chosen->value[i] = c.param[i];
+    }
+    return MPI_SUCCESS;
+}
+
+/*
+ * Device buffers a row serves, or auto stages (memory_route.c let them through; not vendor,
+ * so no fast path): the full path with the communicator's staging transport.
  */
 static int alltoallv_device(const void *sendbuf, const tuna_counts *sc, MPI_Datatype sendtype,
                             void *recvbuf, const tuna_counts *rcv, MPI_Datatype recvtype,
@@ -664,6 +702,13 @@ static int alltoallv_device(const void *sendbuf, const tuna_counts *sc, MPI_Data
     int rc = tuna_staged_get(ctx, &tp);
     if (rc != MPI_SUCCESS)
         return rc;
+    tuna_options chosen;
+    if (tuna_a2av_table[opt->algorithm].desc.kind == TUNA_ROW_AUTO) {
+        if ((rc = device_auto(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, ctx, &chosen)) !=
+            MPI_SUCCESS)
+            return rc;
+        opt = &chosen;
+    }
     rc = alltoallv_full_path(sendbuf, sc, sendtype, recvbuf, rcv, recvtype, comm, opt, ctx,
                              t_start, tp);
     const int copy_rc = tuna_staged_result(tp); /* a failed device copy: the call's error */

@@ -4,7 +4,8 @@
  * and managed memory, treated alike). A call whose buffers are not all host memory goes to
  * the MPI library's own call unless the row asked for declares their kinds
  * (tuna_algorithm.memory, tuna_registry.h: alltoallv's rows that post only byte regions,
- * blocking and nonblocking, through the staging transport, src/transport/cuda_staged.c).
+ * blocking, nonblocking and plans, through the staging transport, src/transport/cuda_staged.c;
+ * auto too where the MPI is not CUDA-aware).
  *
  * The question goes to CUDA's driver (libcuda.so.1) only in a process that has loaded it:
  * tuna never loads or initialises it (dlopen with RTLD_NOLOAD). Without a device pointer
@@ -135,15 +136,37 @@ int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Data
                          tuna_request *req);
 
 /*
- * Plans: *opt (already the collective's default where the caller gave NULL) is replaced by
- * the vendor row's options where the buffers are not host memory and the row asked for does
- * not serve them; the reason waits (per thread) for tuna_memory_plan_done, which the init's
- * end calls with the plan made (or NULL): the plan's starts then name the reason in the
- * statistics. A vendor plan that would run tuna's linear exchange (large counts, no _c call
- * in the library) fails there with MPI_ERR_UNSUPPORTED_OPERATION.
+ * Whether the MPI library takes device memory itself (CUDA-aware): TUNA_CUDA_AWARE=1 or 0,
+ * else MPIX_Query_cuda_support() where the MPI's headers declare it, else assumed so (the
+ * library's call, as before). Decided once per process; *source (may be NULL): which.
+ */
+bool tuna_memory_mpi_cuda_aware(const char **source);
+
+/*
+ * alltoallv's staged path (memory_route.c): whether the row of opt serves buffers of `kinds`
+ * through the staging transport in a call of these arguments (contiguous types, not in
+ * place, CUDA's runtime usable; auto: the MPI not CUDA-aware), and, where it does not, why
+ * (the statistics' fallback). For plans and blocking calls.
+ */
+bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
+                             MPI_Datatype sendtype, MPI_Datatype recvtype);
+const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds);
+
+/*
+ * Plans (src/plan/plan_memory.c): *opt (already the collective's default where the caller
+ * gave NULL) is replaced by the vendor row's options where the buffers are not host memory
+ * and the row asked for does not serve them; the reason waits (per thread) for
+ * tuna_memory_plan_done, which the init's end calls with the plan made (or NULL): the plan's
+ * starts then name the reason in the statistics. A vendor plan that would run tuna's linear
+ * exchange (large counts, no _c call in the library) fails there with
+ * MPI_ERR_UNSUPPORTED_OPERATION. alltoallv's form (_a2av) keeps a row that stages the
+ * buffers (*staged true: the plan makes its own staging transport).
  */
 void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const void *recvbuf,
                               const tuna_options **opt);
+void tuna_memory_plan_options_a2av(const void *sendbuf, MPI_Datatype sendtype,
+                                   const void *recvbuf, MPI_Datatype recvtype,
+                                   const tuna_options **opt, bool *staged);
 struct tuna_plan_s;
 int tuna_memory_plan_done(struct tuna_plan_s *p, int rc);
 

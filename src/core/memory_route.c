@@ -1,11 +1,12 @@
 /*
  * The public entries' hand-over of buffers that are not host memory (memkind.h): the MPI
  * library's own call on the caller's communicator, which takes whatever memory the library
- * does (CUDA-aware or not, its business), recorded as vendor with the reason; or, for a
- * blocking or nonblocking alltoallv whose row declares device memory (tuna_algorithm.memory), contiguous
- * types and no MPI_IN_PLACE, where CUDA's runtime loads, tuna's path with the staging
- * transport (src/transport/cuda_staged.c). Every rank decides alone from its own buffers
- * and types: the ranks of one call must agree (docs/gpu.md).
+ * does (CUDA-aware or not, its business), recorded as vendor with the reason; or, for an
+ * alltoallv (blocking, nonblocking, plan) whose row declares device memory
+ * (tuna_algorithm.memory), contiguous types and no MPI_IN_PLACE, where CUDA's runtime loads,
+ * tuna's path with the staging transport (src/transport/cuda_staged.c); `auto` (blocking and
+ * plans) stages only where the MPI is not CUDA-aware. Every rank decides alone from its own
+ * buffers and types: the ranks of one call must agree (docs/gpu.md).
  */
 #include "memkind.h"
 
@@ -15,16 +16,58 @@
 #include "../transport/cuda_staged.h"
 #include "../transport/transport.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* What a call offers besides its buffers: whether its form has a staged path (blocking and
- * nonblocking alltoallv) and, for alltoallv, its arguments' shape (a row on device memory
- * stages contiguous bytes, never in place). */
+/* MPIX_Query_cuda_support: Open MPI declares it in mpi-ext.h (its cuda extension), MPICH 4 in
+ * mpi.h (beside MPIX_GPU_SUPPORT_CUDA). */
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) || defined(MPIX_GPU_SUPPORT_CUDA)
+#define TUNA_HAVE_QUERY_CUDA 1
+#endif
+
+/* What a call offers besides its buffers: whether its form has a staged path (alltoallv),
+ * whether auto may stage there (blocking calls and plans: they agree on the statistics the
+ * model needs), and for alltoallv its arguments' shape (a row on device memory stages
+ * contiguous bytes, never in place). */
 typedef struct call_form {
-    bool staged;
+    bool staged, auto_staged;
     const void *sendbuf;
     MPI_Datatype stype, rtype; /* MPI_DATATYPE_NULL: not asked */
 } call_form;
+
+static int cuda_aware = -1; /* 1: the MPI takes device memory; 0: it does not */
+static const char *cuda_aware_source = "assumed";
+static pthread_once_t cuda_aware_once = PTHREAD_ONCE_INIT;
+
+static void cuda_aware_load(void)
+{
+    const char *e = getenv("TUNA_CUDA_AWARE");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1"))) {
+        cuda_aware = *e == '1';
+        cuda_aware_source = "TUNA_CUDA_AWARE";
+        return;
+    }
+#ifdef TUNA_HAVE_QUERY_CUDA
+    cuda_aware = MPIX_Query_cuda_support() != 0;
+    cuda_aware_source = "MPIX_Query_cuda_support";
+#else
+    cuda_aware = 1; /* no way to ask: the library's call, as before staging existed */
+#endif
+}
+
+bool tuna_memory_mpi_cuda_aware(const char **source)
+{
+    pthread_once(&cuda_aware_once, cuda_aware_load);
+    if (source)
+        *source = cuda_aware_source;
+    return cuda_aware == 1;
+}
 
 static bool contiguous(MPI_Datatype t)
 {
@@ -32,34 +75,68 @@ static bool contiguous(MPI_Datatype t)
     return t != MPI_DATATYPE_NULL && tuna_type_info_get(t, &info) == MPI_SUCCESS && info.contig;
 }
 
-/* Whether the asked row (opt) serves memory of `kinds` in this form of call. */
+/* Whether the asked row (opt) serves memory of `kinds` in this form of call; auto: where it
+ * may stage and the MPI is not CUDA-aware (it then runs a device row, front.c, plans). */
 static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned kinds,
                        const call_form *f)
 {
     const tuna_algorithm *row = tuna_registry_row(tuna_registry_of(coll), opt->algorithm);
-    if (((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
+    if (row->kind == TUNA_ROW_AUTO ? !f->auto_staged || tuna_memory_mpi_cuda_aware(NULL)
+                                   : ((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
         return false;
     return coll == TUNA_ALLTOALLV && f->staged && f->sendbuf != MPI_IN_PLACE &&
            contiguous(f->stype) && contiguous(f->rtype) && tuna_staged_available();
 }
 
-/* Why a call the row asked for does not serve goes to the library. */
-static const char *reason(tuna_collective coll, const tuna_options *opt, unsigned kinds)
+bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
+                             MPI_Datatype sendtype, MPI_Datatype recvtype)
+{
+    const call_form f = {true, true, sendbuf, sendtype, recvtype};
+    return row_serves(TUNA_ALLTOALLV, opt, kinds, &f);
+}
+
+/* Why a call the row asked for does not serve goes to the library: [mixed][why]. */
+enum { WHY_ROW, WHY_AUTO_NB, WHY_AUTO_AWARE, WHY_RUNTIME, WHY_FORM, WHY_N };
+static const char *const why_text[2][WHY_N] = {
+    {"device buffers: the algorithm asked for does not serve device memory (docs/gpu.md)",
+     "device buffers: nonblocking auto keeps the library's call (docs/gpu.md)",
+     "device buffers: auto keeps the library's call, which takes device memory itself "
+     "(CUDA-aware MPI; TUNA_CUDA_AWARE=0 stages them) (docs/gpu.md)",
+     "device buffers: CUDA's runtime (libcudart) is not usable to stage them (docs/gpu.md)",
+     "device buffers: the algorithm serves them with contiguous datatypes, not in place "
+     "(docs/gpu.md)"},
+    {"host and device buffers in one call: the algorithm asked for does not serve device "
+     "memory (docs/gpu.md)",
+     "host and device buffers in one call: nonblocking auto keeps the library's call "
+     "(docs/gpu.md)",
+     "host and device buffers in one call: auto keeps the library's call, which takes device "
+     "memory itself (CUDA-aware MPI; TUNA_CUDA_AWARE=0 stages them) (docs/gpu.md)",
+     "host and device buffers in one call: CUDA's runtime (libcudart) is not usable to stage "
+     "them (docs/gpu.md)",
+     "host and device buffers in one call: the algorithm serves device memory with contiguous "
+     "datatypes, not in place (docs/gpu.md)"},
+};
+
+static const char *reason(tuna_collective coll, const tuna_options *opt, unsigned kinds,
+                          const call_form *f)
 {
     const tuna_algorithm *row = tuna_registry_row(tuna_registry_of(coll), opt->algorithm);
-    if (((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
-        return tuna_memory_reason(kinds);
-    const bool mixed = kinds & TUNA_MEMORY_HOST;
-    if (!tuna_staged_available())
-        return mixed ? "host and device buffers in one call: CUDA's runtime (libcudart) is not "
-                       "usable to stage them (docs/gpu.md)"
-                     : "device buffers: CUDA's runtime (libcudart) is not usable to stage them "
-                       "(docs/gpu.md)";
-    return mixed ? "host and device buffers in one call: the algorithm serves device memory in "
-                   "blocking and nonblocking calls with contiguous datatypes, not in place "
-                   "(docs/gpu.md)"
-                 : "device buffers: the algorithm serves them in blocking and nonblocking calls "
-                   "with contiguous datatypes, not in place (docs/gpu.md)";
+    const int mixed = (kinds & TUNA_MEMORY_HOST) != 0;
+    int why = WHY_ROW;
+    if (row->kind == TUNA_ROW_AUTO && coll == TUNA_ALLTOALLV && f->staged)
+        why = !f->auto_staged                      ? WHY_AUTO_NB
+              : tuna_memory_mpi_cuda_aware(NULL)   ? WHY_AUTO_AWARE
+              : !tuna_staged_available()           ? WHY_RUNTIME
+                                                   : WHY_FORM;
+    else if (((row->memory | TUNA_MEMORY_HOST) & kinds) == kinds)
+        why = !tuna_staged_available() ? WHY_RUNTIME : WHY_FORM;
+    return why_text[mixed][why];
+}
+
+const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds)
+{
+    const call_form f = {true, true, NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    return reason(TUNA_ALLTOALLV, opt, kinds, &f);
 }
 
 /*
@@ -81,7 +158,7 @@ static int begin(tuna_collective coll, const void *sendbuf, const void *recvbuf,
         return -1;
     const int vendor = tuna_registry_find_kind(tuna_registry_of(coll), TUNA_ROW_VENDOR);
     if ((*opt)->algorithm != vendor) {
-        tuna_stats_current.fallback = reason(coll, *opt, kinds);
+        tuna_stats_current.fallback = reason(coll, *opt, kinds, f);
         tuna_stats_current.algorithm = vendor;
     }
     return MPI_SUCCESS;
@@ -112,7 +189,7 @@ int tuna_memory_alltoallv(bool large, const void *sendbuf, const void *sendcount
                           MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {true, sendbuf, sendtype, recvtype};
+    const call_form f = {true, true, sendbuf, sendtype, recvtype};
     int rc = begin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -135,7 +212,7 @@ int tuna_memory_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = begin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -158,7 +235,7 @@ int tuna_memory_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = begin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -170,7 +247,7 @@ int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = begin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -242,7 +319,7 @@ int tuna_memory_ialltoallv(bool large, const void *sendbuf, const void *sendcoun
                            MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    const call_form f = {true, sendbuf, sendtype, recvtype};
+    const call_form f = {true, false, sendbuf, sendtype, recvtype};
     int rc = ibegin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -269,7 +346,7 @@ int tuna_memory_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                           tuna_request *req)
 {
     library_op *x;
-    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = ibegin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -295,7 +372,7 @@ int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = ibegin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -310,7 +387,7 @@ int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
                            tuna_request *req)
 {
     library_op *x;
-    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
     int rc = ibegin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;

@@ -98,7 +98,7 @@ typedef struct tuna_algorithm {
     int pair_tag;
     /* The memory kinds the row serves besides host memory (TUNA_MEMORY_*, src/core/memkind.h);
      * 0: host memory only. TUNA_MEMORY_DEVICE: alltoallv's rows that post only byte regions
-     * and copies (blocking and nonblocking calls, contiguous types, not in place:
+     * and copies (blocking, nonblocking and persistent calls, contiguous types, not in place:
      * src/core/memory_route.c).
      * A call whose buffers the asked row does not serve goes to the MPI library's own call
      * (docs/gpu.md). */

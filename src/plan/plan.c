@@ -174,6 +174,7 @@ int tuna_plan_free(tuna_plan *pp)
     if (p->release)
         p->release(p);
     tuna_scratch_free(&p->scr);
+    tuna_staged_free(p->staged);
     free(p->arrays);
     free(p->disp);
     free(p->inplace_copy);

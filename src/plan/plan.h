@@ -56,6 +56,9 @@ struct tuna_plan_s {
     tuna_scratch scr;           /* the plan's own buffers (a.scr) */
     int tag_shift;              /* the plan's tags (tuna_op_tag_shift), for its local starts */
     tuna_a2av_op a2av_op;       /* the exchange in flight (a local start) */
+    /* alltoallv on device buffers its row stages: the plan's staging transport (a.tp; its
+     * stream and pinned pool, kept from init to free), else NULL */
+    struct tuna_staged *staged;
     MPI_Aint *disp;
     char *inplace_copy;
     int *inplace_counts;

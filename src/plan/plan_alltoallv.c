@@ -4,7 +4,9 @@
  * gives the size statistics), the choice made once (forced, model, measure or wisdom), the
  * displacements normalised and the in-place copy allocated once. A start is the chosen
  * algorithm's exchange (or PMPI_Alltoallv / PMPI_Alltoallv_c) on the prepared arguments,
- * nothing else.
+ * nothing else. On device buffers a row that serves them runs through the plan's own staging
+ * transport (src/transport/cuda_staged.c; docs/gpu.md): its stream made at init, its pinned
+ * pool in the first start, both freed with the plan.
  */
 #include "plan.h"
 #include "memkind.h"
@@ -19,6 +21,20 @@ static int row_step(tuna_op *op, int wait_rc)
     return o->row->step(o, wait_rc);
 }
 
+/* A staged row's step: at its end a failed device copy (the transport's copies cannot
+ * return one) is the start's error. */
+static int staged_row_step(tuna_op *op, int wait_rc)
+{
+    tuna_a2av_op *o = (tuna_a2av_op *)op;
+    const int r = o->row->step(o, wait_rc);
+    if (r == TUNA_STEP_DONE) {
+        const int copy_rc = tuna_staged_result(op->tp);
+        if (op->rc == MPI_SUCCESS)
+            op->rc = copy_rc;
+    }
+    return r;
+}
+
 int tuna_plan_a2av_begin(struct tuna_plan_s *p)
 {
     /* vendor completes in the start: Open MPI 4.1.4's MPI_Ialltoallv, started here and
@@ -27,8 +43,10 @@ int tuna_plan_a2av_begin(struct tuna_plan_s *p)
     if (p->vendor || !p->run->step)
         return 1;
     p->a2av_op = (tuna_a2av_op){.a = &p->a, .row = p->run};
-    p->a2av_op.op.step = row_step;
+    p->a2av_op.op.step = p->staged ? staged_row_step : row_step;
     p->a2av_op.op.tp = p->a.tp;
+    if (p->staged) /* a failed copy of an earlier start that ended early is not this one's */
+        (void)tuna_staged_result(p->a.tp);
     p->a2av_op.op.publish_stats = true;
     if (p->inplace_copy) {
         int rc = tuna_a2av_pack_inplace(&p->a, p->inplace_copy);
@@ -50,7 +68,12 @@ int tuna_plan_a2av_run(struct tuna_plan_s *p)
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    return tuna_a2av_run_row(p->run, &p->a);
+    if (!p->staged)
+        return tuna_a2av_run_row(p->run, &p->a);
+    (void)tuna_staged_result(p->a.tp);
+    const int rc = tuna_a2av_run_row(p->run, &p->a);
+    const int copy_rc = tuna_staged_result(p->a.tp); /* a failed device copy: the run's error */
+    return rc != MPI_SUCCESS ? rc : copy_rc;
 }
 
 /* Whether the library has the large-count call a vendor plan of coll runs (MPI 4's
@@ -251,7 +274,9 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
     /* A local error (a NULL plan pointer, bad flags or options, no memory) still takes part
      * in the agreement below: one rank's mistake fails every rank instead of hanging them. */
     int local = tuna_plan_begin(fn, TUNA_ALLTOALLV, comm, flags, plan, &opt);
-    tuna_memory_plan_options(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt); /* device: vendor */
+    /* device buffers: the row staged (a staging transport of the plan's own), else vendor */
+    bool staged = false;
+    tuna_memory_plan_options_a2av(sendbuf, sendtype, recvbuf, recvtype, &opt, &staged);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     const tuna_a2av_algorithm *alg = local == MPI_SUCCESS ? &tuna_a2av_table[opt->algorithm]
@@ -296,6 +321,10 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
     rc = tuna_plan_a2av_setup(p, TUNA_ALLTOALLV, comm, ctx, a2av_start, sendbuf, sendtype,
                               recvbuf, recvtype, large);
     if (rc != MPI_SUCCESS)
+        goto out;
+    /* Its stream now; its pinned pool in the first start (sized by the row's rounds there),
+     * kept until the plan is freed. */
+    if (staged && !inter && (rc = tuna_staged_open(&p->staged, &p->a.tp)) != MPI_SUCCESS)
         goto out;
     const bool inplace = sendbuf == MPI_IN_PLACE;
     if (inter) {
@@ -342,6 +371,14 @@ static int alltoallv_init(const char *fn, bool large, const void *sendbuf,
                        &ri, p->disp, p->inplace_copy, p->inplace_counts);
     if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_plan_a2av_forced(p, alg, opt, P);
+        goto out;
+    }
+    if (p->staged) { /* auto staging device buffers: the model's cheapest device row */
+        tuna_choice c;
+        if ((rc = tuna_a2av_select_device(p->ctx, &p->a, &c)) != MPI_SUCCESS)
+            goto out;
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
+        tuna_plan_a2av_choose(p, &c);
         goto out;
     }
     rc = tuna_plan_span(p->recvtype, &p->rcv, P, &p->private_bytes, &p->private_offset);

@@ -2,7 +2,7 @@
  * The staging transport: device memory over an MPI that is not CUDA-aware (cuda_staged.h).
  *
  * Bounce memory: pinned host memory (cudaHostAlloc), one pool per communicator for its
- * blocking calls and one per nonblocking operation (tuna_staged_open), taken in
+ * blocking calls, one per nonblocking operation and one per plan (tuna_staged_open), taken in
  * order by the posts of a round and given back when the round's last request completes
  * (nothing of the communicator's staging is in flight then): its size is the largest round
  * the rows ran on it (a round: the messages posted before their completion; docs/gpu.md

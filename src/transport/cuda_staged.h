@@ -33,11 +33,11 @@ int tuna_staged_get(tuna_ctx *ctx, const tuna_transport **tp);
  * failed device copy is the call's error, never silent. */
 int tuna_staged_result(const tuna_transport *tp);
 
-/* A staging state of its own (a nonblocking operation's, like its scratch): *s and its
- * transport *tp, or an error; tuna_staged_free frees it. */
+/* A staging state of its own (a nonblocking operation's, like its scratch, or a plan's, kept
+ * from init to free): *s and its transport *tp, or an error; tuna_staged_free frees it. */
 int tuna_staged_open(struct tuna_staged **s, const tuna_transport **tp);
 
-/* Free a communicator's staging state (its context's release; NULL: nothing). */
+/* Free a staging state (a context's, an operation's, a plan's; NULL: nothing). */
 void tuna_staged_free(struct tuna_staged *s);
 
 #endif /* TUNA_CUDA_STAGED_H */
