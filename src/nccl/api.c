@@ -123,7 +123,7 @@ static int choose(tuna_collective c, const tuna_options *opt, int P, const tuna_
 }
 
 /* Bytes of one element; 0 for a type NCCL does not have. */
-static size_t type_bytes(ncclDataType_t t)
+size_t tuna_nccl_type_bytes(ncclDataType_t t)
 {
     switch (t) {
     case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
@@ -140,7 +140,7 @@ static int start(tuna_collective c, ncclComm_t comm, ncclDataType_t type, tuna_n
 {
     if (!comm)
         return tuna_error_set(MPI_ERR_COMM, "%s: comm is NULL", coll_name(c));
-    if (type_bytes(type) == 0)
+    if (tuna_nccl_type_bytes(type) == 0)
         return tuna_error_set(MPI_ERR_TYPE, "%s: datatype %d is not an NCCL type", coll_name(c),
                               (int)type);
     int rc = tuna_nccl_tp_open(t, comm, NULL);
@@ -151,7 +151,7 @@ static int start(tuna_collective c, ncclComm_t comm, ncclDataType_t type, tuna_n
     a->t = t;
     a->rank = t->rank;
     a->size = t->size;
-    a->esize = type_bytes(type);
+    a->esize = tuna_nccl_type_bytes(type);
     return MPI_SUCCESS;
 }
 

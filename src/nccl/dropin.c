@@ -229,18 +229,6 @@ static ncclResult_t as_nccl(int rc)
     }
 }
 
-/* Bytes of one element of an NCCL type (0: one tuna does not know; NCCL's own decides). */
-static size_t elem_bytes(ncclDataType_t t)
-{
-    switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0;
-    }
-}
-
 /* The bytes a call sends and receives on this rank (statistics only). */
 static void call_bytes(int coll, size_t count, ncclDataType_t type, ncclComm_t comm,
                        unsigned long long *sent, unsigned long long *received)
@@ -248,7 +236,7 @@ static void call_bytes(int coll, size_t count, ncclDataType_t type, ncclComm_t c
     int P = 1;
     if (comm)
         ncclCommCount(comm, &P);
-    const unsigned long long b = (unsigned long long)count * elem_bytes(type);
+    const unsigned long long b = (unsigned long long)count * tuna_nccl_type_bytes(type);
     *sent = coll == DI_ALLTOALL ? b * (unsigned)P : b;
     *received = coll == DI_ALLREDUCE ? b : b * (unsigned)P;
 }

@@ -189,6 +189,8 @@ int tuna_nccl_a2av_linear(const tuna_nccl_args *a);
 int tuna_nccl_a2av_pairwise(const tuna_nccl_args *a);
 int tuna_nccl_a2av_tuna(const tuna_nccl_args *a);
 int tuna_nccl_a2av_coalesced(const tuna_nccl_args *a);
+/* Bytes of one element of an NCCL type; 0 for one NCCL does not have (api.c). */
+size_t tuna_nccl_type_bytes(ncclDataType_t t);
 /* Ranks per node (NVLink domain) of the call's communicator, node-major and equal, else 0
  * (nodes.c). */
 int tuna_nccl_nodes(tuna_nccl_tp *t, int *Q);
