@@ -164,12 +164,9 @@ static void mesh_types_free(mesh_state *s)
 static void mesh_state_free(tuna_a2av_op *o)
 {
     mesh_state *s = o->state;
-    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
     mesh_types_free(s);
     free(s->tmp);
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* The last step: the view closed (unpacked if rc is MPI_SUCCESS), the state freed. */

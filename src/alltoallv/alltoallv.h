@@ -250,6 +250,16 @@ int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what)
  * the view closed (the receive blocks unpacked if rc is MPI_SUCCESS), the state freed by
  * o->state_free, the operation ended with the outcome; returns TUNA_STEP_DONE. */
 int tuna_a2av_view_done(tuna_a2av_op *o, tuna_bytes_view *v, int rc);
+/* The end of a row's state_free, its own buffers freed: the state's byte view v closed
+ * without unpacking (an open one's buffers freed; a closed one is empty), the state freed,
+ * the operation left without one. */
+static inline void tuna_a2av_state_release(tuna_a2av_op *o, tuna_bytes_view *v)
+{
+    (void)tuna_bytes_view_close(o->a, v, MPI_ERR_INTERN); /* frees, unpacks nothing */
+    free(o->state);
+    o->state = NULL;
+    o->state_free = NULL;
+}
 /* End the operation with outcome rc; returns TUNA_STEP_DONE. */
 static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
 {

@@ -102,20 +102,12 @@ void tuna_bruck_rotate(const tuna_transport *tp, const char *in, char *out, int 
 static void state_free(tuna_a2av_op *o)
 {
     tuna_bruck_op *s = o->state;
-    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
     MPI_Datatype *types[3] = {&s->blk, &s->st, &s->rt};
     for (int t = 0; t < 3; t++)
         if (*types[t] != MPI_DATATYPE_NULL)
             PMPI_Type_free(types[t]);
-    free(s->w);
-    free(s->rot);
-    free(s->upper);
-    free(s->sbuf);
-    free(s->rbuf);
-    free(s->disp);
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    TUNA_FREE_ALL(s->w, s->rot, s->upper, s->sbuf, s->rbuf, s->disp);
+    tuna_a2av_state_release(o, &s->v);
 }
 
 int tuna_bruck_op_open(tuna_a2av_op *o, tuna_bruck_op **out)

@@ -84,10 +84,7 @@ static void hier_state_free(tuna_a2av_op *o)
     tuna_rounds_state_free(&s->st);
     hier_mem_free(&s->m);
     free(s->h.pool);
-    tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* Inter-node metadata, its posts: send the out sizes, receive the in sizes. */

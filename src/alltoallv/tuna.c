@@ -30,10 +30,7 @@ static void tuna_state_free(tuna_a2av_op *o)
 {
     tuna_state *s = o->state;
     tuna_rounds_state_free(&s->st);
-    tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* The call's end: the view's unpacking, the statistics; the state goes with the operation. */
