@@ -134,14 +134,9 @@ static int radix_begin(tuna_a2av_op *o)
     if (!s)
         return tuna_a2av_step_done(
             o, tuna_error_set(MPI_ERR_NO_MEM, "bruck-radix: out of memory for its state"));
-    tuna_timer_start(&s->tm);
-    int rc = tuna_bytes_view_open(a, &s->v);
-    if (rc != MPI_SUCCESS) {
-        free(s); /* a failed open freed what it had */
+    int rc = tuna_a2av_state_attach(o, s, radix_state_free, &s->tm, &s->v);
+    if (rc != MPI_SUCCESS)
         return tuna_a2av_step_done(o, rc);
-    }
-    o->state = s;
-    o->state_free = radix_state_free;
     s->B = (size_t)tuna_scount(a, 0) * a->ssize;
     s->r = r;
     for (int j = 0; j < P; j++)

@@ -51,15 +51,10 @@ static int tuna_begin(tuna_a2av_op *o)
     tuna_state *s = tuna_calloc(1, sizeof *s + 2 * sizeof(char *) * (size_t)P);
     if (!s)
         return tuna_a2av_step_done(o, MPI_ERR_NO_MEM);
-    o->state = s;
-    o->state_free = tuna_state_free;
-    tuna_timer_start(&s->tm);
-    tuna_bytes_view *v = &s->v;
-    int rc = tuna_bytes_view_open(a, v);
-    if (rc != MPI_SUCCESS) {
-        memset(v, 0, sizeof *v); /* a failed open freed what it had: nothing to close */
+    int rc = tuna_a2av_state_attach(o, s, tuna_state_free, &s->tm, &s->v);
+    if (rc != MPI_SUCCESS)
         return tuna_a2av_step_done(o, rc);
-    }
+    const tuna_bytes_view *v = &s->v;
     s->sp = (const char **)(s + 1);
     s->rp = (char **)(s->sp + P);
     for (int j = 0; j < P; j++) {
