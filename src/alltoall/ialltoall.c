@@ -22,15 +22,10 @@ enum phase {
     PHASE_LIBRARY, /* the library's MPI_Ialltoall(_c) is in flight */
 };
 
-/* The user's arguments: what the library's call posts, and what a start that waits for the
- * communicator's set-up (tuna_setup_defer) restarts with. */
+/* The user's arguments (tuna_a2av_nb_user) with the counts. */
 typedef struct ia2a_call {
-    const char *fn; /* the public entry's name, for messages */
-    const void *sendbuf;
-    void *recvbuf;
+    tuna_a2av_nb_user user;
     MPI_Count scount, rcount;
-    MPI_Datatype stype, rtype;
-    MPI_Comm comm;
     bool large; /* MPI_Count counts: the library's call is MPI_Ialltoall_c */
 } ia2a_call;
 
@@ -44,7 +39,7 @@ typedef struct ia2a_op {
     bool library;
     int local_rc;
     long long v[TUNA_AGREE_N];
-    ia2a_call call; /* comm: the private communicator where there is a context */
+    ia2a_call call;
 } ia2a_op;
 
 static void ia2a_release(tuna_op *op)
@@ -58,16 +53,17 @@ static void ia2a_release(tuna_op *op)
 static int post_library(ia2a_op *x)
 {
     const ia2a_call *c = &x->call;
+    const tuna_a2av_nb_user *u = &c->user;
     int rc;
     if (!c->large) {
-        rc = PMPI_Ialltoall(c->sendbuf, (int)c->scount, c->stype, c->recvbuf, (int)c->rcount,
-                            c->rtype, c->comm, &x->nb.lib);
+        rc = PMPI_Ialltoall(u->sendbuf, (int)c->scount, u->stype, u->recvbuf, (int)c->rcount,
+                            u->rtype, u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoall failed");
     } else {
 #ifdef TUNA_HAVE_MPI_IALLTOALL_C
-        rc = PMPI_Ialltoall_c(c->sendbuf, c->scount, c->stype, c->recvbuf, c->rcount, c->rtype,
-                              c->comm, &x->nb.lib);
+        rc = PMPI_Ialltoall_c(u->sendbuf, c->scount, u->stype, u->recvbuf, c->rcount, u->rtype,
+                              u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoall_c failed");
 #else
@@ -179,22 +175,23 @@ static int ia2a_restart(void *args, tuna_request *inner)
 
 static int ialltoall(const ia2a_call *c, const tuna_options *opt, tuna_request *req)
 {
-    const char *fn = c->fn;
+    const tuna_a2av_nb_user *u = &c->user;
+    const char *fn = u->fn;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLTOALL, c->comm, &opt);
+    int rc = tuna_call_begin(TUNA_ALLTOALL, u->comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];
     tuna_ctx *ctx;
     bool collective;
-    rc = tuna_a2av_nb_context(c->comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    rc = tuna_a2av_nb_context(u->comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
     if (rc == TUNA_NB_DEFER) {
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
         if (tuna_argcheck_is_local() &&
-            (rc = tuna_check_alias(fn, c->sendbuf, c->recvbuf, c->scount > 0 && c->rcount > 0)))
+            (rc = tuna_check_alias(fn, u->sendbuf, u->recvbuf, c->scount > 0 && c->rcount > 0)))
             return rc;
         const ia2a_deferred d = {.call = *c, .opt = *opt};
         return tuna_setup_defer_copy(ctx, ia2a_restart, &d, sizeof d, fn, req);
@@ -209,7 +206,7 @@ static int ialltoall(const ia2a_call *c, const tuna_options *opt, tuna_request *
     /* With a context, the library's call travels on the private communicator: a start that
      * waited for the set-up posts it later than the application's calls on its own. */
     if (ctx)
-        x->call.comm = ctx->comm;
+        x->call.user.comm = ctx->comm;
     /* The library's call: vendor; an intercommunicator (no context); auto where its
      * selector's agreement failed (the set-up carries it). */
     if (alg->desc.kind == TUNA_ROW_VENDOR ||
@@ -226,7 +223,7 @@ static int ialltoall(const ia2a_call *c, const tuna_options *opt, tuna_request *
         }
         /* tuna's aliasing rule holds for the library's call too (vendor, an
          * intercommunicator), at the start as tuna's rows report it. */
-        if ((rc = tuna_check_alias(fn, c->sendbuf, c->recvbuf,
+        if ((rc = tuna_check_alias(fn, u->sendbuf, u->recvbuf,
                                    c->scount > 0 && c->rcount > 0))) {
             free(x);
             return rc;
@@ -237,16 +234,16 @@ static int ialltoall(const ia2a_call *c, const tuna_options *opt, tuna_request *
         size_t block = 0;
         x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->nb.scr,
                                    .rank = ctx->rank, .size = P};
-        x->local_rc = tuna_a2a_check_args(fn, c->sendbuf, c->scount, c->stype, c->recvbuf,
-                                          c->rcount, c->rtype, P, ctx->rank, &block);
+        x->local_rc = tuna_a2a_check_args(fn, u->sendbuf, c->scount, u->stype, u->recvbuf,
+                                          c->rcount, u->rtype, P, ctx->rank, &block);
         if (x->local_rc == MPI_SUCCESS)
             x->local_rc = choose(x, alg, opt, ctx, block);
         if (x->local_rc == MPI_SUCCESS && !x->library) {
             x->nb.disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
             x->counts = tuna_malloc(tuna_a2a_counts_bytes(P));
             x->local_rc = x->nb.disp && x->counts
-                              ? tuna_a2a_prepare(&x->args, c->sendbuf, c->scount, c->stype,
-                                                 c->recvbuf, c->rcount, c->rtype, block,
+                              ? tuna_a2a_prepare(&x->args, u->sendbuf, c->scount, u->stype,
+                                                 u->recvbuf, c->rcount, u->rtype, block,
                                                  x->counts, x->nb.disp, &x->nb.copy,
                                                  &x->nb.copy_counts)
                               : tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
@@ -306,9 +303,9 @@ int tuna_ialltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                         tuna_request *req)
 {
-    const ia2a_call c = {.fn = large ? "tuna_ialltoall_c" : "tuna_ialltoall",
-                         .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
-                         .rcount = recvcount, .stype = sendtype, .rtype = recvtype,
-                         .comm = comm, .large = large};
+    const ia2a_call c = {.user = {.fn = large ? "tuna_ialltoall_c" : "tuna_ialltoall",
+                                  .sendbuf = sendbuf, .recvbuf = recvbuf, .stype = sendtype,
+                                  .rtype = recvtype, .comm = comm},
+                         .scount = sendcount, .rcount = recvcount, .large = large};
     return ialltoall(&c, opt, req);
 }

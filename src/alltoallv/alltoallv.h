@@ -286,6 +286,17 @@ static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
     return tuna_op_step_done(&o->op, rc);
 }
 
+/* The user's arguments of tuna_ialltoallv and tuna_ialltoall besides their counts: what the
+ * library's call posts, and what a start that waits for the communicator's set-up
+ * (tuna_setup_defer) restarts with. */
+typedef struct tuna_a2av_nb_user {
+    const char *fn; /* the public entry's name, for messages */
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm; /* the operation's: the private communicator where there is a context */
+} tuna_a2av_nb_user;
+
 /*
  * What the nonblocking starts tuna_ialltoallv and tuna_ialltoall (ialltoallv.c, ialltoall.c)
  * keep beside their operation, theirs until it completes: buffers, the agreement's or the

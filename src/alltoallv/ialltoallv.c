@@ -23,15 +23,10 @@ enum phase {
     PHASE_LIBRARY, /* the library's MPI_Ialltoallv(_c) is in flight */
 };
 
-/* The user's arguments: what the library's call posts, and what a start that waits for the
- * communicator's set-up (tuna_setup_defer) restarts with. */
+/* The user's arguments (tuna_a2av_nb_user) with the counts and displacements. */
 typedef struct ia_call {
-    const char *fn; /* the public entry's name, for messages */
-    const void *sendbuf;
-    void *recvbuf;
+    tuna_a2av_nb_user user;
     tuna_counts sc, rcv;
-    MPI_Datatype stype, rtype;
-    MPI_Comm comm;
     bool device; /* device buffers that the row serves (memory_route.c), staged by the
                     operation's own transport */
 } ia_call;
@@ -46,7 +41,7 @@ typedef struct ia_op {
     bool library;        /* the library's own call, from the start */
     int local_rc;        /* this rank's check outcome (TUNA_ARGCHECK=collective: agreed) */
     long long v[TUNA_AGREE_N];
-    ia_call call; /* comm: the private communicator for the library's call with a context */
+    ia_call call;
 } ia_op;
 
 static void ia_release(tuna_op *op)
@@ -60,16 +55,17 @@ static void ia_release(tuna_op *op)
 static int post_library(ia_op *x)
 {
     const ia_call *c = &x->call;
+    const tuna_a2av_nb_user *u = &c->user;
     int rc;
     if (c->rcv.n) {
-        rc = PMPI_Ialltoallv(c->sendbuf, c->sc.n, c->sc.d, c->stype, c->recvbuf, c->rcv.n,
-                             c->rcv.d, c->rtype, c->comm, &x->nb.lib);
+        rc = PMPI_Ialltoallv(u->sendbuf, c->sc.n, c->sc.d, u->stype, u->recvbuf, c->rcv.n,
+                             c->rcv.d, u->rtype, u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoallv failed");
     } else {
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
-        rc = PMPI_Ialltoallv_c(c->sendbuf, c->sc.nl, c->sc.dl, c->stype, c->recvbuf, c->rcv.nl,
-                               c->rcv.dl, c->rtype, c->comm, &x->nb.lib);
+        rc = PMPI_Ialltoallv_c(u->sendbuf, c->sc.nl, c->sc.dl, u->stype, u->recvbuf, c->rcv.nl,
+                               c->rcv.dl, u->rtype, u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoallv_c failed");
 #else
@@ -180,11 +176,12 @@ static int ia_restart(void *args, tuna_request *inner)
 
 static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *req)
 {
-    const char *fn = c->fn;
+    const tuna_a2av_nb_user *u = &c->user;
+    const char *fn = u->fn;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLTOALLV, c->comm, &opt);
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, u->comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
@@ -198,13 +195,13 @@ static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *r
     }
     tuna_ctx *ctx;
     bool collective;
-    rc = tuna_a2av_nb_context(c->comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    rc = tuna_a2av_nb_context(u->comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
     if (rc == TUNA_NB_DEFER) {
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
         if (tuna_argcheck_is_local() &&
-            (rc = tuna_a2av_library_alias(fn, c->sendbuf, c->recvbuf, &c->sc, &c->rcv,
-                                          c->comm)))
+            (rc = tuna_a2av_library_alias(fn, u->sendbuf, u->recvbuf, &c->sc, &c->rcv,
+                                          u->comm)))
             return rc;
         const ia_deferred d = {.call = *c, .opt = *opt};
         return tuna_setup_defer_copy(ctx, ia_restart, &d, sizeof d, fn, req);
@@ -228,7 +225,7 @@ static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *r
         if (alg->desc.kind != TUNA_ROW_VENDOR)
             tuna_a2av_nb_library_stats(&tuna_a2av_registry, ctx);
         if (ctx)
-            x->call.comm = ctx->comm;
+            x->call.user.comm = ctx->comm;
         if (!library_can(x)) { /* vendor with large counts: linear needs a context */
             free(x);
             return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
@@ -238,8 +235,8 @@ static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *r
         }
         /* tuna's aliasing rule holds for the library's call too, at the start (as tuna's
          * rows report it, and the blocking vendor row). */
-        if ((rc = tuna_a2av_library_alias(fn, c->sendbuf, c->recvbuf, &c->sc, &c->rcv,
-                                          c->comm))) {
+        if ((rc = tuna_a2av_library_alias(fn, u->sendbuf, u->recvbuf, &c->sc, &c->rcv,
+                                          u->comm))) {
             free(x);
             return rc;
         }
@@ -251,8 +248,8 @@ static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *r
         x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->nb.scr,
                                    .rank = ctx->rank, .size = ctx->size};
         x->nb.disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
-        x->local_rc = x->nb.disp ? tuna_a2av_prepare(&x->args, c->sendbuf, &c->sc, c->stype,
-                                                     c->recvbuf, &c->rcv, c->rtype, x->v,
+        x->local_rc = x->nb.disp ? tuna_a2av_prepare(&x->args, u->sendbuf, &c->sc, u->stype,
+                                                     u->recvbuf, &c->rcv, u->rtype, x->v,
                                                      x->nb.disp, &x->nb.copy,
                                                      &x->nb.copy_counts)
                                  : MPI_ERR_NO_MEM;
@@ -296,13 +293,14 @@ static int ialltoallv_of(bool large, const void *sendbuf, const void *sendcounts
                          const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
                          MPI_Comm comm, const tuna_options *opt, bool device, tuna_request *req)
 {
-    const ia_call c = {.fn = large ? "tuna_ialltoallv_c" : "tuna_ialltoallv",
-                       .sendbuf = sendbuf, .recvbuf = recvbuf,
+    const ia_call c = {.user = {.fn = large ? "tuna_ialltoallv_c" : "tuna_ialltoallv",
+                                .sendbuf = sendbuf, .recvbuf = recvbuf, .stype = sendtype,
+                                .rtype = recvtype, .comm = comm},
                        .sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
                                    : (tuna_counts){.n = sendcounts, .d = sdispls},
                        .rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
                                     : (tuna_counts){.n = recvcounts, .d = rdispls},
-                       .stype = sendtype, .rtype = recvtype, .comm = comm, .device = device};
+                       .device = device};
     return ialltoallv(&c, opt, req);
 }
 
