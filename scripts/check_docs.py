@@ -207,6 +207,11 @@ def registry_rows(root, coll):
         text = read(root, p)
         text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
         text = text.replace("STRIDE_PARAM", '{"stride", 1, 0,')
+        # the shared rows and parameters of src/core/tuna_registry.h and
+        # src/allgather_allreduce/shared.h
+        text = text.replace("TUNA_VENDOR_DESC(", '{.info = {"vendor", ')
+        text = text.replace("TUNA_AUTO_DESC(", '{.info = {"auto", ')
+        text = re.sub(r"TUNA_PARAM_K_(RADIX|GROUP)", '{{"k", 2, }}', text)
         starts = [m for m in ROW_NAME.finditer(text)]
         for i, m in enumerate(starts):
             end = starts[i + 1].start() if i + 1 < len(starts) else len(text)

@@ -12,10 +12,7 @@ tuna_ag_step_fn tuna_ag_ring_step, tuna_ag_kring_step, tuna_ag_recursive_doublin
     tuna_ag_recmul_step, tuna_ag_recmul_permuted_step;
 
 const tuna_ag_algorithm tuna_ag_table[] = {
-    {.desc = {.info = {"vendor", "the MPI library's own MPI_Allgather (PMPI_Allgather), passed "
-                                 "straight through",
-                       0, {{0}}},
-              .kind = TUNA_ROW_VENDOR, .family = "vendor"}},
+    {.desc = TUNA_VENDOR_DESC("MPI_Allgather")},
     {.desc = {.info = {"ring", "ring: P-1 rounds, one block to the right neighbour per round", 0,
                        {{0}}},
               .family = "ring", .cost = tuna_ag_cost_ring},
@@ -24,9 +21,7 @@ const tuna_ag_algorithm tuna_ag_table[] = {
                                 "rounds), then a ring inside each group passing whole columns "
                                 "(k-1 rounds)",
                        1,
-                       {{"k", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
-                         "group size, in [2, P]; larger values clamp to P, then lowered to the "
-                         "largest divisor of P not above it"}}},
+                       TUNA_PARAM_K_GROUP},
               .family = "ring", .cost = tuna_ag_cost_kring, .grid = tuna_grid_k},
      .step = tuna_ag_kring_step},
     {.desc = {.info = {"recursive-doubling", "recursive doubling: log2 P rounds at distances 1, "
@@ -39,26 +34,19 @@ const tuna_ag_algorithm tuna_ag_table[] = {
                                  "distance k^r (extra ranks folded in and out when P is not a "
                                  "power of k)",
                        1,
-                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       TUNA_PARAM_K_RADIX},
               .family = "recmul", .cost = tuna_ag_cost_recmul, .grid = tuna_grid_k},
      .step = tuna_ag_recmul_step},
     {.desc = {.info = {"recmul-permuted", "recursive multiplying, largest distance first on a "
                                           "digit-reversed layout, then an in-place block "
                                           "permutation",
                        1,
-                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       TUNA_PARAM_K_RADIX},
               .family = "recmul", .cost = tuna_ag_cost_recmul_permuted, .grid = tuna_grid_k},
      .step = tuna_ag_recmul_permuted_step},
-    {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "
-                               "topology and the block size, then learning (docs/tuning.md)",
-                       0, {{0}}},
-              .kind = TUNA_ROW_AUTO, .family = "auto"}},
+    {.desc = TUNA_AUTO_DESC("chooses algorithm and k with the cost model from P, the node "
+                            "topology and the block size, then learning (docs/tuning.md)")},
 };
 
-const tuna_registry tuna_ag_registry = {
-    .coll = TUNA_ALLGATHER,
-    .rows = tuna_ag_table,
-    .stride = sizeof tuna_ag_table[0],
-    .n = (int)(sizeof tuna_ag_table / sizeof tuna_ag_table[0]),
-    .library_runs = tuna_ag_library_runs,
-};
+const tuna_registry tuna_ag_registry =
+    TUNA_REGISTRY_OF(TUNA_ALLGATHER, tuna_ag_table, tuna_ag_library_runs);

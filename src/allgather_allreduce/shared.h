@@ -47,6 +47,14 @@ int tuna_fold_reverse(const tuna_fold *f, int g);
 int tuna_permute_blocks_inplace(const tuna_transport *tp, char *buf, size_t block, int n,
                                 const int *src);
 
+/* The one parameter "k" of the recursive-multiplying rows (the radix) and of the k-ring rows
+ * (the group size), in both families' registries. */
+#define TUNA_PARAM_K_RADIX {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}
+#define TUNA_PARAM_K_GROUP                                                                       \
+    {{"k", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,                                                    \
+      "group size, in [2, P]; larger values clamp to P, then lowered to the largest divisor of " \
+      "P not above it"}}
+
 /* auto's candidates of a row whose one parameter is the radix or group size "k": the radix
  * grid over [2, P] (tuna_grid_fn). */
 void tuna_grid_k(const tuna_select_input *in, const tuna_algorithm_info *info,

@@ -71,6 +71,15 @@ typedef struct tuna_ar_algorithm {
 } tuna_ar_algorithm;
 
 extern const tuna_ar_algorithm tuna_ar_table[];
+
+/* The end of a row's state_free, the state's own buffers freed: the state freed (NULL: none),
+ * the operation left without one. */
+static inline void tuna_ar_state_release(tuna_ar_op *o)
+{
+    free(o->state);
+    o->state = NULL;
+    o->state_free = NULL;
+}
 extern const tuna_registry tuna_ar_registry;
 
 /*

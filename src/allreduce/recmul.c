@@ -33,13 +33,9 @@ static void state_free(tuna_ar_op *o)
         if (st->mem)
             for (int i = 1; i < o->f.k; i++)
                 free(st->mem[i]);
-        free(st->mem);
-        free(st->pool);
-        free(st->slot);
-        free(st);
+        TUNA_FREE_ALL(st->mem, st->pool, st->slot);
     }
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_ar_state_release(o);
 }
 
 static int begin(tuna_ar_op *o)

@@ -76,14 +76,9 @@ static void state_free(tuna_ar_op *o)
         if (pl->mem)
             for (int i = 0; i < o->f.k - 1; i++)
                 free(pl->mem[i]);
-        free(pl->mem);
-        free(pl->pool);
-        free(pl->off);
-        free(pl->fold_mem);
-        free(pl);
+        TUNA_FREE_ALL(pl->mem, pl->pool, pl->off, pl->fold_mem);
     }
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_ar_state_release(o);
 }
 
 /* Fold-in with one vector-sized temporary (members are reduced one at a time). */

@@ -17,14 +17,9 @@
 void tuna_ar_ring_state_free(tuna_ar_op *o)
 {
     tuna_ar_ring_state *st = o->state;
-    if (st) {
-        free(st->tmp_mem);
-        free(st->off);
-        free(st->cnt);
-        free(st);
-    }
-    o->state = NULL;
-    o->state_free = NULL;
+    if (st)
+        TUNA_FREE_ALL(st->tmp_mem, st->off, st->cnt);
+    tuna_ar_state_release(o);
 }
 
 /* Round s of phase ph: rcount elements from left (into tmp when reducing, else into their

@@ -12,10 +12,7 @@ tuna_ar_step_fn tuna_ar_ring_step, tuna_ar_kring_step, tuna_ar_recmul_step,
     tuna_ar_recmul_permuted_step;
 
 const tuna_ar_algorithm tuna_ar_table[] = {
-    {.desc = {.info = {"vendor", "the MPI library's own MPI_Allreduce (PMPI_Allreduce), passed "
-                                 "straight through",
-                       0, {{0}}},
-              .kind = TUNA_ROW_VENDOR, .family = "vendor"}},
+    {.desc = TUNA_VENDOR_DESC("MPI_Allreduce")},
     {.desc = {.info = {"ring", "ring reduce-scatter + ring allgather: 2(P-1) rounds of n/P "
                                "elements (non-commutative ops: runs recursive-doubling)",
                        0, {{0}}},
@@ -25,9 +22,7 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                                 "consecutive ranks and across groups (non-commutative ops: runs "
                                 "recursive-doubling)",
                        1,
-                       {{"k", 2, TUNA_PARAM_P, TUNA_PARAM_SQRTP,
-                         "group size, in [2, P]; larger values clamp to P, then lowered to the "
-                         "largest divisor of P not above it"}}},
+                       TUNA_PARAM_K_GROUP},
               .family = "ring", .cost = tuna_ar_cost_kring, .grid = tuna_grid_k},
      .step = tuna_ar_kring_step},
     {.desc = {.info = {"recursive-doubling", "recursive doubling: log2 P rounds exchanging the "
@@ -40,7 +35,7 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                                  "partners at distance k^r, rank-ordered reduction (extra ranks "
                                  "folded in and out)",
                        1,
-                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       TUNA_PARAM_K_RADIX},
               .family = "recmul", .cost = tuna_ar_cost_recmul, .grid = tuna_grid_k},
      .step = tuna_ar_recmul_step},
     {.desc = {.info = {"recmul-permuted",
@@ -48,20 +43,13 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                        "first) on contiguous ranges, segment ownership in digit-reversed order; "
                        "2 log_k P rounds, about 2n elements sent (extra ranks folded in and out)",
                        1,
-                       {{"k", 2, TUNA_PARAM_P, 4, "radix, in [2, P]; larger values clamp to P"}}},
+                       TUNA_PARAM_K_RADIX},
               .family = "recmul", .cost = tuna_ar_cost_recmul_permuted, .grid = tuna_grid_k},
      .step = tuna_ar_recmul_permuted_step},
-    {.desc = {.info = {"auto", "chooses algorithm and k with the cost model from P, the node "
-                               "topology, the vector size and the op's commutativity, "
-                               "then learning (docs/tuning.md)",
-                       0, {{0}}},
-              .kind = TUNA_ROW_AUTO, .family = "auto"}},
+    {.desc = TUNA_AUTO_DESC("chooses algorithm and k with the cost model from P, the node "
+                            "topology, the vector size and the op's commutativity, "
+                            "then learning (docs/tuning.md)")},
 };
 
-const tuna_registry tuna_ar_registry = {
-    .coll = TUNA_ALLREDUCE,
-    .rows = tuna_ar_table,
-    .stride = sizeof tuna_ar_table[0],
-    .n = (int)(sizeof tuna_ar_table / sizeof tuna_ar_table[0]),
-    .library_runs = tuna_ar_library_runs,
-};
+const tuna_registry tuna_ar_registry =
+    TUNA_REGISTRY_OF(TUNA_ALLREDUCE, tuna_ar_table, tuna_ar_library_runs);

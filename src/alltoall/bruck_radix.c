@@ -39,13 +39,8 @@ typedef struct radix_state {
 static void radix_state_free(tuna_a2av_op *o)
 {
     radix_state *s = o->state;
-    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
-    free(s->slots);
-    free(s->out);
-    free(s->in);
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    TUNA_FREE_ALL(s->slots, s->out, s->in);
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* The last step: the view closed (unpacked if rc is MPI_SUCCESS), the state freed. */
@@ -53,19 +48,6 @@ static int radix_close(tuna_a2av_op *o, int rc)
 {
     radix_state *s = o->state;
     return tuna_a2av_view_done(o, &s->v, rc);
-}
-
-/* Slots in [1, P) whose base-r digit of place w is d: the round's, in ascending order. */
-static int round_slots(int P, int r, long long w, int d, int *idx)
-{
-    int n = 0;
-    for (long long base = d * w; base < P; base += w * r)
-        for (long long i = base; i < base + w && i < P; i++)
-            if (idx)
-                idx[n++] = (int)i;
-            else
-                n++;
-    return n;
 }
 
 /* The next round after (w, d), or the first one when w == 0; false when none is left. */
@@ -87,7 +69,7 @@ static int radix_post(tuna_a2av_op *o, radix_state *s)
     const tuna_a2av_args *a = o->a;
     const int P = a->size, me = a->rank;
     const size_t B = s->B;
-    s->n = round_slots(P, s->r, s->w, s->d, s->idx);
+    s->n = tuna_radix_digit_members(P, s->w, s->r, s->d, s->idx);
     for (int j = 0; j < s->n; j++)
         tuna_tp_copy(o->a->tp, s->out + (size_t)j * B, s->slots + (size_t)s->idx[j] * B, B);
     tuna_timer_stop(&s->tm, TUNA_PHASE_COPY);
@@ -145,21 +127,16 @@ static int radix_begin(tuna_a2av_op *o)
     long long w = 0;
     int d = 0;
     while (round_next(P, r, &w, &d)) {
-        int n = round_slots(P, r, w, d, NULL);
+        int n = tuna_radix_digit_members(P, w, r, d, NULL);
         nmax = n > nmax ? n : nmax;
     }
     radix_state *s = tuna_calloc(1, sizeof *s + sizeof(int) * (size_t)nmax);
     if (!s)
         return tuna_a2av_step_done(
             o, tuna_error_set(MPI_ERR_NO_MEM, "bruck-radix: out of memory for its state"));
-    tuna_timer_start(&s->tm);
-    int rc = tuna_bytes_view_open(a, &s->v);
-    if (rc != MPI_SUCCESS) {
-        free(s); /* a failed open freed what it had */
+    int rc = tuna_a2av_state_attach(o, s, radix_state_free, &s->tm, &s->v);
+    if (rc != MPI_SUCCESS)
         return tuna_a2av_step_done(o, rc);
-    }
-    o->state = s;
-    o->state_free = radix_state_free;
     s->B = (size_t)tuna_scount(a, 0) * a->ssize;
     s->r = r;
     for (int j = 0; j < P; j++)

@@ -22,6 +22,13 @@ enum phase {
     PHASE_LIBRARY, /* the library's MPI_Ialltoall(_c) is in flight */
 };
 
+/* The user's arguments (tuna_a2av_nb_user) with the counts. */
+typedef struct ia2a_call {
+    tuna_a2av_nb_user user;
+    MPI_Count scount, rcount;
+    bool large; /* MPI_Count counts: the library's call is MPI_Ialltoall_c */
+} ia2a_call;
+
 typedef struct ia2a_op {
     tuna_a2av_op o;      /* first member: the engine's and the row's view */
     tuna_a2av_args args;
@@ -30,14 +37,9 @@ typedef struct ia2a_op {
     enum phase phase;
     bool agree;
     bool library;
-    bool large;
     int local_rc;
     long long v[TUNA_AGREE_N];
-    const void *sendbuf;
-    void *recvbuf;
-    MPI_Count scount, rcount;
-    MPI_Datatype stype, rtype;
-    MPI_Comm comm;
+    ia2a_call call;
 } ia2a_op;
 
 static void ia2a_release(tuna_op *op)
@@ -50,16 +52,18 @@ static void ia2a_release(tuna_op *op)
 
 static int post_library(ia2a_op *x)
 {
+    const ia2a_call *c = &x->call;
+    const tuna_a2av_nb_user *u = &c->user;
     int rc;
-    if (!x->large) {
-        rc = PMPI_Ialltoall(x->sendbuf, (int)x->scount, x->stype, x->recvbuf, (int)x->rcount,
-                            x->rtype, x->comm, &x->nb.lib);
+    if (!c->large) {
+        rc = PMPI_Ialltoall(u->sendbuf, (int)c->scount, u->stype, u->recvbuf, (int)c->rcount,
+                            u->rtype, u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoall failed");
     } else {
 #ifdef TUNA_HAVE_MPI_IALLTOALL_C
-        rc = PMPI_Ialltoall_c(x->sendbuf, x->scount, x->stype, x->recvbuf, x->rcount, x->rtype,
-                              x->comm, &x->nb.lib);
+        rc = PMPI_Ialltoall_c(u->sendbuf, c->scount, u->stype, u->recvbuf, c->rcount, u->rtype,
+                              u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoall_c failed");
 #else
@@ -141,7 +145,7 @@ static int choose(ia2a_op *x, const tuna_a2av_algorithm *alg, const tuna_options
             tuna_params_copy(tuna_stats_current.params, x->args.param);
     }
     if (run->desc.kind == TUNA_ROW_VENDOR) {
-        if (library_can(x->large)) {
+        if (library_can(x->call.large)) {
             x->library = true;
             return MPI_SUCCESS;
         }
@@ -155,55 +159,42 @@ static int choose(ia2a_op *x, const tuna_a2av_algorithm *alg, const tuna_options
     return MPI_SUCCESS;
 }
 
-static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                     MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt, bool large,
-                     tuna_request *req);
+static int ialltoall(const ia2a_call *c, const tuna_options *opt, tuna_request *req);
 
-/* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
-typedef struct ia2a_args {
-    const char *fn;
-    const void *sendbuf;
-    void *recvbuf;
-    MPI_Count scount, rcount;
-    MPI_Datatype stype, rtype;
-    MPI_Comm comm;
+/* A start that waits for the communicator's set-up: the call and its options. */
+typedef struct ia2a_deferred {
+    ia2a_call call;
     tuna_options opt;
-    bool large;
-} ia2a_args;
+} ia2a_deferred;
 
 static int ia2a_restart(void *args, tuna_request *inner)
 {
-    const ia2a_args *a = args;
-    return ialltoall(a->fn, a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcount, a->rtype,
-                     a->comm, &a->opt, a->large, inner);
+    const ia2a_deferred *d = args;
+    return ialltoall(&d->call, &d->opt, inner);
 }
 
-static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                     MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt, bool large,
-                     tuna_request *req)
+static int ialltoall(const ia2a_call *c, const tuna_options *opt, tuna_request *req)
 {
+    const tuna_a2av_nb_user *u = &c->user;
+    const char *fn = u->fn;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLTOALL, comm, &opt);
+    int rc = tuna_call_begin(TUNA_ALLTOALL, u->comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];
     tuna_ctx *ctx;
     bool collective;
-    rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    rc = tuna_a2av_nb_context(u->comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
     if (rc == TUNA_NB_DEFER) {
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
         if (tuna_argcheck_is_local() &&
-            (rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0)))
+            (rc = tuna_check_alias(fn, u->sendbuf, u->recvbuf, c->scount > 0 && c->rcount > 0)))
             return rc;
-        const ia2a_args a = {.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf,
-                             .scount = sendcount, .rcount = recvcount, .stype = sendtype,
-                             .rtype = recvtype, .comm = comm, .opt = *opt, .large = large};
-        return tuna_setup_defer_copy(ctx, ia2a_restart, &a, sizeof a, fn, req);
+        const ia2a_deferred d = {.call = *c, .opt = *opt};
+        return tuna_setup_defer_copy(ctx, ia2a_restart, &d, sizeof d, fn, req);
     }
     if (rc != MPI_SUCCESS)
         return rc;
@@ -211,16 +202,11 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
     if (!x)
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     tuna_a2av_nb_init(&x->o, &x->args, ia2a_step, ia2a_release);
-    x->sendbuf = sendbuf;
-    x->recvbuf = recvbuf;
-    x->scount = sendcount;
-    x->rcount = recvcount;
-    x->stype = sendtype;
-    x->rtype = recvtype;
+    x->call = *c;
     /* With a context, the library's call travels on the private communicator: a start that
      * waited for the set-up posts it later than the application's calls on its own. */
-    x->comm = ctx ? ctx->comm : comm;
-    x->large = large;
+    if (ctx)
+        x->call.user.comm = ctx->comm;
     /* The library's call: vendor; an intercommunicator (no context); auto where its
      * selector's agreement failed (the set-up carries it). */
     if (alg->desc.kind == TUNA_ROW_VENDOR ||
@@ -228,7 +214,7 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
         (alg->desc.kind == TUNA_ROW_ALGORITHM && !ctx)) {
         if (alg->desc.kind != TUNA_ROW_VENDOR)
             tuna_a2av_nb_library_stats(&tuna_a2a_registry, ctx);
-        if (!library_can(large)) {
+        if (!library_can(c->large)) {
             free(x);
             return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
                                   "%s: the MPI library has no MPI_Ialltoall_c and tuna has no "
@@ -237,7 +223,8 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
         }
         /* tuna's aliasing rule holds for the library's call too (vendor, an
          * intercommunicator), at the start as tuna's rows report it. */
-        if ((rc = tuna_check_alias(fn, sendbuf, recvbuf, sendcount > 0 && recvcount > 0))) {
+        if ((rc = tuna_check_alias(fn, u->sendbuf, u->recvbuf,
+                                   c->scount > 0 && c->rcount > 0))) {
             free(x);
             return rc;
         }
@@ -247,17 +234,18 @@ static int ialltoall(const char *fn, const void *sendbuf, MPI_Count sendcount,
         size_t block = 0;
         x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->nb.scr,
                                    .rank = ctx->rank, .size = P};
-        x->local_rc = tuna_a2a_check_args(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                          recvtype, P, ctx->rank, &block);
+        x->local_rc = tuna_a2a_check_args(fn, u->sendbuf, c->scount, u->stype, u->recvbuf,
+                                          c->rcount, u->rtype, P, ctx->rank, &block);
         if (x->local_rc == MPI_SUCCESS)
             x->local_rc = choose(x, alg, opt, ctx, block);
         if (x->local_rc == MPI_SUCCESS && !x->library) {
             x->nb.disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)P);
             x->counts = tuna_malloc(tuna_a2a_counts_bytes(P));
             x->local_rc = x->nb.disp && x->counts
-                              ? tuna_a2a_prepare(&x->args, sendbuf, sendcount, sendtype, recvbuf,
-                                                 recvcount, recvtype, block, x->counts,
-                                                 x->nb.disp, &x->nb.copy, &x->nb.copy_counts)
+                              ? tuna_a2a_prepare(&x->args, u->sendbuf, c->scount, u->stype,
+                                                 u->recvbuf, c->rcount, u->rtype, block,
+                                                 x->counts, x->nb.disp, &x->nb.copy,
+                                                 &x->nb.copy_counts)
                               : tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory", fn);
             x->args.tag_shift = tuna_op_tag_shift(ctx, false);
         }
@@ -290,8 +278,8 @@ ialltoall_public(bool large, const void *sendbuf, MPI_Count sendcount,
         (rc = tuna_memory_ialltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                     recvtype, comm, opt, req)) >= 0)
         return rc;
-    return ialltoall(large ? "tuna_ialltoall_c" : "tuna_ialltoall", sendbuf, sendcount, sendtype,
-                     recvbuf, recvcount, recvtype, comm, opt, large, req);
+    return tuna_ialltoall_host(large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                               comm, opt, req);
 }
 
 int tuna_ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -315,6 +303,9 @@ int tuna_ialltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                         tuna_request *req)
 {
-    return ialltoall(large ? "tuna_ialltoall_c" : "tuna_ialltoall", sendbuf, sendcount, sendtype,
-                     recvbuf, recvcount, recvtype, comm, opt, large, req);
+    const ia2a_call c = {.user = {.fn = large ? "tuna_ialltoall_c" : "tuna_ialltoall",
+                                  .sendbuf = sendbuf, .recvbuf = recvbuf, .stype = sendtype,
+                                  .rtype = recvtype, .comm = comm},
+                         .scount = sendcount, .rcount = recvcount, .large = large};
+    return ialltoall(&c, opt, req);
 }

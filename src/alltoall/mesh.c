@@ -164,12 +164,9 @@ static void mesh_types_free(mesh_state *s)
 static void mesh_state_free(tuna_a2av_op *o)
 {
     mesh_state *s = o->state;
-    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
     mesh_types_free(s);
     free(s->tmp);
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* The last step: the view closed (unpacked if rc is MPI_SUCCESS), the state freed. */
@@ -260,14 +257,9 @@ static int mesh_begin(tuna_a2av_op *o)
         return tuna_a2av_step_done(
             o, tuna_error_set(MPI_ERR_NO_MEM, "mesh: out of memory for its state"));
     s->run = s->set = MPI_DATATYPE_NULL;
-    tuna_timer_start(&s->tm);
-    int rc = tuna_bytes_view_open(a, &s->v);
-    if (rc != MPI_SUCCESS) {
-        free(s); /* a failed open freed what it had */
+    int rc = tuna_a2av_state_attach(o, s, mesh_state_free, &s->tm, &s->v);
+    if (rc != MPI_SUCCESS)
         return tuna_a2av_step_done(o, rc);
-    }
-    o->state = s;
-    o->state_free = mesh_state_free;
     s->B = (size_t)tuna_scount(a, 0) * a->ssize;
     s->k = k;
     for (int i = 0; i < k; i++)

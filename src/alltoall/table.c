@@ -12,10 +12,7 @@
 #include "uniform_rows.h" /* the uniform-only rows and models */
 
 const tuna_a2av_algorithm tuna_a2a_table[] = {
-    {.desc = {.info = {"vendor", "the MPI library's own MPI_Alltoall (PMPI_Alltoall), passed "
-                                 "straight through",
-                       0, {{0}}},
-              .kind = TUNA_ROW_VENDOR, .family = "vendor"}},
+    {.desc = TUNA_VENDOR_DESC("MPI_Alltoall")},
     TUNA_A2AV_ROW_SPREADOUT(0),
     TUNA_A2AV_ROW_SCATTERED(0),
     TUNA_A2AV_ROW_LINEAR(0),
@@ -55,17 +52,10 @@ const tuna_a2av_algorithm tuna_a2a_table[] = {
               .family = "hierarchical", .cost = tuna_a2a_cost_mesh, .grid = tuna_a2a_grid_mesh,
               .inflight = tuna_a2a_inflight_mesh},
      .step = tuna_a2a_mesh_step},
-    {.desc = {.info = {"auto", "chooses algorithm and parameters from P, the nodes and the block "
-                               "size (the same on every rank: no agreement): a TUNA_TUNING "
-                               "entry, else the cost model, then learning (docs/tuning.md)",
-                       0, {{0}}},
-              .kind = TUNA_ROW_AUTO, .family = "auto"}},
+    {.desc = TUNA_AUTO_DESC("chooses algorithm and parameters from P, the nodes and the block "
+                            "size (the same on every rank: no agreement): a TUNA_TUNING "
+                            "entry, else the cost model, then learning (docs/tuning.md)")},
 };
 
-const tuna_registry tuna_a2a_registry = {
-    .coll = TUNA_ALLTOALL,
-    .rows = tuna_a2a_table,
-    .stride = sizeof tuna_a2a_table[0],
-    .n = (int)(sizeof tuna_a2a_table / sizeof tuna_a2a_table[0]),
-    .library_runs = tuna_a2a_library_runs,
-};
+const tuna_registry tuna_a2a_registry =
+    TUNA_REGISTRY_OF(TUNA_ALLTOALL, tuna_a2a_table, tuna_a2a_library_runs);

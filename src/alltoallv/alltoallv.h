@@ -13,6 +13,8 @@
 #include "../transport/cuda_staged.h" /* the nonblocking starts' staging transport */
 #include "../select/tuna_select.h"
 
+#include <string.h>
+
 /*
  * Arguments after validation and normalisation. Displacements are in BYTES
  * (already multiplied by the extent, as MPI_Aint, so offsets beyond 2 GiB
@@ -250,11 +252,50 @@ int tuna_a2av_step_outcome(const tuna_a2av_op *o, int wait_rc, const char *what)
  * the view closed (the receive blocks unpacked if rc is MPI_SUCCESS), the state freed by
  * o->state_free, the operation ended with the outcome; returns TUNA_STEP_DONE. */
 int tuna_a2av_view_done(tuna_a2av_op *o, tuna_bytes_view *v, int rc);
+/* A row's state s (zeroed, its types MPI_DATATYPE_NULL) attached to o with its state_free,
+ * its timer tm started and its byte view v opened, the first things its first step does.
+ * On failure (returned) the view is empty and state_free has run: the caller ends the
+ * operation with the outcome. */
+static inline int tuna_a2av_state_attach(tuna_a2av_op *o, void *s,
+                                         void (*state_free)(tuna_a2av_op *o), tuna_timer *tm,
+                                         tuna_bytes_view *v)
+{
+    o->state = s;
+    o->state_free = state_free;
+    tuna_timer_start(tm);
+    int rc = tuna_bytes_view_open(o->a, v);
+    if (rc != MPI_SUCCESS) {
+        memset(v, 0, sizeof *v); /* a failed open freed what it had: nothing to close */
+        state_free(o);
+    }
+    return rc;
+}
+/* The end of a row's state_free, its own buffers freed: the state's byte view v closed
+ * without unpacking (an open one's buffers freed; a closed one is empty), the state freed,
+ * the operation left without one. */
+static inline void tuna_a2av_state_release(tuna_a2av_op *o, tuna_bytes_view *v)
+{
+    (void)tuna_bytes_view_close(o->a, v, MPI_ERR_INTERN); /* frees, unpacks nothing */
+    free(o->state);
+    o->state = NULL;
+    o->state_free = NULL;
+}
 /* End the operation with outcome rc; returns TUNA_STEP_DONE. */
 static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
 {
     return tuna_op_step_done(&o->op, rc);
 }
+
+/* The user's arguments of tuna_ialltoallv and tuna_ialltoall besides their counts: what the
+ * library's call posts, and what a start that waits for the communicator's set-up
+ * (tuna_setup_defer) restarts with. */
+typedef struct tuna_a2av_nb_user {
+    const char *fn; /* the public entry's name, for messages */
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm; /* the operation's: the private communicator where there is a context */
+} tuna_a2av_nb_user;
 
 /*
  * What the nonblocking starts tuna_ialltoallv and tuna_ialltoall (ialltoallv.c, ialltoall.c)

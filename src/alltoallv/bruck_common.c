@@ -102,23 +102,15 @@ void tuna_bruck_rotate(const tuna_transport *tp, const char *in, char *out, int 
 static void state_free(tuna_a2av_op *o)
 {
     tuna_bruck_op *s = o->state;
-    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
     MPI_Datatype *types[3] = {&s->blk, &s->st, &s->rt};
     for (int t = 0; t < 3; t++)
         if (*types[t] != MPI_DATATYPE_NULL)
             PMPI_Type_free(types[t]);
-    free(s->w);
-    free(s->rot);
-    free(s->upper);
-    free(s->sbuf);
-    free(s->rbuf);
-    free(s->disp);
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    TUNA_FREE_ALL(s->w, s->rot, s->upper, s->sbuf, s->rbuf, s->disp);
+    tuna_a2av_state_release(o, &s->v);
 }
 
-int tuna_bruck_op_open(tuna_a2av_op *o, tuna_bruck_op **out)
+static int op_open(tuna_a2av_op *o, tuna_bruck_op **out)
 {
     const tuna_a2av_args *a = o->a;
     /* The round's slot indices live in the state: one allocation for both. */
@@ -129,16 +121,10 @@ int tuna_bruck_op_open(tuna_a2av_op *o, tuna_bruck_op **out)
     s->B = a->max_block_bytes;
     s->K = tuna_bruck_rounds(a->size);
     s->k = -1;
-    tuna_timer_start(&s->tm);
-    int rc = tuna_bytes_view_open(a, &s->v);
-    if (rc != MPI_SUCCESS) {
-        free(s);
-        return rc;
-    }
-    o->state = s;
-    o->state_free = state_free;
-    *out = s;
-    return MPI_SUCCESS;
+    int rc = tuna_a2av_state_attach(o, s, state_free, &s->tm, &s->v);
+    if (rc == MPI_SUCCESS)
+        *out = s;
+    return rc;
 }
 
 int tuna_bruck_op_close(tuna_a2av_op *o, int rc)
@@ -147,12 +133,28 @@ int tuna_bruck_op_close(tuna_a2av_op *o, int rc)
     return tuna_a2av_view_done(o, &s->v, rc);
 }
 
-int tuna_bruck_empty(tuna_a2av_op *o)
+/* Every block of every rank is empty: the view opened and closed (its copies), no exchange. */
+static int empty(tuna_a2av_op *o)
 {
     tuna_bytes_view v;
     int rc = tuna_bytes_view_open(o->a, &v);
     return tuna_a2av_step_done(o, rc != MPI_SUCCESS ? rc
                                                     : tuna_bytes_view_close(o->a, &v, rc));
+}
+
+bool tuna_bruck_op_begin(tuna_a2av_op *o, tuna_bruck_op **out, int *step)
+{
+    o->i = 1;
+    if (o->a->max_block_bytes == 0) {
+        *step = empty(o);
+        return false;
+    }
+    int rc = op_open(o, out);
+    if (rc != MPI_SUCCESS) {
+        *step = tuna_a2av_step_done(o, rc);
+        return false;
+    }
+    return true;
 }
 
 int tuna_bruck_packed_rounds(tuna_a2av_op *o, int wait_rc, int *rc)

@@ -25,13 +25,14 @@ typedef struct tuna_bruck_op {
     int idx[];               /* the slots of round k (at most P/2) */
 } tuna_bruck_op;
 
-/* The state on o (o->state, o->state_free) with its byte view open. */
-int tuna_bruck_op_open(tuna_a2av_op *o, tuna_bruck_op **out);
+/* The first step's opening (o->i = 1): the state on o (o->state, o->state_free) with its
+ * byte view open at *out (returns true); else the operation ended, with nothing to exchange
+ * (every block of every rank empty: a global fact) or the open's failure, and *step is what
+ * the step returns (false). */
+bool tuna_bruck_op_begin(tuna_a2av_op *o, tuna_bruck_op **out, int *step);
 /* The last step: the view closed (unpacked if rc is MPI_SUCCESS), the state freed; returns
  * TUNA_STEP_DONE with the outcome. */
 int tuna_bruck_op_close(tuna_a2av_op *o, int rc);
-/* Every block of every rank is empty (a global fact): nothing to exchange. */
-int tuna_bruck_empty(tuna_a2av_op *o);
 /*
  * The ceil(log2 P) rounds over s->set, each packing its slots into one message (memcpy),
  * exchanging it with an Irecv and an Isend and copying the received slots back in place;

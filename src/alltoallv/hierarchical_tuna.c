@@ -84,10 +84,7 @@ static void hier_state_free(tuna_a2av_op *o)
     tuna_rounds_state_free(&s->st);
     hier_mem_free(&s->m);
     free(s->h.pool);
-    tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* Inter-node metadata, its posts: send the out sizes, receive the in sizes. */
@@ -285,17 +282,12 @@ static int hier_begin(tuna_a2av_op *o, const char *name, tuna_hier_inter_fn *int
     if (!s)
         return tuna_a2av_step_done(
             o, tuna_error_set(MPI_ERR_NO_MEM, "%s: out of memory for the index arrays", name));
-    o->state = s;
-    o->state_free = hier_state_free;
     s->name = name;
     s->inter = inter;
-    tuna_timer_start(&s->tm);
-    tuna_bytes_view *v = &s->v;
-    int rc = tuna_bytes_view_open(a, v);
-    if (rc != MPI_SUCCESS) {
-        memset(v, 0, sizeof *v); /* a failed open freed what it had: nothing to close */
+    int rc = tuna_a2av_state_attach(o, s, hier_state_free, &s->tm, &s->v);
+    if (rc != MPI_SUCCESS)
         return tuna_a2av_step_done(o, rc);
-    }
+    tuna_bytes_view *v = &s->v;
 
     hier_mem *m = &s->m;
     size_t nio = (size_t)(N - 1) * (size_t)Q;

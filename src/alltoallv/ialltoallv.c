@@ -23,6 +23,14 @@ enum phase {
     PHASE_LIBRARY, /* the library's MPI_Ialltoallv(_c) is in flight */
 };
 
+/* The user's arguments (tuna_a2av_nb_user) with the counts and displacements. */
+typedef struct ia_call {
+    tuna_a2av_nb_user user;
+    tuna_counts sc, rcv;
+    bool device; /* device buffers that the row serves (memory_route.c), staged by the
+                    operation's own transport */
+} ia_call;
+
 typedef struct ia_op {
     tuna_a2av_op o;      /* first member: the engine's and the row's view */
     tuna_a2av_args args;
@@ -33,12 +41,7 @@ typedef struct ia_op {
     bool library;        /* the library's own call, from the start */
     int local_rc;        /* this rank's check outcome (TUNA_ARGCHECK=collective: agreed) */
     long long v[TUNA_AGREE_N];
-    /* The user's arguments, for the library's call. */
-    const void *sendbuf;
-    void *recvbuf;
-    tuna_counts sc, rcv;
-    MPI_Datatype stype, rtype;
-    MPI_Comm comm;
+    ia_call call;
 } ia_op;
 
 static void ia_release(tuna_op *op)
@@ -51,16 +54,18 @@ static void ia_release(tuna_op *op)
 /* Post the library's own nonblocking call on the user's arguments. */
 static int post_library(ia_op *x)
 {
+    const ia_call *c = &x->call;
+    const tuna_a2av_nb_user *u = &c->user;
     int rc;
-    if (x->rcv.n) {
-        rc = PMPI_Ialltoallv(x->sendbuf, x->sc.n, x->sc.d, x->stype, x->recvbuf, x->rcv.n,
-                             x->rcv.d, x->rtype, x->comm, &x->nb.lib);
+    if (c->rcv.n) {
+        rc = PMPI_Ialltoallv(u->sendbuf, c->sc.n, c->sc.d, u->stype, u->recvbuf, c->rcv.n,
+                             c->rcv.d, u->rtype, u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoallv failed");
     } else {
 #ifdef TUNA_HAVE_MPI_ALLTOALLV_C
-        rc = PMPI_Ialltoallv_c(x->sendbuf, x->sc.nl, x->sc.dl, x->stype, x->recvbuf, x->rcv.nl,
-                               x->rcv.dl, x->rtype, x->comm, &x->nb.lib);
+        rc = PMPI_Ialltoallv_c(u->sendbuf, c->sc.nl, c->sc.dl, u->stype, u->recvbuf, c->rcv.nl,
+                               c->rcv.dl, u->rtype, u->comm, &x->nb.lib);
         if (rc != MPI_SUCCESS)
             return tuna_error_set(rc, "PMPI_Ialltoallv_c failed");
 #else
@@ -79,7 +84,7 @@ static bool library_can(const ia_op *x)
     (void)x;
     return true;
 #else
-    return x->rcv.n != NULL;
+    return x->call.rcv.n != NULL;
 #endif
 }
 
@@ -155,41 +160,28 @@ static void step_rows(char *buf, size_t len)
                                   tuna_a2av_table[i].desc.info.name);
 }
 
-static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc,
-                      MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
-                      MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                      bool device, tuna_request *req);
+static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *req);
 
-/* A start that waits for the communicator's set-up (tuna_setup_defer): its arguments. */
-typedef struct ia_args {
-    const char *fn;
-    const void *sendbuf;
-    void *recvbuf;
-    tuna_counts sc, rcv;
-    MPI_Datatype stype, rtype;
-    MPI_Comm comm;
+/* A start that waits for the communicator's set-up: the call and its options. */
+typedef struct ia_deferred {
+    ia_call call;
     tuna_options opt;
-    bool device;
-} ia_args;
+} ia_deferred;
 
 static int ia_restart(void *args, tuna_request *inner)
 {
-    const ia_args *a = args;
-    return ialltoallv(a->fn, a->sendbuf, &a->sc, a->stype, a->recvbuf, &a->rcv, a->rtype,
-                      a->comm, &a->opt, a->device, inner);
+    const ia_deferred *d = args;
+    return ialltoallv(&d->call, &d->opt, inner);
 }
 
-/* device: device buffers that the row serves (memory_route.c), staged by the operation's
- * own transport. */
-static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc,
-                      MPI_Datatype sendtype, void *recvbuf, const tuna_counts *rcv,
-                      MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                      bool device, tuna_request *req)
+static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *req)
 {
+    const tuna_a2av_nb_user *u = &c->user;
+    const char *fn = u->fn;
     if (!req)
         return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
     *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLTOALLV, comm, &opt);
+    int rc = tuna_call_begin(TUNA_ALLTOALLV, u->comm, &opt);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];
@@ -203,17 +195,16 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
     }
     tuna_ctx *ctx;
     bool collective;
-    rc = tuna_a2av_nb_context(comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
+    rc = tuna_a2av_nb_context(u->comm, alg->desc.kind == TUNA_ROW_VENDOR, &ctx, &collective);
     if (rc == TUNA_NB_DEFER) {
         /* tuna's aliasing rule at the start, as on every path; the other checks need the
          * context: they run at the restart (the completion returns their error). */
         if (tuna_argcheck_is_local() &&
-            (rc = tuna_a2av_library_alias(fn, sendbuf, recvbuf, sc, rcv, comm)))
+            (rc = tuna_a2av_library_alias(fn, u->sendbuf, u->recvbuf, &c->sc, &c->rcv,
+                                          u->comm)))
             return rc;
-        const ia_args a = {.fn = fn, .sendbuf = sendbuf, .recvbuf = recvbuf, .sc = *sc,
-                           .rcv = *rcv, .stype = sendtype, .rtype = recvtype, .comm = comm,
-                           .opt = *opt, .device = device};
-        return tuna_setup_defer_copy(ctx, ia_restart, &a, sizeof a, fn, req);
+        const ia_deferred d = {.call = *c, .opt = *opt};
+        return tuna_setup_defer_copy(ctx, ia_restart, &d, sizeof d, fn, req);
     }
     if (rc != MPI_SUCCESS)
         return rc;
@@ -222,13 +213,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
         return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     tuna_a2av_nb_init(&x->o, &x->args, ia_step, ia_release);
     x->o.row = alg;
-    x->sendbuf = sendbuf;
-    x->recvbuf = recvbuf;
-    x->sc = *sc;
-    x->rcv = *rcv;
-    x->stype = sendtype;
-    x->rtype = recvtype;
-    x->comm = comm;
+    x->call = *c;
     x->is_auto = alg->desc.kind == TUNA_ROW_AUTO;
     /* The library's call: vendor; an intercommunicator (no context); auto where its
      * selector's agreement failed (the set-up carries it). With a context it travels on the
@@ -240,7 +225,7 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
         if (alg->desc.kind != TUNA_ROW_VENDOR)
             tuna_a2av_nb_library_stats(&tuna_a2av_registry, ctx);
         if (ctx)
-            x->comm = ctx->comm;
+            x->call.user.comm = ctx->comm;
         if (!library_can(x)) { /* vendor with large counts: linear needs a context */
             free(x);
             return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
@@ -250,21 +235,23 @@ static int ialltoallv(const char *fn, const void *sendbuf, const tuna_counts *sc
         }
         /* tuna's aliasing rule holds for the library's call too, at the start (as tuna's
          * rows report it, and the blocking vendor row). */
-        if ((rc = tuna_a2av_library_alias(fn, sendbuf, recvbuf, sc, rcv, comm))) {
+        if ((rc = tuna_a2av_library_alias(fn, u->sendbuf, u->recvbuf, &c->sc, &c->rcv,
+                                          u->comm))) {
             free(x);
             return rc;
         }
     } else {
-        if ((rc = tuna_a2av_nb_stage(&x->o, &x->nb, device)) != MPI_SUCCESS) {
+        if ((rc = tuna_a2av_nb_stage(&x->o, &x->nb, c->device)) != MPI_SUCCESS) {
             ia_release(&x->o.op);
             return rc;
         }
         x->args = (tuna_a2av_args){.ctx = ctx, .tp = x->o.op.tp, .scr = &x->nb.scr,
                                    .rank = ctx->rank, .size = ctx->size};
         x->nb.disp = tuna_malloc(sizeof(MPI_Aint) * 2 * (size_t)ctx->size);
-        x->local_rc = x->nb.disp ? tuna_a2av_prepare(&x->args, sendbuf, sc, sendtype, recvbuf,
-                                                     rcv, recvtype, x->v, x->nb.disp,
-                                                     &x->nb.copy, &x->nb.copy_counts)
+        x->local_rc = x->nb.disp ? tuna_a2av_prepare(&x->args, u->sendbuf, &c->sc, u->stype,
+                                                     u->recvbuf, &c->rcv, u->rtype, x->v,
+                                                     x->nb.disp, &x->nb.copy,
+                                                     &x->nb.copy_counts)
                                  : MPI_ERR_NO_MEM;
         x->agree = collective || x->is_auto || (alg->desc.needs & TUNA_NEEDS_GLOBAL_STATS);
         if (x->local_rc != MPI_SUCCESS && !collective) { /* this rank's error, at once */
@@ -306,12 +293,15 @@ static int ialltoallv_of(bool large, const void *sendbuf, const void *sendcounts
                          const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
                          MPI_Comm comm, const tuna_options *opt, bool device, tuna_request *req)
 {
-    const tuna_counts sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
-                                 : (tuna_counts){.n = sendcounts, .d = sdispls},
-                      rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
-                                  : (tuna_counts){.n = recvcounts, .d = rdispls};
-    return ialltoallv(large ? "tuna_ialltoallv_c" : "tuna_ialltoallv", sendbuf, &sc, sendtype,
-                      recvbuf, &rcv, recvtype, comm, opt, device, req);
+    const ia_call c = {.user = {.fn = large ? "tuna_ialltoallv_c" : "tuna_ialltoallv",
+                                .sendbuf = sendbuf, .recvbuf = recvbuf, .stype = sendtype,
+                                .rtype = recvtype, .comm = comm},
+                       .sc = large ? (tuna_counts){.nl = sendcounts, .dl = sdispls}
+                                   : (tuna_counts){.n = sendcounts, .d = sdispls},
+                       .rcv = large ? (tuna_counts){.nl = recvcounts, .dl = rdispls}
+                                    : (tuna_counts){.n = recvcounts, .d = rdispls},
+                       .device = device};
+    return ialltoallv(&c, opt, req);
 }
 
 /* The public entries: device buffers go where memory_route.c sends them (the library's call,

@@ -94,11 +94,8 @@ int tuna_a2av_padded_bruck_step(tuna_a2av_op *o, int wait_rc)
     int P = a->size, me = a->rank, rc;
     tuna_bruck_op *s = o->state;
     if (o->i == 0) {
-        o->i = 1;
-        if (a->max_block_bytes == 0) /* every block of every rank is empty (a global fact) */
-            return tuna_bruck_empty(o);
-        if ((rc = tuna_bruck_op_open(o, &s)) != MPI_SUCCESS)
-            return tuna_a2av_step_done(o, rc);
+        if (!tuna_bruck_op_begin(o, &s, &rc))
+            return rc;
         bool use_datatype = tuna_a2av_param(a, "datatype") == 1;
         rc = tuna_bruck_padded_size((size_t)P * (use_datatype ? 2 : 1), s->B, &s->wbytes);
         s->w = rc == MPI_SUCCESS ? tuna_malloc(s->wbytes) : NULL;

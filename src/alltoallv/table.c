@@ -20,10 +20,7 @@
 tuna_a2av_run_fn tuna_a2av_vendor, tuna_a2av_auto;
 
 const tuna_a2av_algorithm tuna_a2av_table[] = {
-    {.desc = {.info = {"vendor", "the MPI library's own MPI_Alltoallv (PMPI_Alltoallv), passed "
-                                 "straight through",
-                       0, {{0}}},
-              .kind = TUNA_ROW_VENDOR, .family = "vendor"},
+    {.desc = TUNA_VENDOR_DESC("MPI_Alltoallv"),
      .run = tuna_a2av_vendor},
     TUNA_A2AV_ROW_SPREADOUT(TUNA_MEMORY_DEVICE),
     TUNA_A2AV_ROW_SCATTERED(TUNA_MEMORY_DEVICE),
@@ -45,18 +42,11 @@ const tuna_a2av_algorithm tuna_a2av_table[] = {
     TUNA_A2AV_ROW_TUNA,
     TUNA_A2AV_ROW_COALESCED,
     TUNA_A2AV_ROW_STAGGERED,
-    {.desc = {.info = {"auto", "chooses algorithm and parameters from sizes agreed by all ranks: "
-                               "a TUNA_TUNING entry, else the cost model, then learning "
-                               "(docs/tuning.md)",
-                       0, {{0}}},
-              /* agrees itself when the front end did not (auto.c) */
-              .kind = TUNA_ROW_AUTO, .family = "auto"},
+    /* agrees itself when the front end did not (auto.c) */
+    {.desc = TUNA_AUTO_DESC("chooses algorithm and parameters from sizes agreed by all ranks: "
+                            "a TUNA_TUNING entry, else the cost model, then learning "
+                            "(docs/tuning.md)"),
      .run = tuna_a2av_auto},
 };
 
-const tuna_registry tuna_a2av_registry = {
-    .coll = TUNA_ALLTOALLV,
-    .rows = tuna_a2av_table,
-    .stride = sizeof tuna_a2av_table[0],
-    .n = (int)(sizeof tuna_a2av_table / sizeof tuna_a2av_table[0]),
-};
+const tuna_registry tuna_a2av_registry = TUNA_REGISTRY_OF(TUNA_ALLTOALLV, tuna_a2av_table, NULL);

@@ -30,10 +30,7 @@ static void tuna_state_free(tuna_a2av_op *o)
 {
     tuna_state *s = o->state;
     tuna_rounds_state_free(&s->st);
-    tuna_bytes_view_close(o->a, &s->v, MPI_ERR_OTHER); /* if still open: free only */
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* The call's end: the view's unpacking, the statistics; the state goes with the operation. */
@@ -54,15 +51,10 @@ static int tuna_begin(tuna_a2av_op *o)
     tuna_state *s = tuna_calloc(1, sizeof *s + 2 * sizeof(char *) * (size_t)P);
     if (!s)
         return tuna_a2av_step_done(o, MPI_ERR_NO_MEM);
-    o->state = s;
-    o->state_free = tuna_state_free;
-    tuna_timer_start(&s->tm);
-    tuna_bytes_view *v = &s->v;
-    int rc = tuna_bytes_view_open(a, v);
-    if (rc != MPI_SUCCESS) {
-        memset(v, 0, sizeof *v); /* a failed open freed what it had: nothing to close */
+    int rc = tuna_a2av_state_attach(o, s, tuna_state_free, &s->tm, &s->v);
+    if (rc != MPI_SUCCESS)
         return tuna_a2av_step_done(o, rc);
-    }
+    const tuna_bytes_view *v = &s->v;
     s->sp = (const char **)(s + 1);
     s->rp = (char **)(s->sp + P);
     for (int j = 0; j < P; j++) {

@@ -114,20 +114,6 @@ int tuna_regions_irecv(const tuna_transport *tp, const tuna_regions *m, int peer
 
 /* ------------------------------------------------------------ schedule */
 
-/* Blocks of round (x, z): i in [1, n) whose digit x (place value px) is z, ascending. */
-static int round_blocks(int n, long long px, int r, int z, int *out)
-{
-    long long pnext = px * r;
-    int cnt = 0;
-    for (long long base = (long long)z * px; base < n; base += pnext)
-        for (long long i = base; i < base + px && i < n; i++)
-            if (out)
-                out[cnt++] = (int)i;
-            else
-                cnt++;
-    return cnt;
-}
-
 void tuna_rounds_schedule_of(int n, int radix, int batch, tuna_rounds_schedule *s)
 {
     memset(s, 0, sizeof *s);
@@ -590,7 +576,7 @@ static int batch_post(rounds_state *st, MPI_Request **req, int *nreq)
 
     st->start[0] = 0;
     for (int q = 0; q < nb; q++)
-        st->start[q + 1] = st->start[q] + round_blocks(n, px, r, z0 + q, st->blk + st->start[q]);
+        st->start[q + 1] = st->start[q] + tuna_radix_digit_members(n, px, r, z0 + q, st->blk + st->start[q]);
     st->log_at = st->log_next;
     st->log_next += (size_t)st->start[nb] * (size_t)nsub;
 

@@ -70,18 +70,8 @@ typedef struct twophase_op {
 static void state_free(tuna_a2av_op *o)
 {
     twophase_op *s = o->state;
-    (void)tuna_bytes_view_close(o->a, &s->v, MPI_ERR_INTERN); /* frees, unpacks nothing */
-    free(s->ptr);
-    free(s->len);
-    free(s->tslot);
-    free(s->meta);
-    free(s->in_tmp);
-    free(s->tmp);
-    free(s->sbuf);
-    free(s->rbuf);
-    free(s);
-    o->state = NULL;
-    o->state_free = NULL;
+    TUNA_FREE_ALL(s->ptr, s->len, s->tslot, s->meta, s->in_tmp, s->tmp, s->sbuf, s->rbuf);
+    tuna_a2av_state_release(o, &s->v);
 }
 
 /* The last step: the view closed (unpacked if rc is MPI_SUCCESS), the state freed. */

@@ -68,72 +68,67 @@ static inline unsigned tuna_memory_kinds(const void *sendbuf, const void *recvbu
 /* Why a call with buffers of `kinds` is not tuna's (the statistics' fallback). */
 const char *tuna_memory_reason(unsigned kinds);
 
+/* The signatures the hand-over and the drop-in's entries below share, one per call. */
+typedef int tuna_alltoallv_entry(bool large, const void *sendbuf, const void *sendcounts,
+                                 const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                                 const void *recvcounts, const void *rdispls,
+                                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
+typedef int tuna_alltoall_entry(bool large, const void *sendbuf, MPI_Count sendcount,
+                                MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
+typedef int tuna_allgather_entry(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, const tuna_options *opt);
+typedef int tuna_allreduce_entry(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                 const tuna_options *opt);
+/* The nonblocking forms: the same arguments, then the request. */
+typedef int tuna_ialltoallv_entry(bool large, const void *sendbuf, const void *sendcounts,
+                                  const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                                  const void *recvcounts, const void *rdispls,
+                                  MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                                  tuna_request *req);
+typedef int tuna_ialltoall_entry(bool large, const void *sendbuf, MPI_Count sendcount,
+                                 MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
+                                 tuna_request *req);
+typedef int tuna_iallgather_entry(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, const tuna_options *opt, tuna_request *req);
+typedef int tuna_iallreduce_entry(const void *sendbuf, void *recvbuf, int count,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                  const tuna_options *opt, tuna_request *req);
+
 /*
  * The public entries' hand-over (memory_route.c). Each returns -1 where the call's buffers
  * are host memory or the row asked for serves their kinds (tuna's path goes on), else the
  * outcome of the library's own call, with tuna_stats_last() naming the vendor row and the
  * reason. Large counts (large: MPI_Count counts, MPI_Aint displacements) need the library's
- * _c call: MPI_ERR_UNSUPPORTED_OPERATION where it has none.
+ * _c call: MPI_ERR_UNSUPPORTED_OPERATION where it has none. Nonblocking: the library's
+ * nonblocking call inside a tuna request (*req).
  */
-int tuna_memory_alltoallv(bool large, const void *sendbuf, const void *sendcounts,
-                          const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
-                          const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
-                          MPI_Comm comm, const tuna_options *opt);
-int tuna_memory_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
-                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
-int tuna_memory_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          const tuna_options *opt);
-int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                          MPI_Op op, MPI_Comm comm, const tuna_options *opt);
-/* Nonblocking: the library's nonblocking call inside a tuna request (*req). */
-int tuna_memory_ialltoallv(bool large, const void *sendbuf, const void *sendcounts,
-                           const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
-                           const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
-                           MPI_Comm comm, const tuna_options *opt, tuna_request *req);
-int tuna_memory_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
-                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                          tuna_request *req);
-int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                           const tuna_options *opt, tuna_request *req);
-int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                           MPI_Op op, MPI_Comm comm, const tuna_options *opt,
-                           tuna_request *req);
+tuna_alltoallv_entry tuna_memory_alltoallv;
+tuna_alltoall_entry tuna_memory_alltoall;
+tuna_allgather_entry tuna_memory_allgather;
+tuna_allreduce_entry tuna_memory_allreduce;
+tuna_ialltoallv_entry tuna_memory_ialltoallv;
+tuna_ialltoall_entry tuna_memory_ialltoall;
+tuna_iallgather_entry tuna_memory_iallgather;
+tuna_iallreduce_entry tuna_memory_iallreduce;
 
 /*
  * The drop-in's entries (src/preload/): the public calls for buffers the drop-in's own check
  * found to be host memory (it hands every other call to the library itself), so a call asks
  * about its buffers once, not twice. Large counts (large): the _c forms, as above.
  */
-int tuna_alltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
-                        const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
-                        const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
-                        MPI_Comm comm, const tuna_options *opt);
-int tuna_ialltoallv_host(bool large, const void *sendbuf, const void *sendcounts,
-                         const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
-                         const void *recvcounts, const void *rdispls, MPI_Datatype recvtype,
-                         MPI_Comm comm, const tuna_options *opt, tuna_request *req);
-int tuna_alltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt);
-int tuna_ialltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,
-                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
-                        tuna_request *req);
-int tuna_allgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                        const tuna_options *opt);
-int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         const tuna_options *opt, tuna_request *req);
-int tuna_allreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                        MPI_Op op, MPI_Comm comm, const tuna_options *opt);
-int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
-                         MPI_Op op, MPI_Comm comm, const tuna_options *opt,
-                         tuna_request *req);
+tuna_alltoallv_entry tuna_alltoallv_host;
+tuna_ialltoallv_entry tuna_ialltoallv_host;
+tuna_alltoall_entry tuna_alltoall_host;
+tuna_ialltoall_entry tuna_ialltoall_host;
+tuna_allgather_entry tuna_allgather_host;
+tuna_iallgather_entry tuna_iallgather_host;
+tuna_allreduce_entry tuna_allreduce_host;
+tuna_iallreduce_entry tuna_iallreduce_host;
 
 /*
  * Whether the MPI library takes device memory itself (CUDA-aware): TUNA_CUDA_AWARE=1 or 0,

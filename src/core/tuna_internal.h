@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* ------------------------------------------------------------------ errors */
 
@@ -508,6 +509,30 @@ void *tuna_malloc(size_t bytes);
 void *tuna_calloc(size_t n, size_t size);
 void *tuna_realloc(void *old, size_t bytes);
 void *tuna_realloc_try(void *old, size_t bytes);
+/* free() on each of n pointers (NULL ones included). TUNA_FREE_ALL(s->in, s->out, s): the
+ * buffers of a row's state released in one statement, in the order given. */
+static inline void tuna_free_each(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+}
+#define TUNA_FREE_ALL(...)                                                                    \
+    tuna_free_each((void *const[]){__VA_ARGS__},                                               \
+                   sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+/* The members of [1, n) whose base-r digit of place value w is d, ascending, into idx (NULL:
+ * counted only); returns how many. One round of a radix-r Bruck schedule (bruck-radix,
+ * TuNA's rounds). */
+static inline int tuna_radix_digit_members(int n, long long w, int r, int d, int *idx)
+{
+    int cnt = 0;
+    for (long long base = (long long)d * w; base < n; base += w * r)
+        for (long long i = base; i < base + w && i < n; i++)
+            if (idx)
+                idx[cnt++] = (int)i;
+            else
+                cnt++;
+    return cnt;
+}
 /*
  * Test hook (docs/testing.md): count the allocations above from now on and make the k-th
  * one fail (k <= 0: none fails); how many were made since, and whether the k-th was reached.

@@ -124,6 +124,24 @@ typedef struct tuna_registry {
                          double best_time);
 } tuna_registry;
 
+/* The registry of every row of the array `table` (library_runs: as above, NULL: never). */
+#define TUNA_REGISTRY_OF(collective, table, library_runs_)                                      \
+    {                                                                                            \
+        .coll = (collective), .rows = (table), .stride = sizeof(table)[0],                       \
+        .n = (int)(sizeof(table) / sizeof(table)[0]), .library_runs = (library_runs_)            \
+    }
+/* The two rows every collective has (a family's row: {.desc = ...}). vendor: the MPI
+ * library's own `call` (a string literal, "MPI_Allgather"), passed straight through; auto:
+ * its choice, as `description` says. */
+#define TUNA_VENDOR_DESC(call)                                                                   \
+    {                                                                                            \
+        .info = {"vendor", "the MPI library's own " call " (P" call "), passed straight through", \
+                 0, {{0}}},                                                                      \
+        .kind = TUNA_ROW_VENDOR, .family = "vendor"                                              \
+    }
+#define TUNA_AUTO_DESC(description)                                                              \
+    {.info = {"auto", description, 0, {{0}}}, .kind = TUNA_ROW_AUTO, .family = "auto"}
+
 static inline const tuna_algorithm *tuna_registry_row(const tuna_registry *r, int i)
 {
     return (const tuna_algorithm *)(const void *)((const char *)r->rows + (size_t)i * r->stride);

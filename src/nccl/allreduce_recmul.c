@@ -9,35 +9,28 @@
  */
 #include "nccl_rows.h"
 
-int tuna_nccl_ar_recmul(const tuna_nccl_args *a)
+/* The leaders' m rounds: whole vectors with the k-1 leaders at distance k^r. */
+static int rounds(const tuna_nccl_args *a, const tuna_fold *f, char *tmp, int rc)
 {
     const size_t V = a->count * a->esize;
-    /* Fold in: the members' vectors, each into a temporary, then folded in. */
-    tuna_fold f;
-    char *tmp;
-    bool done;
-    int rc = tuna_nccl_ar_fold_begin(a, &f, &tmp, &done);
-    if (done)
-        return rc;
-    const bool leader = a->rank == f.last;
-    const int v = f.group;
-    for (int r = 0, D = 1; leader && r < f.m && rc == MPI_SUCCESS; r++, D *= f.k) {
-        const int d = (v / D) % f.k;
-        for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++) {
-            int from = v + ((d - j + f.k) % f.k - d) * D, to = v + ((d + j) % f.k - d) * D;
-            rc = tuna_nccl_pair(a, tmp + (size_t)(j - 1) * V, V, tuna_fold_start(&f, from + 1) - 1,
-                                a->rbuf, V, tuna_fold_start(&f, to + 1) - 1);
+    const int v = f->group;
+    for (int r = 0, D = 1; r < f->m && rc == MPI_SUCCESS; r++, D *= f->k) {
+        const int d = (v / D) % f->k;
+        for (int j = 1; j < f->k && rc == MPI_SUCCESS; j++) {
+            int from = v + ((d - j + f->k) % f->k - d) * D, to = v + ((d + j) % f->k - d) * D;
+            rc = tuna_nccl_pair(a, tmp + (size_t)(j - 1) * V, V, tuna_fold_start(f, from + 1) - 1,
+                                a->rbuf, V, tuna_fold_start(f, to + 1) - 1);
         }
         rc = tuna_nccl_step_close(a, rc);
-        for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++)
+        for (int j = 1; j < f->k && rc == MPI_SUCCESS; j++)
             rc = tuna_nccl_reduce(a, tmp + (size_t)(j - 1) * V, a->rbuf, a->count);
     }
-    if (f.first < f.last && rc == MPI_SUCCESS) {
-        rc = tuna_nccl_fold_out(a, &f, a->rbuf, V);
-        rc = tuna_nccl_step_close(a, rc);
-    }
-    tuna_nccl_tp_free(a->t, tmp);
-    return tuna_nccl_step_close(a, rc);
+    return rc;
+}
+
+int tuna_nccl_ar_recmul(const tuna_nccl_args *a)
+{
+    return tuna_nccl_ar_folded(a, rounds);
 }
 
 /* recursive-doubling: recursive multiplying at radix 2 (the same fold where P is not a power

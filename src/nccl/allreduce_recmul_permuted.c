@@ -21,59 +21,53 @@ static size_t seg(const tuna_nccl_args *a, int Q, int s)
     return (size_t)s * q + ((size_t)s < rem ? (size_t)s : rem);
 }
 
-int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a)
+/* The leaders' reduce-scatter and allgather rounds on the Q segments. */
+static int rounds(const tuna_nccl_args *a, const tuna_fold *f, char *tmp, int rc)
 {
     const size_t es = a->esize, V = a->count * es;
-    tuna_fold f;
-    char *tmp;
-    bool done;
-    int rc = tuna_nccl_ar_fold_begin(a, &f, &tmp, &done);
-    if (done)
-        return rc;
-    const bool leader = a->rank == f.last;
-    const int Q = f.Q, v = f.group;
+    const int Q = f->Q, v = f->group;
     /* Reduce-scatter: base/width in segments; width k^(m-t) before round t. */
     int base = 0, width = Q;
-    for (int t = 0, D = 1; leader && t < f.m && rc == MPI_SUCCESS; t++, D *= f.k) {
-        const int d = (v / D) % f.k, sub = width / f.k;
+    for (int t = 0, D = 1; t < f->m && rc == MPI_SUCCESS; t++, D *= f->k) {
+        const int d = (v / D) % f->k, sub = width / f->k;
         const size_t keep = seg(a, Q, base + d * sub), n = seg(a, Q, base + (d + 1) * sub) - keep;
-        for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++) {
-            int df = (d - j + f.k) % f.k, dt = (d + j) % f.k;
+        for (int j = 1; j < f->k && rc == MPI_SUCCESS; j++) {
+            int df = (d - j + f->k) % f->k, dt = (d + j) % f->k;
             int from = v + (df - d) * D, to = v + (dt - d) * D;
             size_t slo = seg(a, Q, base + dt * sub), shi = seg(a, Q, base + (dt + 1) * sub);
             rc = tuna_nccl_pair(a, tmp + (size_t)(j - 1) * V, n * es,
-                                tuna_fold_start(&f, from + 1) - 1, a->rbuf + slo * es,
-                                (shi - slo) * es, tuna_fold_start(&f, to + 1) - 1);
+                                tuna_fold_start(f, from + 1) - 1, a->rbuf + slo * es,
+                                (shi - slo) * es, tuna_fold_start(f, to + 1) - 1);
         }
         rc = tuna_nccl_step_close(a, rc);
-        for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++)
+        for (int j = 1; j < f->k && rc == MPI_SUCCESS; j++)
             rc = tuna_nccl_reduce(a, tmp + (size_t)(j - 1) * V, a->rbuf + keep * es, n);
         base += d * sub;
         width = sub;
     }
     /* Allgather: t = m-1 down to 0, the range widening back by k each round. */
     int D = 1;
-    for (int t = 1; t < f.m; t++)
-        D *= f.k;
-    for (int t = f.m - 1; leader && t >= 0 && rc == MPI_SUCCESS; t--, D /= f.k) {
-        const int d = (v / D) % f.k, sub = width;
+    for (int t = 1; t < f->m; t++)
+        D *= f->k;
+    for (int t = f->m - 1; t >= 0 && rc == MPI_SUCCESS; t--, D /= f->k) {
+        const int d = (v / D) % f->k, sub = width;
         base -= d * sub; /* the range of round t */
         const size_t mlo = seg(a, Q, base + d * sub), mhi = seg(a, Q, base + (d + 1) * sub);
-        for (int j = 1; j < f.k && rc == MPI_SUCCESS; j++) {
-            int df = (d - j + f.k) % f.k, dt = (d + j) % f.k;
+        for (int j = 1; j < f->k && rc == MPI_SUCCESS; j++) {
+            int df = (d - j + f->k) % f->k, dt = (d + j) % f->k;
             int from = v + (df - d) * D, to = v + (dt - d) * D;
             size_t flo = seg(a, Q, base + df * sub), fhi = seg(a, Q, base + (df + 1) * sub);
             rc = tuna_nccl_pair(a, a->rbuf + flo * es, (fhi - flo) * es,
-                                tuna_fold_start(&f, from + 1) - 1, a->rbuf + mlo * es,
-                                (mhi - mlo) * es, tuna_fold_start(&f, to + 1) - 1);
+                                tuna_fold_start(f, from + 1) - 1, a->rbuf + mlo * es,
+                                (mhi - mlo) * es, tuna_fold_start(f, to + 1) - 1);
         }
         rc = tuna_nccl_step_close(a, rc);
-        width = sub * f.k;
+        width = sub * f->k;
     }
-    if (f.first < f.last && rc == MPI_SUCCESS) {
-        rc = tuna_nccl_fold_out(a, &f, a->rbuf, V);
-        rc = tuna_nccl_step_close(a, rc);
-    }
-    tuna_nccl_tp_free(a->t, tmp);
-    return tuna_nccl_step_close(a, rc);
+    return rc;
+}
+
+int tuna_nccl_ar_recmul_permuted(const tuna_nccl_args *a)
+{
+    return tuna_nccl_ar_folded(a, rounds);
 }

@@ -182,6 +182,32 @@ static inline int tuna_nccl_ar_fold_begin(const tuna_nccl_args *a, tuna_fold *f,
     return rc;
 }
 
+/* A recursive-multiplying row's rounds among the fold's leaders, run on a leader (this rank
+ * leads its group of f): its result in a->rbuf, tmp room for k-1 vectors, rc the outcome so
+ * far; returns the outcome. */
+typedef int tuna_nccl_ar_rounds_fn(const tuna_nccl_args *a, const tuna_fold *f, char *tmp,
+                                   int rc);
+
+/* The recursive-multiplying rows' one driver: the fold's opening above, the leaders' rounds,
+ * then the result sent from each leader to its members and the temporary freed. */
+static inline int tuna_nccl_ar_folded(const tuna_nccl_args *a, tuna_nccl_ar_rounds_fn *rounds)
+{
+    tuna_fold f;
+    char *tmp;
+    bool done;
+    int rc = tuna_nccl_ar_fold_begin(a, &f, &tmp, &done);
+    if (done)
+        return rc;
+    if (a->rank == f.last)
+        rc = rounds(a, &f, tmp, rc);
+    if (f.first < f.last && rc == MPI_SUCCESS) {
+        rc = tuna_nccl_fold_out(a, &f, a->rbuf, a->count * a->esize);
+        rc = tuna_nccl_step_close(a, rc);
+    }
+    tuna_nccl_tp_free(a->t, tmp);
+    return tuna_nccl_step_close(a, rc);
+}
+
 int tuna_nccl_a2a_vendor(const tuna_nccl_args *a);
 int tuna_nccl_ag_vendor(const tuna_nccl_args *a);
 int tuna_nccl_ar_vendor(const tuna_nccl_args *a);

@@ -8,10 +8,7 @@
 #include <limits.h>
 
 const tuna_nbr_algorithm tuna_nbr_table[] = {
-    {.desc = {.info = {"vendor", "the MPI library's own MPI_Neighbor_alltoallv "
-                                 "(PMPI_Neighbor_alltoallv), passed straight through",
-                       0, {{0}}},
-              .kind = TUNA_ROW_VENDOR, .family = "vendor"}},
+    {.desc = TUNA_VENDOR_DESC("MPI_Neighbor_alltoallv")},
     {.desc = {.info = {"linear", "one message per neighbor edge, every receive posted before "
                                  "the sends (what Open MPI and MPICH run)",
                        0, {{0}}},
@@ -40,17 +37,11 @@ const tuna_nbr_algorithm tuna_nbr_table[] = {
               .family = "tuna"},
      .step = tuna_nbr_tuna_step,
      .pattern = true},
-    {.desc = {.info = {"auto", "the library's call for blocking and nonblocking calls; a "
-                               "persistent one (tuna_neighbor_alltoallv_init) chooses node-aware, "
-                               "tuna or the library's call by a LogGP estimate over the agreed "
-                               "pattern",
-                       0, {{0}}},
-              .kind = TUNA_ROW_AUTO, .family = "auto"}},
+    {.desc = TUNA_AUTO_DESC("the library's call for blocking and nonblocking calls; a "
+                            "persistent one (tuna_neighbor_alltoallv_init) chooses node-aware, "
+                            "tuna or the library's call by a LogGP estimate over the agreed "
+                            "pattern")},
 };
 
-const tuna_registry tuna_nbr_registry = {
-    .coll = TUNA_NEIGHBOR_ALLTOALLV,
-    .rows = tuna_nbr_table,
-    .stride = sizeof tuna_nbr_table[0],
-    .n = (int)(sizeof tuna_nbr_table / sizeof tuna_nbr_table[0]),
-};
+const tuna_registry tuna_nbr_registry =
+    TUNA_REGISTRY_OF(TUNA_NEIGHBOR_ALLTOALLV, tuna_nbr_table, NULL);

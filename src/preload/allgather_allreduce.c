@@ -277,7 +277,8 @@ static int persistent_init(const library_init *lib, const coll_call *c, MPI_Info
         return preload_init_failed(call.s, c->coll, c->comm, rc, call.t0);
     unsigned long long sent, recvd;
     call_bytes(c, call.P, &sent, &recvd);
-    return preload_plan_request(call.s, c->coll, plan, c->comm, call.t0, sent, recvd, request);
+    return preload_plan_request(call.s, c->coll, c->coll, plan, c->comm, call.t0, sent, recvd,
+                                request);
 }
 #endif
 

@@ -284,7 +284,8 @@ static int persistent_alltoall_init(alltoall_init_fn library, bool large, const 
             return preload_init_failed(c.s, COLL_ALLTOALL, comm, rc, c.t0);
         unsigned long long sent, recvd;
         a2a_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype, c.P, &sent, &recvd);
-        return preload_plan_request(c.s, COLL_ALLTOALL, plan, comm, c.t0, sent, recvd, request);
+        return preload_plan_request(c.s, COLL_ALLTOALL, COLL_ALLTOALL, plan, comm, c.t0, sent,
+                                    recvd, request);
     }
     /* The library's own persistent alltoall; its request goes back untouched. */
     rc = library_alltoall_init(library, large, sendbuf, sendcount, sendtype, recvbuf, recvcount,

@@ -371,8 +371,8 @@ static int persistent_init(alltoallv_init_fn library, const ia2av_args *a, MPI_C
         if (rc == MPI_SUCCESS) {
             unsigned long long sent, recvd;
             a2av_bytes(a->sendbuf, &sc, a->sendtype, &rcv, a->recvtype, c.P, &sent, &recvd);
-            return preload_plan_request(c.s, COLL_ALLTOALLV, plan, comm, c.t0, sent, recvd,
-                                        request);
+            return preload_plan_request(c.s, COLL_ALLTOALLV, COLL_ALLTOALLV, plan, comm, c.t0,
+                                        sent, recvd, request);
         }
         /* Init errors are agreed (every rank is here): if some rank's arguments are valid MPI
          * that tuna does not take, all ranks hand the init to the library. */

@@ -125,8 +125,8 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
         return preload_tuna_failed_as(c.s, COLL_ALLTOALLV, STAT_IALLTOALLW, comm, rc, c.t0);
     unsigned long long sent, recvd;
     call_bytes(&a, c.P, &sent, &recvd);
-    return preload_proxy_for_op_as(c.s, COLL_ALLTOALLV, STAT_IALLTOALLW, op, comm, c.t0, sent,
-                                   recvd, request);
+    return preload_proxy_for_op_owning(c.s, COLL_ALLTOALLV, STAT_IALLTOALLW, op, NULL, comm, c.t0,
+                                       sent, recvd, request);
 }
 
 #if defined(TUNA_HAVE_MPI_ALLTOALLW_INIT) || defined(TUNA_HAVE_MPIX_ALLTOALLW_INIT)
@@ -157,8 +157,8 @@ static int persistent_init(alltoallw_init_fn library, const w_args *a, MPI_Comm 
         return preload_tuna_failed_as(c.s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, comm, rc, c.t0);
     unsigned long long sent, recvd;
     call_bytes(a, c.P, &sent, &recvd);
-    return preload_plan_request_as(c.s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, plan, comm, c.t0,
-                                   sent, recvd, request);
+    return preload_plan_request(c.s, COLL_ALLTOALLV, STAT_ALLTOALLW_INIT, plan, comm, c.t0,
+                                sent, recvd, request);
 }
 
 /* The persistent entry under each name the library has (`library`: its own init under that

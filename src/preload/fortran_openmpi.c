@@ -107,28 +107,19 @@ FORTRAN_BINDING(MPI_ALLTOALLV)
 FORTRAN_BINDING(mpi_alltoallv_f08_)
 
 /* MPI_ALLTOALL, MPI_ALLGATHER and MPI_ALLREDUCE, every binding as for MPI_ALLTOALLV. */
-static void alltoall_f(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
-                       void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
-                       const MPI_Fint *comm, MPI_Fint *ierr)
-{
-    void *sbuf = preload_f_buffer(sendbuf);
-    MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
-    int rc = tuna_preload_alltoall(sbuf, (int)*sendcount, st, preload_f_buffer(recvbuf),
-                                   (int)*recvcount, PMPI_Type_f2c(*recvtype),
-                                   PMPI_Comm_f2c(*comm));
-    if (ierr)
-        *ierr = (MPI_Fint)rc;
-}
 
-static void allgather_f(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
-                        void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,
-                        const MPI_Fint *comm, MPI_Fint *ierr)
+/* The drop-in's calls with one count and type per side: alltoall and allgather. */
+typedef int counted_call(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+static void counted_f(counted_call *call, void *sendbuf, const MPI_Fint *sendcount,
+                      const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount,
+                      const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 {
     void *sbuf = preload_f_buffer(sendbuf);
     MPI_Datatype st = sbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : PMPI_Type_f2c(*sendtype);
-    int rc = tuna_preload_allgather(sbuf, (int)*sendcount, st, preload_f_buffer(recvbuf),
-                                    (int)*recvcount, PMPI_Type_f2c(*recvtype),
-                                    PMPI_Comm_f2c(*comm));
+    int rc = call(sbuf, (int)*sendcount, st, preload_f_buffer(recvbuf), (int)*recvcount,
+                  PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
     if (ierr)
         *ierr = (MPI_Fint)rc;
 }
@@ -144,7 +135,8 @@ static void allreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
         *ierr = (MPI_Fint)rc;
 }
 
-#define FORTRAN_ALLGATHER(name)                                                                 \
+/* A binding `name` of the counted call `call` (tuna_preload_alltoall, _allgather). */
+#define FORTRAN_COUNTED(name, call)                                                             \
     void name(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,               \
               void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
               const MPI_Fint *comm, MPI_Fint *ierr);                                            \
@@ -152,19 +144,11 @@ static void allreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
               void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
               const MPI_Fint *comm, MPI_Fint *ierr)                                             \
     {                                                                                           \
-        allgather_f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);    \
+        counted_f(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,       \
+                  ierr);                                                                        \
     }
-
-#define FORTRAN_ALLTOALL(name)                                                                  \
-    void name(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,               \
-              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
-              const MPI_Fint *comm, MPI_Fint *ierr);                                            \
-    void name(void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,               \
-              void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype,               \
-              const MPI_Fint *comm, MPI_Fint *ierr)                                             \
-    {                                                                                           \
-        alltoall_f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);     \
-    }
+#define FORTRAN_ALLTOALL(name) FORTRAN_COUNTED(name, tuna_preload_alltoall)
+#define FORTRAN_ALLGATHER(name) FORTRAN_COUNTED(name, tuna_preload_allgather)
 
 #define FORTRAN_ALLREDUCE(name)                                                                 \
     void name(void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,    \

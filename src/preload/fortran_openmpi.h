@@ -35,5 +35,33 @@ int preload_f_statuses_ignore(const MPI_Fint *statuses);
     PRELOAD_F_BIND(impl, params, args, lo##__)                                                     \
     PRELOAD_F_BIND(impl, params, args, UP)                                                         \
     PRELOAD_F_BIND(impl, params, args, lo##_f08_)
+/* PRELOAD_F_NAMES with the names as one macro argument (a macro of `lo, UP`: the persistent
+ * forms, whose names depend on the library's version). */
+#define PRELOAD_F_NAMES_OF(impl, params, args, names) PRELOAD_F_NAMES_OF_(impl, params, args, names)
+#define PRELOAD_F_NAMES_OF_(impl, params, args, lo, UP) PRELOAD_F_NAMES(impl, params, args, lo, UP)
+
+/* The parameter lists (_P) several bindings take and the argument lists (_A) that pass them
+ * on. Counts and displacements per rank, one type per side, then a request: the nonblocking
+ * MPI_IALLTOALLV and MPI_INEIGHBOR_ALLTOALLV; _INIT: an info before it, their persistent forms. */
+#define PRELOAD_F_VECTOR_NB_P                                                                      \
+    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
+     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
+     const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+#define PRELOAD_F_VECTOR_NB_A                                                                      \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,         \
+     request, ierr)
+#define PRELOAD_F_VECTOR_INIT_P                                                                    \
+    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
+     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
+     const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
+#define PRELOAD_F_VECTOR_INIT_A                                                                    \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,   \
+     request, ierr)
+/* One count and type per side, then a request: MPI_IALLTOALL, MPI_IALLGATHER,
+ * MPI_INEIGHBOR_ALLTOALL. */
+#define PRELOAD_F_COUNTED_NB_P                                                                     \
+    (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,            \
+     const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, \
+     MPI_Fint *ierr)
 
 #endif /* TUNA_FORTRAN_OPENMPI_H */

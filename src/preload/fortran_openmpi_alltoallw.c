@@ -137,8 +137,5 @@ static void alltoallw_init_f(void *sendbuf, const MPI_Fint *sendcounts, const MP
 #define W_INIT_A                                                                                   \
     (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, \
      request, ierr)
-/* PRELOAD_F_NAMES with the names as one macro argument. */
-#define F_NAMES(impl, params, args, names) PRELOAD_F_NAMES_(impl, params, args, names)
-#define PRELOAD_F_NAMES_(impl, params, args, lo, UP) PRELOAD_F_NAMES(impl, params, args, lo, UP)
-F_NAMES(alltoallw_init_f, W_INIT_P, W_INIT_A, F_ALLTOALLW_INIT_NAMES)
+PRELOAD_F_NAMES_OF(alltoallw_init_f, W_INIT_P, W_INIT_A, F_ALLTOALLW_INIT_NAMES)
 #endif

@@ -80,29 +80,19 @@ static void ineighbor_alltoall_f(void *sendbuf, const MPI_Fint *sendcount,
      void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
      const MPI_Fint *comm, MPI_Fint *ierr)
 #define NBRV_A (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
-#define INBRV_P                                                                                    \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
-     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
-     const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
-#define INBRV_A                                                                                    \
-    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,         \
-     request, ierr)
 #define NBR_P                                                                                      \
     (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,            \
      const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 #define NBR_A (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
-#define INBR_P                                                                                     \
-    (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,            \
-     const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, \
-     MPI_Fint *ierr)
 #define INBR_A (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
 
 PRELOAD_F_NAMES(neighbor_alltoallv_f, NBRV_P, NBRV_A, mpi_neighbor_alltoallv,
                 MPI_NEIGHBOR_ALLTOALLV)
-PRELOAD_F_NAMES(ineighbor_alltoallv_f, INBRV_P, INBRV_A, mpi_ineighbor_alltoallv,
+PRELOAD_F_NAMES(ineighbor_alltoallv_f, PRELOAD_F_VECTOR_NB_P, PRELOAD_F_VECTOR_NB_A,
+                mpi_ineighbor_alltoallv,
                 MPI_INEIGHBOR_ALLTOALLV)
 PRELOAD_F_NAMES(neighbor_alltoall_f, NBR_P, NBR_A, mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL)
-PRELOAD_F_NAMES(ineighbor_alltoall_f, INBR_P, INBR_A, mpi_ineighbor_alltoall,
+PRELOAD_F_NAMES(ineighbor_alltoall_f, PRELOAD_F_COUNTED_NB_P, INBR_A, mpi_ineighbor_alltoall,
                 MPI_INEIGHBOR_ALLTOALL)
 
 /* The persistent form under the name the library declares (cmake/tuna_mpi_features.cmake). */
@@ -128,15 +118,6 @@ static void neighbor_alltoallv_init_f(void *sendbuf, const MPI_Fint *sendcounts,
     set_request(request, rc, r);
     set_ierr(ierr, rc);
 }
-#define NBR_INIT_P                                                                                 \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
-     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
-     const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
-#define NBR_INIT_A                                                                                 \
-    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,   \
-     request, ierr)
-/* PRELOAD_F_NAMES with the names as one macro argument. */
-#define F_NAMES(impl, params, args, names) F_NAMES_(impl, params, args, names)
-#define F_NAMES_(impl, params, args, lo, UP) PRELOAD_F_NAMES(impl, params, args, lo, UP)
-F_NAMES(neighbor_alltoallv_init_f, NBR_INIT_P, NBR_INIT_A, F_NBR_INIT_NAMES)
+PRELOAD_F_NAMES_OF(neighbor_alltoallv_init_f, PRELOAD_F_VECTOR_INIT_P, PRELOAD_F_VECTOR_INIT_A,
+                   F_NBR_INIT_NAMES)
 #endif

@@ -108,17 +108,6 @@ static void iallreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
     set_ierr(ierr, rc);
 }
 
-#define ALLTOALLV_P                                                                                \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
-     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
-     const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
-#define ALLTOALLV_A                                                                                \
-    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,         \
-     request, ierr)
-#define COUNTED_P                                                                                  \
-    (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,            \
-     const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, \
-     MPI_Fint *ierr)
 /* MPI_IALLTOALL and MPI_IALLGATHER: the arguments with the C function to call. */
 #define COUNTED_A(fn)                                                                              \
     (fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
@@ -127,9 +116,12 @@ static void iallreduce_f(void *sendbuf, void *recvbuf, const MPI_Fint *count,
      const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 #define ALLREDUCE_A (sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
 
-PRELOAD_F_NAMES(ialltoallv_f, ALLTOALLV_P, ALLTOALLV_A, mpi_ialltoallv, MPI_IALLTOALLV)
-PRELOAD_F_NAMES(counted_f, COUNTED_P, COUNTED_A(MPI_Ialltoall), mpi_ialltoall, MPI_IALLTOALL)
-PRELOAD_F_NAMES(counted_f, COUNTED_P, COUNTED_A(MPI_Iallgather), mpi_iallgather, MPI_IALLGATHER)
+PRELOAD_F_NAMES(ialltoallv_f, PRELOAD_F_VECTOR_NB_P, PRELOAD_F_VECTOR_NB_A, mpi_ialltoallv,
+                MPI_IALLTOALLV)
+PRELOAD_F_NAMES(counted_f, PRELOAD_F_COUNTED_NB_P, COUNTED_A(MPI_Ialltoall), mpi_ialltoall,
+                MPI_IALLTOALL)
+PRELOAD_F_NAMES(counted_f, PRELOAD_F_COUNTED_NB_P, COUNTED_A(MPI_Iallgather), mpi_iallgather,
+                MPI_IALLGATHER)
 PRELOAD_F_NAMES(iallreduce_f, ALLREDUCE_P, ALLREDUCE_A, mpi_iallreduce, MPI_IALLREDUCE)
 
 /* ---- the persistent collectives: Open MPI 5's MPI_ALLTOALLV_INIT etc., or Open MPI 4.1's
@@ -164,9 +156,6 @@ PRELOAD_F_NAMES(iallreduce_f, ALLREDUCE_P, ALLREDUCE_A, mpi_iallreduce, MPI_IALL
 #define F_ALLREDUCE_INIT MPIX_Allreduce_init
 #define F_ALLREDUCE_INIT_NAMES mpix_allreduce_init, MPIX_ALLREDUCE_INIT
 #endif
-/* PRELOAD_F_NAMES with the names as one macro argument. */
-#define F_NAMES(impl, params, args, names) PRELOAD_F_NAMES_(impl, params, args, names)
-#define PRELOAD_F_NAMES_(impl, params, args, lo, UP) PRELOAD_F_NAMES(impl, params, args, lo, UP)
 
 #if defined(F_ALLTOALLV_INIT)
 static void alltoallv_init_f(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,
@@ -184,14 +173,8 @@ static void alltoallv_init_f(void *sendbuf, const MPI_Fint *sendcounts, const MP
         *request = PMPI_Request_c2f(r);
     set_ierr(ierr, rc);
 }
-#define ALLTOALLV_INIT_P                                                                           \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
-     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
-     const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
-#define ALLTOALLV_INIT_A                                                                           \
-    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,   \
-     request, ierr)
-F_NAMES(alltoallv_init_f, ALLTOALLV_INIT_P, ALLTOALLV_INIT_A, F_ALLTOALLV_INIT_NAMES)
+PRELOAD_F_NAMES_OF(alltoallv_init_f, PRELOAD_F_VECTOR_INIT_P, PRELOAD_F_VECTOR_INIT_A,
+                   F_ALLTOALLV_INIT_NAMES)
 #endif
 
 #if defined(F_ALLTOALL_INIT) || defined(F_ALLGATHER_INIT)
@@ -220,10 +203,12 @@ static void counted_init_f(counted_init_fn fn, void *sendbuf, const MPI_Fint *se
     (fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierr)
 #endif
 #if defined(F_ALLTOALL_INIT)
-F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(F_ALLTOALL_INIT), F_ALLTOALL_INIT_NAMES)
+PRELOAD_F_NAMES_OF(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(F_ALLTOALL_INIT),
+                   F_ALLTOALL_INIT_NAMES)
 #endif
 #if defined(F_ALLGATHER_INIT)
-F_NAMES(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(F_ALLGATHER_INIT), F_ALLGATHER_INIT_NAMES)
+PRELOAD_F_NAMES_OF(counted_init_f, COUNTED_INIT_P, COUNTED_INIT_A(F_ALLGATHER_INIT),
+                   F_ALLGATHER_INIT_NAMES)
 #endif
 
 #if defined(F_ALLREDUCE_INIT)
@@ -244,7 +229,7 @@ static void allreduce_init_f(void *sendbuf, void *recvbuf, const MPI_Fint *count
      const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request,            \
      MPI_Fint *ierr)
 #define ALLREDUCE_INIT_A (sendbuf, recvbuf, count, datatype, op, comm, info, request, ierr)
-F_NAMES(allreduce_init_f, ALLREDUCE_INIT_P, ALLREDUCE_INIT_A, F_ALLREDUCE_INIT_NAMES)
+PRELOAD_F_NAMES_OF(allreduce_init_f, ALLREDUCE_INIT_P, ALLREDUCE_INIT_A, F_ALLREDUCE_INIT_NAMES)
 #endif
 #endif /* !TUNA_PRELOAD_MPICH */
 

@@ -437,8 +437,8 @@ static int persistent_init(nbr_init_fn library, const nbr_args *a, MPI_Comm comm
         unsigned long long sent = 0, recvd = 0;
         if (preload_stats_enabled)
             call_bytes(a, comm, &sent, &recvd);
-        return preload_plan_request(c.s, COLL_NEIGHBOR_ALLTOALLV, plan, comm, c.t0, sent, recvd,
-                                    request);
+        return preload_plan_request(c.s, COLL_NEIGHBOR_ALLTOALLV, COLL_NEIGHBOR_ALLTOALLV, plan,
+                                    comm, c.t0, sent, recvd, request);
     }
     rc = library(a->sendbuf, a->sc, a->sd, a->st, a->recvbuf, a->rc, a->rd, a->rt, comm, info,
                  request);

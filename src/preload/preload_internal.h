@@ -317,10 +317,6 @@ int preload_init_failed(comm_state *s, enum coll coll, MPI_Comm comm, int rc, do
 int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Comm comm,
                          double t0, unsigned long long sent, unsigned long long recvd,
                          MPI_Request *request);
-/* The same, counted on the statistics row `stat` (MPI_Ialltoallw: alltoallv's choice). */
-int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
-                            MPI_Comm comm, double t0, unsigned long long sent,
-                            unsigned long long recvd, MPI_Request *request);
 /* What a nonblocking call of the drop-in made for tuna's operation, which reads it until it
  * finishes: one malloc'd block (arrays may follow the header) and up to two derived types
  * (MPI_DATATYPE_NULL: none). preload_owned_free frees the types, then the block (NULL: nothing). */
@@ -328,20 +324,18 @@ typedef struct preload_owned {
     MPI_Datatype type[2];
 } preload_owned;
 void preload_owned_free(preload_owned *o);
-/* The same as preload_proxy_for_op_as, the proxy also owning `owned` (freed when the operation
- * finishes, or here on failure). */
+/* The same, counted on the statistics row `stat` (MPI_Ialltoallw: alltoallv's choice), the
+ * proxy also owning `owned` (NULL: nothing; freed when the operation finishes, or here on
+ * failure). */
 int preload_proxy_for_op_owning(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
                                 preload_owned *owned, MPI_Comm comm, double t0, unsigned long long sent,
                                 unsigned long long recvd, MPI_Request *request);
 /* A plan tuna made for a persistent `coll` on comm, behind a new persistent proxy handed to
- * the application in *request; sent/recvd: this rank's bytes per start. */
-int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm,
-                         double t0, unsigned long long sent, unsigned long long recvd,
-                         MPI_Request *request);
-/* The same, counted on the statistics row `stat` (MPI_Alltoallw_init: alltoallv's choice). */
-int preload_plan_request_as(comm_state *s, enum coll coll, enum coll stat, tuna_plan plan,
-                            MPI_Comm comm, double t0, unsigned long long sent,
-                            unsigned long long recvd, MPI_Request *request);
+ * the application in *request, counted on the statistics row `stat` (coll's own, or
+ * MPI_Alltoallw_init's: alltoallv's choice); sent/recvd: this rank's bytes per start. */
+int preload_plan_request(comm_state *s, enum coll coll, enum coll stat, tuna_plan plan,
+                         MPI_Comm comm, double t0, unsigned long long sent,
+                         unsigned long long recvd, MPI_Request *request);
 /* After the library's own persistent init of `coll` succeeded (its request goes back
  * untouched): counted once, on the vendor path or as a fallback for reason `why`. */
 void preload_library_init_done(comm_state *s, enum coll coll, int why, MPI_Comm comm,

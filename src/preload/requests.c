@@ -465,16 +465,10 @@ int preload_proxy_for_op(comm_state *s, enum coll coll, tuna_request op, MPI_Com
                          double t0, unsigned long long sent, unsigned long long recvd,
                          MPI_Request *request)
 {
-    return preload_proxy_for_op_as(s, coll, preload_stat_nonblocking(coll), op, comm, t0, sent,
-                                   recvd, request);
+    return preload_proxy_for_op_owning(s, coll, preload_stat_nonblocking(coll), op, NULL, comm,
+                                       t0, sent, recvd, request);
 }
 
-int preload_proxy_for_op_as(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
-                            MPI_Comm comm, double t0, unsigned long long sent,
-                            unsigned long long recvd, MPI_Request *request)
-{
-    return preload_proxy_for_op_owning(s, coll, stat, op, NULL, comm, t0, sent, recvd, request);
-}
 
 int preload_proxy_for_op_owning(comm_state *s, enum coll coll, enum coll stat, tuna_request op,
                                 preload_owned *owned, MPI_Comm comm, double t0, unsigned long long sent,
@@ -563,16 +557,9 @@ static const char *plan_label(tuna_plan plan, char *buf, size_t len, int *algori
     return info.source >= 0 && info.source <= 3 ? plan_source_name[info.source] : "?";
 }
 
-int preload_plan_request(comm_state *s, enum coll coll, tuna_plan plan, MPI_Comm comm,
-                         double t0, unsigned long long sent, unsigned long long recvd,
-                         MPI_Request *request)
-{
-    return preload_plan_request_as(s, coll, coll, plan, comm, t0, sent, recvd, request);
-}
-
-int preload_plan_request_as(comm_state *s, enum coll coll, enum coll stat, tuna_plan plan,
-                            MPI_Comm comm, double t0, unsigned long long sent,
-                            unsigned long long recvd, MPI_Request *request)
+int preload_plan_request(comm_state *s, enum coll coll, enum coll stat, tuna_plan plan,
+                         MPI_Comm comm, double t0, unsigned long long sent,
+                         unsigned long long recvd, MPI_Request *request)
 {
     int rc;
     /* The bytes are fixed at init, so counted once for every start. */

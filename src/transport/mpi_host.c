@@ -89,28 +89,17 @@ int tuna_tp_failed(int rc, const char *what, size_t bytes)
 }
 
 /* Above INT_MAX bytes: one element of a derived type of the bytes (tuna_coll_bytes_type). */
-int tuna_mpi_host_isend_large(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                              MPI_Request *req)
+int tuna_mpi_host_post_large(bool send, void *buf, size_t bytes, int peer, int tag,
+                             MPI_Comm comm, MPI_Request *req)
 {
     MPI_Datatype t;
     int rc = tuna_coll_bytes_type(bytes, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = PMPI_Isend(buf, 1, t, peer, tag, comm, req);
-    PMPI_Type_free(&t); /* freed once the pending send completes */
-    return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Isend", bytes);
-}
-
-int tuna_mpi_host_irecv_large(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                              MPI_Request *req)
-{
-    MPI_Datatype t;
-    int rc = tuna_coll_bytes_type(bytes, &t);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = PMPI_Irecv(buf, 1, t, peer, tag, comm, req);
-    PMPI_Type_free(&t);
-    return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Irecv", bytes);
+    rc = send ? PMPI_Isend(buf, 1, t, peer, tag, comm, req)
+              : PMPI_Irecv(buf, 1, t, peer, tag, comm, req);
+    PMPI_Type_free(&t); /* freed once the pending post completes */
+    return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, send ? "MPI_Isend" : "MPI_Irecv", bytes);
 }
 
 /* ------------------------------------------------------------------ the table */

@@ -82,11 +82,10 @@ struct tuna_transport {
  * src/transport/nccl.h, built only into libtuna-nccl; docs/nccl.md.) */
 extern const tuna_transport tuna_transport_mpi_host;
 
-/* The MPI host transport's calls that are not one MPI call (inlined below). */
-int tuna_mpi_host_isend_large(const void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                              MPI_Request *req);
-int tuna_mpi_host_irecv_large(void *buf, size_t bytes, int peer, int tag, MPI_Comm comm,
-                              MPI_Request *req);
+/* The MPI host transport's calls that are not one MPI call (inlined below); post_large: a
+ * send (send) or receive of more than INT_MAX bytes. */
+int tuna_mpi_host_post_large(bool send, void *buf, size_t bytes, int peer, int tag,
+                             MPI_Comm comm, MPI_Request *req);
 int tuna_mpi_host_settle(int n, MPI_Request *req, MPI_Status *status, bool block, int *flag);
 int tuna_mpi_host_any(int n, MPI_Request *req, int *index, bool block, int *flag);
 void tuna_mpi_host_complete(int n, MPI_Request *req);
@@ -105,26 +104,33 @@ static inline bool tuna_tp_takes_datatypes(const tuna_transport *tp)
 /* Errors: MPI's codes, with tuna's message for the post that failed (tuna_error_set). */
 int tuna_tp_failed(int rc, const char *what, size_t bytes);
 
+/* tuna_tp_isend (send: buf is only read) and tuna_tp_irecv, one path: inlined into each with
+ * send a constant, so each keeps its own branch and the host transport's post is one MPI
+ * call. */
+static inline __attribute__((always_inline)) int
+tuna_tp_post_bytes(const tuna_transport *tp, bool send, void *buf, size_t bytes, int peer,
+                   int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (!tuna_tp_is_mpi_host(tp))
+        return send ? tp->isend(tp, buf, bytes, peer, tag, comm, req)
+                    : tp->irecv(tp, buf, bytes, peer, tag, comm, req);
+    if (bytes > (size_t)INT_MAX)
+        return tuna_mpi_host_post_large(send, buf, bytes, peer, tag, comm, req);
+    int rc = send ? PMPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req)
+                  : PMPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req);
+    return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, send ? "MPI_Isend" : "MPI_Irecv", bytes);
+}
+
 static inline int tuna_tp_isend(const tuna_transport *tp, const void *buf, size_t bytes, int peer,
                                 int tag, MPI_Comm comm, MPI_Request *req)
 {
-    if (!tuna_tp_is_mpi_host(tp))
-        return tp->isend(tp, buf, bytes, peer, tag, comm, req);
-    if (bytes > (size_t)INT_MAX)
-        return tuna_mpi_host_isend_large(buf, bytes, peer, tag, comm, req);
-    int rc = PMPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req);
-    return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Isend", bytes);
+    return tuna_tp_post_bytes(tp, true, (void *)buf, bytes, peer, tag, comm, req);
 }
 
 static inline int tuna_tp_irecv(const tuna_transport *tp, void *buf, size_t bytes, int peer,
                                 int tag, MPI_Comm comm, MPI_Request *req)
 {
-    if (!tuna_tp_is_mpi_host(tp))
-        return tp->irecv(tp, buf, bytes, peer, tag, comm, req);
-    if (bytes > (size_t)INT_MAX)
-        return tuna_mpi_host_irecv_large(buf, bytes, peer, tag, comm, req);
-    int rc = PMPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, comm, req);
-    return rc == MPI_SUCCESS ? rc : tuna_tp_failed(rc, "MPI_Irecv", bytes);
+    return tuna_tp_post_bytes(tp, false, buf, bytes, peer, tag, comm, req);
 }
 
 /* The typed calls return MPI's code as it is: each caller words its own message. */
