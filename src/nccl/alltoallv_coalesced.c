@@ -99,7 +99,8 @@ int tuna_nccl_a2av_coalesced(const tuna_nccl_args *a)
     for (int d = 1; d < Q && rc == MPI_SUCCESS; d++) {
         const int ls = (g - d + Q) % Q, ld = (g + d) % Q;
         for (int m = 0; m < N && rc == MPI_SUCCESS; m++) {
-            char *into = m == n ? a->rbuf + a->rdispls[n * Q + ls] * es : slot(tout, out, hr, N, ls, m);
+            char *into = m == n ? a->rbuf + a->rdispls[n * Q + ls] * es
+                                : slot(tout, out, hr, N, ls, m);
             const size_t rb = m == n ? a->rcounts[n * Q + ls] * es : hr[ls * N + m];
             rc = tuna_nccl_pair(a, into, rb, n * Q + ls, a->sbuf + a->sdispls[m * Q + ld] * es,
                                 a->scounts[m * Q + ld] * es, n * Q + ld);

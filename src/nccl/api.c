@@ -227,7 +227,12 @@ static int choose_and_run(tuna_collective c, const tuna_options *opt, size_t byt
     cudaEventDestroy(e[1]);
     if (rc == MPI_SUCCESS && ce != cudaSuccess)
         rc = tuna_nccl_cuda_failed(ce, "auto: timing a candidate");
-    return rc == MPI_SUCCESS ? tuna_nccl_auto_end(&step, (double)ms * 1e-3, t) : rc;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = tuna_nccl_auto_end(&step, (double)ms * 1e-3, t);
+    /* run closed the transport; the agreement's wait may have made its event again */
+    const int end = tuna_nccl_tp_close(t);
+    return rc != MPI_SUCCESS ? rc : end;
 }
 
 static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts,

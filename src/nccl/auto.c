@@ -117,22 +117,25 @@ const char *tuna_nccl_auto_name(const tuna_nccl_auto_step *step)
 
 int tuna_nccl_auto_agree_max(double *v, int n, tuna_nccl_tp *t)
 {
+    /* The transport's stream-ordered temporary and copies (as nodes.c): no device-wide
+     * cudaMalloc/cudaFree on alltoallv's per-call agreement; the allreduce is posted even
+     * after a failed copy (kept, returned by the wait), so the peers' is matched. */
+    const size_t bytes = (size_t)n * sizeof *v;
     double *dev = NULL;
-    cudaError_t e = cudaMalloc((void **)&dev, (size_t)n * sizeof *dev);
-    if (e != cudaSuccess)
-        return tuna_nccl_cuda_failed(e, "cudaMalloc");
-    e = cudaMemcpyAsync(dev, v, (size_t)n * sizeof *dev, cudaMemcpyHostToDevice, t->stream);
-    ncclResult_t r = ncclSuccess;
-    if (e == cudaSuccess)
-        r = pncclAllReduce(dev, dev, (size_t)n, ncclFloat64, ncclMax, t->comm, t->stream);
-    if (e == cudaSuccess && r == ncclSuccess)
-        e = cudaMemcpyAsync(v, dev, (size_t)n * sizeof *dev, cudaMemcpyDeviceToHost, t->stream);
-    if (e == cudaSuccess && r == ncclSuccess)
-        e = cudaStreamSynchronize(t->stream);
-    cudaFree(dev);
-    if (r != ncclSuccess)
-        return tuna_nccl_failed(r, "ncclAllReduce (auto's agreement)");
-    return e == cudaSuccess ? MPI_SUCCESS : tuna_nccl_cuda_failed(e, "auto's agreement");
+    int rc = tuna_nccl_tp_alloc(t, bytes, (void **)&dev);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tuna_nccl_tp_to_device(t, dev, v, bytes);
+    const ncclResult_t r = pncclAllReduce(dev, dev, (size_t)n, ncclFloat64, ncclMax, t->comm,
+                                          t->stream);
+    if (r != ncclSuccess) {
+        rc = tuna_nccl_failed(r, "ncclAllReduce (auto's agreement)");
+    } else {
+        tuna_nccl_tp_to_host(t, v, dev, bytes);
+        rc = tuna_nccl_tp_wait(t);
+    }
+    tuna_nccl_tp_free(t, dev);
+    return rc;
 }
 
 int tuna_nccl_auto_end(tuna_nccl_auto_step *step, double seconds, tuna_nccl_tp *t)
