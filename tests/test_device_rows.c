@@ -1,0 +1,347 @@
+/*
+ * tuna's rows on device memory, end to end (docs/gpu.md, "The gpu label"): every row that
+ * declares device memory, and `auto`, with several MPI processes sharing one GPU, on
+ * device/device, device/host and host/device buffers, blocking, nonblocking and as a plan
+ * started three times with new data: the receive buffer (sentinel-filled gaps and tail,
+ * read back from the device) byte for byte against the library's call on host copies, the
+ * send buffer unchanged, and the statistics naming a tuna row (never the library's call).
+ *
+ * One source, two builds:
+ *   - test_device_rows_gpu (TUNA_TEST_REAL_CUDA, label gpu): buffers from cudaMalloc on a
+ *     real GPU; exits 77 (skipped) on every rank when no rank sees a CUDA device.
+ *   - test_device_rows (label fast): the stand-ins for CUDA's driver and runtime
+ *     (--driver, --runtime: tests/support/mock_cuda.c, mock_cudart.c), whose "device"
+ *     buffers stay PROT_NONE outside the runtime's copies, so this test itself is checked
+ *     on every CI run.
+ * Run with TUNA_CUDA_AWARE=0 (the MPIs of CI and of the lent GPU machine are not CUDA-aware):
+ * auto stages then; nonblocking auto keeps the library's call, which a library that is not
+ * CUDA-aware cannot serve on device memory, so it is not run here.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+
+#include "tuna.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TUNA_TEST_REAL_CUDA
+#include <cuda_runtime_api.h>
+#else
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+#define SENTINEL 0x5A
+#define TAIL 64
+
+static int me, P, failures;
+
+static void fail(const char *coll, const char *row, const char *place, const char *form,
+                 const char *what)
+{
+    if (failures++ < 20) {
+        printf("[%d] FAILED: %s %s %s %s: %s\n", me, coll, row, place, form, what);
+        fflush(stdout);
+    }
+}
+
+/* ---- device memory: the real runtime, or the stand-ins --------------------------------- */
+
+#ifdef TUNA_TEST_REAL_CUDA
+static int device_setup(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess)
+        n = 0;
+    if (n > 0 && cudaSetDevice(me % n) != cudaSuccess)
+        n = 0;
+    return n > 0;
+}
+static void *dev_alloc(size_t n)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, n) != cudaSuccess)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    return p;
+}
+static void dev_free(void *p, size_t n)
+{
+    (void)n;
+    cudaFree(p);
+}
+static void dev_copy(void *dst, const void *src, size_t n)
+{
+    if (cudaMemcpy(dst, src, n, cudaMemcpyDefault) != cudaSuccess)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+}
+static void dev_case_end(void) {}
+#else
+static void (*drv_register)(const void *, size_t, int);
+static void (*drv_clear)(void);
+static void (*rt_device)(void *, size_t);
+static void (*rt_release)(void);
+static int (*rt_memcpy)(void *, const void *, size_t, int, void *);
+static const char *driver_path, *runtime_path;
+
+static void *sym_or_die(void *h, const char *name)
+{
+    void *p = h ? dlsym(h, name) : NULL;
+    if (!p) {
+        printf("test_device_rows: %s not found\n", name);
+        exit(2);
+    }
+    return p;
+}
+
+/* Before MPI_Init, as a CUDA application loads its runtime and driver. */
+static void mocks_load(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++) {
+        if (!strcmp(argv[i], "--driver"))
+            driver_path = argv[i + 1];
+        else if (!strcmp(argv[i], "--runtime"))
+            runtime_path = argv[i + 1];
+    }
+    void *hd = driver_path ? dlopen(driver_path, RTLD_NOW | RTLD_GLOBAL) : NULL;
+    void *hr = runtime_path ? dlopen(runtime_path, RTLD_NOW | RTLD_GLOBAL) : NULL;
+    if (!hd || !hr) {
+        printf("usage: test_device_rows --driver libcuda.so.1 --runtime libcudart.so.13 (%s)\n",
+               dlerror());
+        exit(2);
+    }
+    *(void **)&drv_register = sym_or_die(hd, "mock_cuda_register");
+    *(void **)&drv_clear = sym_or_die(hd, "mock_cuda_clear");
+    *(void **)&rt_device = sym_or_die(hr, "mock_cudart_device");
+    *(void **)&rt_release = sym_or_die(hr, "mock_cudart_release");
+    *(void **)&rt_memcpy = sym_or_die(hr, "cudaMemcpyAsync");
+}
+static int device_setup(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return 1;
+}
+static size_t page_round(size_t n)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + pg - 1) / pg * pg;
+}
+/* Pages the driver calls device memory and the runtime keeps PROT_NONE. */
+static void *dev_alloc(size_t n)
+{
+    void *p = mmap(NULL, page_round(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    drv_register(p, n, 0);
+    rt_device(p, page_round(n));
+    return p;
+}
+static void dev_free(void *p, size_t n)
+{
+    munmap(p, page_round(n));
+}
+static void dev_copy(void *dst, const void *src, size_t n)
+{
+    if (rt_memcpy(dst, src, n, 4 /* cudaMemcpyDefault */, NULL) != 0)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+}
+/* Every range forgotten (readable again) before the buffers are unmapped. */
+static void dev_case_end(void)
+{
+    rt_release();
+    drv_clear();
+}
+#endif
+
+/* A buffer of either kind; its bytes always moved with dev_copy (which also serves host to
+ * host), so the test never touches device memory from the host either. */
+typedef struct buf {
+    char *p;
+    size_t n;
+    int dev;
+} buf;
+
+static buf buf_make(size_t n, int dev)
+{
+    buf b = {dev ? dev_alloc(n) : malloc(n), n, dev};
+    if (!b.p)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    return b;
+}
+
+static void buf_free(buf *b)
+{
+    if (b->dev)
+        dev_free(b->p, b->n);
+    else
+        free(b->p);
+}
+
+enum { DD, DH, HD, NPLACE };
+static const char *const place_name[NPLACE] = {"device/device", "device/host", "host/device"};
+enum { BLOCKING, NONBLOCKING, PLAN, NFORM };
+static const char *const form_name[NFORM] = {"blocking", "nonblocking", "plan"};
+
+/* ---- alltoallv ------------------------------------------------------------------------- */
+
+/* Ints from rank src to rank dst: empty for some pairs, up to a few thousand. */
+static int count_of(int src, int dst, int salt)
+{
+    const int k = (src * 7 + dst * 3 + salt) % 5;
+    return k == 0 ? 0 : k == 1 ? 1 : k == 2 ? 37 : k == 3 ? 1500 : 4099;
+}
+
+typedef struct layout {
+    int *sc, *sd, *rc, *rd;
+    size_t sbytes, rbytes;
+} layout;
+
+/* Blocks in reverse rank order with gaps of 3 ints, a tail after the last. */
+static void layout_make(layout *l, int salt)
+{
+    l->sc = malloc(4 * sizeof(int) * (size_t)P);
+    l->sd = l->sc + P, l->rc = l->sc + 2 * P, l->rd = l->sc + 3 * P;
+    int s = 3, r = 5;
+    for (int j = P - 1; j >= 0; j--) {
+        l->sc[j] = count_of(me, j, salt);
+        l->sd[j] = s;
+        s += l->sc[j] + 3;
+    }
+    for (int j = 0; j < P; j++) {
+        l->rc[j] = count_of(j, me, salt);
+        l->rd[j] = r;
+        r += l->rc[j] + 3;
+    }
+    l->sbytes = (size_t)s * sizeof(int) + TAIL;
+    l->rbytes = (size_t)r * sizeof(int) + TAIL;
+}
+
+/* Send data for a start (salt), sentinels elsewhere. */
+static void fill_send(char *h, size_t n, int salt)
+{
+    memset(h, SENTINEL, n);
+    for (size_t k = 0; k + sizeof(int) <= n - TAIL; k += sizeof(int)) {
+        const int v = me * 1000003 + (int)k * 7 + salt;
+        memcpy(h + k, &v, sizeof v);
+    }
+}
+
+/* The bytes of b against want (n bytes); what: the message. */
+static int same(const buf *b, const char *want, char *scratch)
+{
+    dev_copy(scratch, b->p, b->n);
+    return memcmp(scratch, want, b->n) == 0;
+}
+
+static int row_ran(tuna_collective coll, const char *row, const tuna_options *o, char *what,
+                   size_t size)
+{
+    const tuna_stats *st = tuna_stats_last();
+    const int vendor = tuna_algorithm_find(coll, "vendor");
+    const int ok = !st->fallback && st->algorithm != vendor &&
+                   (!strcmp(row, "auto") || st->algorithm == o->algorithm);
+    if (!ok)
+        snprintf(what, size, "the row did not run (algorithm %d, fallback: %s)", st->algorithm,
+                 st->fallback ? st->fallback : "none");
+    return ok;
+}
+
+static void alltoallv_case(const char *row, int place, int form, int salt)
+{
+    const char *coll = "alltoallv";
+    if (form == NONBLOCKING && !strcmp(row, "auto"))
+        return; /* the library's call: see the header */
+    layout l;
+    layout_make(&l, salt);
+    const int sdev = place != HD, rdev = place != DH;
+    buf s = buf_make(l.sbytes, sdev), r = buf_make(l.rbytes, rdev);
+    char *hs = malloc(l.sbytes), *hr = malloc(l.rbytes), *rr = malloc(l.rbytes),
+         *scratch = malloc(l.sbytes > l.rbytes ? l.sbytes : l.rbytes);
+    tuna_options o;
+    if (tuna_options_parse(row, TUNA_ALLTOALLV, &o) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    tuna_plan plan = NULL;
+    char what[200];
+    const int starts = form == PLAN ? 3 : 1;
+    for (int k = 0; k < starts; k++) {
+        fill_send(hs, l.sbytes, salt + 101 * k);
+        memset(hr, SENTINEL, l.rbytes);
+        memcpy(rr, hr, l.rbytes);
+        dev_copy(s.p, hs, l.sbytes);
+        dev_copy(r.p, hr, l.rbytes);
+        int rc;
+        if (form == BLOCKING) {
+            rc = tuna_alltoallv(s.p, l.sc, l.sd, MPI_INT, r.p, l.rc, l.rd, MPI_INT,
+                                MPI_COMM_WORLD, &o);
+        } else if (form == NONBLOCKING) {
+            tuna_request q = TUNA_REQUEST_NULL;
+            rc = tuna_ialltoallv(s.p, l.sc, l.sd, MPI_INT, r.p, l.rc, l.rd, MPI_INT,
+                                 MPI_COMM_WORLD, &o, &q);
+            if (rc == MPI_SUCCESS)
+                rc = tuna_request_wait(&q);
+        } else {
+            rc = k > 0 ? MPI_SUCCESS
+                       : tuna_alltoallv_init(s.p, l.sc, l.sd, MPI_INT, r.p, l.rc, l.rd,
+                                             MPI_INT, MPI_COMM_WORLD, &o, 0, &plan);
+            if (rc == MPI_SUCCESS)
+                rc = tuna_start(plan);
+            if (rc == MPI_SUCCESS)
+                rc = tuna_wait(plan);
+        }
+        const int ran = rc == MPI_SUCCESS && row_ran(TUNA_ALLTOALLV, row, &o, what, sizeof what);
+        const int rc_ref =
+            PMPI_Alltoallv(hs, l.sc, l.sd, MPI_INT, rr, l.rc, l.rd, MPI_INT, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS) {
+            fail(coll, row, place_name[place], form_name[form], "the call failed");
+            break;
+        }
+        if (!same(&r, rr, scratch))
+            fail(coll, row, place_name[place], form_name[form], "not the library's bytes");
+        else if (!same(&s, hs, scratch))
+            fail(coll, row, place_name[place], form_name[form], "the send buffer changed");
+        else if (!ran)
+            fail(coll, row, place_name[place], form_name[form], what);
+    }
+    if (plan && tuna_plan_free(&plan) != MPI_SUCCESS)
+        fail(coll, row, place_name[place], form_name[form], "tuna_plan_free failed");
+    dev_case_end();
+    buf_free(&s);
+    buf_free(&r);
+    free(hs), free(hr), free(rr), free(scratch), free(l.sc);
+}
+
+int main(int argc, char **argv)
+{
+#ifndef TUNA_TEST_REAL_CUDA
+    mocks_load(argc, argv);
+#endif
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    tuna_stats_enable(1);
+    int have = device_setup(argc, argv), all = 0;
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (me == 0)
+            printf("test_device_rows: no CUDA device on some rank: skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
+    static const char *const a2av_rows[] = {"spreadout", "scattered", "linear", "pairwise",
+                                            "xor",       "multipair", "auto"};
+    int cases = 0;
+    for (size_t i = 0; i < sizeof a2av_rows / sizeof a2av_rows[0]; i++)
+        for (int place = 0; place < NPLACE; place++)
+            for (int form = 0; form < NFORM; form++, cases++)
+                alltoallv_case(a2av_rows[i], place, form, (int)i + place);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("test_device_rows: P=%d %d cases, %d failed\n", P, cases, total);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
