@@ -18,16 +18,6 @@
 
 #include <stdlib.h>
 
-/* Where local rank l's block for (m, g) waits in the send temporary: node m's run, after
- * the blocks of the local ranks before l. */
-static char *slot(char *tout, const size_t *out, const size_t *hr, int N, int l, int m)
-{
-    char *p = tout + out[m];
-    for (int j = 0; j < l; j++)
-        p += hr[j * N + m];
-    return p;
-}
-
 int tuna_nccl_a2av_coalesced(const tuna_nccl_args *a)
 {
     const int P = a->size, me = a->rank;
@@ -44,10 +34,10 @@ int tuna_nccl_a2av_coalesced(const tuna_nccl_args *a)
     const int N = P / Q, n = me / Q, g = me % Q;
     /* Host: sizes sent [l][m] (my block for (m, l)) and received [l][m] (local l's block for
      * (m, g)), offsets of node m's run in the temporaries; device: the size messages. */
-    size_t *hs = tuna_malloc((4 * (size_t)P + 2 * (size_t)N + 2) * sizeof *hs);
+    size_t *hs = tuna_malloc((5 * (size_t)P + 2 * (size_t)N + 2) * sizeof *hs);
     if (!hs)
         return tuna_error_set(MPI_ERR_NO_MEM, "coalesced (NCCL): no memory for %d ranks", P);
-    size_t *hr = hs + P, *out = hs + 2 * P, *in = out + N + 1;
+    size_t *hr = hs + P, *out = hs + 2 * P, *in = out + N + 1, *at = in + N + 1;
     size_t *dsz = NULL;
     char *tout = NULL, *tin = NULL;
     for (int l = 0; l < Q; l++)
@@ -73,11 +63,14 @@ int tuna_nccl_a2av_coalesced(const tuna_nccl_args *a)
         for (int m = 0; m < N; m++)
             hr[l * N + m] = l == g ? hs[g * N + m] : a->uniform ? a->scounts[0] * es
                                                                  : hr[l * N + m];
-    /* The temporaries: out[m], node m's run of Q blocks to send; in[m], the run received. */
+    /* The temporaries: out[m], node m's run of Q blocks to send; in[m], the run received;
+     * at[l * N + m], where local rank l's block for (m, g) waits in the send temporary (node
+     * m's run, after the blocks of the local ranks before l). */
     out[0] = in[0] = 0;
     for (int m = 0; m < N; m++) {
         size_t so = 0, si = 0;
         for (int l = 0; l < Q && m != n; l++) {
+            at[l * N + m] = out[m] + so;
             so += hr[l * N + m];
             si += a->rcounts[m * Q + l] * es;
         }
@@ -94,13 +87,13 @@ int tuna_nccl_a2av_coalesced(const tuna_nccl_args *a)
         if (m == n)
             tuna_tp_copy(a->tp, a->rbuf + a->rdispls[me] * es, mine, a->rcounts[me] * es);
         else
-            tuna_tp_copy(a->tp, slot(tout, out, hr, N, g, m), mine, hr[g * N + m]);
+            tuna_tp_copy(a->tp, tout + at[g * N + m], mine, hr[g * N + m]);
     }
     for (int d = 1; d < Q && rc == MPI_SUCCESS; d++) {
         const int ls = (g - d + Q) % Q, ld = (g + d) % Q;
         for (int m = 0; m < N && rc == MPI_SUCCESS; m++) {
             char *into = m == n ? a->rbuf + a->rdispls[n * Q + ls] * es
-                                : slot(tout, out, hr, N, ls, m);
+                                : tout + at[ls * N + m];
             const size_t rb = m == n ? a->rcounts[n * Q + ls] * es : hr[ls * N + m];
             rc = tuna_nccl_pair(a, into, rb, n * Q + ls, a->sbuf + a->sdispls[m * Q + ld] * es,
                                 a->scounts[m * Q + ld] * es, n * Q + ld);

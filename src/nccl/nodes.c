@@ -1,7 +1,8 @@
 /*
  * The nodes of an NCCL communicator (its NVLink domains, for the hierarchical rows): Q ranks
  * per node when the ranks are numbered node by node and every node holds Q of them, else 0.
- * TUNA_RANKS_PER_NODE=Q makes logical nodes of Q consecutive ranks (as on the MPI path);
+ * TUNA_RANKS_PER_NODE=Q (read once per process) makes logical nodes of Q consecutive ranks
+ * (as on the MPI path);
  * otherwise the ranks share a hash of their host names once per communicator (NCCL's own
  * allgather of 8 bytes each and a host wait), kept for its later calls. Every rank gets the
  * same answer: the same names, the same rule.
@@ -50,11 +51,24 @@ static int nodes_of(const uint64_t *h, int P)
     return Q;
 }
 
-int tuna_nccl_nodes(tuna_nccl_tp *t, int *Q)
+/* TUNA_RANKS_PER_NODE, read once per process (0: unset). */
+static long ranks_per_node;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void env_read(void)
 {
     const char *env = getenv("TUNA_RANKS_PER_NODE");
     if (env && *env) {
-        long q = strtol(env, NULL, 10);
+        const long q = strtol(env, NULL, 10);
+        ranks_per_node = q > 0 ? q : -1; /* -1: set, not a size: no nodes */
+    }
+}
+
+int tuna_nccl_nodes(tuna_nccl_tp *t, int *Q)
+{
+    pthread_once(&env_once, env_read);
+    if (ranks_per_node) {
+        const long q = ranks_per_node;
         *Q = q > 0 && t->size % q == 0 ? (int)q : 0;
         return MPI_SUCCESS;
     }
