@@ -3,9 +3,11 @@
 # no network. Builds tuna's device kernels (nvcc, sm_80 and sm_90, warnings as errors), runs
 # the gpu label (the kernels byte for byte against host code), the kernels under
 # compute-sanitizer where it is installed, and the bandwidth benchmark (64 MiB, against
-# cudaMemcpy device to device; --check: every kernel at 80% of the copy or more). Where an
-# MPI is installed (mpicc on PATH) it also builds the whole project with CUDA and runs the
-# memory-kind tests; without one it says so and skips them.
+# cudaMemcpy device to device; --check: every kernel at 80% of the copy or more). With an
+# MPI (mpicc on PATH, else the MPICH wheel that scripts/gpu-carry.sh put in build/gpu-carry,
+# unpacked here) it also builds the whole project with CUDA and runs the gpu label there
+# (tuna's rows on device memory, several ranks sharing the GPU) and the memory-kind tests;
+# without one it says so and skips them.
 # Results under $OUT (default build/gpu-check/out): summary.txt and one log per step.
 # Exit status: 0 when every step that ran passed.
 set -uo pipefail
@@ -69,15 +71,47 @@ case $? in
 esac
 sed 's/^/  /' "$OUT/bandwidth.txt" | tee -a "$OUT/summary.txt" >/dev/null
 
-# 5. With an MPI: the whole project with CUDA, the memory-kind tests and the gpu label there.
+# 5. With an MPI: the whole project with CUDA, the gpu label there (tuna's rows on device
+# memory, 2 and 4 ranks on the one GPU) and the tests of memory kinds and staging (stand-ins).
+# No MPI installed: the carried MPICH wheel (scripts/gpu-carry.sh), unpacked with Python.
+mpi_args=()
+# TUNA_GPU_CHECK_MPI=wheel: the wheel even where an MPI is installed (to try this path).
+if [ "${TUNA_GPU_CHECK_MPI:-}" = wheel ] || ! command -v mpicc >/dev/null ||
+    ! command -v mpiexec >/dev/null; then
+  whl=$(ls build/gpu-carry/mpich-*.whl 2>/dev/null | head -n 1)
+  if [ -n "$whl" ] && rm -rf "$B/mpich" && mkdir -p "$B/mpich" &&
+      python3 -m zipfile -e "$whl" "$B/mpich" && chmod +x "$B"/mpich/*.data/data/bin/*; then
+    mpich=$(cd "$B"/mpich/*.data/data && pwd)
+    export PATH=$mpich/bin:$PATH
+    export MPIR_CVAR_CH4_PROGRESS_THROTTLE=1   # as tests/ sets it: MPICH 5 sleeps in progress
+    say "MPI: the carried wheel $(basename "$whl") unpacked in $mpich"
+  fi
+fi
 if command -v mpicc >/dev/null && command -v mpiexec >/dev/null; then
-  if cmake -S . -B "$B/mpi" -DTUNA_CUDA=ON -DTUNA_WERROR=ON >"$OUT/mpi-configure.log" 2>&1 &&
-      cmake --build "$B/mpi" -j "$(nproc)" >"$OUT/mpi-build.log" 2>&1 &&
-      (cd "$B/mpi" && ctest --output-on-failure -R "memkind|device_buffers|index_maps") \
+  mpi_args=(-DMPI_C_COMPILER="$(command -v mpicc)" -DMPIEXEC_EXECUTABLE="$(command -v mpiexec)")
+  t0=$(date +%s)
+  if cmake -S . -B "$B/mpi" -DTUNA_CUDA=ON -DTUNA_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      "${mpi_args[@]}" >"$OUT/mpi-configure.log" 2>&1 &&
+      cmake --build "$B/mpi" -j "$(nproc)" >"$OUT/mpi-build.log" 2>&1; then
+    say "with MPI: built in $(($(date +%s) - t0)) s"
+    if (cd "$B/mpi" && ctest --output-on-failure -L gpu -E "nccl|bandwidth") \
+        >"$OUT/mpi-gpu.log" 2>&1; then
+      if grep -q "Skipped" "$OUT/mpi-gpu.log"; then
+        say "with MPI, gpu label: SKIPPED (no CUDA device: mpi-gpu.log)"; status=1
+      else
+        say "with MPI, gpu label: passed (tuna's rows on device memory: mpi-gpu.log)"
+      fi
+    else
+      say "FAILED: with MPI, gpu label (mpi-gpu.log)"; status=1
+    fi
+    if (cd "$B/mpi" && ctest --output-on-failure -R "memkind|device_buffers|index_maps|staged|device_rows_p") \
         >"$OUT/mpi-ctest.log" 2>&1; then
-    say "with MPI: the memory-kind and index-map tests passed (mpi-ctest.log)"
+      say "with MPI: the memory-kind, staging and index-map tests passed (mpi-ctest.log)"
+    else
+      say "FAILED: with MPI, memory kinds and staging (mpi-ctest.log)"; status=1
+    fi
   else
-    say "FAILED: with MPI (mpi-*.log)"; status=1
+    say "FAILED: with MPI, configure or build (mpi-configure.log, mpi-build.log)"; status=1
   fi
   # The NCCL path (docs/nccl.md) where NCCL was found: every row with one rank on NCCL, and the
   # drop-in (gpu_nccl_dropin_p1) over NCCL.
@@ -96,7 +130,7 @@ if command -v mpicc >/dev/null && command -v mpiexec >/dev/null; then
     say "NCCL not found by CMake: the NCCL path not built (mpi-configure.log)"
   fi
 else
-  say "no MPI on this machine (mpicc, mpiexec): the memory-kind tests not run here (CI runs them)"
+  say "no MPI on this machine (mpicc, mpiexec) and no carried wheel (scripts/gpu-carry.sh): the rows on device memory not run here"
 fi
 say "gpu-check: $(elapsed) s, $([ $status = 0 ] && echo ok || echo FAILED)"
 exit $status
