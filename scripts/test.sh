@@ -41,9 +41,11 @@ configure build/openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTUNA_CUDA=AUTO
 
 step "sanitizers (ASan + UBSan): fast tests"
 configure build/asan -DCMAKE_BUILD_TYPE=Debug -DTUNA_SANITIZE=ON
-# The sanitizers slow every case ~5x: thin the alltoallv matrix (stride coprime to its dims).
+# The sanitizers slow every case ~5x: thin the alltoallv matrix (stride coprime to its dims),
+# and leave out P = 8 (8 ranks on 2 cores, ~40 s; powers of two run at P = 2 and 4 here, P = 8
+# in step 1).
 (cd build/asan && TUNA_TEST_MIN_STRIDE=7 ctest --output-on-failure -L fast -LE "python|preload" \
-  --timeout 900)
+  -E "_p8(_|$)" --timeout 900)
 
 step "MPICH: build and fast tests"
 configure build/mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich \
