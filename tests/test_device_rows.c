@@ -16,6 +16,10 @@
  * Run with TUNA_CUDA_AWARE=0 (the MPIs of CI and of the lent GPU machine are not CUDA-aware):
  * auto stages then; nonblocking auto keeps the library's call, which a library that is not
  * CUDA-aware cannot serve on device memory, so it is not run here.
+ * --aware (stand-ins only, with TUNA_CUDA_AWARE=1): the MPI takes device memory, which the
+ * stand-in then leaves readable: the named rows post the device buffers as they are
+ * ("direct": no pinned memory allocated, no copy but the own block's), and auto, blocking,
+ * nonblocking and plans, is the library's call with its reason.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -38,6 +42,7 @@
 #define TAIL 64
 
 static int me, P, failures;
+static int aware; /* --aware: the MPI takes device memory (see the header) */
 
 static void fail(const char *coll, const char *row, const char *place, const char *form,
                  const char *what)
@@ -79,11 +84,17 @@ static void dev_copy(void *dst, const void *src, size_t n)
         MPI_Abort(MPI_COMM_WORLD, 3);
 }
 static void dev_case_end(void) {}
+static void rt_counts(long out[6])
+{
+    memset(out, 0, 6 * sizeof *out);
+}
 #else
 static void (*drv_register)(const void *, size_t, int);
 static void (*drv_clear)(void);
 static void (*rt_device)(void *, size_t);
 static void (*rt_release)(void);
+static void (*rt_device_open)(void *, size_t);
+static void (*rt_counts)(long[6]);
 static int (*rt_memcpy)(void *, const void *, size_t, int, void *);
 static const char *driver_path, *runtime_path;
 
@@ -117,6 +128,8 @@ static void mocks_load(int argc, char **argv)
     *(void **)&drv_clear = sym_or_die(hd, "mock_cuda_clear");
     *(void **)&rt_device = sym_or_die(hr, "mock_cudart_device");
     *(void **)&rt_release = sym_or_die(hr, "mock_cudart_release");
+    *(void **)&rt_device_open = sym_or_die(hr, "mock_cudart_device_open");
+    *(void **)&rt_counts = sym_or_die(hr, "mock_cudart_stats");
     *(void **)&rt_memcpy = sym_or_die(hr, "cudaMemcpyAsync");
 }
 static int device_setup(int argc, char **argv)
@@ -137,7 +150,7 @@ static void *dev_alloc(size_t n)
     if (p == MAP_FAILED)
         MPI_Abort(MPI_COMM_WORLD, 3);
     drv_register(p, n, 0);
-    rt_device(p, page_round(n));
+    (aware ? rt_device_open : rt_device)(p, page_round(n));
     return p;
 }
 static void dev_free(void *p, size_t n)
@@ -237,23 +250,44 @@ static int same(const buf *b, const char *want, char *scratch)
     return memcmp(scratch, want, b->n) == 0;
 }
 
-static int row_ran(tuna_collective coll, const char *row, const tuna_options *o, char *what,
-                   size_t size)
+/* Whether the call ran as it should: the named row (or, for auto, a tuna row) without a
+ * fallback; with --aware, auto as the library's call with its reason, and a named row
+ * direct: no pinned memory allocated, at most the own block copied between kinds (c0, c1:
+ * the runtime's counts before and after the call). */
+static int row_ran(tuna_collective coll, const char *row, const tuna_options *o,
+                   const long *c0, const long *c1, char *what, size_t size)
 {
     const tuna_stats *st = tuna_stats_last();
     const int vendor = tuna_algorithm_find(coll, "vendor");
+    if (aware && !strcmp(row, "auto")) {
+        const int ok = st->algorithm == vendor && st->fallback &&
+                       strstr(st->fallback, "library's call");
+        if (!ok)
+            snprintf(what, size, "auto on a CUDA-aware MPI is not the library's call "
+                                 "(algorithm %d, fallback: %s)",
+                     st->algorithm, st->fallback ? st->fallback : "none");
+        return ok;
+    }
     const int ok = !st->fallback && st->algorithm != vendor &&
                    (!strcmp(row, "auto") || st->algorithm == o->algorithm);
-    if (!ok)
+    if (!ok) {
         snprintf(what, size, "the row did not run (algorithm %d, fallback: %s)", st->algorithm,
                  st->fallback ? st->fallback : "none");
-    return ok;
+        return 0;
+    }
+    if (aware && (c1[5] != c0[5] || (c1[0] - c0[0]) + (c1[1] - c0[1]) > 1)) {
+        snprintf(what, size, "not direct: %ld pinned allocations, %ld copies to host, %ld to "
+                             "device",
+                 c1[5] - c0[5], c1[0] - c0[0], c1[1] - c0[1]);
+        return 0;
+    }
+    return 1;
 }
 
 static void alltoallv_case(const char *row, int place, int form, int salt)
 {
     const char *coll = "alltoallv";
-    if (form == NONBLOCKING && !strcmp(row, "auto"))
+    if (form == NONBLOCKING && !strcmp(row, "auto") && !aware)
         return; /* the library's call: see the header */
     layout l;
     layout_make(&l, salt);
@@ -274,6 +308,8 @@ static void alltoallv_case(const char *row, int place, int form, int salt)
         dev_copy(s.p, hs, l.sbytes);
         dev_copy(r.p, hr, l.rbytes);
         int rc;
+        long c0[6], c1[6];
+        rt_counts(c0);
         if (form == BLOCKING) {
             rc = tuna_alltoallv(s.p, l.sc, l.sd, MPI_INT, r.p, l.rc, l.rd, MPI_INT,
                                 MPI_COMM_WORLD, &o);
@@ -292,7 +328,9 @@ static void alltoallv_case(const char *row, int place, int form, int salt)
             if (rc == MPI_SUCCESS)
                 rc = tuna_wait(plan);
         }
-        const int ran = rc == MPI_SUCCESS && row_ran(TUNA_ALLTOALLV, row, &o, what, sizeof what);
+        rt_counts(c1);
+        const int ran =
+            rc == MPI_SUCCESS && row_ran(TUNA_ALLTOALLV, row, &o, c0, c1, what, sizeof what);
         const int rc_ref =
             PMPI_Alltoallv(hs, l.sc, l.sd, MPI_INT, rr, l.rc, l.rd, MPI_INT, MPI_COMM_WORLD);
         if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS) {
@@ -317,6 +355,8 @@ static void alltoallv_case(const char *row, int place, int form, int salt)
 int main(int argc, char **argv)
 {
 #ifndef TUNA_TEST_REAL_CUDA
+    for (int i = 1; i < argc; i++)
+        aware |= !strcmp(argv[i], "--aware");
     mocks_load(argc, argv);
 #endif
     MPI_Init(&argc, &argv);

@@ -592,6 +592,14 @@ int main(int argc, char **argv)
     if (P > 8)
         MPI_Abort(MPI_COMM_WORLD, 2);
     tuna_stats_enable(1);
+    /* The named rows' cases keep the device buffers PROT_NONE: over an MPI that takes device
+     * memory itself they would go to it as they are (tuna's direct posts), and it would read
+     * them. Such an MPI is told to stage here (test_device_rows --aware covers direct). */
+    if (!auto_only && !getenv("TUNA_CUDA_AWARE") && !auto_stages()) {
+        setenv("TUNA_CUDA_AWARE", "0", 1);
+        if (me == 0)
+            printf("test_staged: the MPI says it is CUDA-aware: TUNA_CUDA_AWARE=0 here\n");
+    }
     MPI_Datatype four; /* a contiguous derived type */
     MPI_Type_contiguous(4, MPI_INT, &four);
     MPI_Type_commit(&four);

@@ -1,5 +1,7 @@
 /*
  * The staging transport: device memory over an MPI that is not CUDA-aware (cuda_staged.h).
+ * Over a CUDA-aware MPI the same transport posts the device regions themselves ("direct":
+ * no bounce memory; local copies and moves are still CUDA's).
  *
  * Bounce memory: pinned host memory (cudaHostAlloc), one pool per communicator for its
  * blocking calls, one per nonblocking operation and one per plan (tuna_staged_open), taken in
@@ -19,6 +21,8 @@
  */
 #define _GNU_SOURCE
 #include "cuda_staged.h"
+
+#include "../core/memkind.h" /* tuna_memory_mpi_cuda_aware */
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -104,6 +108,7 @@ typedef struct tuna_staged {
     staged_req *req;  /* the staged requests in flight */
     int n, room;
     int copy_rc;      /* the first failed local copy not yet reported (tuna_staged_result) */
+    bool direct;      /* a CUDA-aware MPI: messages posted from device memory, not staged */
 } tuna_staged;
 
 static int cuda_failed(int e, const char *what)
@@ -199,8 +204,8 @@ static int st_isend(const tuna_transport *tp, const void *buf, size_t bytes, int
                     MPI_Comm comm, MPI_Request *req)
 {
     tuna_staged *s = (tuna_staged *)tp;
-    if (bytes == 0) /* MPI reads nothing */
-        return tuna_tp_isend(&tuna_transport_mpi_host, buf, 0, peer, tag, comm, req);
+    if (bytes == 0 || s->direct) /* MPI reads nothing, or reads device memory itself */
+        return tuna_tp_isend(&tuna_transport_mpi_host, buf, bytes, peer, tag, comm, req);
     char *host;
     bool own;
     int rc = room_for_one(s);
@@ -225,8 +230,8 @@ static int st_irecv(const tuna_transport *tp, void *buf, size_t bytes, int peer,
                     MPI_Comm comm, MPI_Request *req)
 {
     tuna_staged *s = (tuna_staged *)tp;
-    if (bytes == 0) /* MPI writes nothing */
-        return tuna_tp_irecv(&tuna_transport_mpi_host, buf, 0, peer, tag, comm, req);
+    if (bytes == 0 || s->direct) /* MPI writes nothing, or writes device memory itself */
+        return tuna_tp_irecv(&tuna_transport_mpi_host, buf, bytes, peer, tag, comm, req);
     char *host;
     bool own;
     int rc = room_for_one(s);
@@ -423,6 +428,12 @@ int tuna_staged_open(struct tuna_staged **out, const tuna_transport **tp)
     if (!s)
         return tuna_error_set(MPI_ERR_NO_MEM, "staging through host memory: no memory");
     s->t = staged_table;
+    /* Where the MPI takes device memory (TUNA_CUDA_AWARE, else its own answer; only named
+     * rows get here then: auto keeps the library's call), messages go from and to the
+     * device buffers as they are; copies and moves stay CUDA's. */
+    s->direct = tuna_memory_mpi_cuda_aware(NULL);
+    if (s->direct)
+        s->t.name = "cuda-direct";
     int e = rt.stream_create(&s->stream);
     if (e != CUDA_OK) {
         free(s);

@@ -5,6 +5,8 @@
  * there; a receive lands in bounce memory and is copied host-to-device when the engine
  * completes it; local copies are device-to-device copies. Host code never reads or writes
  * the device regions: only CUDA's copies do. No MPI datatypes (isend_typed is NULL).
+ * Over a CUDA-aware MPI (tuna_memory_mpi_cuda_aware) it posts the device regions to MPI as
+ * they are instead ("direct"), and bounces nothing.
  *
  * CUDA's runtime (libcudart) is loaded at run time on the first call with device buffers
  * that a device-capable row serves, so one libtuna serves machines with and without CUDA.

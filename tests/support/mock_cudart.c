@@ -17,6 +17,7 @@
 enum { MAX_RANGES = 64, MAX_PINNED = 4096 };
 static struct {
     uintptr_t lo, hi;
+    int open; /* left readable and writable: a CUDA-aware MPI's device memory */
 } dev[MAX_RANGES];
 static int ndev;
 static struct {
@@ -29,6 +30,7 @@ static long host_allocs;
 
 /* The test program's side (found with dlsym). */
 void mock_cudart_device(void *p, size_t n);
+void mock_cudart_device_open(void *p, size_t n);
 void mock_cudart_release(void);
 void mock_cudart_stats(long out[6]);
 void mock_cudart_reset_stats(void);
@@ -43,7 +45,7 @@ static int find(const void *p)
 
 static void protect(int i, int prot)
 {
-    if (i >= 0 && mprotect((void *)dev[i].lo, dev[i].hi - dev[i].lo, prot) != 0)
+    if (i >= 0 && !dev[i].open && mprotect((void *)dev[i].lo, dev[i].hi - dev[i].lo, prot) != 0)
         abort();
 }
 
@@ -54,7 +56,19 @@ void mock_cudart_device(void *p, size_t n)
         abort();
     dev[ndev].lo = (uintptr_t)p;
     dev[ndev].hi = (uintptr_t)p + n;
+    dev[ndev].open = 0;
     protect(ndev++, PROT_NONE);
+}
+
+/* Device memory the MPI may read and write (it is "CUDA-aware"): copies are still counted
+ * by direction, but host accesses are not caught. */
+void mock_cudart_device_open(void *p, size_t n)
+{
+    if (ndev == MAX_RANGES)
+        abort();
+    dev[ndev].lo = (uintptr_t)p;
+    dev[ndev].hi = (uintptr_t)p + n;
+    dev[ndev++].open = 1;
 }
 
 /* Every range readable and writable again (for the test's own checks), and forgotten. */
