@@ -92,7 +92,14 @@ typedef struct di_record {
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static di_record *records;
 static size_t nrecords, records_cap;
-static ncclComm_t *comms; /* numbered in order of their first call here */
+/* The communicators, numbered in order of their first call here, with their rank and size
+ * asked of NCCL then (a communicator destroyed and another made at its address keeps the
+ * first one's: statistics only). */
+typedef struct di_comm {
+    ncclComm_t comm;
+    int rank, size;
+} di_comm;
+static di_comm *comms;
 static int ncomms, comms_cap;
 
 static double now(void)
@@ -102,38 +109,45 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int comm_number(ncclComm_t comm)
+/* comm's entry (under stats_lock), made at its first call; NULL without memory. */
+static const di_comm *comm_entry(ncclComm_t comm, int *no)
 {
     for (int i = 0; i < ncomms; i++)
-        if (comms[i] == comm)
-            return i;
+        if (comms[i].comm == comm)
+            return &comms[*no = i];
     if (ncomms == comms_cap) {
         int n = comms_cap ? 2 * comms_cap : 8;
-        ncclComm_t *p = realloc(comms, (size_t)n * sizeof *p);
+        di_comm *p = realloc(comms, (size_t)n * sizeof *p);
         if (!p)
-            return -1;
+            return NULL;
         comms = p;
         comms_cap = n;
     }
-    comms[ncomms] = comm;
-    return ncomms++;
+    di_comm *c = &comms[*no = ncomms++];
+    *c = (di_comm){comm, -1, -1};
+    if (comm) {
+        ncclCommUserRank(comm, &c->rank);
+        ncclCommCount(comm, &c->size);
+    }
+    return c;
 }
 
-/* One call counted (and, the first time a collective takes this path and label, said under
- * TUNA_VERBOSE). `bytes`: this rank's send and receive totals. */
+/* One call of `count` elements of `type` counted (and, the first time a collective takes this
+ * path and label, said under TUNA_VERBOSE): this rank's bytes sent and received. */
 static void account(int coll, int path, const char *label, ncclComm_t comm, double t0,
-                    unsigned long long sent, unsigned long long received)
+                    size_t count, ncclDataType_t type)
 {
     if (!stats_on && !verbose)
         return;
     const double dt = stats_on ? now() - t0 : 0;
-    int rank = -1, size = -1;
-    if (comm) {
-        ncclCommUserRank(comm, &rank);
-        ncclCommCount(comm, &size);
-    }
     pthread_mutex_lock(&stats_lock);
-    const int no = comm_number(comm);
+    int no = -1;
+    const di_comm *c = comm_entry(comm, &no);
+    const int rank = c ? c->rank : -1, size = c ? c->size : -1;
+    const unsigned long long b = (unsigned long long)count * tuna_nccl_type_bytes(type),
+                             P = size > 0 ? (unsigned)size : 1;
+    const unsigned long long sent = coll == DI_ALLTOALL ? b * P : b,
+                             received = coll == DI_ALLREDUCE ? b : b * P;
     di_record *r = NULL;
     bool first_label = true;
     for (size_t i = 0; i < nrecords; i++) {
@@ -229,31 +243,16 @@ static ncclResult_t as_nccl(int rc)
     }
 }
 
-/* The bytes a call sends and receives on this rank (statistics only). */
-static void call_bytes(int coll, size_t count, ncclDataType_t type, ncclComm_t comm,
-                       unsigned long long *sent, unsigned long long *received)
-{
-    int P = 1;
-    if (comm)
-        ncclCommCount(comm, &P);
-    const unsigned long long b = (unsigned long long)count * tuna_nccl_type_bytes(type);
-    *sent = coll == DI_ALLTOALL ? b * (unsigned)P : b;
-    *received = coll == DI_ALLREDUCE ? b : b * (unsigned)P;
-}
-
 /* tuna's row where the environment names one; NCCL's own (`library`, which runs it) where it
  * does not, or where tuna refuses the call before posting anything. */
 #define DROPIN_CALL(coll, count, type, comm, tuna_call, library_call)                              \
     do {                                                                                           \
         pthread_once(&once, read_environment);                                                     \
         const double t0 = stats_on ? now() : 0;                                                    \
-        unsigned long long sent = 0, received = 0;                                                 \
-        if (stats_on)                                                                              \
-            call_bytes(coll, count, type, comm, &sent, &received);                                 \
         if (!choice[coll].tuna) {                                                                  \
             ncclResult_t res = library_call;                                                       \
             account(coll, choice[coll].bad ? PATH_FALLBACK : PATH_VENDOR, choice[coll].label,      \
-                    comm, t0, sent, received);                                                     \
+                    comm, t0, count, type);                                                        \
             return res;                                                                            \
         }                                                                                          \
         tuna_nccl_posted = false;                                                                  \
@@ -264,17 +263,17 @@ static void call_bytes(int coll, size_t count, ncclDataType_t type, ncclComm_t c
             if (tuna_nccl_auto_ran && (stats_on || verbose))                                       \
                 snprintf(ran, sizeof ran, "%s (ran %s)", choice[coll].label, tuna_nccl_auto_ran);  \
             account(coll, PATH_TUNA, tuna_nccl_auto_ran ? ran : choice[coll].label, comm, t0,      \
-                    sent, received);                                                               \
+                    count, type);                                                                  \
             return ncclSuccess;                                                                    \
         }                                                                                          \
         if (tuna_nccl_posted) {                                                                    \
-            account(coll, PATH_ERROR, choice[coll].label, comm, t0, sent, received);               \
+            account(coll, PATH_ERROR, choice[coll].label, comm, t0, count, type);                  \
             return as_nccl(rc);                                                                    \
         }                                                                                          \
         char why[256];                                                                             \
         snprintf(why, sizeof why, "%s", tuna_error_string(rc));                                    \
         ncclResult_t res = library_call;                                                           \
-        account(coll, PATH_FALLBACK, why, comm, t0, sent, received);                               \
+        account(coll, PATH_FALLBACK, why, comm, t0, count, type);                                  \
         return res;                                                                                \
     } while (0)
 
