@@ -28,14 +28,24 @@ endif()
 
 if(TUNA_HAVE_CUDA)
   get_filename_component(tuna_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
-  add_library(tuna_device STATIC ${tuna_root}/src/device/permute.cu
+  # Compiled once: the static library of the gpu tests and libtuna-cuda, the kernels that
+  # libtuna's CUDA transports load at run time (src/transport/cuda_kernels.c), next to it.
+  add_library(tuna_device_objects OBJECT ${tuna_root}/src/device/permute.cu
               ${tuna_root}/src/device/reduce.cu ${tuna_root}/src/device/pack.cu)
+  set_target_properties(tuna_device_objects PROPERTIES CUDA_STANDARD 17
+                        CUDA_STANDARD_REQUIRED ON POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(tuna_device_objects PUBLIC ${tuna_root}/src/device)
+  if(TUNA_WERROR) # developer and CI builds only, as for the C code
+    target_compile_options(tuna_device_objects PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -Werror=all-warnings>)
+  endif()
+  add_library(tuna_device STATIC $<TARGET_OBJECTS:tuna_device_objects>)
   target_include_directories(tuna_device PUBLIC ${tuna_root}/src/device)
   target_link_libraries(tuna_device PUBLIC CUDA::cudart)
-  set_target_properties(tuna_device PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
-                        POSITION_INDEPENDENT_CODE ON)
-  if(TUNA_WERROR) # developer and CI builds only, as for the C code
-    target_compile_options(tuna_device PRIVATE
-      $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -Werror=all-warnings>)
+  if(NOT CMAKE_SOURCE_DIR STREQUAL "${tuna_root}/tests/gpu")
+    add_library(tuna_cuda SHARED $<TARGET_OBJECTS:tuna_device_objects>)
+    set_target_properties(tuna_cuda PROPERTIES OUTPUT_NAME tuna-cuda)
+    target_link_libraries(tuna_cuda PRIVATE CUDA::cudart)
+    install(TARGETS tuna_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()
 endif()

@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 enum { MAX_RANGES = 64, MAX_PINNED = 4096 };
 static struct {
     uintptr_t lo, hi;
-    int open; /* left readable and writable: a CUDA-aware MPI's device memory */
+    int open;  /* left readable and writable: a CUDA-aware MPI's device memory */
+    int owned; /* from cudaMalloc: tuna's own device memory, kept by mock_cudart_release */
 } dev[MAX_RANGES];
 static int ndev;
 static struct {
@@ -56,7 +58,7 @@ void mock_cudart_device(void *p, size_t n)
         abort();
     dev[ndev].lo = (uintptr_t)p;
     dev[ndev].hi = (uintptr_t)p + n;
-    dev[ndev].open = 0;
+    dev[ndev].open = dev[ndev].owned = 0;
     protect(ndev++, PROT_NONE);
 }
 
@@ -68,15 +70,22 @@ void mock_cudart_device_open(void *p, size_t n)
         abort();
     dev[ndev].lo = (uintptr_t)p;
     dev[ndev].hi = (uintptr_t)p + n;
+    dev[ndev].owned = 0;
     dev[ndev++].open = 1;
 }
 
-/* Every range readable and writable again (for the test's own checks), and forgotten. */
+/* Every range of the test's readable and writable again (for its own checks), and
+ * forgotten; what tuna allocated with cudaMalloc stays device memory until cudaFree. */
 void mock_cudart_release(void)
 {
-    for (int i = 0; i < ndev; i++)
-        protect(i, PROT_READ | PROT_WRITE);
-    ndev = 0;
+    int kept = 0;
+    for (int i = 0; i < ndev; i++) {
+        if (dev[i].owned)
+            dev[kept++] = dev[i];
+        else
+            protect(i, PROT_READ | PROT_WRITE);
+    }
+    ndev = kept;
 }
 
 /* copies to host, to device, device to device; pinned bytes now, at the peak; pinned
@@ -105,6 +114,8 @@ int cudaStreamCreate(cudaStream_t *s);
 int cudaStreamDestroy(cudaStream_t s);
 int cudaStreamSynchronize(cudaStream_t s);
 int cudaHostAlloc(void **p, size_t n, unsigned flags);
+int cudaMalloc(void **p, size_t n);
+int cudaFree(void *p);
 int cudaFreeHost(void *p);
 const char *cudaGetErrorString(int e);
 
@@ -185,4 +196,33 @@ int cudaFreeHost(void *p)
 const char *cudaGetErrorString(int e)
 {
     return e == 0 ? "no error" : e == 2 ? "out of memory" : "invalid value";
+}
+
+/* Device memory of tuna's own (a transport's scratch): pages kept PROT_NONE like the test's
+ * device buffers, counted as device memory by the copies. */
+int cudaMalloc(void **p, size_t n)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = (n + pg - 1) / pg * pg;
+    void *q = mmap(NULL, len ? len : pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (q == MAP_FAILED || ndev == MAX_RANGES)
+        return 2; /* cudaErrorMemoryAllocation */
+    dev[ndev].lo = (uintptr_t)q;
+    dev[ndev].hi = (uintptr_t)q + (len ? len : pg);
+    dev[ndev].open = 0;
+    dev[ndev++].owned = 1;
+    *p = q;
+    return 0;
+}
+
+int cudaFree(void *p)
+{
+    if (!p)
+        return 0;
+    for (int i = 0; i < ndev; i++)
+        if (dev[i].owned && dev[i].lo == (uintptr_t)p) {
+            munmap(p, dev[i].hi - dev[i].lo);
+            dev[i] = dev[--ndev];
+            return 0;
+        }
+    return 1;
 }
