@@ -381,13 +381,50 @@ static void st_move(const tuna_transport *tp, void *dst, const void *src, size_t
     untake(s, host, own);
 }
 
+/* inout = in op inout with either operand in device or host memory: both copied into one
+ * pinned region (the bounce memory of this reduction only), reduced there by host code
+ * (MPI_Reduce_local on pinned host memory), the result copied back; synchronised before it
+ * returns. The callers serve contiguous types (size == extent) and MPI's predefined ops only
+ * (memory_route.c). A failed copy is the reduction's error, and recorded as a failed copy. */
 static int st_reduce(const tuna_transport *tp, const void *in, void *inout, int count,
                      MPI_Datatype type, MPI_Op op)
 {
-    (void)tp, (void)in, (void)inout, (void)count, (void)type, (void)op;
-    return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                          "staging through host memory: reductions on device memory are not "
-                          "tuna's yet (docs/gpu.md)");
+    tuna_staged *s = (tuna_staged *)tp;
+    int size = 0;
+    int rc = PMPI_Type_size(type, &size);
+    if (rc != MPI_SUCCESS || count <= 0 || size <= 0)
+        return rc;
+    const size_t bytes = (size_t)count * (size_t)size;
+    const size_t half = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    char *host;
+    bool own;
+    if ((rc = take(s, 2 * half, &host, &own)) != MPI_SUCCESS) {
+        copy_failed(s, rc);
+        return rc;
+    }
+    char *a = host, *b = host + half;
+    int e = rt.memcpy_async(a, in, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
+    if (e == CUDA_OK)
+        e = rt.memcpy_async(b, inout, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
+    if (e == CUDA_OK)
+        e = rt.stream_synchronize(s->stream);
+    if (e != CUDA_OK) {
+        rc = cuda_failed(e, "the copy of a reduction's operands to host memory");
+    } else if ((rc = PMPI_Reduce_local(a, b, count, type, op)) != MPI_SUCCESS) {
+        rc = tuna_error_set(rc, "staging through host memory: MPI_Reduce_local of %d elements "
+                                "failed",
+                            count);
+    } else {
+        e = rt.memcpy_async(inout, b, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
+        if (e == CUDA_OK)
+            e = rt.stream_synchronize(s->stream);
+        if (e != CUDA_OK)
+            rc = cuda_failed(e, "the copy of a reduction's result from host memory");
+    }
+    untake(s, host, own);
+    if (rc != MPI_SUCCESS)
+        copy_failed(s, rc);
+    return rc;
 }
 
 static const tuna_transport staged_table = {
