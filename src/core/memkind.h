@@ -146,8 +146,8 @@ bool tuna_memory_mpi_cuda_aware(const char **source);
 bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
                              MPI_Datatype sendtype, MPI_Datatype recvtype);
 const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds);
-/* The same for allgather (op MPI_OP_NULL) and allreduce (sendtype = recvtype: its type; a
- * predefined op): contiguous types, MPI_IN_PLACE served. */
+/* The same for allgather (op MPI_OP_NULL; contiguous types) and allreduce (sendtype = recvtype:
+ * its type, predefined without gaps; a predefined op); MPI_IN_PLACE served. */
 bool tuna_memory_coll_stages(tuna_collective coll, const tuna_options *opt, unsigned kinds,
                              const void *sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype,
                              MPI_Op op);

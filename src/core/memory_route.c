@@ -4,7 +4,7 @@
  * does (CUDA-aware or not, its business), recorded as vendor with the reason; or, for an
  * alltoallv, allgather or allreduce (blocking, nonblocking, plan) whose row declares device
  * memory (tuna_algorithm.memory), contiguous types (alltoallv: no MPI_IN_PLACE; allreduce: a
- * predefined op), where CUDA's runtime loads, tuna's path with the staging transport
+ * predefined type and op), where CUDA's runtime loads, tuna's path with the staging transport
  * (src/transport/cuda_staged.c); `auto` (blocking and plans) stages only where the MPI is
  * not CUDA-aware. Every rank decides alone from its own
  * buffers and types: the ranks of one call must agree (docs/gpu.md).
@@ -79,6 +79,15 @@ static bool contiguous(MPI_Datatype t)
     return t != MPI_DATATYPE_NULL && tuna_type_info_get(t, &info) == MPI_SUCCESS && info.contig;
 }
 
+/* A predefined type without gaps: what MPI_Reduce_local takes with a predefined op (Open MPI
+ * 4.1 refuses those ops on derived types, contiguous ones included). */
+static bool predefined_contiguous(MPI_Datatype t)
+{
+    tuna_type_info info;
+    return t != MPI_DATATYPE_NULL && tuna_type_info_get(t, &info) == MPI_SUCCESS &&
+           info.contig && info.named;
+}
+
 /* MPI's predefined reductions: MPI_Reduce_local runs them on the pinned host copies (a user
  * op might keep pointers or expect the caller's buffers: the library's call). */
 static bool predefined_op(MPI_Op op)
@@ -95,8 +104,10 @@ static bool predefined_op(MPI_Op op)
 static bool form_served(tuna_collective coll, const call_form *f)
 {
     const bool in_place = f->sendbuf == MPI_IN_PLACE;
+    if (coll == TUNA_ALLREDUCE)
+        return f->staged && predefined_contiguous(f->rtype) && predefined_op(f->op);
     return f->staged && (!in_place || f->in_place) && (in_place || contiguous(f->stype)) &&
-           contiguous(f->rtype) && (coll != TUNA_ALLREDUCE || predefined_op(f->op));
+           contiguous(f->rtype);
 }
 
 /* Whether the asked row (opt) serves memory of `kinds` in this form of call; auto: where it
@@ -147,8 +158,8 @@ static const char *const why_text[2][WHY_N] = {
      "device buffers: the algorithm serves them with contiguous datatypes, not in place "
      "(docs/gpu.md)",
      "device buffers: the algorithm serves them with contiguous datatypes (docs/gpu.md)",
-     "device buffers: the algorithm serves them with a contiguous datatype and a predefined "
-     "MPI_Op (docs/gpu.md)"},
+     "device buffers: the algorithm serves them with a predefined datatype without gaps and a "
+     "predefined MPI_Op (docs/gpu.md)"},
     {"host and device buffers in one call: the algorithm asked for does not serve device "
      "memory (docs/gpu.md)",
      "host and device buffers in one call: nonblocking auto keeps the library's call "
@@ -162,7 +173,7 @@ static const char *const why_text[2][WHY_N] = {
      "host and device buffers in one call: the algorithm serves device memory with contiguous "
      "datatypes (docs/gpu.md)",
      "host and device buffers in one call: the algorithm serves device memory with a "
-     "contiguous datatype and a predefined MPI_Op (docs/gpu.md)"},
+     "predefined datatype without gaps and a predefined MPI_Op (docs/gpu.md)"},
 };
 
 static const char *reason(tuna_collective coll, const tuna_options *opt, unsigned kinds,
