@@ -21,9 +21,11 @@
  * start only and frees it all with tuna_plan_free. auto: a device row (blocking, plan) where
  * the MPI is not CUDA-aware, else the library's call with the reason; nonblocking auto and the
  * forms not served (a user op, non-contiguous types, kring allgather) the library's call with
- * the reason. --fail-d2d (MOCK_CUDART_FAIL_D2D=1): the own block's device-to-device copy
- * fails, so the call (blocking, nonblocking, the failing start of a plan only) returns the
- * error. Exit 0 when every check holds.
+ * the reason. --auto-only: the auto cases alone (with TUNA_TUNING set: after checking that
+ * host auto does not pick a device row under that table, so the restriction matters).
+ * --fail-d2d (the test sets MOCK_CUDART_FAIL_D2D=1 around those calls): the own block's or
+ * the input's device-to-device copy fails, so the call (blocking, nonblocking, the failing
+ * start of a plan only) returns the error. Exit 0 when every check holds.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -501,9 +503,11 @@ static void run_copy_error(int coll, int form)
 int main(int argc, char **argv)
 {
     const char *driver = NULL, *runtime = NULL;
-    int fail_d2d = 0;
-    for (int i = 1; i < argc; i++)
+    int fail_d2d = 0, auto_only = 0;
+    for (int i = 1; i < argc; i++) {
         fail_d2d |= !strcmp(argv[i], "--fail-d2d");
+        auto_only |= !strcmp(argv[i], "--auto-only");
+    }
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--driver"))
             driver = argv[++i];
@@ -551,7 +555,24 @@ int main(int argc, char **argv)
         static const char *const ar_named[] = {"ring", "kring:k=2", "recursive-doubling",
                                                "recmul:k=3", "recmul-permuted:k=3"};
         int salt = 0;
-        for (int form = 0; form < NFORM; form++)
+        if (auto_only && getenv("TUNA_TUNING")) { /* the restriction must matter: host auto
+                                                    picks the library under this table */
+            for (int coll = AG; coll <= AR; coll++) {
+                int x[300] = {0}, y[300 * 8];
+                tuna_options o;
+                tuna_options_parse("auto", coll == AG ? TUNA_ALLGATHER : TUNA_ALLREDUCE, &o);
+                if (coll == AG)
+                    tuna_allgather(x, 300, MPI_INT, y, 300, MPI_INT, MPI_COMM_WORLD, &o);
+                else
+                    tuna_allreduce(x, y, 300, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &o);
+                if (device_row(coll, tuna_stats_last()->algorithm)) {
+                    const spec c = {coll, "auto", DD, BLOCKING, MPI_INT, MPI_SUM, "host", 300};
+                    fail(&c, "host auto chose a device row: the test does not check the "
+                             "restriction");
+                }
+            }
+        }
+        for (int form = 0; form < NFORM && !auto_only; form++)
             for (int place = 0; place < NPLACE; place++) {
                 for (size_t i = 0; i < sizeof ag_named / sizeof ag_named[0]; i++) {
                     static const int counts[] = {1, 37, 2500};
@@ -607,7 +628,7 @@ int main(int argc, char **argv)
         MPI_Type_commit(&vec);
         MPI_Op user;
         MPI_Op_create(user_sum, 1, &user);
-        for (int form = 0; form < NFORM; form++) {
+        for (int form = 0; form < NFORM && !auto_only; form++) {
             const spec lib[] = {
                 {AR, "ring", DD, form, MPI_INT, user, "MPI_INT, a user op", 33},
                 {AR, "recmul", DH, form, MPI_DOUBLE_INT, MPI_MAXLOC, "MPI_DOUBLE_INT MAXLOC",
@@ -628,7 +649,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
         printf("staged allgather and allreduce on device memory (P = %d%s, auto %s): %s\n", P,
-               fail_d2d ? ", a failed device copy" : "",
+               fail_d2d ? ", a failed device copy" : auto_only ? ", auto only" : "",
                auto_stages() ? "staging" : "the library's call", total ? "FAILED" : "ok");
     MPI_Finalize();
     return total ? 1 : 0;
