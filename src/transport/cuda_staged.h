@@ -5,6 +5,8 @@
  * there; a receive lands in bounce memory and is copied host-to-device when the engine
  * completes it; local copies are device-to-device copies. Host code never reads or writes
  * the device regions: only CUDA's copies do. No MPI datatypes (isend_typed is NULL).
+ * Reductions: both operands copied into pinned memory, MPI_Reduce_local there (host code on
+ * pinned host memory), the result copied back (predefined types and ops: memory_route.c).
  *
  * CUDA's runtime (libcudart) is loaded at run time on the first call with device buffers
  * that a device-capable row serves, so one libtuna serves machines with and without CUDA.
