@@ -18,8 +18,12 @@
  * CUDA-aware cannot serve on device memory, so it is not run here.
  * --aware (stand-ins only, with TUNA_CUDA_AWARE=1): the MPI takes device memory, which the
  * stand-in then leaves readable: the named rows post the device buffers as they are
- * ("direct": no pinned memory allocated, no copy but the own block's), and auto, blocking,
- * nonblocking and plans, is the library's call with its reason.
+ * ("direct": no pinned memory allocated, no copy but the own block's; allreduce's reductions
+ * bounce through pinned memory but with --kernels), and auto, blocking, nonblocking and
+ * plans, is the library's call with its reason.
+ * --kernels PATH (stand-ins only, with TUNA_CUDA_KERNELS=PATH, the stand-in libtuna-cuda):
+ * reductions into device memory run the kernel, and every rank that reduced into a device
+ * receive buffer saw the stand-in's reduction run.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -43,6 +47,10 @@
 
 static int me, P, failures;
 static int aware; /* --aware: the MPI takes device memory (see the header) */
+static int kernels; /* --kernels PATH: a stand-in libtuna-cuda (see the header) */
+#ifndef TUNA_TEST_REAL_CUDA
+static long (*kernel_calls)(void); /* its reductions */
+#endif
 
 static void fail(const char *coll, const char *row, const char *place, const char *form,
                  const char *what)
@@ -275,7 +283,11 @@ static int row_ran(tuna_collective coll, const char *row, const tuna_options *o,
                  st->fallback ? st->fallback : "none");
         return 0;
     }
-    if (aware && (c1[5] != c0[5] || (c1[0] - c0[0]) + (c1[1] - c0[1]) > 1)) {
+    /* Reductions bounce their operands through pinned memory unless a kernel runs them
+     * (--kernels), and the kernel's operand and stand-in copies are not counted here. */
+    const int reduces = coll == TUNA_ALLREDUCE;
+    if (aware && (!reduces || kernels) &&
+        (c1[5] != c0[5] || (!reduces && (c1[0] - c0[0]) + (c1[1] - c0[1]) > 1))) {
         snprintf(what, size, "not direct: %ld pinned allocations, %ld copies to host, %ld to "
                              "device",
                  c1[5] - c0[5], c1[0] - c0[0], c1[1] - c0[1]);
@@ -352,11 +364,115 @@ static void alltoallv_case(const char *row, int place, int form, int salt)
     free(hs), free(hr), free(rr), free(scratch), free(l.sc);
 }
 
+/* ---- allgather and allreduce ----------------------------------------------------------- */
+
+/* One call of form on s / r (count elements of type, op for allreduce; coll picks), or a
+ * plan's start k (the plan made at k = 0). */
+static int gather_reduce_call(tuna_collective coll, int form, int k, const buf *s, const buf *r,
+                              int count, MPI_Datatype type, MPI_Op op, const tuna_options *o,
+                              tuna_plan *plan)
+{
+    const int ag = coll == TUNA_ALLGATHER;
+    int rc;
+    if (form == BLOCKING)
+        return ag ? tuna_allgather(s->p, count, type, r->p, count, type, MPI_COMM_WORLD, o)
+                  : tuna_allreduce(s->p, r->p, count, type, op, MPI_COMM_WORLD, o);
+    if (form == NONBLOCKING) {
+        tuna_request q = TUNA_REQUEST_NULL;
+        rc = ag ? tuna_iallgather(s->p, count, type, r->p, count, type, MPI_COMM_WORLD, o, &q)
+                : tuna_iallreduce(s->p, r->p, count, type, op, MPI_COMM_WORLD, o, &q);
+        return rc != MPI_SUCCESS ? rc : tuna_request_wait(&q);
+    }
+    rc = k > 0 ? MPI_SUCCESS
+         : ag  ? tuna_allgather_init(s->p, count, type, r->p, count, type, MPI_COMM_WORLD, o, 0,
+                                     plan)
+               : tuna_allreduce_init(s->p, r->p, count, type, op, MPI_COMM_WORLD, o, 0, plan);
+    if (rc == MPI_SUCCESS)
+        rc = tuna_start(*plan);
+    return rc != MPI_SUCCESS ? rc : tuna_wait(*plan);
+}
+
+/* Element values: small integers, so that sums and products of doubles are exact. */
+static void fill_elems(char *h, int count, MPI_Datatype type, int salt)
+{
+    for (int i = 0; i < count; i++) {
+        const int v = (me * 7 + i * 3 + salt) % 5 + 1;
+        if (type == MPI_DOUBLE)
+            ((double *)h)[i] = v;
+        else if (type == MPI_INT)
+            ((int *)h)[i] = v * (i % 2 ? -1 : 1);
+        else
+            ((unsigned char *)h)[i] = (unsigned char)(v * 37 + i);
+    }
+}
+
+static void gather_reduce_case(tuna_collective coll, const char *row, int place, int form,
+                               int count, MPI_Datatype type, MPI_Op op, int salt)
+{
+    const int ag = coll == TUNA_ALLGATHER;
+    const char *name = ag ? "allgather" : "allreduce";
+    if (form == NONBLOCKING && !strcmp(row, "auto") && !aware)
+        return; /* the library's call: see the header */
+    int esize = 0;
+    MPI_Type_size(type, &esize);
+    const size_t sb = (size_t)count * esize + TAIL,
+                 rb = (size_t)count * esize * (ag ? P : 1) + TAIL;
+    const int sdev = place != HD, rdev = place != DH;
+    buf s = buf_make(sb, sdev), r = buf_make(rb, rdev);
+    char *hs = malloc(sb), *hr = malloc(rb), *rr = malloc(rb),
+         *scratch = malloc(sb > rb ? sb : rb);
+    tuna_options o;
+    if (tuna_options_parse(row, coll, &o) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    tuna_plan plan = NULL;
+    char what[200], form_what[64];
+    snprintf(form_what, sizeof form_what, "%s, %d elements", form_name[form], count);
+    const int starts = form == PLAN ? 3 : 1;
+    for (int k = 0; k < starts; k++) {
+        memset(hs, SENTINEL, sb);
+        fill_elems(hs, count, type, salt + 11 * k);
+        memset(hr, SENTINEL, rb);
+        memcpy(rr, hr, rb);
+        dev_copy(s.p, hs, sb);
+        dev_copy(r.p, hr, rb);
+        long c0[6], c1[6];
+        rt_counts(c0);
+        int rc = gather_reduce_call(coll, form, k, &s, &r, count, type, op, &o, &plan);
+        rt_counts(c1);
+        const int ran = rc == MPI_SUCCESS && row_ran(coll, row, &o, c0, c1, what, sizeof what);
+        const int rc_ref =
+            ag ? PMPI_Allgather(hs, count, type, rr, count, type, MPI_COMM_WORLD)
+               : PMPI_Allreduce(hs, rr, count, type, op, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS || rc_ref != MPI_SUCCESS) {
+            fail(name, row, place_name[place], form_what, "the call failed");
+            break;
+        }
+        if (!same(&r, rr, scratch))
+            fail(name, row, place_name[place], form_what, "not the library's bytes");
+        else if (!same(&s, hs, scratch))
+            fail(name, row, place_name[place], form_what, "the send buffer changed");
+        else if (!ran)
+            fail(name, row, place_name[place], form_what, what);
+    }
+    if (plan && tuna_plan_free(&plan) != MPI_SUCCESS)
+        fail(name, row, place_name[place], form_what, "tuna_plan_free failed");
+    dev_case_end();
+    buf_free(&s);
+    buf_free(&r);
+    free(hs), free(hr), free(rr), free(scratch);
+}
+
 int main(int argc, char **argv)
 {
 #ifndef TUNA_TEST_REAL_CUDA
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         aware |= !strcmp(argv[i], "--aware");
+        if (!strcmp(argv[i], "--kernels") && i + 1 < argc) {
+            void *h = dlopen(argv[i + 1], RTLD_NOW | RTLD_LOCAL); /* tuna opens the same */
+            *(void **)&kernel_calls = sym_or_die(h, "mock_tuna_cuda_calls");
+            kernels = 1;
+        }
+    }
     mocks_load(argc, argv);
 #endif
     MPI_Init(&argc, &argv);
@@ -378,6 +494,35 @@ int main(int argc, char **argv)
         for (int place = 0; place < NPLACE; place++)
             for (int form = 0; form < NFORM; form++, cases++)
                 alltoallv_case(a2av_rows[i], place, form, (int)i + place);
+    static const char *const ag_rows[] = {"ring", "recursive-doubling", "recmul",
+                                          "recmul-permuted", "auto"};
+    static const int ag_counts[] = {1, 37, 1500};
+    for (size_t i = 0; i < sizeof ag_rows / sizeof ag_rows[0]; i++)
+        for (int place = 0; place < NPLACE; place++)
+            for (int form = 0; form < NFORM; form++, cases++)
+                gather_reduce_case(TUNA_ALLGATHER, ag_rows[i], place, form,
+                                   ag_counts[(i + (size_t)form) % 3], MPI_INT, MPI_OP_NULL,
+                                   (int)i);
+    static const char *const ar_rows[] = {"ring", "kring", "recursive-doubling", "recmul",
+                                          "recmul-permuted", "auto"};
+    for (size_t i = 0; i < sizeof ar_rows / sizeof ar_rows[0]; i++)
+        for (int place = 0; place < NPLACE; place++)
+            for (int form = 0; form < NFORM; form++, cases++) {
+                /* a type, an op and a count per case, in turn */
+                const int t = (int)(i + (size_t)place + (size_t)form) % 3;
+                const MPI_Datatype type = t == 0   ? MPI_INT
+                                          : t == 1 ? MPI_DOUBLE
+                                                   : MPI_UNSIGNED_CHAR;
+                const MPI_Op op = t == 0 ? MPI_SUM : t == 1 ? MPI_MAX : MPI_BXOR;
+                const int count = form == 0 ? 1001 : form == 1 ? 1 : 4096;
+                gather_reduce_case(TUNA_ALLREDUCE, ar_rows[i], place, form, count, type, op,
+                                   (int)i);
+            }
+#ifndef TUNA_TEST_REAL_CUDA
+    if (kernels && kernel_calls() == 0)
+        fail("allreduce", "every row", "device receive buffers", "all",
+             "the kernel never ran (TUNA_CUDA_KERNELS)");
+#endif
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

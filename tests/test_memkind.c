@@ -279,11 +279,12 @@ static void run_case(int coll, int form, int place, int alg, int mock, const cha
     const int vendor = tuna_algorithm_find(tc[coll], "vendor");
     const int device = mock && !uninitialized && place != HH;
     const char *why = st->fallback ? st->fallback : "";
-    /* alltoallv's device rows run blocking, nonblocking and persistent calls on device
-     * buffers (not in place) where CUDA's runtime is usable (a GPU machine): staged,
-     * tests/test_staged.c checks them. */
-    const int staged = device && coll == A2AV && place != IP && alg >= 0 &&
-                       alg != vendor && st->algorithm == alg && !st->fallback;
+    /* alltoallv's, allgather's and allreduce's device rows run blocking, nonblocking and
+     * persistent calls on device buffers (alltoallv not in place) where CUDA's runtime is
+     * usable (a GPU machine): staged, tests/test_staged.c and test_staged_collectives.c check
+     * them. */
+    const int staged = device && (coll == A2AV ? place != IP : coll == AG || coll == AR) &&
+                       alg >= 0 && alg != vendor && st->algorithm == alg && !st->fallback;
     if (device && !staged) {
         const char *want = place == DH || place == HD ? "host and device buffers" : "device buffers";
         if (st->algorithm != vendor)

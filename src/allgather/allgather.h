@@ -74,14 +74,15 @@ extern const tuna_registry tuna_ag_registry;
 /*
  * The operation for `row` (param: its resolved values) on checked arguments of `block` > 0
  * bytes: the own block packed into its slot (of a packed copy for non-contiguous receive
- * types), local; o->op keeps what the caller set (its step: tuna_ag_op_step or one that calls
+ * types), local; tp moves the data (MPI on host memory, or the staging transport for device
+ * buffers with contiguous types: src/transport/cuda_staged.c); o->op keeps what the caller set (its step: tuna_ag_op_step or one that calls
  * it). On failure nothing is left to free. tuna_op_run (blocking) or tuna_op_start
  * (nonblocking, plans) then runs it; it frees its buffers when it finishes.
  */
 int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
                      const long *param, int tag_shift, const void *sendbuf, int sendcount,
                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                     size_t block);
+                     size_t block, const tuna_transport *tp);
 /* The operation's step (the engine's op->step after setup; tuna_iallgather's steps call it). */
 int tuna_ag_op_step(tuna_op *op, int wait_rc);
 

@@ -7,6 +7,7 @@
 #include "allgather.h"
 #include "memkind.h"
 #include "../select/tuna_select.h"
+#include "../transport/cuda_staged.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,19 +74,50 @@ static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
  * its steps, run here (the same steps tuna_iallgather and plans run). */
 static int allgather_run(const tuna_ag_algorithm *alg, const long *param, const void *sendbuf,
                          int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm, tuna_ctx *ctx, size_t block)
+                         MPI_Datatype recvtype, MPI_Comm comm, tuna_ctx *ctx, size_t block,
+                         const tuna_transport *tp)
 {
     if (alg->desc.kind == TUNA_ROW_VENDOR)
         return tuna_ag_vendor(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     tuna_ag_op o = {.op.step = tuna_ag_op_step};
     int rc = tuna_ag_op_setup(&o, ctx, alg, param, 0, sendbuf, sendcount, sendtype, recvbuf,
-                              recvcount, recvtype, block);
+                              recvcount, recvtype, block, tp);
     return rc != MPI_SUCCESS ? rc : tuna_op_run(&o.op);
 }
 
-static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          const tuna_options *opt, double t_entry)
+/* Device buffers a row serves (memory_route.c let them through): the chosen row (auto: the
+ * model's cheapest device row, no learning) with the communicator's staging transport; a
+ * failed device copy (the transport's copies return nothing) is the call's error. */
+static int allgather_device(const tuna_ag_algorithm *alg, const long *param,
+                            const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            tuna_ctx *ctx, size_t block)
+{
+    const tuna_transport *tp;
+    int rc = tuna_staged_get(ctx, &tp);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tuna_choice c;
+    if (alg->desc.kind == TUNA_ROW_AUTO) {
+        if ((rc = tuna_coll_auto_device(ctx, &tuna_ag_registry, (double)block, &c)) !=
+            MPI_SUCCESS)
+            return rc;
+        alg = &tuna_ag_table[c.algorithm];
+        param = c.param;
+    }
+    (void)tuna_staged_result(tp); /* nothing of an earlier call's */
+    rc = allgather_run(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                       comm, ctx, block, tp);
+    const int copy_rc = tuna_staged_result(tp);
+    return rc != MPI_SUCCESS ? rc : copy_rc;
+}
+
+/* The call once the buffers' kinds are known (device: a row serves them, memory_route.c);
+ * inlined into each caller with its constant, so the host path stays as it was. */
+static inline __attribute__((always_inline)) int
+allgather_call(bool device, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+               const tuna_options *opt, double t_entry)
 {
     const tuna_options *given = opt;
     int rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
@@ -127,9 +159,13 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_params_resolve(&alg->desc.info, opt->value, P, param);
         tuna_params_copy(tuna_stats_current.params, param);
-        return allgather_run(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                             recvtype, comm, ctx, block);
     }
+    if (device)
+        return allgather_device(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype, comm, ctx, block);
+    if (alg->desc.kind != TUNA_ROW_AUTO)
+        return allgather_run(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                             recvtype, comm, ctx, block, &tuna_transport_mpi_host);
     /* auto decides here, before any packing: the library's own call when it runs the choice
      * itself, else the chosen row with its parameters; a candidate of its learning is timed. */
     tuna_choice c;
@@ -140,7 +176,7 @@ static int allgather_call(const void *sendbuf, int sendcount, MPI_Datatype sendt
     const bool library = tuna_ag_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR;
     const double t0 = learning ? tuna_learn_sample_start(library, t_entry) : 0;
     rc = allgather_run(&tuna_ag_table[c.algorithm], c.param, sendbuf, sendcount, sendtype,
-                       recvbuf, recvcount, recvtype, comm, ctx, block);
+                       recvbuf, recvcount, recvtype, comm, ctx, block, &tuna_transport_mpi_host);
     ctx->learn_timing[TUNA_ALLGATHER] = learning != NULL;
     if (learning)
         return tuna_learn_after(ctx, learning, PMPI_Wtime() - t0, rc);
@@ -168,23 +204,30 @@ int tuna_allgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
             "PMPI_Allgather");
     const double t_entry = tuna_learn_entry(cached, TUNA_ALLGATHER);
     double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
-    rc = allgather_call(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, opt,
-                        t_entry);
+    rc = allgather_call(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                        opt, t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }
 
-/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
- * Out of line, so that the entry's common case is a check and a jump. */
+/* Buffers that may be device memory: the library's call (memory_route.c), a row that stages
+ * them, else the host path. Out of line, so that the entry's common case is a check and a
+ * jump. */
 static __attribute__((noinline)) int
 allgather_other(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
     int rc;
-    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, opt)) >= 0)
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST) {
+        if ((rc = tuna_memory_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, comm, opt)) >= 0)
+            return rc;
+        const double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
+        rc = allgather_call(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm, opt, 0);
+        tuna_stats_publish(t_start);
         return rc;
+    }
     return tuna_allgather_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                opt);
 }

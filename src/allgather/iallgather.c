@@ -8,10 +8,13 @@
  * flag and the block size; then the row's steps (operation.c: the own block placed, the
  * rounds, the unpacking), or the library's MPI_Iallgather (vendor, auto's hand-over, an
  * intercommunicator). On a communicator tuna has not set up, the start waits for the set-up
- * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
+ * that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here. Device buffers a
+ * named row serves (memory_route.c) run it through a staging transport of the operation's
+ * own (src/transport/cuda_staged.c), freed with it.
  */
 #include "allgather.h"
 #include "memkind.h"
+#include "../transport/cuda_staged.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -28,6 +31,8 @@ typedef struct iag_op {
     int scount, rcount;
     MPI_Datatype stype, rtype;
     MPI_Comm comm;
+    const tuna_transport *tp;   /* the row's: MPI on host memory, or staged's */
+    struct tuna_staged *staged; /* device buffers: the operation's staging transport */
 } iag_op;
 
 static iag_op *of(tuna_icoll *w)
@@ -37,6 +42,7 @@ static iag_op *of(tuna_icoll *w)
 
 static void iag_release(tuna_op *op)
 {
+    tuna_staged_free(((iag_op *)op)->staged);
     free(op); /* the row's buffers went with its last step (operation.c) */
 }
 
@@ -55,14 +61,23 @@ static int begin_row(tuna_icoll *w)
     if (x->block == 0) /* nothing to move (every rank's block: MPI's type-signature rule) */
         return tuna_op_step_done(&x->o.op, MPI_SUCCESS);
     int rc = tuna_ag_op_setup(&x->o, w->ctx, x->row, x->param, w->tag_shift, x->sendbuf,
-                              x->scount, x->stype, x->recvbuf, x->rcount, x->rtype, x->block);
+                              x->scount, x->stype, x->recvbuf, x->rcount, x->rtype, x->block,
+                              x->tp);
     return rc != MPI_SUCCESS ? tuna_op_step_done(&x->o.op, rc)
                              : tuna_ag_op_step(&x->o.op, MPI_SUCCESS);
 }
 
 static int iag_step(tuna_op *op, int wait_rc)
 {
-    return tuna_icoll_step(&((iag_op *)op)->w, op, wait_rc);
+    iag_op *x = (iag_op *)op;
+    const int r = tuna_icoll_step(&x->w, op, wait_rc);
+    /* staged: a failed device copy (the transport's copies return nothing) is the outcome */
+    if (r == TUNA_STEP_DONE && x->staged) {
+        const int copy_rc = tuna_staged_result(x->tp);
+        if (op->rc == MPI_SUCCESS)
+            op->rc = copy_rc;
+    }
+    return r;
 }
 
 /* The row the operation runs, with its parameters in x->param: auto's choice (the library's
@@ -102,11 +117,12 @@ static int iag_restart(void *args, tuna_request *inner)
                            a->comm, &a->opt, inner);
 }
 
-/* tuna_iallgather on buffers known to be host memory: the drop-in's entry (memkind.h), and
- * the public one's after its check. */
-int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         const tuna_options *opt, tuna_request *req)
+/* The start once the buffers' kinds are known (device: a named row serves them,
+ * memory_route.c); inlined into each caller with its constant. */
+static inline __attribute__((always_inline)) int
+iallgather_start(bool device, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                 const tuna_options *opt, tuna_request *req)
 {
     static const char fn[] = "tuna_iallgather";
     static const char *const names[] = {"recvcount * type size (bytes)"};
@@ -128,7 +144,8 @@ int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendty
                         .post_library = post_library, .begin_row = begin_row,
                         .row_step = tuna_ag_op_step},
                   .sendbuf = sendbuf, .recvbuf = recvbuf, .scount = sendcount,
-                  .rcount = recvcount, .stype = sendtype, .rtype = recvtype, .comm = comm};
+                  .rcount = recvcount, .stype = sendtype, .rtype = recvtype, .comm = comm,
+                  .tp = &tuna_transport_mpi_host};
     if ((rc = tuna_icoll_route(&x->w, &tuna_ag_registry, alg->desc.kind, comm)) != MPI_SUCCESS) {
         free(x);
         return rc;
@@ -153,23 +170,39 @@ int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendty
                                            recvtype, x->w.ctx->size, x->w.ctx->rank, &x->block);
         if (x->w.local_rc == MPI_SUCCESS)
             x->w.local_rc = choose(x, alg, opt);
+        if (device && x->w.local_rc == MPI_SUCCESS)
+            x->w.local_rc = tuna_staged_open(&x->staged, &x->tp);
         x->w.same[0] = (long long)x->block;
     }
     return tuna_icoll_launch(&x->w, &x->o.op, req);
 }
 
-/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
- * Out of line, so that the entry's common case is a check and a jump. */
+/* tuna_iallgather on buffers known to be host memory: the drop-in's entry (memkind.h), and
+ * the public one's after its check. */
+int tuna_iallgather_host(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const tuna_options *opt, tuna_request *req)
+{
+    return iallgather_start(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                            comm, opt, req);
+}
+
+/* Buffers that may be device memory: the library's call (memory_route.c), a row that stages
+ * them, else the host path. Out of line, so that the entry's common case is a check and a
+ * jump. */
 static __attribute__((noinline)) int
 iallgather_other(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt,
                  tuna_request *req)
 {
     int rc;
-    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm, opt, req)) >= 0)
-        return rc;
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST) {
+        if ((rc = tuna_memory_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                         recvtype, comm, opt, req)) >= 0)
+            return rc;
+        return iallgather_start(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                comm, opt, req);
+    }
     return tuna_iallgather_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                 opt, req);
 }

@@ -12,7 +12,7 @@
 int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
                      const long *param, int tag_shift, const void *sendbuf, int sendcount,
                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                     size_t block)
+                     size_t block, const tuna_transport *tp)
 {
     const int P = ctx->size, me = ctx->rank;
     const tuna_op engine = o->op; /* the caller's step, release and statistics */
@@ -39,9 +39,14 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
         o->rext = rext;
         o->rsize = (size_t)rsize;
     }
-    /* Own block into its slot, as packed bytes. */
+    /* Own block into its slot, as packed bytes. Another transport than MPI on host memory
+     * (the staging one) has contiguous types (memory_route.c): one copy of its own, since the
+     * buffers may be device memory. */
     int rc = MPI_SUCCESS;
-    if (sendbuf != MPI_IN_PLACE) {
+    if (!tuna_tp_is_mpi_host(tp)) {
+        if (sendbuf != MPI_IN_PLACE)
+            tuna_tp_copy(tp, buf + (size_t)me * block, sendbuf, block);
+    } else if (sendbuf != MPI_IN_PLACE) {
         MPI_Aint slb, sext;
         int ssize;
         PMPI_Type_get_extent(sendtype, &slb, &sext);
@@ -58,7 +63,7 @@ int tuna_ag_op_setup(tuna_ag_op *o, tuna_ctx *ctx, const tuna_ag_algorithm *row,
         return rc;
     }
     o->a = (tuna_ag_args){.buf = buf, .block = block, .ctx = ctx,
-                          .tp = &tuna_transport_mpi_host, .rank = me, .size = P,
+                          .tp = tp, .rank = me, .size = P,
                           .tag_shift = tag_shift, .info = &row->desc.info};
     o->op.tp = o->a.tp;
     tuna_params_copy(o->a.param, param);

@@ -4,6 +4,7 @@
  * over k.
  */
 #include "shared.h"
+#include "memkind.h"
 #include "../device/index_maps.h"
 
 #include <stdlib.h>
@@ -105,4 +106,18 @@ bool tuna_library_runs_recursive_doubling(double rd_time, double best_time)
         return false;
     /* recursive doubling as good as the best (ties: P = 2, where every row is one step) */
     return rd_time >= 0 && rd_time <= best_time * (1 + 1e-9);
+}
+
+int tuna_coll_auto_device(tuna_ctx *ctx, const tuna_registry *reg, double bytes,
+                          tuna_choice *c)
+{
+    int rc = tuna_select_agree(ctx); /* profiles and tables the same on every rank */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const tuna_select_input in = tuna_select_input_of(ctx, reg->coll, bytes, true);
+    rc = tuna_select_collective_memory(reg, &in, TUNA_MEMORY_DEVICE,
+                                       tuna_algorithm_find(reg->coll, "ring"), c);
+    if (rc == MPI_SUCCESS)
+        tuna_select_record(c);
+    return rc;
 }

@@ -69,6 +69,15 @@ void tuna_grid_k(const tuna_select_input *in, const tuna_algorithm_info *info,
 bool tuna_library_runs_recursive_doubling(double rd_time, double best_time);
 
 /*
+ * auto on device buffers that it stages (the MPI is not CUDA-aware; docs/gpu.md), blocking
+ * calls and plans: the model's cheapest row of reg that declares device memory for `bytes`
+ * (the block, the vector), `ring` where none is priced; recorded in the statistics (the
+ * model's). No learning, no hand-over to the library (it cannot take device memory here).
+ */
+int tuna_coll_auto_device(tuna_ctx *ctx, const tuna_registry *reg, double bytes,
+                          tuna_choice *c);
+
+/*
  * A nonblocking allgather or allreduce around its row (tuna_iallgather, tuna_iallreduce;
  * docs/nonblocking.md): the library's call (vendor, auto's hand-over, an intercommunicator),
  * or under TUNA_ARGCHECK=collective one MPI_Iallreduce of the error flag and the

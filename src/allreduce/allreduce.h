@@ -143,6 +143,29 @@ int tuna_ar_recmul_steps(tuna_ar_op *o, int wait_rc, int k, const tuna_ar_rounds
  * fallback). */
 int tuna_ar_recmul_k_step(tuna_ar_op *o, int wait_rc, int k);
 
+/* Post a send (send) or receive of n elements of the type: typed where the transport takes
+ * MPI datatypes (MPI on host memory), else their n * extent bytes (the staging transport,
+ * which memory_route.c gives contiguous types only: size == extent, no gaps). */
+static inline int tuna_ar_post(const tuna_ar_args *a, bool send, void *buf, int n, int peer,
+                               int tag, MPI_Request *req)
+{
+    if (tuna_tp_is_mpi_host(a->tp) || tuna_tp_takes_datatypes(a->tp))
+        return send ? tuna_tp_isend_typed(a->tp, buf, n, a->type, peer, tag, a->ctx->comm, req)
+                    : tuna_tp_irecv_typed(a->tp, buf, n, a->type, peer, tag, a->ctx->comm, req);
+    return tuna_tp_post_bytes(a->tp, send, buf, (size_t)n * (size_t)a->extent, peer, tag,
+                              a->ctx->comm, req);
+}
+static inline int tuna_ar_isend(const tuna_ar_args *a, const void *buf, int n, int peer, int tag,
+                                MPI_Request *req)
+{
+    return tuna_ar_post(a, true, (void *)buf, n, peer, tag, req);
+}
+static inline int tuna_ar_irecv(const tuna_ar_args *a, void *buf, int n, int peer, int tag,
+                                MPI_Request *req)
+{
+    return tuna_ar_post(a, false, buf, n, peer, tag, req);
+}
+
 /* Temporary buffer for n elements of the type; *mem is what to free(). NULL on failure. */
 char *tuna_ar_tmp(const tuna_ar_args *a, int n, void **mem);
 /* Address of element i of buffer base. */

@@ -7,6 +7,7 @@
 #include "allreduce.h"
 #include "memkind.h"
 #include "../select/tuna_select.h"
+#include "../transport/cuda_staged.h"
 
 #include <string.h>
 
@@ -61,9 +62,35 @@ static int allreduce_run(const tuna_ar_algorithm *alg, tuna_ar_args *a, const vo
     return rc != MPI_SUCCESS ? rc : tuna_op_run(&o.op);
 }
 
-static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                          const tuna_options *opt, double t_entry)
+/* Device buffers a row serves (memory_route.c let them through: a contiguous type, a
+ * predefined op): the chosen row (auto: the model's cheapest device row, no learning) with
+ * the communicator's staging transport; a failed device copy (the transport's copies return
+ * nothing) is the call's error. */
+static int allreduce_device(const tuna_ar_algorithm *alg, tuna_ar_args *a, const void *sendbuf,
+                            MPI_Comm comm, double bytes)
+{
+    int rc = tuna_staged_get(a->ctx, &a->tp);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (alg->desc.kind == TUNA_ROW_AUTO) {
+        tuna_choice c;
+        if ((rc = tuna_coll_auto_device(a->ctx, &tuna_ar_registry, bytes, &c)) != MPI_SUCCESS)
+            return rc;
+        alg = &tuna_ar_table[c.algorithm];
+        tuna_params_copy(a->param, c.param);
+    }
+    (void)tuna_staged_result(a->tp); /* nothing of an earlier call's */
+    rc = allreduce_run(alg, a, sendbuf, comm);
+    const int copy_rc = tuna_staged_result(a->tp);
+    return rc != MPI_SUCCESS ? rc : copy_rc;
+}
+
+/* The call once the buffers' kinds are known (device: a row serves them, memory_route.c);
+ * inlined into each caller with its constant, so the host path stays as it was. */
+static inline __attribute__((always_inline)) int
+allreduce_call(bool device, const void *sendbuf, void *recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const tuna_options *opt,
+               double t_entry)
 {
     const tuna_options *given = opt;
     int rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
@@ -107,8 +134,11 @@ static int allreduce_call(const void *sendbuf, void *recvbuf, int count,
     if (alg->desc.kind != TUNA_ROW_AUTO) {
         tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);
         tuna_params_copy(tuna_stats_current.params, a.param);
-        return allreduce_run(alg, &a, sendbuf, comm);
     }
+    if (device)
+        return allreduce_device(alg, &a, sendbuf, comm, (double)count * (double)tsize);
+    if (alg->desc.kind != TUNA_ROW_AUTO)
+        return allreduce_run(alg, &a, sendbuf, comm);
     /* auto decides here, before any copy: the library's own call when it runs the choice
      * itself, else the chosen row with its parameters; a candidate of its learning is timed. */
     tuna_choice c;
@@ -145,21 +175,27 @@ int tuna_allreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                                    "PMPI_Allreduce");
     const double t_entry = tuna_learn_entry(cached, TUNA_ALLREDUCE);
     double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
-    rc = allreduce_call(sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
+    rc = allreduce_call(false, sendbuf, recvbuf, count, datatype, op, comm, opt, t_entry);
     tuna_stats_publish(t_start);
     return rc;
 }
 
-/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
- * Out of line, so that the entry's common case is a check and a jump. */
+/* Buffers that may be device memory: the library's call (memory_route.c), a row that stages
+ * them, else the host path. Out of line, so that the entry's common case is a check and a
+ * jump. */
 static __attribute__((noinline)) int
 allreduce_other(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, const tuna_options *opt)
 {
     int rc;
-    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_allreduce(sendbuf, recvbuf, count, datatype, op, comm, opt)) >= 0)
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST) {
+        if ((rc = tuna_memory_allreduce(sendbuf, recvbuf, count, datatype, op, comm, opt)) >= 0)
+            return rc;
+        const double t_start = tuna_stats_on ? PMPI_Wtime() : 0.0;
+        rc = allreduce_call(true, sendbuf, recvbuf, count, datatype, op, comm, opt, 0);
+        tuna_stats_publish(t_start);
         return rc;
+    }
     return tuna_allreduce_host(sendbuf, recvbuf, count, datatype, op, comm, opt);
 }
 

@@ -24,9 +24,8 @@ static int post_fold_batch(tuna_ar_op *o)
     const int lo = batch_lo(o);
     int n = 0, rc = MPI_SUCCESS;
     for (int i = lo; i < o->hi && rc == MPI_SUCCESS; i++)
-        rc = tuna_posted(tuna_tp_irecv_typed(a->tp, o->fold_tmp[i - lo], a->count, a->type,
-                                             o->f.first + i, TUNA_TAG_AR_FOLD_IN + a->tag_shift,
-                                             a->ctx->comm, &o->req[n]),
+        rc = tuna_posted(tuna_ar_irecv(a, o->fold_tmp[i - lo], a->count, o->f.first + i,
+                                       TUNA_TAG_AR_FOLD_IN + a->tag_shift, &o->req[n]),
                          &n);
     return tuna_op_step_wait(&o->op, o->req, n, rc);
 }
@@ -37,9 +36,8 @@ static int post_fold_out(tuna_ar_op *o, int *n)
     const tuna_ar_args *a = &o->a;
     int members = o->f.last - o->f.first, rc = MPI_SUCCESS;
     for (int i = 0; i < members && rc == MPI_SUCCESS; i++)
-        rc = tuna_posted(tuna_tp_isend_typed(a->tp, a->rbuf, a->count, a->type, o->f.first + i,
-                                             TUNA_TAG_AR_FOLD_OUT + a->tag_shift, a->ctx->comm,
-                                             &o->req[*n]),
+        rc = tuna_posted(tuna_ar_isend(a, a->rbuf, a->count, o->f.first + i,
+                                       TUNA_TAG_AR_FOLD_OUT + a->tag_shift, &o->req[*n]),
                          n);
     return rc;
 }
@@ -50,10 +48,7 @@ static int post_member(tuna_ar_op *o, bool send)
     const tuna_ar_args *a = &o->a;
     const int tag = (send ? TUNA_TAG_AR_FOLD_IN : TUNA_TAG_AR_FOLD_OUT) + a->tag_shift;
     int n = 0;
-    int rc = tuna_posted(send ? tuna_tp_isend_typed(a->tp, a->rbuf, a->count, a->type, o->f.last,
-                                                    tag, a->ctx->comm, &o->pair[0])
-                              : tuna_tp_irecv_typed(a->tp, a->rbuf, a->count, a->type, o->f.last,
-                                                    tag, a->ctx->comm, &o->pair[0]),
+    int rc = tuna_posted(tuna_ar_post(a, send, a->rbuf, a->count, o->f.last, tag, &o->pair[0]),
                          &n);
     o->phase = send ? MEMBER_SEND : MEMBER_RECV;
     return tuna_op_step_wait(&o->op, o->pair, n, rc);

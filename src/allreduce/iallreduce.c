@@ -10,10 +10,13 @@
  * flag, the count and the type size; then the row's steps (operation.c: the input copied into
  * the receive buffer, the rounds), or the library's MPI_Iallreduce (vendor, auto's hand-over,
  * an intercommunicator). On a communicator tuna has not set up, the start waits for the
- * set-up that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here.
+ * set-up that it begins (tuna_setup_defer, src/core/setup.c) and then runs as here. Device
+ * buffers a named row serves (memory_route.c) run it through a staging transport of the
+ * operation's own (src/transport/cuda_staged.c), freed with it.
  */
 #include "allreduce.h"
 #include "memkind.h"
+#include "../transport/cuda_staged.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -27,6 +30,7 @@ typedef struct iar_op {
     const void *sendbuf;
     int tsize;
     MPI_Comm comm;
+    struct tuna_staged *staged; /* device buffers: the operation's staging transport (a.tp) */
 } iar_op;
 
 static iar_op *of(tuna_icoll *w)
@@ -36,6 +40,7 @@ static iar_op *of(tuna_icoll *w)
 
 static void iar_release(tuna_op *op)
 {
+    tuna_staged_free(((iar_op *)op)->staged);
     free(op); /* the row's buffers went with its last step (operation.c) */
 }
 
@@ -61,7 +66,15 @@ static int begin_row(tuna_icoll *w)
 
 static int iar_step(tuna_op *op, int wait_rc)
 {
-    return tuna_icoll_step(&((iar_op *)op)->w, op, wait_rc);
+    iar_op *x = (iar_op *)op;
+    const int r = tuna_icoll_step(&x->w, op, wait_rc);
+    /* staged: a failed device copy (the transport's copies return nothing) is the outcome */
+    if (r == TUNA_STEP_DONE && x->staged) {
+        const int copy_rc = tuna_staged_result(x->a.tp);
+        if (op->rc == MPI_SUCCESS)
+            op->rc = copy_rc;
+    }
+    return r;
 }
 
 /* The row the operation runs, with its parameters in x->a.param: auto's choice (the
@@ -108,10 +121,12 @@ static int iar_restart(void *args, tuna_request *inner)
                            inner);
 }
 
-/* tuna_iallreduce on buffers known to be host memory: the drop-in's entry (memkind.h), and
- * the public one's after its check. */
-int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+/* The start once the buffers' kinds are known (device: a named row serves them,
+ * memory_route.c); inlined into each caller with its constant. */
+static inline __attribute__((always_inline)) int
+iallreduce_start(bool device, const void *sendbuf, void *recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const tuna_options *opt,
+                 tuna_request *req)
 {
     static const char fn[] = "tuna_iallreduce";
     static const char *const names[] = {"count", "datatype size"};
@@ -161,22 +176,36 @@ int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Data
                                            &x->tsize);
         if (x->w.local_rc == MPI_SUCCESS)
             x->w.local_rc = choose(x, alg, opt);
+        if (device && x->w.local_rc == MPI_SUCCESS)
+            x->w.local_rc = tuna_staged_open(&x->staged, &x->a.tp);
         x->w.same[0] = count;
         x->w.same[1] = x->tsize;
     }
     return tuna_icoll_launch(&x->w, &x->o.op, req);
 }
 
-/* Buffers that may be device memory: the library's call (memory_route.c), else the host path.
- * Out of line, so that the entry's common case is a check and a jump. */
+/* tuna_iallreduce on buffers known to be host memory: the drop-in's entry (memkind.h), and
+ * the public one's after its check. */
+int tuna_iallreduce_host(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, const tuna_options *opt, tuna_request *req)
+{
+    return iallreduce_start(false, sendbuf, recvbuf, count, datatype, op, comm, opt, req);
+}
+
+/* Buffers that may be device memory: the library's call (memory_route.c), a row that stages
+ * them, else the host path. Out of line, so that the entry's common case is a check and a
+ * jump. */
 static __attribute__((noinline)) int
 iallreduce_other(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                  MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     int rc;
-    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, opt, req)) >= 0)
-        return rc;
+    if (tuna_memory_kinds_query(sendbuf, recvbuf) != TUNA_MEMORY_HOST) {
+        if ((rc = tuna_memory_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, opt,
+                                         req)) >= 0)
+            return rc;
+        return iallreduce_start(true, sendbuf, recvbuf, count, datatype, op, comm, opt, req);
+    }
     return tuna_iallreduce_host(sendbuf, recvbuf, count, datatype, op, comm, opt, req);
 }
 

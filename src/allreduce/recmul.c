@@ -89,12 +89,10 @@ static bool post_round(tuna_ar_op *o, int *n, int *post_rc)
         if (j == digit)
             continue;
         int peer = tuna_fold_start(f, g + (j - digit) * d + 1) - 1;
-        rc = tuna_posted(tuna_tp_irecv_typed(a->tp, st->pool[st->slot[j]], a->count, a->type, peer,
-                                             tag, a->ctx->comm, &o->req[*n]),
+        rc = tuna_posted(tuna_ar_irecv(a, st->pool[st->slot[j]], a->count, peer, tag, &o->req[*n]),
                          n);
         if (rc == MPI_SUCCESS)
-            rc = tuna_posted(tuna_tp_isend_typed(a->tp, st->pool[st->cur], a->count, a->type, peer,
-                                                 tag, a->ctx->comm, &o->req[*n]),
+            rc = tuna_posted(tuna_ar_isend(a, st->pool[st->cur], a->count, peer, tag, &o->req[*n]),
                              n);
     }
     *post_rc = rc;

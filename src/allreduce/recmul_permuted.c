@@ -60,13 +60,9 @@ static int post(tuna_ar_op *o, int *nreq, bool send, char *buf, int count, int p
 {
     if (count == 0) /* both sides compute the same sizes, so both skip */
         return MPI_SUCCESS;
-    MPI_Comm comm = o->a.ctx->comm;
-    MPI_Request *r = &o->req[*nreq];
-    tag += o->a.tag_shift;
-    return tuna_posted(
-        send ? tuna_tp_isend_typed(o->a.tp, buf, count, o->a.type, peer, tag, comm, r)
-             : tuna_tp_irecv_typed(o->a.tp, buf, count, o->a.type, peer, tag, comm, r),
-        nreq);
+    return tuna_posted(tuna_ar_post(&o->a, send, buf, count, peer, tag + o->a.tag_shift,
+                                    &o->req[*nreq]),
+                       nreq);
 }
 
 static void state_free(tuna_ar_op *o)

@@ -33,13 +33,10 @@ static int post_round(tuna_ar_op *o, const tuna_ar_ring_phase *ph, int s)
     const int rs = ph->reduce ? (me - s - 1 + m) % m : (me - s + m) % m;
     char *rbuf = ph->reduce ? st->tmp : tuna_ar_elem(a, a->rbuf, ph->off[rs]);
     int n = 0;
-    int rc = tuna_posted(tuna_tp_irecv_typed(a->tp, rbuf, ph->cnt[rs], a->type, ph->left, tag,
-                                             a->ctx->comm, &o->pair[n]),
-                         &n);
+    int rc = tuna_posted(tuna_ar_irecv(a, rbuf, ph->cnt[rs], ph->left, tag, &o->pair[n]), &n);
     if (rc == MPI_SUCCESS)
-        rc = tuna_posted(tuna_tp_isend_typed(a->tp, tuna_ar_elem(a, a->rbuf, ph->off[ss]),
-                                             ph->cnt[ss], a->type, ph->right, tag, a->ctx->comm,
-                                             &o->pair[n]),
+        rc = tuna_posted(tuna_ar_isend(a, tuna_ar_elem(a, a->rbuf, ph->off[ss]), ph->cnt[ss],
+                                       ph->right, tag, &o->pair[n]),
                          &n);
     return tuna_op_step_wait(&o->op, o->pair, n, rc);
 }

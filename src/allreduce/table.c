@@ -6,6 +6,7 @@
  * file and one row here (docs/contributing.md).
  */
 #include "allreduce.h"
+#include "memkind.h" /* TUNA_MEMORY_DEVICE */
 
 /* The step functions, one file each (recursive doubling's: allreduce.h). */
 tuna_ar_step_fn tuna_ar_ring_step, tuna_ar_kring_step, tuna_ar_recmul_step,
@@ -16,27 +17,30 @@ const tuna_ar_algorithm tuna_ar_table[] = {
     {.desc = {.info = {"ring", "ring reduce-scatter + ring allgather: 2(P-1) rounds of n/P "
                                "elements (non-commutative ops: runs recursive-doubling)",
                        0, {{0}}},
-              .family = "ring", .cost = tuna_ar_cost_ring},
+              .family = "ring", .cost = tuna_ar_cost_ring, .memory = TUNA_MEMORY_DEVICE},
      .step = tuna_ar_ring_step},
     {.desc = {.info = {"kring", "k-ring reduce-scatter + allgather: rings inside groups of k "
                                 "consecutive ranks and across groups (non-commutative ops: runs "
                                 "recursive-doubling)",
                        1,
                        TUNA_PARAM_K_GROUP},
-              .family = "ring", .cost = tuna_ar_cost_kring, .grid = tuna_grid_k},
+              .family = "ring", .cost = tuna_ar_cost_kring, .grid = tuna_grid_k,
+              .memory = TUNA_MEMORY_DEVICE},
      .step = tuna_ar_kring_step},
     {.desc = {.info = {"recursive-doubling", "recursive doubling: log2 P rounds exchanging the "
                                              "whole vector, rank-ordered reduction (extra ranks "
                                              "folded in and out)",
                        0, {{0}}},
-              .family = "recmul", .cost = tuna_ar_cost_recursive_doubling},
+              .family = "recmul", .cost = tuna_ar_cost_recursive_doubling,
+              .memory = TUNA_MEMORY_DEVICE},
      .step = tuna_ar_recursive_doubling_step},
     {.desc = {.info = {"recmul", "recursive multiplying: log_k P rounds, whole vector with k-1 "
                                  "partners at distance k^r, rank-ordered reduction (extra ranks "
                                  "folded in and out)",
                        1,
                        TUNA_PARAM_K_RADIX},
-              .family = "recmul", .cost = tuna_ar_cost_recmul, .grid = tuna_grid_k},
+              .family = "recmul", .cost = tuna_ar_cost_recmul, .grid = tuna_grid_k,
+              .memory = TUNA_MEMORY_DEVICE},
      .step = tuna_ar_recmul_step},
     {.desc = {.info = {"recmul-permuted",
                        "radix-k reduce-scatter (distance 1 first) + allgather (largest distance "
@@ -44,7 +48,8 @@ const tuna_ar_algorithm tuna_ar_table[] = {
                        "2 log_k P rounds, about 2n elements sent (extra ranks folded in and out)",
                        1,
                        TUNA_PARAM_K_RADIX},
-              .family = "recmul", .cost = tuna_ar_cost_recmul_permuted, .grid = tuna_grid_k},
+              .family = "recmul", .cost = tuna_ar_cost_recmul_permuted, .grid = tuna_grid_k,
+              .memory = TUNA_MEMORY_DEVICE},
      .step = tuna_ar_recmul_permuted_step},
     {.desc = TUNA_AUTO_DESC("chooses algorithm and k with the cost model from P, the node "
                             "topology, the vector size and the op's commutativity, "

@@ -146,6 +146,13 @@ bool tuna_memory_mpi_cuda_aware(const char **source);
 bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
                              MPI_Datatype sendtype, MPI_Datatype recvtype);
 const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds);
+/* The same for allgather (op MPI_OP_NULL; contiguous types) and allreduce (sendtype = recvtype:
+ * its type, predefined without gaps; a predefined op); MPI_IN_PLACE served. */
+bool tuna_memory_coll_stages(tuna_collective coll, const tuna_options *opt, unsigned kinds,
+                             const void *sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype,
+                             MPI_Op op);
+const char *tuna_memory_coll_reason(tuna_collective coll, const tuna_options *opt,
+                                    unsigned kinds);
 
 /*
  * Plans (src/plan/plan_memory.c): *opt (already the collective's default where the caller
@@ -154,14 +161,20 @@ const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds);
  * tuna_memory_plan_done, which the init's end calls with the plan made (or NULL): the plan's
  * starts then name the reason in the statistics. A vendor plan that would run tuna's linear
  * exchange (large counts, no _c call in the library) fails there with
- * MPI_ERR_UNSUPPORTED_OPERATION. alltoallv's form (_a2av) keeps a row that stages the
- * buffers (*staged true: the plan makes its own staging transport).
+ * MPI_ERR_UNSUPPORTED_OPERATION. alltoallv's form (_a2av) and allgather's and allreduce's
+ * (_coll) keep a row that stages the buffers (*staged true: the plan makes its own staging
+ * transport).
  */
 void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const void *recvbuf,
                               const tuna_options **opt);
 void tuna_memory_plan_options_a2av(const void *sendbuf, MPI_Datatype sendtype,
                                    const void *recvbuf, MPI_Datatype recvtype,
                                    const tuna_options **opt, bool *staged);
+/* allgather's and allreduce's (op: allreduce's; sendtype = recvtype there). */
+void tuna_memory_plan_options_coll(tuna_collective coll, const void *sendbuf,
+                                   MPI_Datatype sendtype, const void *recvbuf,
+                                   MPI_Datatype recvtype, MPI_Op op, const tuna_options **opt,
+                                   bool *staged);
 struct tuna_plan_s;
 int tuna_memory_plan_done(struct tuna_plan_s *p, int rc);
 

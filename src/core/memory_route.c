@@ -2,10 +2,11 @@
  * The public entries' hand-over of buffers that are not host memory (memkind.h): the MPI
  * library's own call on the caller's communicator, which takes whatever memory the library
  * does (CUDA-aware or not, its business), recorded as vendor with the reason; or, for an
- * alltoallv (blocking, nonblocking, plan) whose row declares device memory
- * (tuna_algorithm.memory), contiguous types and no MPI_IN_PLACE, where CUDA's runtime loads,
- * tuna's path with the staging transport (src/transport/cuda_staged.c); `auto` (blocking and
- * plans) stages only where the MPI is not CUDA-aware. Every rank decides alone from its own
+ * alltoallv, allgather or allreduce (blocking, nonblocking, plan) whose row declares device
+ * memory (tuna_algorithm.memory), contiguous types (alltoallv: no MPI_IN_PLACE; allreduce: a
+ * predefined type and op), where CUDA's runtime loads, tuna's path with the staging transport
+ * (src/transport/cuda_staged.c); `auto` (blocking and plans) stages only where the MPI is
+ * not CUDA-aware. Every rank decides alone from its own
  * buffers and types: the ranks of one call must agree (docs/gpu.md).
  */
 #include "memkind.h"
@@ -31,14 +32,17 @@
 #define TUNA_HAVE_QUERY_CUDA 1
 #endif
 
-/* What a call offers besides its buffers: whether its form has a staged path (alltoallv),
- * whether auto may stage there (blocking calls and plans: they agree on the statistics the
- * model needs), and for alltoallv its arguments' shape (a row on device memory stages
- * contiguous bytes, never in place). */
+/* What a call offers besides its buffers: whether its form has a staged path (alltoallv,
+ * allgather, allreduce), whether auto may stage there (blocking calls and plans: they agree
+ * on the statistics the model needs), and its arguments' shape (a row on device memory
+ * stages contiguous bytes; alltoallv never in place; allreduce reduces with MPI's own ops on
+ * pinned host memory). */
 typedef struct call_form {
     bool staged, auto_staged;
     const void *sendbuf;
-    MPI_Datatype stype, rtype; /* MPI_DATATYPE_NULL: not asked */
+    MPI_Datatype stype, rtype; /* MPI_DATATYPE_NULL: not asked (stype: in place) */
+    bool in_place;             /* MPI_IN_PLACE served (allgather, allreduce) */
+    MPI_Op op;                 /* allreduce's (MPI_OP_NULL: none) */
 } call_form;
 
 static int cuda_aware = -1; /* 1: the MPI takes device memory; 0: it does not */
@@ -75,8 +79,40 @@ static bool contiguous(MPI_Datatype t)
     return t != MPI_DATATYPE_NULL && tuna_type_info_get(t, &info) == MPI_SUCCESS && info.contig;
 }
 
+/* A predefined type without gaps: what MPI_Reduce_local takes with a predefined op (Open MPI
+ * 4.1 refuses those ops on derived types, contiguous ones included). */
+static bool predefined_contiguous(MPI_Datatype t)
+{
+    tuna_type_info info;
+    return t != MPI_DATATYPE_NULL && tuna_type_info_get(t, &info) == MPI_SUCCESS &&
+           info.contig && info.named;
+}
+
+/* MPI's predefined reductions: MPI_Reduce_local runs them on the pinned host copies (a user
+ * op might keep pointers or expect the caller's buffers: the library's call). */
+static bool predefined_op(MPI_Op op)
+{
+    static const MPI_Op ops[] = {MPI_SUM, MPI_PROD, MPI_MAX,  MPI_MIN,  MPI_LAND,   MPI_LOR,
+                                 MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (op == ops[i])
+            return true;
+    return false;
+}
+
+/* Whether the call's arguments have the shape the staged rows serve. */
+static bool form_served(tuna_collective coll, const call_form *f)
+{
+    const bool in_place = f->sendbuf == MPI_IN_PLACE;
+    if (coll == TUNA_ALLREDUCE)
+        return f->staged && predefined_contiguous(f->rtype) && predefined_op(f->op);
+    return f->staged && (!in_place || f->in_place) && (in_place || contiguous(f->stype)) &&
+           contiguous(f->rtype);
+}
+
 /* Whether the asked row (opt) serves memory of `kinds` in this form of call; auto: where it
- * may stage and the MPI is not CUDA-aware (it then runs a device row, front.c, plans). */
+ * may stage and the MPI is not CUDA-aware (it then runs a device row: front.c, the
+ * allgather and allreduce dispatch, plans). */
 static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned kinds,
                        const call_form *f)
 {
@@ -84,19 +120,35 @@ static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned k
     if (row->kind == TUNA_ROW_AUTO ? !f->auto_staged || tuna_memory_mpi_cuda_aware(NULL)
                                    : ((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
         return false;
-    return coll == TUNA_ALLTOALLV && f->staged && f->sendbuf != MPI_IN_PLACE &&
-           contiguous(f->stype) && contiguous(f->rtype) && tuna_staged_available();
+    return form_served(coll, f) && tuna_staged_available();
 }
 
 bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
                              MPI_Datatype sendtype, MPI_Datatype recvtype)
 {
-    const call_form f = {true, true, sendbuf, sendtype, recvtype};
+    const call_form f = {true, true, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
     return row_serves(TUNA_ALLTOALLV, opt, kinds, &f);
 }
 
+/* The form of an allgather (op MPI_OP_NULL) or allreduce (stype = rtype = its type) call;
+ * nonblocking: auto keeps the library's call. */
+static call_form coll_form(bool nonblocking, const void *sendbuf, MPI_Datatype stype,
+                           MPI_Datatype rtype, MPI_Op op)
+{
+    return (call_form){true, !nonblocking, sendbuf, stype, rtype, true, op};
+}
+
+bool tuna_memory_coll_stages(tuna_collective coll, const tuna_options *opt, unsigned kinds,
+                             const void *sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype,
+                             MPI_Op op)
+{
+    const call_form f = coll_form(false, sendbuf, sendtype, recvtype, op);
+    return row_serves(coll, opt, kinds, &f);
+}
+
 /* Why a call the row asked for does not serve goes to the library: [mixed][why]. */
-enum { WHY_ROW, WHY_AUTO_NB, WHY_AUTO_AWARE, WHY_RUNTIME, WHY_FORM, WHY_N };
+enum { WHY_ROW, WHY_AUTO_NB, WHY_AUTO_AWARE, WHY_RUNTIME, WHY_FORM, WHY_FORM_AG, WHY_FORM_AR,
+       WHY_N };
 static const char *const why_text[2][WHY_N] = {
     {"device buffers: the algorithm asked for does not serve device memory (docs/gpu.md)",
      "device buffers: nonblocking auto keeps the library's call (docs/gpu.md)",
@@ -104,7 +156,10 @@ static const char *const why_text[2][WHY_N] = {
      "(CUDA-aware MPI; TUNA_CUDA_AWARE=0 stages them) (docs/gpu.md)",
      "device buffers: CUDA's runtime (libcudart) is not usable to stage them (docs/gpu.md)",
      "device buffers: the algorithm serves them with contiguous datatypes, not in place "
-     "(docs/gpu.md)"},
+     "(docs/gpu.md)",
+     "device buffers: the algorithm serves them with contiguous datatypes (docs/gpu.md)",
+     "device buffers: the algorithm serves them with a predefined datatype without gaps and a "
+     "predefined MPI_Op (docs/gpu.md)"},
     {"host and device buffers in one call: the algorithm asked for does not serve device "
      "memory (docs/gpu.md)",
      "host and device buffers in one call: nonblocking auto keeps the library's call "
@@ -114,7 +169,11 @@ static const char *const why_text[2][WHY_N] = {
      "host and device buffers in one call: CUDA's runtime (libcudart) is not usable to stage "
      "them (docs/gpu.md)",
      "host and device buffers in one call: the algorithm serves device memory with contiguous "
-     "datatypes, not in place (docs/gpu.md)"},
+     "datatypes, not in place (docs/gpu.md)",
+     "host and device buffers in one call: the algorithm serves device memory with contiguous "
+     "datatypes (docs/gpu.md)",
+     "host and device buffers in one call: the algorithm serves device memory with a "
+     "predefined datatype without gaps and a predefined MPI_Op (docs/gpu.md)"},
 };
 
 static const char *reason(tuna_collective coll, const tuna_options *opt, unsigned kinds,
@@ -122,21 +181,32 @@ static const char *reason(tuna_collective coll, const tuna_options *opt, unsigne
 {
     const tuna_algorithm *row = tuna_registry_row(tuna_registry_of(coll), opt->algorithm);
     const int mixed = (kinds & TUNA_MEMORY_HOST) != 0;
+    const int form = coll == TUNA_ALLGATHER   ? WHY_FORM_AG
+                     : coll == TUNA_ALLREDUCE ? WHY_FORM_AR
+                                              : WHY_FORM;
     int why = WHY_ROW;
-    if (row->kind == TUNA_ROW_AUTO && coll == TUNA_ALLTOALLV && f->staged)
+    if (row->kind == TUNA_ROW_AUTO && f->staged)
         why = !f->auto_staged                      ? WHY_AUTO_NB
               : tuna_memory_mpi_cuda_aware(NULL)   ? WHY_AUTO_AWARE
               : !tuna_staged_available()           ? WHY_RUNTIME
-                                                   : WHY_FORM;
+                                                   : form;
     else if (((row->memory | TUNA_MEMORY_HOST) & kinds) == kinds)
-        why = !tuna_staged_available() ? WHY_RUNTIME : WHY_FORM;
+        why = !tuna_staged_available() ? WHY_RUNTIME : form;
     return why_text[mixed][why];
 }
 
 const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds)
 {
-    const call_form f = {true, true, NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {true, true, NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
+                         MPI_OP_NULL};
     return reason(TUNA_ALLTOALLV, opt, kinds, &f);
+}
+
+const char *tuna_memory_coll_reason(tuna_collective coll, const tuna_options *opt,
+                                    unsigned kinds)
+{
+    const call_form f = coll_form(false, NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_OP_NULL);
+    return reason(coll, opt, kinds, &f);
 }
 
 /*
@@ -189,7 +259,7 @@ int tuna_memory_alltoallv(bool large, const void *sendbuf, const void *sendcount
                           MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {true, true, sendbuf, sendtype, recvtype};
+    const call_form f = {true, true, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
     int rc = begin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -212,7 +282,8 @@ int tuna_memory_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
+                         MPI_OP_NULL};
     int rc = begin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -235,7 +306,7 @@ int tuna_memory_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = coll_form(false, sendbuf, sendtype, recvtype, MPI_OP_NULL);
     int rc = begin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -247,7 +318,7 @@ int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = coll_form(false, sendbuf, type, type, op);
     int rc = begin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -319,7 +390,7 @@ int tuna_memory_ialltoallv(bool large, const void *sendbuf, const void *sendcoun
                            MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    const call_form f = {true, false, sendbuf, sendtype, recvtype};
+    const call_form f = {true, false, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
     int rc = ibegin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -346,7 +417,8 @@ int tuna_memory_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                           tuna_request *req)
 {
     library_op *x;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
+                         MPI_OP_NULL};
     int rc = ibegin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -372,7 +444,7 @@ int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = coll_form(true, sendbuf, sendtype, recvtype, MPI_OP_NULL);
     int rc = ibegin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -387,7 +459,7 @@ int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
                            tuna_request *req)
 {
     library_op *x;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    const call_form f = coll_form(true, sendbuf, type, type, op);
     int rc = ibegin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;

@@ -97,9 +97,10 @@ typedef struct tuna_algorithm {
      * per-call set-up; auto's model charges no call_overhead there (src/select/choose.c). */
     int pair_tag;
     /* The memory kinds the row serves besides host memory (TUNA_MEMORY_*, src/core/memkind.h);
-     * 0: host memory only. TUNA_MEMORY_DEVICE: alltoallv's rows that post only byte regions
-     * and copies (blocking, nonblocking and persistent calls, contiguous types, not in place:
-     * src/core/memory_route.c).
+     * 0: host memory only. TUNA_MEMORY_DEVICE: the rows of alltoallv, allgather and allreduce
+     * that post only byte regions, copies and reductions through their transport (blocking,
+     * nonblocking and persistent calls, contiguous types; alltoallv not in place; allreduce
+     * with MPI's predefined ops: src/core/memory_route.c).
      * A call whose buffers the asked row does not serve goes to the MPI library's own call
      * (docs/gpu.md). */
     unsigned memory;

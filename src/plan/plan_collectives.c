@@ -4,10 +4,14 @@
  * auto among the rows whose starts are local). A start is local: the chosen row's operation
  * with the plan's tags, its first step posted (docs/nonblocking.md); a plan forced to vendor,
  * and the measure, run the blocking call with that concrete algorithm: no agreement, no
- * selection.
+ * selection. Device buffers a row stages (memory_route.c): the plan's own staging transport
+ * (p->a.tp; stream at init, pinned pool from the first start, freed with the plan), auto
+ * decided at init among the device rows by the model (no measure: its private receive buffer
+ * is host memory).
  */
 #include "plan.h"
 #include "memkind.h"
+#include "../transport/cuda_staged.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,38 @@ static int allgather_start(struct tuna_plan_s *p)
                           p->recvtype, p->comm, &p->chosen);
 }
 
+/* A staged start's steps: at their end a failed device copy (the transport's copies return
+ * nothing) is the start's error. */
+static int staged_end(tuna_op *op, int r)
+{
+    if (r == TUNA_STEP_DONE) {
+        const int copy_rc = tuna_staged_result(op->tp);
+        if (op->rc == MPI_SUCCESS)
+            op->rc = copy_rc;
+    }
+    return r;
+}
+
+static int ag_staged_step(tuna_op *op, int wait_rc)
+{
+    return staged_end(op, tuna_ag_op_step(op, wait_rc));
+}
+
+static int ar_staged_step(tuna_op *op, int wait_rc)
+{
+    return staged_end(op, tuna_ar_op_step(op, wait_rc));
+}
+
+/* The transport of a start: the plan's staging one (cleared of an earlier start's failed
+ * copy, which is not this one's), or MPI on host memory. */
+static const tuna_transport *start_tp(struct tuna_plan_s *p)
+{
+    if (!p->staged)
+        return &tuna_transport_mpi_host;
+    (void)tuna_staged_result(p->a.tp);
+    return p->a.tp;
+}
+
 /* The local start of a row with a step form (1: vendor, or nothing to move: the start runs
  * the blocking call). */
 static int allgather_begin(struct tuna_plan_s *p)
@@ -38,10 +74,11 @@ static int allgather_begin(struct tuna_plan_s *p)
         return 1;
     long param[TUNA_MAX_PARAMS] = {0};
     tuna_params_resolve(&row->desc.info, p->chosen.value, p->ctx->size, param);
-    p->ag_op.op = (tuna_op){.step = tuna_ag_op_step, .publish_stats = true};
+    p->ag_op.op = (tuna_op){.step = p->staged ? ag_staged_step : tuna_ag_op_step,
+                            .publish_stats = true};
     int rc = tuna_ag_op_setup(&p->ag_op, p->ctx, row, param, p->tag_shift, p->sendbuf,
                               p->scount, p->sendtype, p->recvbuf, p->rcount, p->recvtype,
-                              p->block);
+                              p->block, start_tp(p));
     if (rc != MPI_SUCCESS)
         return rc;
     p->inflight = &p->ag_op.op;
@@ -62,10 +99,11 @@ static int allreduce_begin(struct tuna_plan_s *p)
     if (row->desc.kind == TUNA_ROW_VENDOR || p->block == 0)
         return 1;
     tuna_ar_args a = {.rbuf = p->recvbuf, .count = p->rcount, .type = p->dtype, .op = p->op,
-                      .commute = p->commute, .ctx = p->ctx, .tp = &tuna_transport_mpi_host,
+                      .commute = p->commute, .ctx = p->ctx, .tp = start_tp(p),
                       .rank = p->ctx->rank, .size = p->ctx->size, .tag_shift = p->tag_shift};
     tuna_params_resolve(&row->desc.info, p->chosen.value, p->ctx->size, a.param);
-    p->ar_op.op = (tuna_op){.step = tuna_ar_op_step, .publish_stats = true};
+    p->ar_op.op = (tuna_op){.step = p->staged ? ar_staged_step : tuna_ar_op_step,
+                            .publish_stats = true};
     int rc = tuna_ar_op_setup(&p->ar_op, row, &a, p->sendbuf);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -77,7 +115,8 @@ static int allreduce_begin(struct tuna_plan_s *p)
 /* The shared part: context, agreed check (local_rc, and `same` equal on every rank), key,
  * choice. */
 static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
-                     const char *fn, const tuna_options *opt, unsigned flags, int local_rc,
+                     const char *fn, const tuna_options *opt, unsigned flags, bool staged,
+                     int local_rc,
                      long long same, const char *same_name, double bytes, bool commute,
                      MPI_Datatype rtype, long long rcount_total)
 {
@@ -101,6 +140,10 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
         return rc;
     p->ctx = ctx;
     p->tag_shift = tuna_op_tag_shift(ctx, true); /* its local starts' tags */
+    /* Device buffers a row stages: the plan's stream now, its pinned pool in the first start
+     * (sized by the row's rounds there), both kept until the plan is freed. */
+    if (staged && (rc = tuna_staged_open(&p->staged, &p->a.tp)) != MPI_SUCCESS)
+        return rc;
     const int P = p->ctx->size;
     const long long sig[] = {same, commute};
     tuna_plan_fill_key(p, sig, 2);
@@ -108,6 +151,15 @@ static int coll_init(struct tuna_plan_s *p, tuna_collective coll, MPI_Comm comm,
         tuna_choice c = {.algorithm = opt->algorithm};
         tuna_params_resolve(info, opt->value, P, c.param);
         tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_FORCED);
+        coll_choose(p, &c);
+        return MPI_SUCCESS;
+    }
+    if (p->staged) { /* auto staging device buffers: the model's cheapest device row */
+        tuna_choice c;
+        if ((rc = tuna_coll_auto_device(p->ctx, tuna_registry_of(coll), bytes, &c)) !=
+            MPI_SUCCESS)
+            return rc;
+        tuna_plan_set_info_choice(p, &c, TUNA_PLAN_SOURCE_ESTIMATE);
         coll_choose(p, &c);
         return MPI_SUCCESS;
     }
@@ -143,7 +195,10 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 {
     const double t0 = PMPI_Wtime();
     int local = tuna_plan_begin("tuna_allgather_init", TUNA_ALLGATHER, comm, flags, plan, &opt);
-    tuna_memory_plan_options(TUNA_ALLGATHER, sendbuf, recvbuf, &opt); /* device: vendor */
+    /* device buffers: the row staged (a staging transport of the plan's own), else vendor */
+    bool staged = false;
+    tuna_memory_plan_options_coll(TUNA_ALLGATHER, sendbuf, sendtype, recvbuf, recvtype,
+                                  MPI_OP_NULL, &opt, &staged);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLGATHER, comm, sendbuf, recvbuf);
@@ -170,7 +225,7 @@ int tuna_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
         local = tuna_plan_keep_type(p, &p->recvtype);
     if (local == MPI_SUCCESS)
         p->block = block;
-    int rc = coll_init(p, TUNA_ALLGATHER, comm, "tuna_allgather_init", opt, flags, local,
+    int rc = coll_init(p, TUNA_ALLGATHER, comm, "tuna_allgather_init", opt, flags, staged, local,
                        (long long)block,
                        "recvcount * type size (bytes)", (double)block, true, recvtype,
                        (long long)recvcount * P);
@@ -183,7 +238,9 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 {
     const double t0 = PMPI_Wtime();
     int local = tuna_plan_begin("tuna_allreduce_init", TUNA_ALLREDUCE, comm, flags, plan, &opt);
-    tuna_memory_plan_options(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt); /* device: vendor */
+    bool staged = false; /* as in tuna_allgather_init */
+    tuna_memory_plan_options_coll(TUNA_ALLREDUCE, sendbuf, datatype, recvbuf, datatype, op,
+                                  &opt, &staged);
     if (comm == MPI_COMM_NULL)
         return local; /* nothing to agree over (tuna_call_begin said so) */
     struct tuna_plan_s *p = plan_new(TUNA_ALLREDUCE, comm, sendbuf, recvbuf);
@@ -209,7 +266,7 @@ int tuna_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
         p->block = (size_t)bytes;
         p->commute = commute != 0;
     }
-    int rc = coll_init(p, TUNA_ALLREDUCE, comm, "tuna_allreduce_init", opt, flags, local,
+    int rc = coll_init(p, TUNA_ALLREDUCE, comm, "tuna_allreduce_init", opt, flags, staged, local,
                        (long long)bytes, "count * type size (bytes)", bytes, commute != 0,
                        datatype, count);
     return tuna_plan_finish(p, rc, t0, plan);

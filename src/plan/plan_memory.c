@@ -1,7 +1,8 @@
 /*
- * Plans on buffers that are not host memory (src/core/memkind.h): an alltoallv plan whose row
- * stages them (src/core/memory_route.c decides, as for the blocking call) keeps its row and
- * runs it through a staging transport of its own (plan_alltoallv.c); every other init makes
+ * Plans on buffers that are not host memory (src/core/memkind.h): an alltoallv, allgather or
+ * allreduce plan whose row stages them (src/core/memory_route.c decides, as for the blocking
+ * call) keeps its row and runs it through a staging transport of its own (plan_alltoallv.c,
+ * plan_collectives.c); every other init makes
  * a vendor plan (its starts run the library's own call, and the planner times nothing),
  * whose starts name the reason in the statistics.
  */
@@ -53,8 +54,22 @@ void tuna_memory_plan_options_a2av(const void *sendbuf, MPI_Datatype sendtype,
         to_vendor(TUNA_ALLTOALLV, opt, tuna_memory_a2av_reason(*opt, kinds));
 }
 
-/* Only alltoallv's plans stage device memory (above): a plan of the other collectives on
- * device buffers is the library's. */
+void tuna_memory_plan_options_coll(tuna_collective coll, const void *sendbuf,
+                                   MPI_Datatype sendtype, const void *recvbuf,
+                                   MPI_Datatype recvtype, MPI_Op op, const tuna_options **opt,
+                                   bool *staged)
+{
+    *staged = false;
+    const unsigned kinds = kinds_of(coll, sendbuf, recvbuf, *opt);
+    if (!kinds)
+        return;
+    if (tuna_memory_coll_stages(coll, *opt, kinds, sendbuf, sendtype, recvtype, op))
+        *staged = true;
+    else
+        to_vendor(coll, opt, tuna_memory_coll_reason(coll, *opt, kinds));
+}
+
+/* alltoall's plans on device buffers are the library's. */
 void tuna_memory_plan_options(tuna_collective coll, const void *sendbuf, const void *recvbuf,
                               const tuna_options **opt)
 {

@@ -714,6 +714,23 @@ int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in
     return choose_memoized(reg, in, out, choose_dense);
 }
 
+int tuna_select_collective_memory(const tuna_registry *reg, const tuna_select_input *in,
+                                  unsigned memory, int fallback, tuna_choice *out)
+{
+    load_once();
+    if (sel.rc != MPI_SUCCESS)
+        return load_error();
+    /* the model only: the tuning table and the hand-over may name rows outside the set */
+    tuna_choice best = {.algorithm = -1};
+    for (int alg = 0; alg < reg->n; alg++) {
+        const tuna_algorithm *row = tuna_registry_row(reg, alg);
+        if (row->kind == TUNA_ROW_ALGORITHM && (row->memory & memory) == memory)
+            row_best(reg, in, alg, 0, 0, &best);
+    }
+    *out = best.algorithm >= 0 ? best : (tuna_choice){.algorithm = fallback};
+    return MPI_SUCCESS;
+}
+
 /* ------------------------------------------------------------ the planner's candidates */
 
 static int by_prediction(const void *x, const void *y)

@@ -298,6 +298,12 @@ void tuna_select_record(const tuna_choice *c);
  * choice itself. Same determinism as tuna_select_alltoallv(). */
 int tuna_select_collective(const tuna_registry *reg, const tuna_select_input *in,
                            tuna_choice *out);
+/* The same restricted to the rows that declare `memory` (tuna_algorithm.memory; device
+ * buffers staged, docs/gpu.md): the model's cheapest of them (no tuning table, no hand-over
+ * to the library), `fallback` (a row without parameters) where none is priced. Not
+ * remembered: the host choice's memo stays the host's. */
+int tuna_select_collective_memory(const tuna_registry *reg, const tuna_select_input *in,
+                                  unsigned memory, int fallback, tuna_choice *out);
 
 /* The process-wide profile and tuning table (TUNA_PROFILE, TUNA_TUNING), loaded once. */
 int tuna_select_profile(const tuna_profile **out);

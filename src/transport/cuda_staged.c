@@ -22,7 +22,8 @@
 #define _GNU_SOURCE
 #include "cuda_staged.h"
 
-#include "../core/memkind.h" /* tuna_memory_mpi_cuda_aware */
+#include "../core/memkind.h" /* tuna_memory_mpi_cuda_aware, tuna_memory_kinds */
+#include "cuda_kernels.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -43,6 +44,8 @@ static struct {
     int (*free_host)(void *p);
     const char *(*error_string)(int e);
     int (*device_count)(int *n);
+    int (*malloc)(void **p, size_t n);
+    int (*free)(void *p);
 } rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 static bool rt_ok;
@@ -74,7 +77,9 @@ static void rt_load(void)
             sym(h, "cudaHostAlloc", &rt.host_alloc, sizeof rt.host_alloc) &&
             sym(h, "cudaFreeHost", &rt.free_host, sizeof rt.free_host) &&
             sym(h, "cudaGetErrorString", &rt.error_string, sizeof rt.error_string) &&
-            sym(h, "cudaGetDeviceCount", &rt.device_count, sizeof rt.device_count);
+            sym(h, "cudaGetDeviceCount", &rt.device_count, sizeof rt.device_count) &&
+            sym(h, "cudaMalloc", &rt.malloc, sizeof rt.malloc) &&
+            sym(h, "cudaFree", &rt.free, sizeof rt.free);
     /* A runtime without a device (a machine with CUDA installed and no GPU) is not usable. */
     int n = 0;
     if (rt_ok && (rt.device_count(&n) != CUDA_OK || n < 1))
@@ -109,6 +114,8 @@ typedef struct tuna_staged {
     int n, room;
     int copy_rc;      /* the first failed local copy not yet reported (tuna_staged_result) */
     bool direct;      /* a CUDA-aware MPI: messages posted from device memory, not staged */
+    void *operand;    /* device memory for a reduction's host operand (kernel reductions) */
+    size_t operand_cap;
 } tuna_staged;
 
 static int cuda_failed(int e, const char *what)
@@ -386,13 +393,90 @@ static void st_move(const tuna_transport *tp, void *dst, const void *src, size_t
     untake(s, host, own);
 }
 
+/* inout (device memory) = in op inout by libtuna-cuda's kernel on the transport's stream; a
+ * host operand is first copied to device memory of the transport's own (kept, grown to the
+ * largest operand, freed with the transport). Synchronised before it returns. */
+static int kernel_reduce(tuna_staged *s, const tuna_cuda_kernels *k, const void *in,
+                         void *inout, size_t count, size_t bytes, int dtype, int dop)
+{
+    const void *operand = in;
+    int e = CUDA_OK;
+    if (!(tuna_memory_kinds(in, NULL) & TUNA_MEMORY_DEVICE)) {
+        if (s->operand_cap < bytes) {
+            if (s->operand)
+                (void)rt.free(s->operand);
+            s->operand = NULL;
+            s->operand_cap = 0;
+            if ((e = rt.malloc(&s->operand, bytes)) != CUDA_OK)
+                return tuna_error_set(MPI_ERR_NO_MEM,
+                                      "a reduction on the device: no device memory for its "
+                                      "operand of %zu bytes (cudaMalloc: %s)",
+                                      bytes, rt.error_string(e));
+            s->operand_cap = bytes;
+        }
+        e = rt.memcpy_async(s->operand, in, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
+        operand = s->operand;
+    }
+    if (e == CUDA_OK)
+        e = k->reduce(inout, operand, count, dtype, dop, s->stream);
+    if (e == CUDA_OK)
+        e = rt.stream_synchronize(s->stream);
+    return e == CUDA_OK ? MPI_SUCCESS : cuda_failed(e, "a reduction on the device");
+}
+
+/* inout = in op inout with either operand in device or host memory: both copied into one
+ * pinned region (the bounce memory of this reduction only), reduced there by host code
+ * (MPI_Reduce_local on pinned host memory), the result copied back; synchronised before it
+ * returns. The callers serve contiguous types (size == extent) and MPI's predefined ops only
+ * (memory_route.c). A failed copy is the reduction's error, and recorded as a failed copy. */
 static int st_reduce(const tuna_transport *tp, const void *in, void *inout, int count,
                      MPI_Datatype type, MPI_Op op)
 {
-    (void)tp, (void)in, (void)inout, (void)count, (void)type, (void)op;
-    return tuna_error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                          "staging through host memory: reductions on device memory are not "
-                          "tuna's yet (docs/gpu.md)");
+    tuna_staged *s = (tuna_staged *)tp;
+    int size = 0;
+    int rc = PMPI_Type_size(type, &size);
+    if (rc != MPI_SUCCESS || count <= 0 || size <= 0)
+        return rc;
+    const size_t bytes = (size_t)count * (size_t)size;
+    const tuna_cuda_kernels *k = tuna_cuda_kernels_get();
+    int dtype, dop;
+    if (k && tuna_cuda_kernel_codes(type, op, &dtype, &dop) &&
+        (tuna_memory_kinds(inout, NULL) & TUNA_MEMORY_DEVICE)) {
+        rc = kernel_reduce(s, k, in, inout, (size_t)count, bytes, dtype, dop);
+        if (rc != MPI_SUCCESS)
+            copy_failed(s, rc);
+        return rc;
+    }
+    const size_t half = (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    char *host;
+    bool own;
+    if ((rc = take(s, 2 * half, &host, &own)) != MPI_SUCCESS) {
+        copy_failed(s, rc);
+        return rc;
+    }
+    char *a = host, *b = host + half;
+    int e = rt.memcpy_async(a, in, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
+    if (e == CUDA_OK)
+        e = rt.memcpy_async(b, inout, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
+    if (e == CUDA_OK)
+        e = rt.stream_synchronize(s->stream);
+    if (e != CUDA_OK) {
+        rc = cuda_failed(e, "the copy of a reduction's operands to host memory");
+    } else if ((rc = PMPI_Reduce_local(a, b, count, type, op)) != MPI_SUCCESS) {
+        rc = tuna_error_set(rc, "staging through host memory: MPI_Reduce_local of %d elements "
+                                "failed",
+                            count);
+    } else {
+        e = rt.memcpy_async(inout, b, bytes, CUDA_MEMCPY_DEFAULT, s->stream);
+        if (e == CUDA_OK)
+            e = rt.stream_synchronize(s->stream);
+        if (e != CUDA_OK)
+            rc = cuda_failed(e, "the copy of a reduction's result from host memory");
+    }
+    untake(s, host, own);
+    if (rc != MPI_SUCCESS)
+        copy_failed(s, rc);
+    return rc;
 }
 
 static const tuna_transport staged_table = {
@@ -453,6 +537,8 @@ void tuna_staged_free(struct tuna_staged *s)
             (void)rt.free_host(s->req[i].host);
     if (s->pool)
         (void)rt.free_host(s->pool);
+    if (s->operand)
+        (void)rt.free(s->operand);
     (void)rt.stream_destroy(s->stream);
     free(s->req);
     free(s);

@@ -7,6 +7,8 @@
  * the device regions: only CUDA's copies do. No MPI datatypes (isend_typed is NULL).
  * Over a CUDA-aware MPI (tuna_memory_mpi_cuda_aware) it posts the device regions to MPI as
  * they are instead ("direct"), and bounces nothing.
+ * Reductions: both operands copied into pinned memory, MPI_Reduce_local there (host code on
+ * pinned host memory), the result copied back (predefined types and ops: memory_route.c).
  *
  * CUDA's runtime (libcudart) is loaded at run time on the first call with device buffers
  * that a device-capable row serves, so one libtuna serves machines with and without CUDA.
