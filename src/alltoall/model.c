@@ -113,28 +113,6 @@ double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
     return t;
 }
 
-/* TuNA with known sizes: its data rounds alone (tuna_rounds in src/alltoallv/model.c). */
-double tuna_a2a_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
-                          const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_tuna(m, in, tuna_param_get(info, param, "radix"),
-                                tuna_param_get(info, param, "block"), true);
-}
-
-double tuna_a2a_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), true, true);
-}
-
-double tuna_a2a_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), false, true);
-}
-
 /* radix over [2, P] (tuna_grid_radix: small values, then powers of two, and P). */
 void tuna_a2a_grid_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
                                tuna_candidates *out)
@@ -180,25 +158,6 @@ long tuna_a2a_inflight_bruck_radix(const tuna_select_input *in, const tuna_algor
     return in->P > 1 ? 2 : 0;
 }
 
-long tuna_a2a_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                            const long *param)
-{
-    return tuna_a2av_model_inflight_tuna(in, tuna_param_get(info, param, "radix"),
-                                         tuna_param_get(info, param, "block"), true);
-}
-
-long tuna_a2a_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), true,
-                                                 true);
-}
-
-long tuna_a2a_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), false,
-                                                 true);
-}
+/* TuNA, coalesced and staggered with known sizes: their data rounds alone (tuna_rounds in
+ * src/alltoallv/model.c). */
+TUNA_A2AV_TUNA_PRICES(tuna_a2a, true)

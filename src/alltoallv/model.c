@@ -392,13 +392,6 @@ double tuna_a2av_model_tuna(const tuna_profile *m, const tuna_select_input *in, 
     return tuna_rounds(&x, in->P, radix, block, x.a, x.am, x.B, 1, false, sizes_known);
 }
 
-double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
-                           const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_tuna(m, in, tuna_param_get(info, param, "radix"),
-                                tuna_param_get(info, param, "block"), false);
-}
-
 /* Hierarchical TuNA; unequal nodes: the algorithm runs flat tuna with the same radix. */
 double tuna_a2av_model_hierarchical(const tuna_profile *m, const tuna_select_input *in,
                                     long radix, long block, bool coalesced, bool sizes_known)
@@ -411,19 +404,8 @@ double tuna_a2av_model_hierarchical(const tuna_profile *m, const tuna_select_inp
     return hierarchical(&x, radix, block, coalesced, sizes_known);
 }
 
-double tuna_a2av_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), true, false);
-}
-
-double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), false, false);
-}
+/* tuna, coalesced and staggered: their cost and inflight functions (alltoallv.h). */
+TUNA_A2AV_TUNA_PRICES(tuna_a2av, false)
 
 /* ---- auto's candidate grids (tuna_grid_fn) ---- */
 
@@ -566,13 +548,6 @@ long tuna_a2av_model_inflight_tuna(const tuna_select_input *in, long radix, long
     return tuna_batch_inflight(in->P, radix, block, sizes_known);
 }
 
-long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                             const long *param)
-{
-    return tuna_a2av_model_inflight_tuna(in, tuna_param_get(info, param, "radix"),
-                                         tuna_param_get(info, param, "block"), false);
-}
-
 /*
  * Hierarchical TuNA (hierarchical_tuna.c), the largest of its phases: the intra-node rounds
  * over Q ranks with every round of a digit in flight, the sizes exchanged with the N-1 other
@@ -593,18 +568,3 @@ long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long r, 
     return messages > 0 && data > most ? data : most;
 }
 
-long tuna_a2av_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), true,
-                                                 false);
-}
-
-long tuna_a2av_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), false,
-                                                 false);
-}
