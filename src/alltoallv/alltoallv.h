@@ -339,6 +339,16 @@ typedef struct tuna_a2av_nb_user {
     MPI_Datatype stype, rtype;
     MPI_Comm comm; /* the operation's: the private communicator where there is a context */
 } tuna_a2av_nb_user;
+/* A nonblocking start's opening: req checked and cleared, the call begun (tuna_call_begin:
+ * *opt becomes the call's options). */
+static inline int tuna_a2av_nb_begin(tuna_collective coll, const tuna_a2av_nb_user *u,
+                                     const tuna_options **opt, tuna_request *req)
+{
+    if (!req)
+        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", u->fn);
+    *req = TUNA_REQUEST_NULL;
+    return tuna_call_begin(coll, u->comm, opt);
+}
 
 /*
  * What the nonblocking starts tuna_ialltoallv and tuna_ialltoall (ialltoallv.c, ialltoall.c)
