@@ -117,12 +117,8 @@ double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
 void tuna_a2a_grid_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
                                tuna_candidates *out)
 {
-    long r[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
-    int nr = tuna_grid_radix(in->P < 2 ? 2 : in->P, r);
-    for (int i = 0; i < nr; i++) {
-        tuna_param_set(info, param, "radix", r[i]);
-        tuna_candidate(out, param);
-    }
+    long r[TUNA_GRID_MAX];
+    tuna_candidates_of(out, info, "radix", r, tuna_grid_radix(in->P < 2 ? 2 : in->P, r));
 }
 
 /* dims over [2, min(6, prime factors of P)]: one dimension is the linear exchange, which the

@@ -413,12 +413,8 @@ TUNA_A2AV_TUNA_PRICES(tuna_a2av, false)
 static void grid_pow2_below_P(const tuna_select_input *in, const tuna_algorithm_info *info,
                               tuna_candidates *out, const char *name)
 {
-    long v[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
-    int n = tuna_grid_pow2(in->P - 1, v);
-    for (int i = 0; i < n; i++) {
-        tuna_param_set(info, param, name, v[i]);
-        tuna_candidate(out, param);
-    }
+    long v[TUNA_GRID_MAX];
+    tuna_candidates_of(out, info, name, v, tuna_grid_pow2(in->P - 1, v));
 }
 
 void tuna_a2av_grid_block(const tuna_select_input *in, const tuna_algorithm_info *info,
