@@ -510,7 +510,7 @@ int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair
 
 /* Cost models (model.c; tuna_cost_model), each named for what it models; docs/tuning.md. */
 tuna_cost_model tuna_a2av_cost_one_phase, tuna_a2av_cost_receives_first,
-    tuna_a2av_cost_batches_of_block, tuna_a2av_cost_batches_of_stride, tuna_a2av_cost_stepwise,
+    tuna_a2av_cost_batches, tuna_a2av_cost_stepwise,
     tuna_a2av_cost_window, tuna_a2av_cost_bruck, tuna_a2av_cost_padded_bruck,
     tuna_a2av_cost_twophase_bruck, tuna_a2av_cost_tuna, tuna_a2av_cost_coalesced,
     tuna_a2av_cost_staggered;
@@ -561,12 +561,12 @@ long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long rad
     }
 
 /* auto's candidate grids (model.c; tuna_candidate_grid). */
-tuna_candidate_grid tuna_a2av_grid_block, tuna_a2av_grid_stride, tuna_a2av_grid_tuna,
+tuna_candidate_grid tuna_a2av_grid_batch, tuna_a2av_grid_tuna,
     tuna_a2av_grid_coalesced, tuna_a2av_grid_staggered;
 
 /* Requests in flight per rank (model.c; tuna_inflight_bound), read in each algorithm's file. */
 tuna_inflight_bound tuna_a2av_inflight_all_peers, tuna_a2av_inflight_one_peer,
-    tuna_a2av_inflight_block, tuna_a2av_inflight_stride, tuna_a2av_inflight_tuna,
+    tuna_a2av_inflight_batch, tuna_a2av_inflight_tuna,
     tuna_a2av_inflight_coalesced, tuna_a2av_inflight_staggered;
 
 #endif /* TUNA_ALLTOALLV_H */

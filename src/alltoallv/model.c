@@ -305,22 +305,14 @@ double tuna_a2av_cost_receives_first(const tuna_profile *m, const tuna_select_in
     return model_of(&x, m, in) ? batched_linear(&x, in->P - 1, TUNA_WAIT_CHUNK) : 0;
 }
 
-/* Batches of `block` peers (scattered). */
-double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_input *in,
-                                       const tuna_algorithm_info *info, const long *param)
+/* Batches of peers as many as the row's one parameter says (scattered's block, multipair's
+ * stride). */
+double tuna_a2av_cost_batches(const tuna_profile *m, const tuna_select_input *in,
+                              const tuna_algorithm_info *info, const long *param)
 {
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "block"),
-                                                TUNA_WAIT_CHUNK / 2)
-                               : 0;
-}
-
-/* Batches of `stride` peers (multipair). */
-double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select_input *in,
-                                        const tuna_algorithm_info *info, const long *param)
-{
-    model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "stride"),
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param,
+                                                                   info->params[0].name),
                                                 TUNA_WAIT_CHUNK / 2)
                                : 0;
 }
@@ -417,16 +409,11 @@ static void grid_pow2_below_P(const tuna_select_input *in, const tuna_algorithm_
     tuna_candidates_of(out, info, name, v, tuna_grid_pow2(in->P - 1, v));
 }
 
-void tuna_a2av_grid_block(const tuna_select_input *in, const tuna_algorithm_info *info,
+/* The row's one parameter (scattered's block, multipair's stride) likewise. */
+void tuna_a2av_grid_batch(const tuna_select_input *in, const tuna_algorithm_info *info,
                           tuna_candidates *out)
 {
-    grid_pow2_below_P(in, info, out, "block");
-}
-
-void tuna_a2av_grid_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                           tuna_candidates *out)
-{
-    grid_pow2_below_P(in, info, out, "stride");
+    grid_pow2_below_P(in, info, out, info->params[0].name);
 }
 
 /* radix over [2, P], then block (digits' rounds in flight) over powers of two below it. */
@@ -511,16 +498,11 @@ static long pairs_inflight(const tuna_select_input *in, const tuna_algorithm_inf
     return 2 * (peers < n ? peers : n);
 }
 
-long tuna_a2av_inflight_block(const tuna_select_input *in, const tuna_algorithm_info *info,
+/* The row's one parameter's peers (scattered's block, multipair's and its windows' stride). */
+long tuna_a2av_inflight_batch(const tuna_select_input *in, const tuna_algorithm_info *info,
                               const long *param)
 {
-    return pairs_inflight(in, info, param, "block");
-}
-
-long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                               const long *param)
-{
-    return pairs_inflight(in, info, param, "stride");
+    return pairs_inflight(in, info, param, info->params[0].name);
 }
 
 /*
