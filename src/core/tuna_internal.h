@@ -521,7 +521,7 @@ static inline void tuna_free_each(void *const *p, size_t n)
                    sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 /* The library's intrusive lists (contexts, operations, the drop-in's communicator states):
  * nodes with next and prev, pushed at the head; a node out of the list is unlinked without
- * touching it (no prev and not the head). Callers hold the list's lock. */
+ * touching it (no prev and not the head). Callers hold what guards the list. */
 #define TUNA_LIST_PUSH(head, node)                                                             \
     do {                                                                                       \
         (node)->prev = NULL;                                                                   \
