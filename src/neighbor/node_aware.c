@@ -215,6 +215,24 @@ static size_t take(size_t *top, size_t n)
     return at;
 }
 
+/* The edges of one side (send: the out-edges) through leader t as the pieces of one message
+ * at *top in the arena: the pieces appended to pc[*npc], the message, where there is one, to
+ * m[*nm]. */
+static void leader_message(const tuna_nbr_op *o, const struct tuna_nbr_agg *g, bool send, int t,
+                           size_t *top, nbr_piece *pc, int *npc, nbr_msg *m, int *nm)
+{
+    const tuna_nbr_call *c = o->c;
+    const tuna_nbr_side *s = send ? &c->out : &c->in;
+    size_t bytes = 0;
+    for (int i = 0; i < s->n; i++)
+        if (via_leader(o, g, send, i, t)) {
+            pc[(*npc)++] = (nbr_piece){i, *top + bytes};
+            bytes += tuna_nbr_bytes(s, send ? c->ssize : c->rsize, i);
+        }
+    if (bytes)
+        m[(*nm)++] = (nbr_msg){g->local[t], take(top, bytes), bytes};
+}
+
 /* Stage 2: every message and copy of the data stages, from the lists. */
 static int pattern_make(tuna_nbr_op *o, struct tuna_nbr_agg *g)
 {
@@ -234,24 +252,8 @@ static int pattern_make(tuna_nbr_op *o, struct tuna_nbr_agg *g)
     /* This rank as a sender: one gathered message per leader, pieces in list order; as a
      * receiver: one scattered message per leader, pieces in list order. */
     for (int t = 0; t < g->k; t++) {
-        const int leader = g->local[t];
-        size_t gbytes = 0, sbytes = 0;
-        for (int i = 0; i < c->out.n; i++)
-            if (via_leader(o, g, true, i, t)) {
-                const size_t b = tuna_nbr_bytes(&c->out, c->ssize, i);
-                g->pack[g->npack++] = (nbr_piece){i, top + gbytes};
-                gbytes += b;
-            }
-        if (gbytes)
-            g->gsend[g->ngsend++] = (nbr_msg){leader, take(&top, gbytes), gbytes};
-        for (int j = 0; j < c->in.n; j++)
-            if (via_leader(o, g, false, j, t)) {
-                const size_t b = tuna_nbr_bytes(&c->in, c->rsize, j);
-                g->unpack[g->nunpack++] = (nbr_piece){j, top + sbytes};
-                sbytes += b;
-            }
-        if (sbytes)
-            g->srecv[g->nsrecv++] = (nbr_msg){leader, take(&top, sbytes), sbytes};
+        leader_message(o, g, true, t, &top, g->pack, &g->npack, g->gsend, &g->ngsend);
+        leader_message(o, g, false, t, &top, g->unpack, &g->nunpack, g->srecv, &g->nsrecv);
     }
     for (int i = 0; i < c->out.n; i++)
         if (direct(o, &c->out, c->ssize, i))
