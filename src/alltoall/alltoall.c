@@ -13,6 +13,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One side's type, count and buffer (side: "send" or "recv", for the messages): *t its type,
+ * *bytes its block. Inlined: tuna_alltoall checks on every call. */
+static inline __attribute__((always_inline)) int
+side_check(const char *fn, const char *side, const void *buf, MPI_Count count, MPI_Datatype type,
+           int me, tuna_type_info *t, size_t *bytes)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "%s: %stype is MPI_DATATYPE_NULL (rank %d)", fn, side,
+                              me);
+    if (count < 0)
+        return tuna_error_set(MPI_ERR_COUNT, "%s: %scount = %lld is negative (rank %d)", fn, side,
+                              (long long)count, me);
+    int rc = tuna_type_info_get(type, t);
+    if (rc)
+        return rc;
+    *bytes = (size_t)count * t->size;
+    /* NULL with data only for a type that addresses absolutely (MPI_BOTTOM). */
+    if (*bytes > 0 && !buf && t->true_lb == 0)
+        return tuna_error_set(MPI_ERR_BUFFER, "%s: %sbuf is NULL but %scount = %lld (rank %d)",
+                              fn, side, side, (long long)count, me);
+    return MPI_SUCCESS;
+}
+
 int tuna_a2a_check_args(const char *fn, const void *sendbuf, MPI_Count sendcount,
                         MPI_Datatype sendtype, const void *recvbuf, MPI_Count recvcount,
                         MPI_Datatype recvtype, int P, int me, size_t *block)
@@ -22,19 +45,10 @@ int tuna_a2a_check_args(const char *fn, const void *sendbuf, MPI_Count sendcount
     *block = 0;
     if ((rc = tuna_check_recv_inplace(fn, recvbuf, me)))
         return rc;
-    if (recvtype == MPI_DATATYPE_NULL)
-        return tuna_error_set(MPI_ERR_TYPE, "%s: recvtype is MPI_DATATYPE_NULL (rank %d)", fn, me);
-    if (recvcount < 0)
-        return tuna_error_set(MPI_ERR_COUNT, "%s: recvcount = %lld is negative (rank %d)", fn,
-                              (long long)recvcount, me);
     tuna_type_info ri, si;
-    if ((rc = tuna_type_info_get(recvtype, &ri)))
+    size_t rbytes = 0, sbytes = 0;
+    if ((rc = side_check(fn, "recv", recvbuf, recvcount, recvtype, me, &ri, &rbytes)))
         return rc;
-    const size_t rbytes = (size_t)recvcount * ri.size;
-    /* NULL with data only for a type that addresses absolutely (MPI_BOTTOM). */
-    if (rbytes > 0 && !recvbuf && ri.true_lb == 0)
-        return tuna_error_set(MPI_ERR_BUFFER, "%s: recvbuf is NULL but recvcount = %lld (rank %d)",
-                              fn, (long long)recvcount, me);
     if (inplace) {
         /* The in-place copy of a non-contiguous type is packed with int counts (tuna_alltoallv's
          * limit): refused here, so that a plan's init agrees on it before preparing. */
@@ -46,17 +60,8 @@ int tuna_a2a_check_args(const char *fn, const void *sendbuf, MPI_Count sendcount
         *block = rbytes;
         return MPI_SUCCESS;
     }
-    if (sendtype == MPI_DATATYPE_NULL)
-        return tuna_error_set(MPI_ERR_TYPE, "%s: sendtype is MPI_DATATYPE_NULL (rank %d)", fn, me);
-    if (sendcount < 0)
-        return tuna_error_set(MPI_ERR_COUNT, "%s: sendcount = %lld is negative (rank %d)", fn,
-                              (long long)sendcount, me);
-    if ((rc = tuna_type_info_get(sendtype, &si)))
+    if ((rc = side_check(fn, "send", sendbuf, sendcount, sendtype, me, &si, &sbytes)))
         return rc;
-    const size_t sbytes = (size_t)sendcount * si.size;
-    if (sbytes > 0 && !sendbuf && si.true_lb == 0)
-        return tuna_error_set(MPI_ERR_BUFFER, "%s: sendbuf is NULL but sendcount = %lld (rank %d)",
-                              fn, (long long)sendcount, me);
     /* Every block of every rank is the same size (MPI's type-signature rule): the rows that
      * skip the size messages rely on it, so a mismatch is refused here. */
     if (sbytes != rbytes)
@@ -343,29 +348,35 @@ static int alltoall_entry(const char *fn, bool large, const void *sendbuf, MPI_C
     return rc;
 }
 
+/* tuna_alltoall and tuna_alltoall_c: device buffers take the library's call (memory_route.c).
+ * Inlined: each entry's code is what it was when written out twice. */
+static inline __attribute__((always_inline)) int
+alltoall_public(const char *fn, bool large, const void *sendbuf, MPI_Count sendcount,
+                MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                MPI_Comm comm, const tuna_options *opt)
+{
+    int rc;
+    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
+        (rc = tuna_memory_alltoall(large, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                   recvtype, comm, opt)) >= 0)
+        return rc;
+    return alltoall_entry(fn, large, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                          comm, opt);
+}
+
 int tuna_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_alltoall(false, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                   recvtype, comm, opt)) >= 0)
-        return rc;
-    return alltoall_entry("tuna_alltoall", false, sendbuf, sendcount, sendtype, recvbuf,
-                          recvcount, recvtype, comm, opt);
+    return alltoall_public("tuna_alltoall", false, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcount, recvtype, comm, opt);
 }
 
 int tuna_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     const tuna_options *opt)
 {
-    int rc; /* device buffers: the library's call (memory_route.c) */
-    if (tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST &&
-        (rc = tuna_memory_alltoall(true, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                   recvtype, comm, opt)) >= 0)
-        return rc;
-    return alltoall_entry("tuna_alltoall_c", true, sendbuf, sendcount, sendtype, recvbuf,
-                          recvcount, recvtype, comm, opt);
+    return alltoall_public("tuna_alltoall_c", true, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcount, recvtype, comm, opt);
 }
 
 int tuna_alltoall_host(bool large, const void *sendbuf, MPI_Count sendcount,

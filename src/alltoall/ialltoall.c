@@ -177,10 +177,7 @@ static int ialltoall(const ia2a_call *c, const tuna_options *opt, tuna_request *
 {
     const tuna_a2av_nb_user *u = &c->user;
     const char *fn = u->fn;
-    if (!req)
-        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
-    *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLTOALL, u->comm, &opt);
+    int rc = tuna_a2av_nb_begin(TUNA_ALLTOALL, u, &opt, req);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2a_table[opt->algorithm];

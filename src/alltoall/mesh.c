@@ -207,27 +207,26 @@ static int mesh_post(tuna_a2av_op *o, mesh_state *s)
     /* Receives first, then sends, each from the next coordinate up (round-robin from self,
      * as spreadout, so the peers are not all served in the same order). */
     const int tag = TUNA_TAG_MESH + a->tag_shift;
+    const MPI_Comm comm = a->ctx->comm;
     int n = 0;
-    for (int i = 1; i < dj && rc == MPI_SUCCESS; i++) {
-        const int v = (c + i) % dj, peer = (int)(me + (long long)(v - c) * s->w);
-        char *at = dst + (size_t)v * run;
-        if ((rc = tuna_posted(
-                 runs > 1 ? tuna_tp_irecv_typed(a->tp, at, 1, s->set, peer, tag, a->ctx->comm,
-                                                &s->req[n])
-                          : tuna_tp_irecv(a->tp, at, run, peer, tag, a->ctx->comm, &s->req[n]),
-                 &n)) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "mesh: MPI_Irecv from rank %d in phase %d failed", peer, j);
-    }
-    for (int i = 1; i < dj && rc == MPI_SUCCESS; i++) {
-        const int v = (c + i) % dj, peer = (int)(me + (long long)(v - c) * s->w);
-        const char *at = src + (size_t)v * run;
-        if ((rc = tuna_posted(
-                 runs > 1 ? tuna_tp_isend_typed(a->tp, at, 1, s->set, peer, tag, a->ctx->comm,
-                                                &s->req[n])
-                          : tuna_tp_isend(a->tp, at, run, peer, tag, a->ctx->comm, &s->req[n]),
-                 &n)) != MPI_SUCCESS)
-            rc = tuna_error_set(rc, "mesh: MPI_Isend to rank %d in phase %d failed", peer, j);
-    }
+    for (int send = 0; send < 2; send++)
+        for (int i = 1; i < dj && rc == MPI_SUCCESS; i++) {
+            const int v = (c + i) % dj, peer = (int)(me + (long long)(v - c) * s->w);
+            MPI_Request *req = &s->req[n];
+            int prc;
+            if (send) {
+                const char *at = src + (size_t)v * run;
+                prc = runs > 1 ? tuna_tp_isend_typed(a->tp, at, 1, s->set, peer, tag, comm, req)
+                               : tuna_tp_isend(a->tp, at, run, peer, tag, comm, req);
+            } else {
+                char *at = dst + (size_t)v * run;
+                prc = runs > 1 ? tuna_tp_irecv_typed(a->tp, at, 1, s->set, peer, tag, comm, req)
+                               : tuna_tp_irecv(a->tp, at, run, peer, tag, comm, req);
+            }
+            if ((rc = tuna_posted(prc, &n)) != MPI_SUCCESS)
+                rc = tuna_error_set(rc, "mesh: MPI_%s rank %d in phase %d failed",
+                                    send ? "Isend to" : "Irecv from", peer, j);
+        }
     /* The own slots stay where they are, copied while the messages travel (no message
      * reads or writes them). */
     for (int i = 0; i < runs && rc == MPI_SUCCESS; i++) {

@@ -113,38 +113,12 @@ double tuna_a2a_cost_mesh(const tuna_profile *m, const tuna_select_input *in,
     return t;
 }
 
-/* TuNA with known sizes: its data rounds alone (tuna_rounds in src/alltoallv/model.c). */
-double tuna_a2a_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
-                          const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_tuna(m, in, tuna_param_get(info, param, "radix"),
-                                tuna_param_get(info, param, "block"), true);
-}
-
-double tuna_a2a_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), true, true);
-}
-
-double tuna_a2a_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
-                               const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), false, true);
-}
-
 /* radix over [2, P] (tuna_grid_radix: small values, then powers of two, and P). */
 void tuna_a2a_grid_bruck_radix(const tuna_select_input *in, const tuna_algorithm_info *info,
                                tuna_candidates *out)
 {
-    long r[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
-    int nr = tuna_grid_radix(in->P < 2 ? 2 : in->P, r);
-    for (int i = 0; i < nr; i++) {
-        tuna_param_set(info, param, "radix", r[i]);
-        tuna_candidate(out, param);
-    }
+    long r[TUNA_GRID_MAX];
+    tuna_candidates_of(out, info, "radix", r, tuna_grid_radix(in->P < 2 ? 2 : in->P, r));
 }
 
 /* dims over [2, min(6, prime factors of P)]: one dimension is the linear exchange, which the
@@ -180,25 +154,6 @@ long tuna_a2a_inflight_bruck_radix(const tuna_select_input *in, const tuna_algor
     return in->P > 1 ? 2 : 0;
 }
 
-long tuna_a2a_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                            const long *param)
-{
-    return tuna_a2av_model_inflight_tuna(in, tuna_param_get(info, param, "radix"),
-                                         tuna_param_get(info, param, "block"), true);
-}
-
-long tuna_a2a_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), true,
-                                                 true);
-}
-
-long tuna_a2a_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                 const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), false,
-                                                 true);
-}
+/* TuNA, coalesced and staggered with known sizes: their data rounds alone (tuna_rounds in
+ * src/alltoallv/model.c). */
+TUNA_A2AV_TUNA_PRICES(tuna_a2a, true)

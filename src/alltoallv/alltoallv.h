@@ -285,6 +285,49 @@ static inline int tuna_a2av_step_done(tuna_a2av_op *o, int rc)
 {
     return tuna_op_step_done(&o->op, rc);
 }
+/*
+ * The step of a row that exchanges with its peers in batches of `width` (scattered,
+ * multipair): o->i is the next batch's first peer offset, o->n the batches done. The first
+ * step copies the own block and sets o->i to `first`; every later one records the last
+ * batch's outcome (a failed batch is complete when recorded, and the batches go on:
+ * docs/test-harnesses.md). A batch posts a pair per offset off: receive from rank-off and
+ * send to rank+off (`down`), else the reverse; offset 0, the own block, is skipped.
+ */
+static inline int tuna_a2av_batches_step(tuna_a2av_op *o, int wait_rc, int first, int width,
+                                         bool down, int tag, const char *failed)
+{
+    const tuna_a2av_args *a = o->a;
+    const int P = a->size, me = a->rank;
+    if (o->n == 0 && o->i == 0) {
+        int rc = tuna_a2av_copy_self(a);
+        if (rc != MPI_SUCCESS)
+            return tuna_a2av_step_done(o, rc);
+        o->i = first;
+    } else {
+        int rc = tuna_a2av_step_outcome(o, wait_rc, failed);
+        o->op.comm_rc = tuna_first_error(o->op.comm_rc, rc);
+        o->n++;
+    }
+    if (o->i >= P) {
+        tuna_stats_rounds(o->n);
+        return tuna_a2av_step_done(o, o->op.comm_rc);
+    }
+    MPI_Request *reqs = tuna_scratch_requests(a->scr, 2 * (size_t)width);
+    if (!reqs) { /* nothing of this batch is posted: the peers' posts of it stay unmatched */
+        tuna_stats_rounds(o->n);
+        return tuna_a2av_step_done(o, tuna_first_error(o->op.comm_rc, MPI_ERR_NO_MEM));
+    }
+    int n = 0, prc = MPI_SUCCESS;
+    const int off0 = o->i;
+    for (int off = off0; off < off0 + width && off < P && prc == MPI_SUCCESS; off++) {
+        if (off == 0)
+            continue; /* self: copied at the first step */
+        const int lo = (me - off + P) % P, hi = (me + off) % P;
+        prc = tuna_a2av_post_pair(a, down ? lo : hi, down ? hi : lo, tag, reqs, &n);
+    }
+    o->i = off0 + width;
+    return tuna_a2av_step_wait(o, reqs, n, prc);
+}
 
 /* The user's arguments of tuna_ialltoallv and tuna_ialltoall besides their counts: what the
  * library's call posts, and what a start that waits for the communicator's set-up
@@ -296,6 +339,16 @@ typedef struct tuna_a2av_nb_user {
     MPI_Datatype stype, rtype;
     MPI_Comm comm; /* the operation's: the private communicator where there is a context */
 } tuna_a2av_nb_user;
+/* A nonblocking start's opening: req checked and cleared, the call begun (tuna_call_begin:
+ * *opt becomes the call's options). */
+static inline int tuna_a2av_nb_begin(tuna_collective coll, const tuna_a2av_nb_user *u,
+                                     const tuna_options **opt, tuna_request *req)
+{
+    if (!req)
+        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", u->fn);
+    *req = TUNA_REQUEST_NULL;
+    return tuna_call_begin(coll, u->comm, opt);
+}
 
 /*
  * What the nonblocking starts tuna_ialltoallv and tuna_ialltoall (ialltoallv.c, ialltoall.c)
@@ -457,7 +510,7 @@ int tuna_a2av_pairs_step(tuna_a2av_op *o, int wait_rc, int count, tuna_a2av_pair
 
 /* Cost models (model.c; tuna_cost_model), each named for what it models; docs/tuning.md. */
 tuna_cost_model tuna_a2av_cost_one_phase, tuna_a2av_cost_receives_first,
-    tuna_a2av_cost_batches_of_block, tuna_a2av_cost_batches_of_stride, tuna_a2av_cost_stepwise,
+    tuna_a2av_cost_batches, tuna_a2av_cost_stepwise,
     tuna_a2av_cost_window, tuna_a2av_cost_bruck, tuna_a2av_cost_padded_bruck,
     tuna_a2av_cost_twophase_bruck, tuna_a2av_cost_tuna, tuna_a2av_cost_coalesced,
     tuna_a2av_cost_staggered;
@@ -474,13 +527,46 @@ long tuna_a2av_model_inflight_tuna(const tuna_select_input *in, long radix, long
 long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long radix, long block,
                                            bool coalesced, bool sizes_known);
 
+/* The TuNA rows' cost and inflight functions at the row's radix and block, defined once for
+ * alltoallv (prefix tuna_a2av, size messages) and alltoall (tuna_a2a, sizes known). */
+#define TUNA_A2AV_TUNA_PRICES(prefix, sizes_known)                                              \
+    double prefix##_cost_tuna(const tuna_profile *m, const tuna_select_input *in,               \
+                              const tuna_algorithm_info *info, const long *param)               \
+    {                                                                                           \
+        return tuna_a2av_model_tuna(m, in, tuna_param_get(info, param, "radix"),                \
+                                    tuna_param_get(info, param, "block"), sizes_known);         \
+    }                                                                                           \
+    TUNA_A2AV_HIER_PRICES(prefix, coalesced, true, sizes_known)                                 \
+    TUNA_A2AV_HIER_PRICES(prefix, staggered, false, sizes_known)                                \
+    long prefix##_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,    \
+                                const long *param)                                              \
+    {                                                                                           \
+        return tuna_a2av_model_inflight_tuna(in, tuna_param_get(info, param, "radix"),          \
+                                             tuna_param_get(info, param, "block"), sizes_known);\
+    }
+#define TUNA_A2AV_HIER_PRICES(prefix, row, coalesced, sizes_known)                              \
+    double prefix##_cost_##row(const tuna_profile *m, const tuna_select_input *in,              \
+                               const tuna_algorithm_info *info, const long *param)              \
+    {                                                                                           \
+        return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),        \
+                                            tuna_param_get(info, param, "block"), coalesced,    \
+                                            sizes_known);                                       \
+    }                                                                                           \
+    long prefix##_inflight_##row(const tuna_select_input *in, const tuna_algorithm_info *info,  \
+                                 const long *param)                                             \
+    {                                                                                           \
+        return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),  \
+                                                     tuna_param_get(info, param, "block"),      \
+                                                     coalesced, sizes_known);                   \
+    }
+
 /* auto's candidate grids (model.c; tuna_candidate_grid). */
-tuna_candidate_grid tuna_a2av_grid_block, tuna_a2av_grid_stride, tuna_a2av_grid_tuna,
+tuna_candidate_grid tuna_a2av_grid_batch, tuna_a2av_grid_tuna,
     tuna_a2av_grid_coalesced, tuna_a2av_grid_staggered;
 
 /* Requests in flight per rank (model.c; tuna_inflight_bound), read in each algorithm's file. */
 tuna_inflight_bound tuna_a2av_inflight_all_peers, tuna_a2av_inflight_one_peer,
-    tuna_a2av_inflight_block, tuna_a2av_inflight_stride, tuna_a2av_inflight_tuna,
+    tuna_a2av_inflight_batch, tuna_a2av_inflight_tuna,
     tuna_a2av_inflight_coalesced, tuna_a2av_inflight_staggered;
 
 #endif /* TUNA_ALLTOALLV_H */

@@ -195,7 +195,15 @@ static int hier_finish(tuna_a2av_op *o, hier_state *s, int rc)
 /* The inter-node exchange's steps, then the end. */
 static int hier_inter(tuna_a2av_op *o, hier_state *s, int wait_rc)
 {
-    if (s->inter(o, &s->h, wait_rc) == TUNA_STEP_WAIT)
+    tuna_hier *h = &s->h;
+    /* After a batch (h->pos > 0) its outcome: a failed one ends the exchange (complete: its
+     * requests all finished). */
+    if (h->pos > 0)
+        h->rc = o->op.post_rc != MPI_SUCCESS ? o->op.post_rc
+                : wait_rc == MPI_SUCCESS
+                    ? MPI_SUCCESS
+                    : tuna_error_set(wait_rc, "%s: inter-node exchange failed", s->name);
+    if (h->rc == MPI_SUCCESS && s->inter(o, h) == TUNA_STEP_WAIT)
         return TUNA_STEP_WAIT;
     tuna_stats_rounds(s->h.rounds);
     tuna_timer_stop(&s->tm, TUNA_PHASE_INTER);

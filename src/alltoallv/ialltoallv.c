@@ -178,10 +178,7 @@ static int ialltoallv(const ia_call *c, const tuna_options *opt, tuna_request *r
 {
     const tuna_a2av_nb_user *u = &c->user;
     const char *fn = u->fn;
-    if (!req)
-        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
-    *req = TUNA_REQUEST_NULL;
-    int rc = tuna_call_begin(TUNA_ALLTOALLV, u->comm, &opt);
+    int rc = tuna_a2av_nb_begin(TUNA_ALLTOALLV, u, &opt, req);
     if (rc != MPI_SUCCESS)
         return rc;
     const tuna_a2av_algorithm *alg = &tuna_a2av_table[opt->algorithm];

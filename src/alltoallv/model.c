@@ -305,22 +305,14 @@ double tuna_a2av_cost_receives_first(const tuna_profile *m, const tuna_select_in
     return model_of(&x, m, in) ? batched_linear(&x, in->P - 1, TUNA_WAIT_CHUNK) : 0;
 }
 
-/* Batches of `block` peers (scattered). */
-double tuna_a2av_cost_batches_of_block(const tuna_profile *m, const tuna_select_input *in,
-                                       const tuna_algorithm_info *info, const long *param)
+/* Batches of peers as many as the row's one parameter says (scattered's block, multipair's
+ * stride). */
+double tuna_a2av_cost_batches(const tuna_profile *m, const tuna_select_input *in,
+                              const tuna_algorithm_info *info, const long *param)
 {
     model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "block"),
-                                                TUNA_WAIT_CHUNK / 2)
-                               : 0;
-}
-
-/* Batches of `stride` peers (multipair). */
-double tuna_a2av_cost_batches_of_stride(const tuna_profile *m, const tuna_select_input *in,
-                                        const tuna_algorithm_info *info, const long *param)
-{
-    model x;
-    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param, "stride"),
+    return model_of(&x, m, in) ? batched_linear(&x, tuna_param_get(info, param,
+                                                                   info->params[0].name),
                                                 TUNA_WAIT_CHUNK / 2)
                                : 0;
 }
@@ -392,13 +384,6 @@ double tuna_a2av_model_tuna(const tuna_profile *m, const tuna_select_input *in, 
     return tuna_rounds(&x, in->P, radix, block, x.a, x.am, x.B, 1, false, sizes_known);
 }
 
-double tuna_a2av_cost_tuna(const tuna_profile *m, const tuna_select_input *in,
-                           const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_tuna(m, in, tuna_param_get(info, param, "radix"),
-                                tuna_param_get(info, param, "block"), false);
-}
-
 /* Hierarchical TuNA; unequal nodes: the algorithm runs flat tuna with the same radix. */
 double tuna_a2av_model_hierarchical(const tuna_profile *m, const tuna_select_input *in,
                                     long radix, long block, bool coalesced, bool sizes_known)
@@ -411,19 +396,8 @@ double tuna_a2av_model_hierarchical(const tuna_profile *m, const tuna_select_inp
     return hierarchical(&x, radix, block, coalesced, sizes_known);
 }
 
-double tuna_a2av_cost_coalesced(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), true, false);
-}
-
-double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *in,
-                                const tuna_algorithm_info *info, const long *param)
-{
-    return tuna_a2av_model_hierarchical(m, in, tuna_param_get(info, param, "radix"),
-                                        tuna_param_get(info, param, "block"), false, false);
-}
+/* tuna, coalesced and staggered: their cost and inflight functions (alltoallv.h). */
+TUNA_A2AV_TUNA_PRICES(tuna_a2av, false)
 
 /* ---- auto's candidate grids (tuna_grid_fn) ---- */
 
@@ -431,24 +405,15 @@ double tuna_a2av_cost_staggered(const tuna_profile *m, const tuna_select_input *
 static void grid_pow2_below_P(const tuna_select_input *in, const tuna_algorithm_info *info,
                               tuna_candidates *out, const char *name)
 {
-    long v[TUNA_GRID_MAX], param[TUNA_MAX_PARAMS] = {0};
-    int n = tuna_grid_pow2(in->P - 1, v);
-    for (int i = 0; i < n; i++) {
-        tuna_param_set(info, param, name, v[i]);
-        tuna_candidate(out, param);
-    }
+    long v[TUNA_GRID_MAX];
+    tuna_candidates_of(out, info, name, v, tuna_grid_pow2(in->P - 1, v));
 }
 
-void tuna_a2av_grid_block(const tuna_select_input *in, const tuna_algorithm_info *info,
+/* The row's one parameter (scattered's block, multipair's stride) likewise. */
+void tuna_a2av_grid_batch(const tuna_select_input *in, const tuna_algorithm_info *info,
                           tuna_candidates *out)
 {
-    grid_pow2_below_P(in, info, out, "block");
-}
-
-void tuna_a2av_grid_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                           tuna_candidates *out)
-{
-    grid_pow2_below_P(in, info, out, "stride");
+    grid_pow2_below_P(in, info, out, info->params[0].name);
 }
 
 /* radix over [2, P], then block (digits' rounds in flight) over powers of two below it. */
@@ -533,16 +498,11 @@ static long pairs_inflight(const tuna_select_input *in, const tuna_algorithm_inf
     return 2 * (peers < n ? peers : n);
 }
 
-long tuna_a2av_inflight_block(const tuna_select_input *in, const tuna_algorithm_info *info,
+/* The row's one parameter's peers (scattered's block, multipair's and its windows' stride). */
+long tuna_a2av_inflight_batch(const tuna_select_input *in, const tuna_algorithm_info *info,
                               const long *param)
 {
-    return pairs_inflight(in, info, param, "block");
-}
-
-long tuna_a2av_inflight_stride(const tuna_select_input *in, const tuna_algorithm_info *info,
-                               const long *param)
-{
-    return pairs_inflight(in, info, param, "stride");
+    return pairs_inflight(in, info, param, info->params[0].name);
 }
 
 /*
@@ -566,13 +526,6 @@ long tuna_a2av_model_inflight_tuna(const tuna_select_input *in, long radix, long
     return tuna_batch_inflight(in->P, radix, block, sizes_known);
 }
 
-long tuna_a2av_inflight_tuna(const tuna_select_input *in, const tuna_algorithm_info *info,
-                             const long *param)
-{
-    return tuna_a2av_model_inflight_tuna(in, tuna_param_get(info, param, "radix"),
-                                         tuna_param_get(info, param, "block"), false);
-}
-
 /*
  * Hierarchical TuNA (hierarchical_tuna.c), the largest of its phases: the intra-node rounds
  * over Q ranks with every round of a digit in flight, the sizes exchanged with the N-1 other
@@ -593,18 +546,3 @@ long tuna_a2av_model_inflight_hierarchical(const tuna_select_input *in, long r, 
     return messages > 0 && data > most ? data : most;
 }
 
-long tuna_a2av_inflight_coalesced(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), true,
-                                                 false);
-}
-
-long tuna_a2av_inflight_staggered(const tuna_select_input *in, const tuna_algorithm_info *info,
-                                  const long *param)
-{
-    return tuna_a2av_model_inflight_hierarchical(in, tuna_param_get(info, param, "radix"),
-                                                 tuna_param_get(info, param, "block"), false,
-                                                 false);
-}

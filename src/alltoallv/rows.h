@@ -37,8 +37,8 @@ tuna_a2av_step_fn tuna_a2av_multipair_waitany_step, tuna_a2av_multipair_testany_
                        {{"block", 1, TUNA_PARAM_P, 32,                                          \
                          "pairs per batch, in [1, P]; larger values clamp to P"}}},             \
               .memory = (memory_kinds),                                                         \
-              .family = "linear", .cost = tuna_a2av_cost_batches_of_block,                      \
-              .grid = tuna_a2av_grid_block, .inflight = tuna_a2av_inflight_block},              \
+              .family = "linear", .cost = tuna_a2av_cost_batches,                               \
+              .grid = tuna_a2av_grid_batch, .inflight = tuna_a2av_inflight_batch},              \
      .step = tuna_a2av_scattered_step}
 
 #define TUNA_A2AV_ROW_LINEAR(memory_kinds)                                                      \
@@ -71,16 +71,16 @@ tuna_a2av_step_fn tuna_a2av_multipair_waitany_step, tuna_a2av_multipair_testany_
                                     "Waitall",                                                  \
                        1, {STRIDE_PARAM}},                                                      \
               .memory = (memory_kinds),                                                         \
-              .family = "linear", .cost = tuna_a2av_cost_batches_of_stride,                     \
-              .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},            \
+              .family = "linear", .cost = tuna_a2av_cost_batches,                               \
+              .grid = tuna_a2av_grid_batch, .inflight = tuna_a2av_inflight_batch},              \
      .step = tuna_a2av_multipair_step}
 
 #define TUNA_A2AV_ROW_MULTIPAIR_WAITANY                                                         \
     {.desc = {.info = {"multipair-waitany", "linear: keep `stride` sends and receives in "          \
                                             "flight, refill on MPI_Waitany",                    \
                        1, {STRIDE_PARAM}},                                                      \
-              .family = "linear", .cost = tuna_a2av_cost_window, .grid = tuna_a2av_grid_stride, \
-              .inflight = tuna_a2av_inflight_stride},                                           \
+              .family = "linear", .cost = tuna_a2av_cost_window, .grid = tuna_a2av_grid_batch,  \
+              .inflight = tuna_a2av_inflight_batch},                                            \
      .step = tuna_a2av_multipair_waitany_step}
 
 #define TUNA_A2AV_ROW_MULTIPAIR_TESTANY                                                         \
@@ -88,7 +88,7 @@ tuna_a2av_step_fn tuna_a2av_multipair_waitany_step, tuna_a2av_multipair_testany_
                                             "flight, refill on MPI_Testany polling",            \
                        1, {STRIDE_PARAM}},                                                      \
               .needs = TUNA_NEEDS_POLLING, .family = "linear", .cost = tuna_a2av_cost_window,   \
-              .grid = tuna_a2av_grid_stride, .inflight = tuna_a2av_inflight_stride},            \
+              .grid = tuna_a2av_grid_batch, .inflight = tuna_a2av_inflight_batch},              \
      .step = tuna_a2av_multipair_testany_step}
 
 #define TUNA_A2AV_ROW_BRUCK                                                                     \

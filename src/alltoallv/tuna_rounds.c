@@ -247,17 +247,8 @@ static void note_peak(rounds_state *st)
 /* Everything st allocated (the kept buffers stay with their owner); again is harmless. */
 void tuna_rounds_state_free(rounds_state *st)
 {
-    free(st->old_temp);
-    free(st->slot_sizes);
-    free(st->blk);
-    free(st->meta_send);
-    free(st->wire_send);
-    free(st->rptr);
-    free(st->rlen);
-    free(st->sreg);
-    free(st->req);
-    free(st->discard);
-    free(st->drain);
+    TUNA_FREE_ALL(st->old_temp, st->slot_sizes, st->blk, st->meta_send, st->wire_send, st->rptr,
+                  st->rlen, st->sreg, st->req, st->discard, st->drain);
     st->old_temp = st->discard = st->drain = NULL;
     st->old_len = st->discard_len = 0;
     st->slot_sizes = NULL;

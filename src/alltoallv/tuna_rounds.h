@@ -204,11 +204,12 @@ typedef struct tuna_hier {
 
 /*
  * One step of the inter-node exchange (coalesced.c, staggered.c), called first with
- * h->pos = 0, then each time the requests it posted (tuna_a2av_step_wait on o) completed,
- * with that wait's outcome. Returns TUNA_STEP_WAIT, or TUNA_STEP_DONE with its outcome in
- * h->rc and its rounds in h->rounds.
+ * h->pos = 0, then each time the requests it posted (tuna_a2av_step_wait on o) completed
+ * without error (the caller records that wait's outcome in h->rc: a failed batch ends the
+ * exchange). Returns TUNA_STEP_WAIT, or TUNA_STEP_DONE with its outcome in h->rc and its
+ * rounds in h->rounds.
  */
-typedef int tuna_hier_inter_fn(tuna_a2av_op *o, tuna_hier *h, int wait_rc);
+typedef int tuna_hier_inter_fn(tuna_a2av_op *o, tuna_hier *h);
 
 /*
  * Hierarchical TuNA as steps: radix = parameter "radix" (clamped to [2, Q]), inter-node

@@ -44,13 +44,7 @@ static bool live_remove(tuna_ctx *ctx)
         found = c == ctx;
     if (found) {
         atomic_fetch_add(&ctx_generation, 1);
-        if (ctx->prev)
-            ctx->prev->next = ctx->next;
-        else
-            live_head = ctx->next;
-        if (ctx->next)
-            ctx->next->prev = ctx->prev;
-        ctx->next = ctx->prev = NULL;
+        TUNA_LIST_UNLINK(live_head, ctx);
     }
     pthread_mutex_unlock(&live_lock);
     return found;
@@ -59,11 +53,7 @@ static bool live_remove(tuna_ctx *ctx)
 static void live_add(tuna_ctx *c)
 {
     pthread_mutex_lock(&live_lock);
-    c->prev = NULL;
-    c->next = live_head;
-    if (live_head)
-        live_head->prev = c;
-    live_head = c;
+    TUNA_LIST_PUSH(live_head, c);
     pthread_mutex_unlock(&live_lock);
 }
 
@@ -75,10 +65,7 @@ static void ctx_release(tuna_ctx *ctx)
         PMPI_Comm_free(&ctx->comm);
     tuna_scratch_free(&ctx->scr);
     tuna_staged_free(ctx->staged);
-    free(ctx->node_of);
-    free(ctx->local_of);
-    free(ctx->vrank_to_rank);
-    free(ctx->rank_to_vrank);
+    TUNA_FREE_ALL(ctx->node_of, ctx->local_of, ctx->vrank_to_rank, ctx->rank_to_vrank);
     if (ctx->learn_free)
         ctx->learn_free(ctx->learn);
     free(ctx);
@@ -518,6 +505,19 @@ static tuna_ctx *ctx_alloc(MPI_Comm comm)
     return c;
 }
 
+/* c attached to comm (rc: its set-up so far): *out, else c freed and `failed` the error. */
+static int ctx_attach(MPI_Comm comm, tuna_ctx *c, int rc, const char *failed, tuna_ctx **out)
+{
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_set_attr(comm, ctx_keyval, c);
+    if (rc != MPI_SUCCESS) {
+        ctx_free(c);
+        return tuna_error_set(rc, "%s", failed);
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
 /* Out of line: the lookup's hit path stays a few loads and compares. */
 __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algorithm,
                                                 tuna_ctx **out)
@@ -555,14 +555,7 @@ __attribute__((noinline)) static int ctx_create(MPI_Comm comm, const char *algor
         rc = tuna_ctx_settings_agreed(c);
     if (rc == MPI_SUCCESS)
         rc = tuna_ctx_topology(c, NULL);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_set_attr(comm, ctx_keyval, c);
-    if (rc != MPI_SUCCESS) {
-        ctx_free(c);
-        return tuna_error_set(rc, "creating the communicator context failed");
-    }
-    *out = c;
-    return MPI_SUCCESS;
+    return ctx_attach(comm, c, rc, "creating the communicator context failed", out);
 }
 
 int tuna_ctx_settings_agreed(tuna_ctx *c)
@@ -605,14 +598,7 @@ int tuna_ctx_begin(MPI_Comm comm, tuna_ctx **out)
         return tuna_error_set(MPI_ERR_NO_MEM, "out of memory creating the communicator context");
     atomic_store(&c->state, TUNA_CTX_PENDING);
     rc = tuna_setup_begin(c); /* posts MPI_Comm_idup: local */
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_set_attr(comm, ctx_keyval, c);
-    if (rc != MPI_SUCCESS) {
-        ctx_free(c);
-        return tuna_error_set(rc, "beginning the communicator context's set-up failed");
-    }
-    *out = c;
-    return MPI_SUCCESS;
+    return ctx_attach(comm, c, rc, "beginning the communicator context's set-up failed", out);
 }
 
 int tuna_ctx_setup_created(MPI_Comm comm, MPI_Comm private_comm)

@@ -111,11 +111,7 @@ int tuna_op_run(tuna_op *op)
 static void list_link(tuna_op *op)
 {
     pthread_mutex_lock(&list_lock);
-    op->prev = NULL;
-    op->next = list_head;
-    if (list_head)
-        list_head->prev = op;
-    list_head = op;
+    TUNA_LIST_PUSH(list_head, op);
     op->active = true;
     atomic_fetch_add_explicit(&list_count, 1, memory_order_relaxed);
     pthread_mutex_unlock(&list_lock);
@@ -127,13 +123,7 @@ static void list_unlink_locked(tuna_op *op)
 {
     if (!op->active)
         return;
-    if (op->prev)
-        op->prev->next = op->next;
-    else
-        list_head = op->next;
-    if (op->next)
-        op->next->prev = op->prev;
-    op->next = op->prev = NULL;
+    TUNA_LIST_UNLINK(list_head, op);
     op->active = false;
     atomic_fetch_sub_explicit(&list_count, 1, memory_order_relaxed);
 }

@@ -519,6 +519,27 @@ static inline void tuna_free_each(void *const *p, size_t n)
 #define TUNA_FREE_ALL(...)                                                                    \
     tuna_free_each((void *const[]){__VA_ARGS__},                                               \
                    sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+/* The library's intrusive lists (contexts, operations, the drop-in's communicator states):
+ * nodes with next and prev, pushed at the head; a node out of the list is unlinked without
+ * touching it (no prev and not the head). Callers hold what guards the list. */
+#define TUNA_LIST_PUSH(head, node)                                                             \
+    do {                                                                                       \
+        (node)->prev = NULL;                                                                   \
+        (node)->next = (head);                                                                 \
+        if (head)                                                                              \
+            (head)->prev = (node);                                                             \
+        (head) = (node);                                                                       \
+    } while (0)
+#define TUNA_LIST_UNLINK(head, node)                                                           \
+    do {                                                                                       \
+        if ((node)->prev)                                                                      \
+            (node)->prev->next = (node)->next;                                                 \
+        else if ((head) == (node))                                                             \
+            (head) = (node)->next;                                                             \
+        if ((node)->next)                                                                      \
+            (node)->next->prev = (node)->prev;                                                 \
+        (node)->next = (node)->prev = NULL;                                                    \
+    } while (0)
 /* The members of [1, n) whose base-r digit of place value w is d, ascending, into idx (NULL:
  * counted only); returns how many. One round of a radix-r Bruck schedule (bruck-radix,
  * TuNA's rounds). */

@@ -24,22 +24,16 @@ static const tuna_nccl_row alltoall_rows[] = {
     {"coalesced", NULL, tuna_nccl_a2av_coalesced},
     {"vendor", NULL, tuna_nccl_a2a_vendor},
 };
-static const tuna_nccl_row allgather_rows[] = {
-    {"ring", NULL, tuna_nccl_ag_ring},
-    {"kring", "k", tuna_nccl_ag_kring},
-    {"recursive-doubling", NULL, tuna_nccl_ag_recursive_doubling},
-    {"recmul", "k", tuna_nccl_ag_recmul},
-    {"recmul-permuted", "k", tuna_nccl_ag_recmul_permuted},
-    {"vendor", NULL, tuna_nccl_ag_vendor},
-};
-static const tuna_nccl_row allreduce_rows[] = {
-    {"ring", NULL, tuna_nccl_ar_ring},
-    {"kring", "k", tuna_nccl_ar_kring},
-    {"recursive-doubling", NULL, tuna_nccl_ar_recursive_doubling},
-    {"recmul", "k", tuna_nccl_ar_recmul},
-    {"recmul-permuted", "k", tuna_nccl_ar_recmul_permuted},
-    {"vendor", NULL, tuna_nccl_ar_vendor},
-};
+/* allgather's and allreduce's rows: the same six on each one's functions (pre: ag, ar). */
+#define FOLDED_ROWS(pre)                                                                           \
+    {"ring", NULL, tuna_nccl_##pre##_ring},                                                        \
+    {"kring", "k", tuna_nccl_##pre##_kring},                                                       \
+    {"recursive-doubling", NULL, tuna_nccl_##pre##_recursive_doubling},                            \
+    {"recmul", "k", tuna_nccl_##pre##_recmul},                                                     \
+    {"recmul-permuted", "k", tuna_nccl_##pre##_recmul_permuted},                                   \
+    {"vendor", NULL, tuna_nccl_##pre##_vendor}
+static const tuna_nccl_row allgather_rows[] = {FOLDED_ROWS(ag)};
+static const tuna_nccl_row allreduce_rows[] = {FOLDED_ROWS(ar)};
 #define NROWS(t) (int)(sizeof t / sizeof t[0])
 
 static const char *coll_name(tuna_collective c)
@@ -134,16 +128,18 @@ size_t tuna_nccl_type_bytes(ncclDataType_t t)
     }
 }
 
-/* Checks every call makes; fills a->tp's transport t. */
-static int start(tuna_collective c, ncclComm_t comm, ncclDataType_t type, tuna_nccl_tp *t,
-                 tuna_nccl_args *a)
+/* The call's start (its error cleared) and the checks every call makes; fills a->tp's transport
+ * t, on the call's stream. */
+static int start(tuna_collective c, ncclComm_t comm, ncclDataType_t type, cudaStream_t stream,
+                 tuna_nccl_tp *t, tuna_nccl_args *a)
 {
+    tuna_error_clear();
     if (!comm)
         return tuna_error_set(MPI_ERR_COMM, "%s: comm is NULL", coll_name(c));
     if (tuna_nccl_type_bytes(type) == 0)
         return tuna_error_set(MPI_ERR_TYPE, "%s: datatype %d is not an NCCL type", coll_name(c),
                               (int)type);
-    int rc = tuna_nccl_tp_open(t, comm, NULL);
+    int rc = tuna_nccl_tp_open(t, comm, stream);
     if (rc != MPI_SUCCESS)
         return rc;
     memset(a, 0, sizeof *a);
@@ -242,10 +238,9 @@ static int a2av(tuna_collective c, const void *sendbuf, const size_t *sendcounts
 {
     tuna_nccl_tp t;
     tuna_nccl_args a = {0};
-    int rc = start(c, comm, type, &t, &a);
+    int rc = start(c, comm, type, stream, &t, &a);
     if (rc != MPI_SUCCESS)
         return rc;
-    t.stream = stream;
     const char *name = coll_name(c);
     if (!sendcounts || !sdispls || !recvcounts || !rdispls)
         return tuna_error_set(MPI_ERR_ARG, "%s: a count or displacement array is NULL", name);
@@ -278,7 +273,6 @@ int tuna_nccl_alltoallv(const void *sendbuf, const size_t sendcounts[], const si
                         ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
                         const tuna_options *opt)
 {
-    tuna_error_clear();
     return a2av(TUNA_ALLTOALLV, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, type,
                 comm, stream, opt);
 }
@@ -306,29 +300,6 @@ int tuna_nccl_alltoall(const void *sendbuf, void *recvbuf, size_t count, ncclDat
                   stream, opt);
     free(arr);
     return rc;
-}
-
-int tuna_nccl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
-                        ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
-                        const tuna_options *opt)
-{
-    tuna_nccl_tp t;
-    tuna_nccl_args a = {0};
-    tuna_error_clear();
-    int rc = start(TUNA_ALLGATHER, comm, type, &t, &a);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    t.stream = stream;
-    if (sendcount > SIZE_MAX / a.esize / (size_t)a.size)
-        return tuna_error_set(MPI_ERR_COUNT, "tuna_nccl_allgather: %zu elements x %d ranks do "
-                                             "not fit in size_t bytes", sendcount, a.size);
-    if (sendcount && (!sendbuf || !recvbuf))
-        return tuna_error_set(MPI_ERR_BUFFER, "tuna_nccl_allgather: a NULL buffer with "
-                                              "nonzero count");
-    a.block = sendcount * a.esize;
-    a.sbuf = sendbuf;
-    a.rbuf = recvbuf;
-    return choose_and_run(TUNA_ALLGATHER, opt, a.block, &t, &a);
 }
 
 /* The MPI type and op of the transport's reduce; MPI_DATATYPE_NULL / MPI_OP_NULL where the
@@ -359,36 +330,58 @@ static MPI_Op reduce_op(ncclRedOp_t op)
     }
 }
 
+/* allgather (count: sendcount) and allreduce (with op): their checks, then the row. */
+static int folded(tuna_collective c, const void *sendbuf, void *recvbuf, size_t count,
+                  ncclDataType_t type, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
+                  const tuna_options *opt)
+{
+    tuna_nccl_tp t;
+    tuna_nccl_args a = {0};
+    int rc = start(c, comm, type, stream, &t, &a);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const char *fn = coll_name(c);
+    size_t bytes;
+    if (c == TUNA_ALLREDUCE) {
+        a.mtype = reduce_type(type);
+        a.mop = reduce_op(op);
+        a.ntype = type;
+        a.nop = op;
+        if (a.mtype == MPI_DATATYPE_NULL)
+            return tuna_error_set(MPI_ERR_TYPE, "%s: no reduction on datatype %d (half, "
+                                                "bfloat16 and fp8 are not supported)",
+                                  fn, (int)type);
+        if (a.mop == MPI_OP_NULL)
+            return tuna_error_set(MPI_ERR_OP, "%s: op %d is not supported (sum, prod, max, min)",
+                                  fn, (int)op);
+        if (count > SIZE_MAX / a.esize / 2)
+            return tuna_error_set(MPI_ERR_COUNT, "%s: %zu elements do not fit in size_t bytes",
+                                  fn, count);
+        a.count = count;
+        bytes = count * a.esize;
+    } else {
+        if (count > SIZE_MAX / a.esize / (size_t)a.size)
+            return tuna_error_set(MPI_ERR_COUNT, "%s: %zu elements x %d ranks do not fit in "
+                                                 "size_t bytes", fn, count, a.size);
+        bytes = a.block = count * a.esize;
+    }
+    if (count && (!sendbuf || !recvbuf))
+        return tuna_error_set(MPI_ERR_BUFFER, "%s: a NULL buffer with nonzero count", fn);
+    a.sbuf = sendbuf;
+    a.rbuf = recvbuf;
+    return choose_and_run(c, opt, bytes, &t, &a);
+}
+
+int tuna_nccl_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                        ncclDataType_t type, ncclComm_t comm, cudaStream_t stream,
+                        const tuna_options *opt)
+{
+    return folded(TUNA_ALLGATHER, sendbuf, recvbuf, sendcount, type, ncclSum, comm, stream, opt);
+}
+
 int tuna_nccl_allreduce(const void *sendbuf, void *recvbuf, size_t count, ncclDataType_t type,
                         ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
                         const tuna_options *opt)
 {
-    tuna_nccl_tp t;
-    tuna_nccl_args a = {0};
-    tuna_error_clear();
-    int rc = start(TUNA_ALLREDUCE, comm, type, &t, &a);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    t.stream = stream;
-    a.mtype = reduce_type(type);
-    a.mop = reduce_op(op);
-    a.ntype = type;
-    a.nop = op;
-    if (a.mtype == MPI_DATATYPE_NULL)
-        return tuna_error_set(MPI_ERR_TYPE, "tuna_nccl_allreduce: no reduction on datatype %d "
-                                            "(half, bfloat16 and fp8 are not supported)",
-                              (int)type);
-    if (a.mop == MPI_OP_NULL)
-        return tuna_error_set(MPI_ERR_OP, "tuna_nccl_allreduce: op %d is not supported (sum, "
-                                          "prod, max, min)", (int)op);
-    if (count > SIZE_MAX / a.esize / 2)
-        return tuna_error_set(MPI_ERR_COUNT, "tuna_nccl_allreduce: %zu elements do not fit in "
-                                             "size_t bytes", count);
-    if (count && (!sendbuf || !recvbuf))
-        return tuna_error_set(MPI_ERR_BUFFER, "tuna_nccl_allreduce: a NULL buffer with nonzero "
-                                              "count");
-    a.count = count;
-    a.sbuf = sendbuf;
-    a.rbuf = recvbuf;
-    return choose_and_run(TUNA_ALLREDUCE, opt, count * a.esize, &t, &a);
+    return folded(TUNA_ALLREDUCE, sendbuf, recvbuf, count, type, op, comm, stream, opt);
 }

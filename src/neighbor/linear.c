@@ -23,22 +23,19 @@ int tuna_nbr_linear_step(tuna_op *op, int wait_rc)
         return tuna_op_step_done(op, rc);
     const int tag = TUNA_TAG_NBR_LINEAR + c->tag_shift;
     int n = 0;
-    for (int j = 0; j < c->in.n && rc == MPI_SUCCESS; j++) {
-        if (c->in.peer[j] == MPI_PROC_NULL || c->in.count[j] == 0)
-            continue;
-        /* by direction: in-edge 2d comes from the - side, sent in that rank's + direction */
-        const int t = c->by_direction && j % 2 == 0 ? TUNA_TAG_NBR_LINEAR_UP + c->tag_shift : tag;
-        rc = tuna_nbr_post_edge(c, false, j, t, &o->req[n]);
-        if (rc == MPI_SUCCESS)
-            n++;
-    }
-    for (int i = 0; i < c->out.n && rc == MPI_SUCCESS; i++) {
-        if (c->out.peer[i] == MPI_PROC_NULL || c->out.count[i] == 0)
-            continue;
-        const int t = c->by_direction && i % 2 == 1 ? TUNA_TAG_NBR_LINEAR_UP + c->tag_shift : tag;
-        rc = tuna_nbr_post_edge(c, true, i, t, &o->req[n]);
-        if (rc == MPI_SUCCESS)
-            n++;
+    /* The receives (send = 0), then the sends. By direction: in-edge 2d comes from the - side
+     * and out-edge 2d+1 goes to the + side, both under the + direction's tag. */
+    for (int send = 0; send < 2; send++) {
+        const tuna_nbr_side *s = send ? &c->out : &c->in;
+        for (int i = 0; i < s->n && rc == MPI_SUCCESS; i++) {
+            if (s->peer[i] == MPI_PROC_NULL || s->count[i] == 0)
+                continue;
+            const int t = c->by_direction && i % 2 == send ? TUNA_TAG_NBR_LINEAR_UP + c->tag_shift
+                                                           : tag;
+            rc = tuna_nbr_post_edge(c, send, i, t, &o->req[n]);
+            if (rc == MPI_SUCCESS)
+                n++;
+        }
     }
     if (rc != MPI_SUCCESS)
         rc = tuna_error_set(rc, "neighbor linear: posting a message failed");

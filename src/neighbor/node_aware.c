@@ -109,6 +109,16 @@ static int leader_of(long k, int size, int other)
     return other % kk;
 }
 
+/* Edge i of the send side (send) or of the receive side is gathered through leader t. */
+static bool via_leader(const tuna_nbr_op *o, const struct tuna_nbr_agg *g, bool send, int i,
+                       int t)
+{
+    const tuna_nbr_call *c = o->c;
+    const tuna_nbr_side *s = send ? &c->out : &c->in;
+    return gathered(o, s, send ? c->ssize : c->rsize, i) &&
+           leader_of(g->k, g->nlocal, node_of(o, s->peer[i])) == t;
+}
+
 static int nodes_make(tuna_nbr_op *o, struct tuna_nbr_agg *g)
 {
     const tuna_ctx *ctx = o->c->ctx;
@@ -165,22 +175,17 @@ static int lists_make(tuna_nbr_op *o, struct tuna_nbr_agg *g)
     size_t n = 0;
     for (int t = 0; t < g->k; t++) {
         g->list_send_off[t] = n;
-        for (int i = 0; i < c->out.n; i++)
-            if (gathered(o, &c->out, c->ssize, i) &&
-                leader_of(g->k, g->nlocal, node_of(o, c->out.peer[i])) == t) {
-                g->list_send[2 * n] = c->out.peer[i];
-                g->list_send[2 * n + 1] = (long long)tuna_nbr_bytes(&c->out, c->ssize, i);
-                n++;
-                g->head_send[2 * t]++;
-            }
-        for (int j = 0; j < c->in.n; j++)
-            if (gathered(o, &c->in, c->rsize, j) &&
-                leader_of(g->k, g->nlocal, node_of(o, c->in.peer[j])) == t) {
-                g->list_send[2 * n] = c->in.peer[j];
-                g->list_send[2 * n + 1] = (long long)tuna_nbr_bytes(&c->in, c->rsize, j);
-                n++;
-                g->head_send[2 * t + 1]++;
-            }
+        for (int in = 0; in < 2; in++) { /* out-edges, then in-edges */
+            const tuna_nbr_side *s = in ? &c->in : &c->out;
+            for (int i = 0; i < s->n; i++)
+                if (via_leader(o, g, !in, i, t)) {
+                    g->list_send[2 * n] = s->peer[i];
+                    g->list_send[2 * n + 1] =
+                        (long long)tuna_nbr_bytes(s, in ? c->rsize : c->ssize, i);
+                    n++;
+                    g->head_send[2 * t + in]++;
+                }
+        }
     }
     g->list_send_off[g->k] = n;
     return MPI_SUCCESS;
@@ -210,6 +215,24 @@ static size_t take(size_t *top, size_t n)
     return at;
 }
 
+/* The edges of one side (send: the out-edges) through leader t as the pieces of one message
+ * at *top in the arena: the pieces appended to pc[*npc], the message, where there is one, to
+ * m[*nm]. */
+static void leader_message(const tuna_nbr_op *o, const struct tuna_nbr_agg *g, bool send, int t,
+                           size_t *top, nbr_piece *pc, int *npc, nbr_msg *m, int *nm)
+{
+    const tuna_nbr_call *c = o->c;
+    const tuna_nbr_side *s = send ? &c->out : &c->in;
+    size_t bytes = 0;
+    for (int i = 0; i < s->n; i++)
+        if (via_leader(o, g, send, i, t)) {
+            pc[(*npc)++] = (nbr_piece){i, *top + bytes};
+            bytes += tuna_nbr_bytes(s, send ? c->ssize : c->rsize, i);
+        }
+    if (bytes)
+        m[(*nm)++] = (nbr_msg){g->local[t], take(top, bytes), bytes};
+}
+
 /* Stage 2: every message and copy of the data stages, from the lists. */
 static int pattern_make(tuna_nbr_op *o, struct tuna_nbr_agg *g)
 {
@@ -229,26 +252,8 @@ static int pattern_make(tuna_nbr_op *o, struct tuna_nbr_agg *g)
     /* This rank as a sender: one gathered message per leader, pieces in list order; as a
      * receiver: one scattered message per leader, pieces in list order. */
     for (int t = 0; t < g->k; t++) {
-        const int leader = g->local[t];
-        size_t gbytes = 0, sbytes = 0;
-        for (int i = 0; i < c->out.n; i++)
-            if (gathered(o, &c->out, c->ssize, i) &&
-                leader_of(g->k, g->nlocal, node_of(o, c->out.peer[i])) == t) {
-                const size_t b = tuna_nbr_bytes(&c->out, c->ssize, i);
-                g->pack[g->npack++] = (nbr_piece){i, top + gbytes};
-                gbytes += b;
-            }
-        if (gbytes)
-            g->gsend[g->ngsend++] = (nbr_msg){leader, take(&top, gbytes), gbytes};
-        for (int j = 0; j < c->in.n; j++)
-            if (gathered(o, &c->in, c->rsize, j) &&
-                leader_of(g->k, g->nlocal, node_of(o, c->in.peer[j])) == t) {
-                const size_t b = tuna_nbr_bytes(&c->in, c->rsize, j);
-                g->unpack[g->nunpack++] = (nbr_piece){j, top + sbytes};
-                sbytes += b;
-            }
-        if (sbytes)
-            g->srecv[g->nsrecv++] = (nbr_msg){leader, take(&top, sbytes), sbytes};
+        leader_message(o, g, true, t, &top, g->pack, &g->npack, g->gsend, &g->ngsend);
+        leader_message(o, g, false, t, &top, g->unpack, &g->nunpack, g->srecv, &g->nsrecv);
     }
     for (int i = 0; i < c->out.n; i++)
         if (direct(o, &c->out, c->ssize, i))
@@ -366,6 +371,35 @@ static int post_msgs(tuna_nbr_op *o, bool send, const nbr_msg *m, int n, int tag
     return MPI_SUCCESS;
 }
 
+/* The pattern's (peer, bytes) pairs between this rank and its node's leaders, then stage
+ * `next`'s wait: from each local rank (where this rank leads, g->t >= 0) the pairs at
+ * rbuf + 2 roff[l], to each leader the pairs at sbuf + 2 soff[t] (offsets in pairs, NULL: one
+ * pair each); an empty list posts nothing. */
+static int pairs_post(tuna_nbr_op *o, long long *rbuf, const size_t *roff,
+                      const long long *sbuf, const size_t *soff, int tag, const char *what,
+                      int next)
+{
+    const struct tuna_nbr_agg *g = o->agg;
+    const tuna_nbr_call *c = o->c;
+    int rc = MPI_SUCCESS, n = 0;
+    for (int l = 0; g->t >= 0 && l < g->nlocal && rc == MPI_SUCCESS; l++) {
+        const size_t at = roff ? roff[l] : (size_t)l, pairs = roff ? roff[l + 1] - at : 1;
+        if (pairs && (rc = tuna_tp_irecv(c->tp, rbuf + 2 * at, 2 * pairs * sizeof(long long),
+                                         g->local[l], tag, c->comm, &o->req[n])) == MPI_SUCCESS)
+            n++;
+    }
+    for (int t = 0; t < g->k && rc == MPI_SUCCESS; t++) {
+        const size_t at = soff ? soff[t] : (size_t)t, pairs = soff ? soff[t + 1] - at : 1;
+        if (pairs && (rc = tuna_tp_isend(c->tp, sbuf + 2 * at, 2 * pairs * sizeof(long long),
+                                         g->local[t], tag, c->comm, &o->req[n])) == MPI_SUCCESS)
+            n++;
+    }
+    if (rc != MPI_SUCCESS)
+        rc = tuna_error_set(rc, "neighbor node_aware: posting the pattern's %s failed", what);
+    o->stage = next;
+    return tuna_op_step_wait(&o->op, o->req, n, rc);
+}
+
 /* Stage 0: the lists made, their lengths exchanged with the node's leaders. */
 static int stage_heads(tuna_nbr_op *o)
 {
@@ -381,21 +415,8 @@ static int stage_heads(tuna_nbr_op *o)
     if (rc != MPI_SUCCESS)
         return tuna_op_step_done(&o->op, tuna_error_set(rc, "neighbor node_aware: no memory "
                                                             "for the pattern"));
-    const tuna_nbr_call *c = o->c;
-    const int tag = TUNA_TAG_NBR_HEAD + c->tag_shift;
-    int n = 0;
-    for (int l = 0; g->t >= 0 && l < g->nlocal && rc == MPI_SUCCESS; l++)
-        if ((rc = tuna_tp_irecv(c->tp, g->head_recv + 2 * l, 2 * sizeof(long long), g->local[l],
-                                tag, c->comm, &o->req[n])) == MPI_SUCCESS)
-            n++;
-    for (int t = 0; t < g->k && rc == MPI_SUCCESS; t++)
-        if ((rc = tuna_tp_isend(c->tp, g->head_send + 2 * t, 2 * sizeof(long long), g->local[t],
-                                tag, c->comm, &o->req[n])) == MPI_SUCCESS)
-            n++;
-    if (rc != MPI_SUCCESS)
-        rc = tuna_error_set(rc, "neighbor node_aware: posting the pattern's lengths failed");
-    o->stage = 1;
-    return tuna_op_step_wait(&o->op, o->req, n, rc);
+    return pairs_post(o, g->head_recv, NULL, g->head_send, NULL,
+                      TUNA_TAG_NBR_HEAD + o->c->tag_shift, "lengths", 1);
 }
 
 /* Stage 1: the lists themselves. */
@@ -425,26 +446,8 @@ static int stage_lists(tuna_nbr_op *o)
     if (rc != MPI_SUCCESS)
         return tuna_op_step_done(&o->op, tuna_error_set(rc, "neighbor node_aware: the "
                                                             "pattern's lists"));
-    const int tag = TUNA_TAG_NBR_LIST + c->tag_shift;
-    int n = 0;
-    for (int l = 0; g->t >= 0 && l < g->nlocal && rc == MPI_SUCCESS; l++) {
-        const size_t pairs = g->list_recv_off[l + 1] - g->list_recv_off[l];
-        if (pairs && (rc = tuna_tp_irecv(c->tp, g->list_recv + 2 * g->list_recv_off[l],
-                                         2 * pairs * sizeof(long long), g->local[l], tag,
-                                         c->comm, &o->req[n])) == MPI_SUCCESS)
-            n++;
-    }
-    for (int t = 0; t < g->k && rc == MPI_SUCCESS; t++) {
-        const size_t pairs = g->list_send_off[t + 1] - g->list_send_off[t];
-        if (pairs && (rc = tuna_tp_isend(c->tp, g->list_send + 2 * g->list_send_off[t],
-                                         2 * pairs * sizeof(long long), g->local[t], tag,
-                                         c->comm, &o->req[n])) == MPI_SUCCESS)
-            n++;
-    }
-    if (rc != MPI_SUCCESS)
-        rc = tuna_error_set(rc, "neighbor node_aware: posting the pattern's lists failed");
-    o->stage = 2;
-    return tuna_op_step_wait(&o->op, o->req, n, rc);
+    return pairs_post(o, g->list_recv, g->list_recv_off, g->list_send, g->list_send_off,
+                      TUNA_TAG_NBR_LIST + c->tag_shift, "lists", 2);
 }
 
 /* Stage 3: the pieces packed and on their way; direct edges and every receive posted. The

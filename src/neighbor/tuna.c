@@ -111,25 +111,18 @@ static int layout_make(tuna_nbr_op *o)
     return MPI_SUCCESS;
 }
 
-static int pack_edges(tuna_nbr_op *o)
+/* Every live edge of one side between the call's buffer and the packed one: the send side
+ * packed (send), else the receive side unpacked. */
+static int move_edges(tuna_nbr_op *o, bool send)
 {
     const tuna_nbr_call *c = o->c;
     struct tuna_nbr_rounds *t = o->rounds;
+    const tuna_nbr_side *s = send ? &c->out : &c->in;
     int rc = MPI_SUCCESS;
-    for (int i = 0; i < c->out.n && rc == MPI_SUCCESS; i++)
-        if (edge_live(&c->out, i))
-            rc = tuna_nbr_pack_edge(c, i, t->spack + t->soff[i]);
-    return rc;
-}
-
-static int unpack_edges(tuna_nbr_op *o)
-{
-    const tuna_nbr_call *c = o->c;
-    struct tuna_nbr_rounds *t = o->rounds;
-    int rc = MPI_SUCCESS;
-    for (int j = 0; j < c->in.n && rc == MPI_SUCCESS; j++)
-        if (edge_live(&c->in, j))
-            rc = tuna_nbr_unpack_edge(c, j, t->rpack + t->roff[j]);
+    for (int i = 0; i < s->n && rc == MPI_SUCCESS; i++)
+        if (edge_live(s, i))
+            rc = send ? tuna_nbr_pack_edge(c, i, t->spack + t->soff[i])
+                      : tuna_nbr_unpack_edge(c, i, t->rpack + t->roff[i]);
     return rc;
 }
 
@@ -185,7 +178,7 @@ static int rounds_finish(tuna_nbr_op *o)
     int rc = t->st.rc;
     tuna_rounds_state_free(&t->st);
     if (rc == MPI_SUCCESS && !o->pattern_only)
-        rc = unpack_edges(o);
+        rc = move_edges(o, false);
     if (rc == MPI_SUCCESS && t->self_over) {
         const int me = o->c->ctx->rank;
         rc = tuna_error_set(MPI_ERR_TRUNCATE, "neighbor tuna: rank %d sends itself %zu bytes "
@@ -209,12 +202,12 @@ int tuna_nbr_tuna_step(tuna_op *op, int wait_rc)
         if (!o->rounds && (rc = layout_make(o)) != MPI_SUCCESS)
             return tuna_op_step_done(op, tuna_error_set(rc, "neighbor tuna: no memory for the "
                                                             "packed blocks"));
-        if (!o->pattern_only && (rc = pack_edges(o)) != MPI_SUCCESS)
+        if (!o->pattern_only && (rc = move_edges(o, true)) != MPI_SUCCESS)
             return tuna_op_step_done(op, rc);
         rc = rounds_begin(o, false);
         break;
     case 2:
-        if ((rc = pack_edges(o)) != MPI_SUCCESS)
+        if ((rc = move_edges(o, true)) != MPI_SUCCESS)
             return tuna_op_step_done(op, rc);
         rc = rounds_begin(o, true);
         break;

@@ -175,11 +175,7 @@ int tuna_plan_free(tuna_plan *pp)
         p->release(p);
     tuna_scratch_free(&p->scr);
     tuna_staged_free(p->staged);
-    free(p->arrays);
-    free(p->disp);
-    free(p->inplace_copy);
-    free(p->inplace_counts);
-    free(p->private_recv);
+    TUNA_FREE_ALL(p->arrays, p->disp, p->inplace_copy, p->inplace_counts, p->private_recv);
     for (int i = 0; i < p->nowned; i++)
         PMPI_Type_free(&p->owned[i]);
     free(p);

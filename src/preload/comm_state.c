@@ -52,13 +52,7 @@ void preload_state_remember(MPI_Comm comm, comm_state *s, int inter, int size)
 /* Take s off the live list. */
 static void state_unlink(comm_state *s)
 {
-    if (s->prev)
-        s->prev->next = s->next;
-    else if (live_states == s)
-        live_states = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
-    s->next = s->prev = NULL;
+    TUNA_LIST_UNLINK(live_states, s);
 }
 
 static void state_unlink_free(comm_state *s)
@@ -73,10 +67,7 @@ static comm_state *state_new(MPI_Comm comm)
     if (!s)
         return NULL;
     s->comm = comm;
-    s->next = live_states;
-    if (live_states)
-        live_states->prev = s;
-    live_states = s;
+    TUNA_LIST_PUSH(live_states, s);
     return s;
 }
 

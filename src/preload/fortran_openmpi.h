@@ -41,8 +41,16 @@ int preload_f_statuses_ignore(const MPI_Fint *statuses);
 #define PRELOAD_F_NAMES_OF_(impl, params, args, lo, UP) PRELOAD_F_NAMES(impl, params, args, lo, UP)
 
 /* The parameter lists (_P) several bindings take and the argument lists (_A) that pass them
- * on. Counts and displacements per rank, one type per side, then a request: the nonblocking
- * MPI_IALLTOALLV and MPI_INEIGHBOR_ALLTOALLV; _INIT: an info before it, their persistent forms. */
+ * on. Counts and displacements per rank, then the type handle(s) of each side (one, or per rank:
+ * MPI_ALLTOALLW's): the blocking MPI_NEIGHBOR_ALLTOALLV and MPI_ALLTOALLW; _NB: a request after
+ * them, their nonblocking forms and MPI_IALLTOALLV; _INIT: an info before it, the persistent
+ * forms. */
+#define PRELOAD_F_VECTOR_P                                                                         \
+    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
+     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
+     const MPI_Fint *comm, MPI_Fint *ierr)
+#define PRELOAD_F_VECTOR_A                                                                         \
+    (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
 #define PRELOAD_F_VECTOR_NB_P                                                                      \
     (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
      void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \

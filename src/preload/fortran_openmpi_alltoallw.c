@@ -82,23 +82,9 @@ static void ialltoallw_f(void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fi
     set_ierr(ierr, rc);
 }
 
-#define W_P                                                                                        \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,                           \
-     const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,                         \
-     const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierr)
-#define W_A                                                                                        \
-    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr)
-#define IW_P                                                                                       \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,                           \
-     const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,                         \
-     const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,                     \
-     MPI_Fint *request, MPI_Fint *ierr)
-#define IW_A                                                                                       \
-    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,       \
-     request, ierr)
-
-PRELOAD_F_NAMES(alltoallw_f, W_P, W_A, mpi_alltoallw, MPI_ALLTOALLW)
-PRELOAD_F_NAMES(ialltoallw_f, IW_P, IW_A, mpi_ialltoallw, MPI_IALLTOALLW)
+PRELOAD_F_NAMES(alltoallw_f, PRELOAD_F_VECTOR_P, PRELOAD_F_VECTOR_A, mpi_alltoallw, MPI_ALLTOALLW)
+PRELOAD_F_NAMES(ialltoallw_f, PRELOAD_F_VECTOR_NB_P, PRELOAD_F_VECTOR_NB_A, mpi_ialltoallw,
+                MPI_IALLTOALLW)
 
 /* The persistent form under the name the library declares (MPI 4's, else Open MPI 4.1's
  * MPIX_); it takes an info argument before the request. The plan copies the arrays and
@@ -129,13 +115,6 @@ static void alltoallw_init_f(void *sendbuf, const MPI_Fint *sendcounts, const MP
     free(c.rt);
     set_ierr(ierr, rc);
 }
-#define W_INIT_P                                                                                   \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls,                           \
-     const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts,                         \
-     const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm,                     \
-     const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierr)
-#define W_INIT_A                                                                                   \
-    (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, \
-     request, ierr)
-PRELOAD_F_NAMES_OF(alltoallw_init_f, W_INIT_P, W_INIT_A, F_ALLTOALLW_INIT_NAMES)
+PRELOAD_F_NAMES_OF(alltoallw_init_f, PRELOAD_F_VECTOR_INIT_P, PRELOAD_F_VECTOR_INIT_A,
+                   F_ALLTOALLW_INIT_NAMES)
 #endif

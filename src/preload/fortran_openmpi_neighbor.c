@@ -75,19 +75,14 @@ static void ineighbor_alltoall_f(void *sendbuf, const MPI_Fint *sendcount,
     set_ierr(ierr, rc);
 }
 
-#define NBRV_P                                                                                     \
-    (void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, \
-     void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, \
-     const MPI_Fint *comm, MPI_Fint *ierr)
-#define NBRV_A (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
 #define NBR_P                                                                                      \
     (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf,            \
      const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierr)
 #define NBR_A (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
 #define INBR_A (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
 
-PRELOAD_F_NAMES(neighbor_alltoallv_f, NBRV_P, NBRV_A, mpi_neighbor_alltoallv,
-                MPI_NEIGHBOR_ALLTOALLV)
+PRELOAD_F_NAMES(neighbor_alltoallv_f, PRELOAD_F_VECTOR_P, PRELOAD_F_VECTOR_A,
+                mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
 PRELOAD_F_NAMES(ineighbor_alltoallv_f, PRELOAD_F_VECTOR_NB_P, PRELOAD_F_VECTOR_NB_A,
                 mpi_ineighbor_alltoallv,
                 MPI_INEIGHBOR_ALLTOALLV)

@@ -363,6 +363,17 @@ static int proxies_report_some(proxy_req **e, int outcount, const int indices[],
     return first != MPI_SUCCESS && statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : first;
 }
 
+/* The end of MPI_Waitsome and MPI_Testsome (rc: the library's): the completed proxies'
+ * outcomes reported, e freed. */
+static int proxies_some_end(proxy_req **e, int rc, int outcount, const int indices[],
+                            MPI_Status statuses[])
+{
+    if (rc == MPI_SUCCESS && outcount != MPI_UNDEFINED)
+        rc = proxies_report_some(e, outcount, indices, statuses);
+    free(e);
+    return rc;
+}
+
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
@@ -380,13 +391,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
     if (*outcount == 0 && rc == MPI_SUCCESS)
         rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
                            array_of_statuses);
-    if (rc != MPI_SUCCESS || *outcount == MPI_UNDEFINED) {
-        free(e);
-        return rc;
-    }
-    rc = proxies_report_some(e, *outcount, array_of_indices, array_of_statuses);
-    free(e);
-    return rc;
+    return proxies_some_end(e, rc, *outcount, array_of_indices, array_of_statuses);
 }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
@@ -399,10 +404,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
     proxies_progress();
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
                            array_of_statuses);
-    if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-        rc = proxies_report_some(e, *outcount, array_of_indices, array_of_statuses);
-    free(e);
-    return rc;
+    return proxies_some_end(e, rc, *outcount, array_of_indices, array_of_statuses);
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)

@@ -389,6 +389,16 @@ int tuna_grid_pow2(long U, long *v)
     return n;
 }
 
+void tuna_candidates_of(tuna_candidates *c, const tuna_algorithm_info *info, const char *name,
+                        const long *v, int n)
+{
+    long param[TUNA_MAX_PARAMS] = {0};
+    for (int i = 0; i < n; i++) {
+        tuna_param_set(info, param, name, v[i]);
+        tuna_candidate(c, param);
+    }
+}
+
 void tuna_grid_every_value(const tuna_select_input *in, const tuna_algorithm_info *info,
                            tuna_candidates *out)
 {

@@ -239,6 +239,10 @@ double tuna_model_recmul_of(const tuna_profile *m, const tuna_select_input *in, 
 typedef struct tuna_candidates tuna_candidates;
 /* One candidate: the row's resolved parameter values, in the row's order. */
 void tuna_candidate(tuna_candidates *c, const long *param);
+/* One candidate per value v[0..n) of parameter `name` (the row's other parameters 0: their
+ * defaults). */
+void tuna_candidates_of(tuna_candidates *c, const tuna_algorithm_info *info, const char *name,
+                        const long *v, int n);
 /* Grids over [2, U] for radices (every value up to 8, then steps of about 25%, plus sqrt U
  * and U) and over [1, U] in powers of two (plus U); at most TUNA_GRID_MAX values. */
 #define TUNA_GRID_MAX 128
