@@ -71,63 +71,56 @@ static int int_code(size_t size, bool is_signed)
     }
 }
 
+/* The kernels' code of `t`, -1 where none. Tables built per call: the handles of some MPIs
+ * are not constant expressions. */
 static int type_code(MPI_Datatype t)
 {
-    /* A chain of compares: Open MPI's handles are not constant expressions (no switch). */
-    if (t == MPI_FLOAT)
-        return TUNA_DEV_FLOAT;
-    if (t == MPI_DOUBLE)
-        return TUNA_DEV_DOUBLE;
-    if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T)
-        return TUNA_DEV_INT8;
-    if (t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T || t == MPI_BYTE)
-        return TUNA_DEV_UINT8;
-    if (t == MPI_SHORT || t == MPI_INT16_T)
-        return TUNA_DEV_INT16;
-    if (t == MPI_UNSIGNED_SHORT || t == MPI_UINT16_T)
-        return TUNA_DEV_UINT16;
-    if (t == MPI_INT || t == MPI_INT32_T)
-        return int_code(sizeof(int), true);
-    if (t == MPI_UNSIGNED || t == MPI_UINT32_T)
-        return int_code(sizeof(unsigned), false);
-    if (t == MPI_LONG)
-        return int_code(sizeof(long), true);
-    if (t == MPI_UNSIGNED_LONG)
-        return int_code(sizeof(unsigned long), false);
-    if (t == MPI_LONG_LONG || t == MPI_LONG_LONG_INT || t == MPI_INT64_T)
-        return TUNA_DEV_INT64;
-    if (t == MPI_UNSIGNED_LONG_LONG || t == MPI_UINT64_T)
-        return TUNA_DEV_UINT64;
-    if (t == MPI_AINT || t == MPI_OFFSET || t == MPI_COUNT)
-        return int_code(sizeof(MPI_Aint), true);
+    const struct {
+        MPI_Datatype t;
+        int code;
+    } table[] = {
+        {MPI_FLOAT, TUNA_DEV_FLOAT},
+        {MPI_DOUBLE, TUNA_DEV_DOUBLE},
+        {MPI_SIGNED_CHAR, TUNA_DEV_INT8},
+        {MPI_INT8_T, TUNA_DEV_INT8},
+        {MPI_UNSIGNED_CHAR, TUNA_DEV_UINT8},
+        {MPI_UINT8_T, TUNA_DEV_UINT8},
+        {MPI_BYTE, TUNA_DEV_UINT8},
+        {MPI_SHORT, int_code(sizeof(short), true)},
+        {MPI_INT16_T, TUNA_DEV_INT16},
+        {MPI_UNSIGNED_SHORT, int_code(sizeof(unsigned short), false)},
+        {MPI_UINT16_T, TUNA_DEV_UINT16},
+        {MPI_INT, int_code(sizeof(int), true)},
+        {MPI_INT32_T, TUNA_DEV_INT32},
+        {MPI_UNSIGNED, int_code(sizeof(unsigned), false)},
+        {MPI_UINT32_T, TUNA_DEV_UINT32},
+        {MPI_LONG, int_code(sizeof(long), true)},
+        {MPI_UNSIGNED_LONG, int_code(sizeof(unsigned long), false)},
+        {MPI_LONG_LONG, int_code(sizeof(long long), true)},
+        {MPI_LONG_LONG_INT, int_code(sizeof(long long), true)},
+        {MPI_INT64_T, TUNA_DEV_INT64},
+        {MPI_UNSIGNED_LONG_LONG, int_code(sizeof(unsigned long long), false)},
+        {MPI_UINT64_T, TUNA_DEV_UINT64},
+        {MPI_AINT, int_code(sizeof(MPI_Aint), true)},
+        {MPI_OFFSET, int_code(sizeof(MPI_Offset), true)},
+        {MPI_COUNT, int_code(sizeof(MPI_Count), true)},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].t == t)
+            return table[i].code;
     return -1;
 }
 
 bool tuna_cuda_kernel_codes(MPI_Datatype type, MPI_Op op, int *dev_type, int *dev_op)
 {
+    /* In tuna_dev_op's order (src/device/tuna_device.h). */
+    const MPI_Op ops[TUNA_DEV_OP_COUNT] = {MPI_SUM,  MPI_PROD, MPI_MAX,  MPI_MIN, MPI_LAND,
+                                           MPI_LOR,  MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
     const int t = type_code(type);
-    int o = -1;
-    if (op == MPI_SUM)
-        o = TUNA_DEV_SUM;
-    else if (op == MPI_PROD)
-        o = TUNA_DEV_PROD;
-    else if (op == MPI_MAX)
-        o = TUNA_DEV_MAX;
-    else if (op == MPI_MIN)
-        o = TUNA_DEV_MIN;
-    else if (op == MPI_LAND)
-        o = TUNA_DEV_LAND;
-    else if (op == MPI_LOR)
-        o = TUNA_DEV_LOR;
-    else if (op == MPI_LXOR)
-        o = TUNA_DEV_LXOR;
-    else if (op == MPI_BAND)
-        o = TUNA_DEV_BAND;
-    else if (op == MPI_BOR)
-        o = TUNA_DEV_BOR;
-    else if (op == MPI_BXOR)
-        o = TUNA_DEV_BXOR;
-    if (t < 0 || o < 0)
+    int o = 0;
+    while (o < TUNA_DEV_OP_COUNT && ops[o] != op)
+        o++;
+    if (t < 0 || o == TUNA_DEV_OP_COUNT)
         return false;
     /* MPI's rule: logical and bitwise ops on integers (and bitwise on MPI_BYTE) only;
      * MPI_BYTE takes no arithmetic. */

@@ -44,8 +44,8 @@ static struct {
     int (*free_host)(void *p);
     const char *(*error_string)(int e);
     int (*device_count)(int *n);
-    int (*malloc)(void **p, size_t n);
-    int (*free)(void *p);
+    int (*device_alloc)(void **p, size_t n);
+    int (*device_free)(void *p);
 } rt;
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 static bool rt_ok;
@@ -78,8 +78,8 @@ static void rt_load(void)
             sym(h, "cudaFreeHost", &rt.free_host, sizeof rt.free_host) &&
             sym(h, "cudaGetErrorString", &rt.error_string, sizeof rt.error_string) &&
             sym(h, "cudaGetDeviceCount", &rt.device_count, sizeof rt.device_count) &&
-            sym(h, "cudaMalloc", &rt.malloc, sizeof rt.malloc) &&
-            sym(h, "cudaFree", &rt.free, sizeof rt.free);
+            sym(h, "cudaMalloc", &rt.device_alloc, sizeof rt.device_alloc) &&
+            sym(h, "cudaFree", &rt.device_free, sizeof rt.device_free);
     /* A runtime without a device (a machine with CUDA installed and no GPU) is not usable. */
     int n = 0;
     if (rt_ok && (rt.device_count(&n) != CUDA_OK || n < 1))
@@ -404,10 +404,10 @@ static int kernel_reduce(tuna_staged *s, const tuna_cuda_kernels *k, const void 
     if (!(tuna_memory_kinds(in, NULL) & TUNA_MEMORY_DEVICE)) {
         if (s->operand_cap < bytes) {
             if (s->operand)
-                (void)rt.free(s->operand);
+                (void)rt.device_free(s->operand);
             s->operand = NULL;
             s->operand_cap = 0;
-            if ((e = rt.malloc(&s->operand, bytes)) != CUDA_OK)
+            if ((e = rt.device_alloc(&s->operand, bytes)) != CUDA_OK)
                 return tuna_error_set(MPI_ERR_NO_MEM,
                                       "a reduction on the device: no device memory for its "
                                       "operand of %zu bytes (cudaMalloc: %s)",
@@ -538,7 +538,7 @@ void tuna_staged_free(struct tuna_staged *s)
     if (s->pool)
         (void)rt.free_host(s->pool);
     if (s->operand)
-        (void)rt.free(s->operand);
+        (void)rt.device_free(s->operand);
     (void)rt.stream_destroy(s->stream);
     free(s->req);
     free(s);
