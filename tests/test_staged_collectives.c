@@ -18,10 +18,10 @@
  * PMPI_Allreduce on host copies; the statistics name the row (no fallback); pinned memory
  * (the mock counts it): a second identical blocking call allocates none, the ring rows stay
  * within two rounds, a nonblocking operation frees its own, a plan allocates in its first
- * start only and frees it all with tuna_plan_free. auto: a device row (blocking, plan) where
- * the MPI is not CUDA-aware, else the library's call with the reason; nonblocking auto and the
- * forms not served (a user op, non-contiguous types, kring allgather) the library's call with
- * the reason. --auto-only: the auto cases alone (with TUNA_TUNING set: after checking that
+ * start only and frees it all with tuna_plan_free. auto: a device row where the MPI is not
+ * CUDA-aware (the model's in blocking calls and plans, ring in nonblocking ones), else the
+ * library's call with the reason; the forms not served (a user op, non-contiguous types,
+ * kring allgather) the library's call with the reason. --auto-only: the auto cases alone (with TUNA_TUNING set: after checking that
  * host auto does not pick a device row under that table, so the restriction matters).
  * --fail-d2d (the test sets MOCK_CUDART_FAIL_D2D=1 around those calls): the own block's or
  * the input's device-to-device copy fails, so the call (blocking, nonblocking, the failing
@@ -258,7 +258,12 @@ static void check(const spec *c, int rc, int rc_ref, const char *s, const char *
         fail(c, what);
     } else if ((want_alg >= 0 ? st->algorithm != want_alg
                               : !device_row(c->coll, st->algorithm) ||
-                                    (c->form != PLAN && st->auto_source != 1)) ||
+                                    (c->form == BLOCKING && st->auto_source != 1) ||
+                                    (c->form == NONBLOCKING &&
+                                     st->algorithm != tuna_algorithm_find(c->coll == AG
+                                                                              ? TUNA_ALLGATHER
+                                                                              : TUNA_ALLREDUCE,
+                                                                          "ring"))) ||
                st->fallback) {
         snprintf(what, sizeof what, "%sthe row did not run (algorithm %d, fallback: %s)", when,
                  st->algorithm, st->fallback ? st->fallback : "none");
@@ -607,18 +612,17 @@ int main(int argc, char **argv)
                         }
                 }
             }
-        /* auto: a device row where the MPI is not CUDA-aware (blocking, plans), else the
-         * library's call; nonblocking auto: the library's call. */
+        /* auto: a device row where the MPI is not CUDA-aware (the model's; ring in nonblocking
+         * calls), else the library's call. */
         for (int coll = AG; coll <= AR; coll++)
             for (int place = 0; place < NPLACE; place++)
                 for (int form = 0; form < NFORM; form++) {
                     const spec c = {coll, "auto", place, form, MPI_INT,
                                     coll == AR ? MPI_SUM : MPI_OP_NULL, "MPI_INT", 300};
-                    if (form != NONBLOCKING && auto_stages())
+                    if (auto_stages())
                         run_case(&c, salt++);
                     else
-                        run_library_case(&c, form == NONBLOCKING ? "nonblocking auto"
-                                                                 : "auto keeps the library's");
+                        run_library_case(&c, "auto keeps the library's");
                 }
         /* The forms the rows do not serve: the library's call with the reason. */
         MPI_Datatype vec, v;

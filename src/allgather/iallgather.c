@@ -201,7 +201,7 @@ iallgather_other(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                                          recvtype, comm, opt, req)) >= 0)
             return rc;
         return iallgather_start(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                comm, opt, req);
+                                comm, tuna_memory_nb_row(TUNA_ALLGATHER, opt), req);
     }
     return tuna_iallgather_host(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                 opt, req);

@@ -204,7 +204,8 @@ iallreduce_other(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
         if ((rc = tuna_memory_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, opt,
                                          req)) >= 0)
             return rc;
-        return iallreduce_start(true, sendbuf, recvbuf, count, datatype, op, comm, opt, req);
+        return iallreduce_start(true, sendbuf, recvbuf, count, datatype, op, comm,
+                                tuna_memory_nb_row(TUNA_ALLREDUCE, opt), req);
     }
     return tuna_iallreduce_host(sendbuf, recvbuf, count, datatype, op, comm, opt, req);
 }

@@ -311,10 +311,12 @@ ialltoallv_public(bool large, const void *sendbuf, const void *sendcounts,
 {
     int rc;
     const bool device = tuna_memory_kinds(sendbuf, recvbuf) != TUNA_MEMORY_HOST;
-    if (device && (rc = tuna_memory_ialltoallv(large, sendbuf, sendcounts, sdispls, sendtype,
-                                               recvbuf, recvcounts, rdispls, recvtype, comm,
-                                               opt, req)) >= 0)
-        return rc;
+    if (device) {
+        if ((rc = tuna_memory_ialltoallv(large, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm, opt, req)) >= 0)
+            return rc;
+        opt = tuna_memory_nb_row(TUNA_ALLTOALLV, opt);
+    }
     return ialltoallv_of(large, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                          rdispls, recvtype, comm, opt, device, req);
 }

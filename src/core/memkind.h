@@ -111,6 +111,10 @@ tuna_alltoallv_entry tuna_memory_alltoallv;
 tuna_alltoall_entry tuna_memory_alltoall;
 tuna_allgather_entry tuna_memory_allgather;
 tuna_allreduce_entry tuna_memory_allreduce;
+/* A nonblocking call on device memory that memory_route.c leaves to tuna: its options, but
+ * for auto (where the MPI is not CUDA-aware) a fixed row that stages them (alltoallv
+ * scattered, allgather and allreduce ring; docs/device-rows.md). */
+const tuna_options *tuna_memory_nb_row(tuna_collective coll, const tuna_options *opt);
 tuna_ialltoallv_entry tuna_memory_ialltoallv;
 tuna_ialltoall_entry tuna_memory_ialltoall;
 tuna_iallgather_entry tuna_memory_iallgather;

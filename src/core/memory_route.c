@@ -33,12 +33,11 @@
 #endif
 
 /* What a call offers besides its buffers: whether its form has a staged path (alltoallv,
- * allgather, allreduce), whether auto may stage there (blocking calls and plans: they agree
- * on the statistics the model needs), and its arguments' shape (a row on device memory
+ * allgather, allreduce), and its arguments' shape (a row on device memory
  * stages contiguous bytes; alltoallv never in place; allreduce reduces with MPI's own ops on
  * pinned host memory). */
 typedef struct call_form {
-    bool staged, auto_staged;
+    bool staged;
     const void *sendbuf;
     MPI_Datatype stype, rtype; /* MPI_DATATYPE_NULL: not asked (stype: in place) */
     bool in_place;             /* MPI_IN_PLACE served (allgather, allreduce) */
@@ -110,14 +109,15 @@ static bool form_served(tuna_collective coll, const call_form *f)
            contiguous(f->rtype);
 }
 
-/* Whether the asked row (opt) serves memory of `kinds` in this form of call; auto: where it
- * may stage and the MPI is not CUDA-aware (it then runs a device row: front.c, the
- * allgather and allreduce dispatch, plans). */
+/* Whether the asked row (opt) serves memory of `kinds` in this form of call; auto: where the
+ * MPI is not CUDA-aware (it then runs a device row: blocking calls and plans the model's,
+ * front.c, the allgather and allreduce dispatch, plans; nonblocking ones a fixed row,
+ * tuna_memory_nb_row). */
 static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned kinds,
                        const call_form *f)
 {
     const tuna_algorithm *row = tuna_registry_row(tuna_registry_of(coll), opt->algorithm);
-    if (row->kind == TUNA_ROW_AUTO ? !f->auto_staged || tuna_memory_mpi_cuda_aware(NULL)
+    if (row->kind == TUNA_ROW_AUTO ? tuna_memory_mpi_cuda_aware(NULL)
                                    : ((row->memory | TUNA_MEMORY_HOST) & kinds) != kinds)
         return false;
     return form_served(coll, f) && tuna_staged_available();
@@ -126,32 +126,30 @@ static bool row_serves(tuna_collective coll, const tuna_options *opt, unsigned k
 bool tuna_memory_a2av_stages(const tuna_options *opt, unsigned kinds, const void *sendbuf,
                              MPI_Datatype sendtype, MPI_Datatype recvtype)
 {
-    const call_form f = {true, true, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
+    const call_form f = {true, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
     return row_serves(TUNA_ALLTOALLV, opt, kinds, &f);
 }
 
-/* The form of an allgather (op MPI_OP_NULL) or allreduce (stype = rtype = its type) call;
- * nonblocking: auto keeps the library's call. */
-static call_form coll_form(bool nonblocking, const void *sendbuf, MPI_Datatype stype,
+/* The form of an allgather (op MPI_OP_NULL) or allreduce (stype = rtype = its type) call. */
+static call_form coll_form(const void *sendbuf, MPI_Datatype stype,
                            MPI_Datatype rtype, MPI_Op op)
 {
-    return (call_form){true, !nonblocking, sendbuf, stype, rtype, true, op};
+    return (call_form){true, sendbuf, stype, rtype, true, op};
 }
 
 bool tuna_memory_coll_stages(tuna_collective coll, const tuna_options *opt, unsigned kinds,
                              const void *sendbuf, MPI_Datatype sendtype, MPI_Datatype recvtype,
                              MPI_Op op)
 {
-    const call_form f = coll_form(false, sendbuf, sendtype, recvtype, op);
+    const call_form f = coll_form(sendbuf, sendtype, recvtype, op);
     return row_serves(coll, opt, kinds, &f);
 }
 
 /* Why a call the row asked for does not serve goes to the library: [mixed][why]. */
-enum { WHY_ROW, WHY_AUTO_NB, WHY_AUTO_AWARE, WHY_RUNTIME, WHY_FORM, WHY_FORM_AG, WHY_FORM_AR,
+enum { WHY_ROW, WHY_AUTO_AWARE, WHY_RUNTIME, WHY_FORM, WHY_FORM_AG, WHY_FORM_AR,
        WHY_N };
 static const char *const why_text[2][WHY_N] = {
     {"device buffers: the algorithm asked for does not serve device memory (docs/gpu.md)",
-     "device buffers: nonblocking auto keeps the library's call (docs/gpu.md)",
      "device buffers: auto keeps the library's call, which takes device memory itself "
      "(CUDA-aware MPI; TUNA_CUDA_AWARE=0 stages them) (docs/gpu.md)",
      "device buffers: CUDA's runtime (libcudart) is not usable to stage them (docs/gpu.md)",
@@ -162,8 +160,6 @@ static const char *const why_text[2][WHY_N] = {
      "predefined MPI_Op (docs/gpu.md)"},
     {"host and device buffers in one call: the algorithm asked for does not serve device "
      "memory (docs/gpu.md)",
-     "host and device buffers in one call: nonblocking auto keeps the library's call "
-     "(docs/gpu.md)",
      "host and device buffers in one call: auto keeps the library's call, which takes device "
      "memory itself (CUDA-aware MPI; TUNA_CUDA_AWARE=0 stages them) (docs/gpu.md)",
      "host and device buffers in one call: CUDA's runtime (libcudart) is not usable to stage "
@@ -186,8 +182,7 @@ static const char *reason(tuna_collective coll, const tuna_options *opt, unsigne
                                               : WHY_FORM;
     int why = WHY_ROW;
     if (row->kind == TUNA_ROW_AUTO && f->staged)
-        why = !f->auto_staged                      ? WHY_AUTO_NB
-              : tuna_memory_mpi_cuda_aware(NULL)   ? WHY_AUTO_AWARE
+        why = tuna_memory_mpi_cuda_aware(NULL)     ? WHY_AUTO_AWARE
               : !tuna_staged_available()           ? WHY_RUNTIME
                                                    : form;
     else if (((row->memory | TUNA_MEMORY_HOST) & kinds) == kinds)
@@ -197,7 +192,7 @@ static const char *reason(tuna_collective coll, const tuna_options *opt, unsigne
 
 const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds)
 {
-    const call_form f = {true, true, NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
+    const call_form f = {true, NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
                          MPI_OP_NULL};
     return reason(TUNA_ALLTOALLV, opt, kinds, &f);
 }
@@ -205,7 +200,7 @@ const char *tuna_memory_a2av_reason(const tuna_options *opt, unsigned kinds)
 const char *tuna_memory_coll_reason(tuna_collective coll, const tuna_options *opt,
                                     unsigned kinds)
 {
-    const call_form f = coll_form(false, NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_OP_NULL);
+    const call_form f = coll_form(NULL, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, MPI_OP_NULL);
     return reason(coll, opt, kinds, &f);
 }
 
@@ -259,7 +254,7 @@ int tuna_memory_alltoallv(bool large, const void *sendbuf, const void *sendcount
                           MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {true, true, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
+    const call_form f = {true, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
     int rc = begin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -282,7 +277,7 @@ int tuna_memory_alltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                          MPI_Datatype recvtype, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
                          MPI_OP_NULL};
     int rc = begin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
@@ -306,7 +301,7 @@ int tuna_memory_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = coll_form(false, sendbuf, sendtype, recvtype, MPI_OP_NULL);
+    const call_form f = coll_form(sendbuf, sendtype, recvtype, MPI_OP_NULL);
     int rc = begin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -318,7 +313,7 @@ int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, MPI_Comm comm, const tuna_options *opt)
 {
     double t = 0;
-    const call_form f = coll_form(false, sendbuf, type, type, op);
+    const call_form f = coll_form(sendbuf, type, type, op);
     int rc = begin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, &t, &f);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -326,6 +321,29 @@ int tuna_memory_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
 }
 
 /* ------------------------------------------------------------------ nonblocking */
+
+/* Nonblocking auto on device memory the MPI cannot take (row_serves): a fixed row, the same
+ * on every rank without an agreement (the selector's agreement is not restricted to device
+ * rows in nonblocking calls): a bounded round of pinned memory each. */
+static tuna_options nb_rows[TUNA_COLLECTIVE_COUNT];
+static pthread_once_t nb_rows_once = PTHREAD_ONCE_INIT;
+
+static void nb_rows_parse(void)
+{
+    (void)tuna_options_parse("scattered", TUNA_ALLTOALLV, &nb_rows[TUNA_ALLTOALLV]);
+    (void)tuna_options_parse("ring", TUNA_ALLGATHER, &nb_rows[TUNA_ALLGATHER]);
+    (void)tuna_options_parse("ring", TUNA_ALLREDUCE, &nb_rows[TUNA_ALLREDUCE]);
+}
+
+const tuna_options *tuna_memory_nb_row(tuna_collective coll, const tuna_options *opt)
+{
+    const tuna_options *o = opt;
+    if (tuna_call_begin(coll, MPI_COMM_WORLD, &o) != MPI_SUCCESS ||
+        tuna_registry_row(tuna_registry_of(coll), o->algorithm)->kind != TUNA_ROW_AUTO)
+        return opt;
+    pthread_once(&nb_rows_once, nb_rows_parse);
+    return &nb_rows[coll];
+}
 
 /* The library's request, posted at the start, inside a tuna operation: one wait. */
 typedef struct library_op {
@@ -390,7 +408,7 @@ int tuna_memory_ialltoallv(bool large, const void *sendbuf, const void *sendcoun
                            MPI_Comm comm, const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    const call_form f = {true, false, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
+    const call_form f = {true, sendbuf, sendtype, recvtype, false, MPI_OP_NULL};
     int rc = ibegin(TUNA_ALLTOALLV, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -417,7 +435,7 @@ int tuna_memory_ialltoall(bool large, const void *sendbuf, MPI_Count sendcount,
                           tuna_request *req)
 {
     library_op *x;
-    const call_form f = {false, false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
+    const call_form f = {false, sendbuf, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, false,
                          MPI_OP_NULL};
     int rc = ibegin(TUNA_ALLTOALL, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
@@ -444,7 +462,7 @@ int tuna_memory_iallgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            const tuna_options *opt, tuna_request *req)
 {
     library_op *x;
-    const call_form f = coll_form(true, sendbuf, sendtype, recvtype, MPI_OP_NULL);
+    const call_form f = coll_form(sendbuf, sendtype, recvtype, MPI_OP_NULL);
     int rc = ibegin(TUNA_ALLGATHER, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;
@@ -459,7 +477,7 @@ int tuna_memory_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
                            tuna_request *req)
 {
     library_op *x;
-    const call_form f = coll_form(true, sendbuf, type, type, op);
+    const call_form f = coll_form(sendbuf, type, type, op);
     int rc = ibegin(TUNA_ALLREDUCE, sendbuf, recvbuf, &opt, req, &x, &f);
     if (!x)
         return rc;

@@ -4,7 +4,8 @@
  * every C type tuna's allreduce reduces, and pack/unpack of strided blocks. Each runs
  * asynchronously on `stream` (a cudaStream_t; NULL: the default stream) and returns a
  * cudaError_t (0: launched). Pointers are device memory. docs/gpu.md: they are tested
- * against host code on a GPU (the gpu label); tuna's rows do not call them yet.
+ * against host code on a GPU (the gpu label). libtuna-cuda exports them; libtuna's CUDA
+ * transports load it at run time and reduce with tuna_dev_reduce (src/transport/cuda_kernels.c).
  */
 #ifndef TUNA_DEVICE_H
 #define TUNA_DEVICE_H
