@@ -104,6 +104,16 @@ if command -v mpicc >/dev/null && command -v mpiexec >/dev/null; then
     else
       say "FAILED: with MPI, gpu label (mpi-gpu.log)"; status=1
     fi
+    # compute-sanitizer on tuna's rows on device memory (2 ranks sharing the GPU): no invalid
+    # device access by the copies and kernels (a host access to device memory would fault).
+    if command -v compute-sanitizer >/dev/null && [ -x "$B/mpi/tests/test_device_rows_gpu" ]; then
+      if TUNA_CUDA_AWARE=0 mpiexec -n 2 compute-sanitizer --tool memcheck --error-exitcode 3 \
+          "$B/mpi/tests/test_device_rows_gpu" >"$OUT/compute-sanitizer-rows.log" 2>&1; then
+        say "compute-sanitizer (memcheck) on the device rows, 2 ranks: clean"
+      else
+        say "FAILED: compute-sanitizer on the device rows (compute-sanitizer-rows.log)"; status=1
+      fi
+    fi
     if (cd "$B/mpi" && ctest --output-on-failure -R "memkind|device_buffers|index_maps|staged|device_rows_p") \
         >"$OUT/mpi-ctest.log" 2>&1; then
       say "with MPI: the memory-kind, staging and index-map tests passed (mpi-ctest.log)"
