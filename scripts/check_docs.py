@@ -211,6 +211,7 @@ def registry_rows(root, coll):
         # src/allgather_allreduce/shared.h
         text = text.replace("TUNA_VENDOR_DESC(", '{.info = {"vendor", ')
         text = text.replace("TUNA_AUTO_DESC(", '{.info = {"auto", ')
+        text = re.sub(r"TUNA_AGAR_ROW(_K)?\(", "{.info = {", text)
         text = re.sub(r"TUNA_PARAM_K_(RADIX|GROUP)", '{{"k", 2, }}', text)
         starts = [m for m in ROW_NAME.finditer(text)]
         for i, m in enumerate(starts):

@@ -19,12 +19,7 @@
 typedef struct tuna_ag_args {
     char *buf;
     size_t block;
-    tuna_ctx *ctx;
-    const tuna_transport *tp; /* moves the call's data (src/transport/transport.h) */
-    int rank, size;
-    int tag_shift;                    /* added to every tag (tuna_op_tag_shift; 0: blocking) */
-    const tuna_algorithm_info *info;  /* the running row: its parameters by name */
-    long param[TUNA_MAX_PARAMS];      /* resolved values, in the row's order */
+    TUNA_AGAR_ARGS_RUN;
 } tuna_ag_args;
 
 /* The running algorithm's parameter `name` (resolved). */

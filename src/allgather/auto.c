@@ -9,21 +9,8 @@
 int tuna_ag_auto_choose(tuna_ctx *ctx, size_t block, tuna_choice *c,
                         tuna_learn_class **learning)
 {
-    int rc = tuna_select_agree(ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    tuna_select_input in = tuna_select_input_of(ctx, TUNA_ALLGATHER, (double)block, true);
-    if (tuna_learn_last_find(ctx, &tuna_ag_registry, &in, c, learning))
-        return MPI_SUCCESS;
-    rc = tuna_select_collective(&tuna_ag_registry, &in, c);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (ctx->rank == 0)
-        tuna_log(2, "auto allgather: P=%d Q=%d N=%d, %zu-byte blocks: %s (k=%ld), predicted "
-                    "%.3g us",
-                 in.P, in.Q, in.N, block, tuna_ag_table[c->algorithm].desc.info.name, c->param[0],
-                 c->predicted * 1e6);
-    return tuna_learn_collective(ctx, &tuna_ag_registry, &in, c, learning);
+    return tuna_coll_auto_choose(ctx, &tuna_ag_registry, (double)block, true, "-byte blocks", c,
+                                 learning);
 }
 
 /*

@@ -7,10 +7,30 @@
 #include "allgather.h"
 #include "memkind.h"
 #include "../select/tuna_select.h"
-#include "../transport/cuda_staged.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* One side's type, count and buffer (side: "send" or "recv", for the messages): *t its type,
+ * *bytes its block. Inlined: tuna_allgather checks on every call. */
+static inline __attribute__((always_inline)) int
+side_check(const char *side, const void *buf, int count, MPI_Datatype type, int me,
+           tuna_type_info *t, size_t *bytes)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return tuna_error_set(MPI_ERR_TYPE, "%stype is MPI_DATATYPE_NULL (rank %d)", side, me);
+    if (count < 0)
+        return tuna_error_set(MPI_ERR_COUNT, "%scount = %d is negative (rank %d)", side, count,
+                              me);
+    int rc = tuna_type_info_get(type, t);
+    if (rc)
+        return rc;
+    *bytes = (size_t)count * t->size;
+    if (*bytes > 0 && !buf)
+        return tuna_error_set(MPI_ERR_BUFFER, "%sbuf is NULL but %scount = %d (rank %d)", side,
+                              side, count, me);
+    return MPI_SUCCESS;
+}
 
 /* Local argument checks (agreed on by all ranks under TUNA_ARGCHECK=collective): every
  * check that can fail on one rank alone is here, before any agreement, so that under
@@ -24,33 +44,16 @@ static int check_args(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     *bytes = 0;
     if ((rc = tuna_check_recv_inplace("tuna_allgather", recvbuf, me)))
         return rc;
-    if (recvtype == MPI_DATATYPE_NULL)
-        return tuna_error_set(MPI_ERR_TYPE, "recvtype is MPI_DATATYPE_NULL (rank %d)", me);
-    if (recvcount < 0)
-        return tuna_error_set(MPI_ERR_COUNT, "recvcount = %d is negative (rank %d)", recvcount,
-                              me);
     tuna_type_info ri, si;
-    if ((rc = tuna_type_info_get(recvtype, &ri)))
+    size_t rbytes = 0, sbytes = 0;
+    if ((rc = side_check("recv", recvbuf, recvcount, recvtype, me, &ri, &rbytes)))
         return rc;
-    const size_t rbytes = (size_t)recvcount * ri.size;
-    if (rbytes > 0 && !recvbuf)
-        return tuna_error_set(MPI_ERR_BUFFER, "recvbuf is NULL but recvcount = %d (rank %d)",
-                              recvcount, me);
     if (inplace) {
         *bytes = rbytes;
         return MPI_SUCCESS;
     }
-    if (sendtype == MPI_DATATYPE_NULL)
-        return tuna_error_set(MPI_ERR_TYPE, "sendtype is MPI_DATATYPE_NULL (rank %d)", me);
-    if (sendcount < 0)
-        return tuna_error_set(MPI_ERR_COUNT, "sendcount = %d is negative (rank %d)", sendcount,
-                              me);
-    if ((rc = tuna_type_info_get(sendtype, &si)))
+    if ((rc = side_check("send", sendbuf, sendcount, sendtype, me, &si, &sbytes)))
         return rc;
-    size_t sbytes = (size_t)sendcount * si.size;
-    if (sbytes > 0 && !sendbuf)
-        return tuna_error_set(MPI_ERR_BUFFER, "sendbuf is NULL but sendcount = %d (rank %d)",
-                              sendcount, me);
     if (sbytes != rbytes)
         return tuna_error_set(MPI_ERR_TRUNCATE,
                               "rank %d sends %zu bytes but receives %zu bytes per rank "
@@ -94,22 +97,18 @@ static int allgather_device(const tuna_ag_algorithm *alg, const long *param,
                             tuna_ctx *ctx, size_t block)
 {
     const tuna_transport *tp;
-    int rc = tuna_staged_get(ctx, &tp);
+    tuna_choice c;
+    const bool choose = alg->desc.kind == TUNA_ROW_AUTO;
+    int rc = tuna_coll_device_begin(ctx, &tuna_ag_registry, choose, (double)block, &tp, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    tuna_choice c;
-    if (alg->desc.kind == TUNA_ROW_AUTO) {
-        if ((rc = tuna_coll_auto_device(ctx, &tuna_ag_registry, (double)block, &c)) !=
-            MPI_SUCCESS)
-            return rc;
+    if (choose) {
         alg = &tuna_ag_table[c.algorithm];
         param = c.param;
     }
-    (void)tuna_staged_result(tp); /* nothing of an earlier call's */
     rc = allgather_run(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                        comm, ctx, block, tp);
-    const int copy_rc = tuna_staged_result(tp);
-    return rc != MPI_SUCCESS ? rc : copy_rc;
+    return tuna_coll_device_end(tp, rc);
 }
 
 /* The call once the buffers' kinds are known (device: a row serves them, memory_route.c);
@@ -157,8 +156,7 @@ allgather_call(bool device, const void *sendbuf, int sendcount, MPI_Datatype sen
         return MPI_SUCCESS;
     long param[TUNA_MAX_PARAMS] = {0};
     if (alg->desc.kind != TUNA_ROW_AUTO) {
-        tuna_params_resolve(&alg->desc.info, opt->value, P, param);
-        tuna_params_copy(tuna_stats_current.params, param);
+        tuna_coll_params_named(&alg->desc.info, opt, P, param);
     }
     if (device)
         return allgather_device(alg, param, sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -177,14 +175,8 @@ allgather_call(bool device, const void *sendbuf, int sendcount, MPI_Datatype sen
     const double t0 = learning ? tuna_learn_sample_start(library, t_entry) : 0;
     rc = allgather_run(&tuna_ag_table[c.algorithm], c.param, sendbuf, sendcount, sendtype,
                        recvbuf, recvcount, recvtype, comm, ctx, block, &tuna_transport_mpi_host);
-    ctx->learn_timing[TUNA_ALLGATHER] = learning != NULL;
-    if (learning)
-        return tuna_learn_after(ctx, learning, PMPI_Wtime() - t0, rc);
-    /* settled on the library's call: the next call with these arguments goes straight to it */
-    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLGATHER].valid && library)
-        tuna_repeat_keep(ctx, TUNA_ALLGATHER, given, sendbuf, sendcount, sendtype, recvcount,
-                         recvtype, MPI_OP_NULL);
-    return rc;
+    return tuna_coll_auto_end(ctx, TUNA_ALLGATHER, learning, t0, rc, collective, library, given,
+                              sendbuf, sendcount, sendtype, recvcount, recvtype, MPI_OP_NULL);
 }
 
 /* tuna_allgather on buffers known to be host memory: the drop-in's entry (memkind.h), and

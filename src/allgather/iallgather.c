@@ -70,14 +70,7 @@ static int begin_row(tuna_icoll *w)
 static int iag_step(tuna_op *op, int wait_rc)
 {
     iag_op *x = (iag_op *)op;
-    const int r = tuna_icoll_step(&x->w, op, wait_rc);
-    /* staged: a failed device copy (the transport's copies return nothing) is the outcome */
-    if (r == TUNA_STEP_DONE && x->staged) {
-        const int copy_rc = tuna_staged_result(x->tp);
-        if (op->rc == MPI_SUCCESS)
-            op->rc = copy_rc;
-    }
-    return r;
+    return tuna_icoll_step_staged(&x->w, op, wait_rc, x->staged, x->tp);
 }
 
 /* The row the operation runs, with its parameters in x->param: auto's choice (the library's
@@ -86,8 +79,7 @@ static int choose(iag_op *x, const tuna_ag_algorithm *alg, const tuna_options *o
 {
     if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
         x->row = alg;
-        tuna_params_resolve(&alg->desc.info, opt->value, x->w.ctx->size, x->param);
-        tuna_params_copy(tuna_stats_current.params, x->param);
+        tuna_coll_params_named(&alg->desc.info, opt, x->w.ctx->size, x->param);
         return MPI_SUCCESS;
     }
     tuna_choice c;
@@ -127,16 +119,10 @@ iallgather_start(bool device, const void *sendbuf, int sendcount, MPI_Datatype s
     static const char fn[] = "tuna_iallgather";
     static const char *const names[] = {"recvcount * type size (bytes)"};
     int rc;
-    if (!req)
-        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
-    *req = TUNA_REQUEST_NULL;
-    rc = tuna_call_begin(TUNA_ALLGATHER, comm, &opt);
-    if (rc != MPI_SUCCESS)
+    iag_op *x = tuna_icoll_open(TUNA_ALLGATHER, fn, comm, &opt, req, sizeof *x, &rc);
+    if (!x)
         return rc;
     const tuna_ag_algorithm *alg = &tuna_ag_table[opt->algorithm];
-    iag_op *x = tuna_calloc(1, sizeof *x);
-    if (!x)
-        return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     /* The transport completes the library's request and the agreement too. */
     *x = (iag_op){.o.op = {.step = iag_step, .tp = &tuna_transport_mpi_host,
                            .release = iag_release, .publish_stats = true},

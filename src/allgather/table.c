@@ -14,40 +14,27 @@ tuna_ag_step_fn tuna_ag_ring_step, tuna_ag_kring_step, tuna_ag_recursive_doublin
 
 const tuna_ag_algorithm tuna_ag_table[] = {
     {.desc = TUNA_VENDOR_DESC("MPI_Allgather")},
-    {.desc = {.info = {"ring", "ring: P-1 rounds, one block to the right neighbour per round", 0,
-                       {{0}}},
-              .family = "ring", .cost = tuna_ag_cost_ring, .memory = TUNA_MEMORY_DEVICE},
-     .step = tuna_ag_ring_step},
-    {.desc = {.info = {"kring", "k-ring: ring across groups of k consecutive ranks (P/k-1 "
-                                "rounds), then a ring inside each group passing whole columns "
-                                "(k-1 rounds)",
-                       1,
-                       TUNA_PARAM_K_GROUP},
-              .family = "ring", .cost = tuna_ag_cost_kring, .grid = tuna_grid_k},
-     .step = tuna_ag_kring_step},
-    {.desc = {.info = {"recursive-doubling", "recursive doubling: log2 P rounds at distances 1, "
-                                             "2, 4, ... (extra ranks folded in and out when P "
-                                             "is not a power of two)",
-                       0, {{0}}},
-              .family = "recmul", .cost = tuna_ag_cost_recursive_doubling,
-              .memory = TUNA_MEMORY_DEVICE},
-     .step = tuna_ag_recursive_doubling_step},
-    {.desc = {.info = {"recmul", "recursive multiplying: log_k P rounds, k-1 partners at "
-                                 "distance k^r (extra ranks folded in and out when P is not a "
-                                 "power of k)",
-                       1,
-                       TUNA_PARAM_K_RADIX},
-              .family = "recmul", .cost = tuna_ag_cost_recmul, .grid = tuna_grid_k,
-              .memory = TUNA_MEMORY_DEVICE},
-     .step = tuna_ag_recmul_step},
-    {.desc = {.info = {"recmul-permuted", "recursive multiplying, largest distance first on a "
-                                          "digit-reversed layout, then an in-place block "
-                                          "permutation",
-                       1,
-                       TUNA_PARAM_K_RADIX},
-              .family = "recmul", .cost = tuna_ag_cost_recmul_permuted, .grid = tuna_grid_k,
-              .memory = TUNA_MEMORY_DEVICE},
-     .step = tuna_ag_recmul_permuted_step},
+    TUNA_AGAR_ROW("ring", "ring: P-1 rounds, one block to the right neighbour per round", "ring",
+                  tuna_ag_cost_ring, TUNA_MEMORY_DEVICE, tuna_ag_ring_step),
+    TUNA_AGAR_ROW_K("kring",
+                    "k-ring: ring across groups of k consecutive ranks (P/k-1 rounds), then a "
+                    "ring inside each group passing whole columns (k-1 rounds)",
+                    TUNA_PARAM_K_GROUP, "ring", tuna_ag_cost_kring, 0, tuna_ag_kring_step),
+    TUNA_AGAR_ROW("recursive-doubling",
+                  "recursive doubling: log2 P rounds at distances 1, 2, 4, ... (extra ranks "
+                  "folded in and out when P is not a power of two)",
+                  "recmul", tuna_ag_cost_recursive_doubling, TUNA_MEMORY_DEVICE,
+                  tuna_ag_recursive_doubling_step),
+    TUNA_AGAR_ROW_K("recmul",
+                    "recursive multiplying: log_k P rounds, k-1 partners at distance k^r (extra "
+                    "ranks folded in and out when P is not a power of k)",
+                    TUNA_PARAM_K_RADIX, "recmul", tuna_ag_cost_recmul, TUNA_MEMORY_DEVICE,
+                    tuna_ag_recmul_step),
+    TUNA_AGAR_ROW_K("recmul-permuted",
+                    "recursive multiplying, largest distance first on a digit-reversed layout, "
+                    "then an in-place block permutation",
+                    TUNA_PARAM_K_RADIX, "recmul", tuna_ag_cost_recmul_permuted,
+                    TUNA_MEMORY_DEVICE, tuna_ag_recmul_permuted_step),
     {.desc = TUNA_AUTO_DESC("chooses algorithm and k with the cost model from P, the node "
                             "topology and the block size, then learning (docs/tuning.md)")},
 };

@@ -6,6 +6,7 @@
  * collectives), never from a later step.
  */
 #include "shared.h"
+#include "../transport/cuda_staged.h"
 
 enum { PHASE_START, PHASE_AGREE, PHASE_ROW, PHASE_LIBRARY };
 
@@ -100,4 +101,16 @@ int tuna_icoll_step(tuna_icoll *w, tuna_op *op, int wait_rc)
         return tuna_op_step_done(op, rc);
     }
     return tuna_op_step_done(op, tuna_error_set(MPI_ERR_INTERN, "tuna_%s: bad phase", w->name));
+}
+
+int tuna_icoll_step_staged(tuna_icoll *w, tuna_op *op, int wait_rc,
+                           const struct tuna_staged *staged, const tuna_transport *tp)
+{
+    const int r = tuna_icoll_step(w, op, wait_rc);
+    if (r == TUNA_STEP_DONE && staged) {
+        const int copy_rc = tuna_staged_result(tp);
+        if (op->rc == MPI_SUCCESS)
+            op->rc = copy_rc;
+    }
+    return r;
 }

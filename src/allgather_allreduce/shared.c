@@ -6,6 +6,7 @@
 #include "shared.h"
 #include "memkind.h"
 #include "../device/index_maps.h"
+#include "../transport/cuda_staged.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,4 +121,42 @@ int tuna_coll_auto_device(tuna_ctx *ctx, const tuna_registry *reg, double bytes,
     if (rc == MPI_SUCCESS)
         tuna_select_record(c);
     return rc;
+}
+
+int tuna_coll_auto_choose(tuna_ctx *ctx, const tuna_registry *reg, double bytes, bool commute,
+                          const char *size_note, tuna_choice *c, tuna_learn_class **learning)
+{
+    int rc = tuna_select_agree(ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    tuna_select_input in = tuna_select_input_of(ctx, reg->coll, bytes, commute);
+    if (tuna_learn_last_find(ctx, reg, &in, c, learning))
+        return MPI_SUCCESS;
+    rc = tuna_select_collective(reg, &in, c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (ctx->rank == 0)
+        tuna_log(2, "auto %s: P=%d Q=%d N=%d, %.0f%s: %s (k=%ld), predicted %.3g us",
+                 tuna_collective_name(reg->coll), in.P, in.Q, in.N, bytes, size_note,
+                 tuna_registry_row(reg, c->algorithm)->info.name, c->param[0],
+                 c->predicted * 1e6);
+    return tuna_learn_collective(ctx, reg, &in, c, learning);
+}
+
+int tuna_coll_device_begin(tuna_ctx *ctx, const tuna_registry *reg, bool choose, double bytes,
+                           const tuna_transport **tp, tuna_choice *c)
+{
+    int rc = tuna_staged_get(ctx, tp);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (choose && (rc = tuna_coll_auto_device(ctx, reg, bytes, c)) != MPI_SUCCESS)
+        return rc;
+    (void)tuna_staged_result(*tp); /* nothing of an earlier call's */
+    return MPI_SUCCESS;
+}
+
+int tuna_coll_device_end(const tuna_transport *tp, int rc)
+{
+    const int copy_rc = tuna_staged_result(tp);
+    return rc != MPI_SUCCESS ? rc : copy_rc;
 }

@@ -9,21 +9,8 @@
 int tuna_ar_auto_choose(tuna_ctx *ctx, double bytes, bool commute, tuna_choice *c,
                         tuna_learn_class **learning)
 {
-    int rc = tuna_select_agree(ctx);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    tuna_select_input in = tuna_select_input_of(ctx, TUNA_ALLREDUCE, bytes, commute);
-    if (tuna_learn_last_find(ctx, &tuna_ar_registry, &in, c, learning))
-        return MPI_SUCCESS;
-    rc = tuna_select_collective(&tuna_ar_registry, &in, c);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (ctx->rank == 0)
-        tuna_log(2, "auto allreduce: P=%d Q=%d N=%d, %.0f bytes%s: %s (k=%ld), predicted "
-                    "%.3g us",
-                 in.P, in.Q, in.N, bytes, commute ? "" : ", non-commutative op",
-                 tuna_ar_table[c->algorithm].desc.info.name, c->param[0], c->predicted * 1e6);
-    return tuna_learn_collective(ctx, &tuna_ar_registry, &in, c, learning);
+    return tuna_coll_auto_choose(ctx, &tuna_ar_registry, bytes, commute,
+                                 commute ? " bytes" : " bytes, non-commutative op", c, learning);
 }
 
 /*

@@ -7,7 +7,6 @@
 #include "allreduce.h"
 #include "memkind.h"
 #include "../select/tuna_select.h"
-#include "../transport/cuda_staged.h"
 
 #include <string.h>
 
@@ -69,20 +68,17 @@ static int allreduce_run(const tuna_ar_algorithm *alg, tuna_ar_args *a, const vo
 static int allreduce_device(const tuna_ar_algorithm *alg, tuna_ar_args *a, const void *sendbuf,
                             MPI_Comm comm, double bytes)
 {
-    int rc = tuna_staged_get(a->ctx, &a->tp);
+    tuna_choice c;
+    const bool choose = alg->desc.kind == TUNA_ROW_AUTO;
+    int rc = tuna_coll_device_begin(a->ctx, &tuna_ar_registry, choose, bytes, &a->tp, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (alg->desc.kind == TUNA_ROW_AUTO) {
-        tuna_choice c;
-        if ((rc = tuna_coll_auto_device(a->ctx, &tuna_ar_registry, bytes, &c)) != MPI_SUCCESS)
-            return rc;
+    if (choose) {
         alg = &tuna_ar_table[c.algorithm];
         tuna_params_copy(a->param, c.param);
     }
-    (void)tuna_staged_result(a->tp); /* nothing of an earlier call's */
     rc = allreduce_run(alg, a, sendbuf, comm);
-    const int copy_rc = tuna_staged_result(a->tp);
-    return rc != MPI_SUCCESS ? rc : copy_rc;
+    return tuna_coll_device_end(a->tp, rc);
 }
 
 /* The call once the buffers' kinds are known (device: a row serves them, memory_route.c);
@@ -132,8 +128,7 @@ allreduce_call(bool device, const void *sendbuf, void *recvbuf, int count,
                       .ctx = ctx, .tp = &tuna_transport_mpi_host, .rank = me, .size = P,
                       .commute = commute != 0};
     if (alg->desc.kind != TUNA_ROW_AUTO) {
-        tuna_params_resolve(&alg->desc.info, opt->value, P, a.param);
-        tuna_params_copy(tuna_stats_current.params, a.param);
+        tuna_coll_params_named(&alg->desc.info, opt, P, a.param);
     }
     if (device)
         return allreduce_device(alg, &a, sendbuf, comm, (double)count * (double)tsize);
@@ -150,14 +145,8 @@ allreduce_call(bool device, const void *sendbuf, void *recvbuf, int count,
     const bool library = tuna_ar_table[c.algorithm].desc.kind == TUNA_ROW_VENDOR;
     const double t0 = learning ? tuna_learn_sample_start(library, t_entry) : 0;
     rc = allreduce_run(&tuna_ar_table[c.algorithm], &a, sendbuf, comm);
-    ctx->learn_timing[TUNA_ALLREDUCE] = learning != NULL;
-    if (learning)
-        return tuna_learn_after(ctx, learning, PMPI_Wtime() - t0, rc);
-    /* settled on the library's call: the next call with these arguments goes straight to it */
-    if (rc == MPI_SUCCESS && !collective && ctx->auto_last[TUNA_ALLREDUCE].valid && library)
-        tuna_repeat_keep(ctx, TUNA_ALLREDUCE, given, sendbuf, count, datatype, count, datatype,
-                         op);
-    return rc;
+    return tuna_coll_auto_end(ctx, TUNA_ALLREDUCE, learning, t0, rc, collective, library, given,
+                              sendbuf, count, datatype, count, datatype, op);
 }
 
 /* tuna_allreduce on buffers known to be host memory: the drop-in's entry (memkind.h), and

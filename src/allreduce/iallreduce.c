@@ -67,14 +67,7 @@ static int begin_row(tuna_icoll *w)
 static int iar_step(tuna_op *op, int wait_rc)
 {
     iar_op *x = (iar_op *)op;
-    const int r = tuna_icoll_step(&x->w, op, wait_rc);
-    /* staged: a failed device copy (the transport's copies return nothing) is the outcome */
-    if (r == TUNA_STEP_DONE && x->staged) {
-        const int copy_rc = tuna_staged_result(x->a.tp);
-        if (op->rc == MPI_SUCCESS)
-            op->rc = copy_rc;
-    }
-    return r;
+    return tuna_icoll_step_staged(&x->w, op, wait_rc, x->staged, x->a.tp);
 }
 
 /* The row the operation runs, with its parameters in x->a.param: auto's choice (the
@@ -88,8 +81,7 @@ static int choose(iar_op *x, const tuna_ar_algorithm *alg, const tuna_options *o
     x->a.commute = commute != 0;
     if (alg->desc.kind == TUNA_ROW_ALGORITHM) {
         x->row = alg;
-        tuna_params_resolve(&alg->desc.info, opt->value, x->w.ctx->size, x->a.param);
-        tuna_params_copy(tuna_stats_current.params, x->a.param);
+        tuna_coll_params_named(&alg->desc.info, opt, x->w.ctx->size, x->a.param);
         return MPI_SUCCESS;
     }
     tuna_choice c;
@@ -131,16 +123,10 @@ iallreduce_start(bool device, const void *sendbuf, void *recvbuf, int count,
     static const char fn[] = "tuna_iallreduce";
     static const char *const names[] = {"count", "datatype size"};
     int rc;
-    if (!req)
-        return tuna_error_set(MPI_ERR_REQUEST, "%s: req is NULL", fn);
-    *req = TUNA_REQUEST_NULL;
-    rc = tuna_call_begin(TUNA_ALLREDUCE, comm, &opt);
-    if (rc != MPI_SUCCESS)
+    iar_op *x = tuna_icoll_open(TUNA_ALLREDUCE, fn, comm, &opt, req, sizeof *x, &rc);
+    if (!x)
         return rc;
     const tuna_ar_algorithm *alg = &tuna_ar_table[opt->algorithm];
-    iar_op *x = tuna_calloc(1, sizeof *x);
-    if (!x)
-        return tuna_error_set(MPI_ERR_NO_MEM, "%s: no memory for the operation", fn);
     /* The transport completes the library's request and the agreement too. */
     *x = (iar_op){.o.op = {.step = iar_step, .tp = &tuna_transport_mpi_host,
                            .release = iar_release, .publish_stats = true},
