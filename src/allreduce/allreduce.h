@@ -140,9 +140,11 @@ int tuna_ar_recmul_k_step(tuna_ar_op *o, int wait_rc, int k);
 
 /* Post a send (send) or receive of n elements of the type: typed where the transport takes
  * MPI datatypes (MPI on host memory), else their n * extent bytes (the staging transport,
- * which memory_route.c gives contiguous types only: size == extent, no gaps). */
-static inline int tuna_ar_post(const tuna_ar_args *a, bool send, void *buf, int n, int peer,
-                               int tag, MPI_Request *req)
+ * which memory_route.c gives predefined types without gaps only). Inlined: the host path's
+ * post stays one MPI call (the per-call budget, docs/results/local.md). */
+static inline __attribute__((always_inline)) int
+tuna_ar_post(const tuna_ar_args *a, bool send, void *buf, int n, int peer, int tag,
+             MPI_Request *req)
 {
     if (tuna_tp_is_mpi_host(a->tp) || tuna_tp_takes_datatypes(a->tp))
         return send ? tuna_tp_isend_typed(a->tp, buf, n, a->type, peer, tag, a->ctx->comm, req)

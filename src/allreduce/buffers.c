@@ -25,10 +25,10 @@ int tuna_ar_reduce(const tuna_ar_args *a, const void *in, void *inout, int n)
     if (n == 0)
         return MPI_SUCCESS;
     int rc = tuna_tp_reduce(a->tp, in, inout, n, a->type, a->op);
-    if (rc != MPI_SUCCESS && !tuna_tp_is_mpi_host(a->tp)) /* the transport said what failed */
-        return rc;
-    if (rc != MPI_SUCCESS)
-        return tuna_error_set(rc, "MPI_Reduce_local of %d elements failed", n);
+    if (rc != MPI_SUCCESS) /* another transport than MPI's said what failed */
+        return tuna_tp_is_mpi_host(a->tp)
+                   ? tuna_error_set(rc, "MPI_Reduce_local of %d elements failed", n)
+                   : rc;
     return MPI_SUCCESS;
 }
 
