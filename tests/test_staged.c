@@ -25,34 +25,9 @@
  * MPI_IN_PLACE; blocking and persistent) go to the library's own call with the reason in the
  * statistics ("device" buffers left readable for the library). Exit 0 when every check holds.
  */
-#define _GNU_SOURCE
-#include <mpi.h>
-#if defined(OPEN_MPI) && defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h> /* MPIX_Query_cuda_support (Open MPI) */
-#endif
-#endif
+#include "support/staged_mocks.h"
 
-#include "tuna.h"
-
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#define SENTINEL 0x5A
-#define TAIL 64
-#define ALIGN 256 /* the transport's rounding of a message in bounce memory */
-
-static int me, P, failures;
 static MPI_Comm the_comm; /* the communicator of tuna's calls (run_case) */
-static void (*drv_register)(const void *, size_t, int);
-static void (*drv_clear)(void);
-static void (*rt_device)(void *, size_t);
-static void (*rt_release)(void);
-static void (*rt_stats)(long[6]);
 
 static void fail(const char *row, const char *place, const char *type, const char *what)
 {
@@ -97,21 +72,6 @@ static void layout_make(layout *l, int unit, int salt)
     }
     l->sbytes = (size_t)s * unit * sizeof(int) + TAIL;
     l->rbytes = (size_t)r * unit * sizeof(int) + TAIL;
-}
-
-static size_t page_round(size_t n)
-{
-    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    return (n + pg - 1) / pg * pg;
-}
-
-static void *map(size_t n)
-{
-    void *p = mmap(NULL, page_round(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                   0);
-    if (p == MAP_FAILED)
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    return p;
 }
 
 /* What a call on l copies (every non-empty block to a peer goes to host memory from a device
@@ -381,20 +341,6 @@ static void run_plan_case(const char *row, int place, MPI_Datatype type, int uni
     free(rr);
 }
 
-/* Whether auto should stage device buffers here: the MPI not CUDA-aware (TUNA_CUDA_AWARE,
- * else the MPI's own answer where its headers have the query, as tuna asks). */
-static int auto_stages(void)
-{
-    const char *e = getenv("TUNA_CUDA_AWARE");
-    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
-        return *e == '0';
-#if defined(OMPI_HAVE_MPI_EXT_CUDA) || defined(MPIX_GPU_SUPPORT_CUDA)
-    return MPIX_Query_cuda_support() == 0;
-#else
-    return 0;
-#endif
-}
-
 static int device_row(int alg)
 {
     static const char *const rows[] = {"spreadout", "scattered", "linear",
@@ -560,35 +506,14 @@ static void run_library_case(int form, int pers)
 
 int main(int argc, char **argv)
 {
-    const char *driver = NULL, *runtime = NULL;
     int fail_d2d = 0, auto_only = 0;
     for (int i = 1; i < argc; i++) {
         fail_d2d |= !strcmp(argv[i], "--fail-d2d");
         auto_only |= !strcmp(argv[i], "--auto-only");
         tiny |= !strcmp(argv[i], "--tiny");
     }
-    for (int i = 1; i + 1 < argc; i++) {
-        if (!strcmp(argv[i], "--driver"))
-            driver = argv[++i];
-        else if (!strcmp(argv[i], "--runtime"))
-            runtime = argv[++i];
-    }
-    void *hd = driver ? dlopen(driver, RTLD_NOW | RTLD_GLOBAL) : NULL;
-    void *hr = runtime ? dlopen(runtime, RTLD_NOW | RTLD_GLOBAL) : NULL;
-    if (!hd || !hr) {
-        printf("usage: test_staged --driver libcuda.so.1 --runtime libcudart.so.13 (%s)\n",
-               dlerror());
+    if (!mocks_load(argc, argv, "test_staged"))
         return 1;
-    }
-    *(void **)&drv_register = dlsym(hd, "mock_cuda_register");
-    *(void **)&drv_clear = dlsym(hd, "mock_cuda_clear");
-    *(void **)&rt_device = dlsym(hr, "mock_cudart_device");
-    *(void **)&rt_release = dlsym(hr, "mock_cudart_release");
-    *(void **)&rt_stats = dlsym(hr, "mock_cudart_stats");
-    if (!drv_register || !drv_clear || !rt_device || !rt_release || !rt_stats) {
-        printf("the mocks lack their test entries\n");
-        return 1;
-    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);

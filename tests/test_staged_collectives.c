@@ -27,33 +27,8 @@
  * the input's device-to-device copy fails, so the call (blocking, nonblocking, the failing
  * start of a plan only) returns the error. Exit 0 when every check holds.
  */
-#define _GNU_SOURCE
-#include <mpi.h>
-#if defined(OPEN_MPI) && defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h> /* MPIX_Query_cuda_support (Open MPI) */
-#endif
-#endif
+#include "support/staged_mocks.h"
 
-#include "tuna.h"
-
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#define SENTINEL 0x5A
-#define TAIL 64
-#define ALIGN 256 /* the transport's rounding of a message in bounce memory */
-
-static int me, P, failures;
-static void (*drv_register)(const void *, size_t, int);
-static void (*drv_clear)(void);
-static void (*rt_device)(void *, size_t);
-static void (*rt_release)(void);
-static void (*rt_stats)(long[6]);
 
 enum { AG, AR };
 static const char *const coll_name[2] = {"allgather", "allreduce"};
@@ -81,21 +56,6 @@ static void fail(const spec *c, const char *what)
                form_name[c->form], place_name[c->place], c->tname, c->count, what);
         fflush(stdout);
     }
-}
-
-static size_t page_round(size_t n)
-{
-    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    return (n + pg - 1) / pg * pg;
-}
-
-static void *map(size_t n)
-{
-    void *p = mmap(NULL, page_round(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                   0);
-    if (p == MAP_FAILED)
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    return p;
 }
 
 static size_t type_size(MPI_Datatype t)
@@ -384,20 +344,6 @@ static void run_case(const spec *c, int salt)
     free(rr);
 }
 
-/* Whether auto should stage device buffers here: the MPI not CUDA-aware (TUNA_CUDA_AWARE,
- * else the MPI's own answer where its headers have the query, as tuna asks). */
-static int auto_stages(void)
-{
-    const char *e = getenv("TUNA_CUDA_AWARE");
-    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
-        return *e == '0';
-#if defined(OMPI_HAVE_MPI_EXT_CUDA) || defined(MPIX_GPU_SUPPORT_CUDA)
-    return MPIX_Query_cuda_support() == 0;
-#else
-    return 0;
-#endif
-}
-
 /* A call the library serves (the "device" buffers left readable, as a CUDA-aware library
  * would read them): its bytes, the vendor row, a reason with `why` in it. */
 static void run_library_case(const spec *c, const char *why)
@@ -512,35 +458,13 @@ static void run_copy_error(int coll, int form)
 
 int main(int argc, char **argv)
 {
-    const char *driver = NULL, *runtime = NULL;
     int fail_d2d = 0, auto_only = 0;
     for (int i = 1; i < argc; i++) {
         fail_d2d |= !strcmp(argv[i], "--fail-d2d");
         auto_only |= !strcmp(argv[i], "--auto-only");
     }
-    for (int i = 1; i + 1 < argc; i++) {
-        if (!strcmp(argv[i], "--driver"))
-            driver = argv[++i];
-        else if (!strcmp(argv[i], "--runtime"))
-            runtime = argv[++i];
-    }
-    void *hd = driver ? dlopen(driver, RTLD_NOW | RTLD_GLOBAL) : NULL;
-    void *hr = runtime ? dlopen(runtime, RTLD_NOW | RTLD_GLOBAL) : NULL;
-    if (!hd || !hr) {
-        printf("usage: test_staged_collectives --driver libcuda.so.1 --runtime "
-               "libcudart.so.13 (%s)\n",
-               dlerror());
+    if (!mocks_load(argc, argv, "test_staged_collectives"))
         return 1;
-    }
-    *(void **)&drv_register = dlsym(hd, "mock_cuda_register");
-    *(void **)&drv_clear = dlsym(hd, "mock_cuda_clear");
-    *(void **)&rt_device = dlsym(hr, "mock_cudart_device");
-    *(void **)&rt_release = dlsym(hr, "mock_cudart_release");
-    *(void **)&rt_stats = dlsym(hr, "mock_cudart_stats");
-    if (!drv_register || !drv_clear || !rt_device || !rt_release || !rt_stats) {
-        printf("the mocks lack their test entries\n");
-        return 1;
-    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
