@@ -17,6 +17,20 @@ B=build/gpu-check
 mkdir -p "$OUT" "$B"
 : >"$OUT/summary.txt"
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
+# ctest_step NAME LOG PASSED DIR ARGS...: ctest ARGS in DIR, its output in $OUT/LOG; says
+# NAME passed (with PASSED), SKIPPED (a test skipped: no device) or FAILED; sets status.
+ctest_step() {
+  local name=$1 log=$2 passed=$3 dir=$4; shift 4
+  if (cd "$dir" && ctest --output-on-failure "$@") >"$OUT/$log" 2>&1; then
+    if grep -q "Skipped" "$OUT/$log"; then
+      say "$name: SKIPPED (no CUDA device: $log)"; status=1
+    else
+      say "$name: passed ($passed: $log)"
+    fi
+  else
+    say "FAILED: $name ($log)"; status=1
+  fi
+}
 status=0
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
@@ -40,15 +54,7 @@ else
 fi
 
 # 2. The gpu label.
-if (cd "$B/kernels" && ctest -L gpu -E bandwidth --output-on-failure) >"$OUT/ctest-gpu.log" 2>&1; then
-  if grep -q "Skipped" "$OUT/ctest-gpu.log"; then
-    say "gpu label: SKIPPED (no CUDA device: ctest-gpu.log)"; status=1
-  else
-    say "gpu label: passed"
-  fi
-else
-  say "FAILED: gpu label (ctest-gpu.log)"; status=1
-fi
+ctest_step "gpu label" ctest-gpu.log "the kernels" "$B/kernels" -L gpu -E bandwidth
 
 # 3. compute-sanitizer: no invalid access in the kernels' test.
 if command -v compute-sanitizer >/dev/null; then
@@ -94,16 +100,8 @@ if command -v mpicc >/dev/null && command -v mpiexec >/dev/null; then
       "${mpi_args[@]}" >"$OUT/mpi-configure.log" 2>&1 &&
       cmake --build "$B/mpi" -j "$(nproc)" >"$OUT/mpi-build.log" 2>&1; then
     say "with MPI: built in $(($(date +%s) - t0)) s"
-    if (cd "$B/mpi" && ctest --output-on-failure -L gpu -E "nccl|bandwidth") \
-        >"$OUT/mpi-gpu.log" 2>&1; then
-      if grep -q "Skipped" "$OUT/mpi-gpu.log"; then
-        say "with MPI, gpu label: SKIPPED (no CUDA device: mpi-gpu.log)"; status=1
-      else
-        say "with MPI, gpu label: passed (tuna's rows on device memory: mpi-gpu.log)"
-      fi
-    else
-      say "FAILED: with MPI, gpu label (mpi-gpu.log)"; status=1
-    fi
+    ctest_step "with MPI, gpu label" mpi-gpu.log "tuna's rows on device memory" "$B/mpi" \
+      -L gpu -E "nccl|bandwidth"
     # compute-sanitizer on tuna's rows on device memory (2 ranks sharing the GPU): no invalid
     # device access by the copies and kernels (a host access to device memory would fault).
     if command -v compute-sanitizer >/dev/null && [ -x "$B/mpi/tests/test_device_rows_gpu" ]; then
@@ -126,16 +124,8 @@ if command -v mpicc >/dev/null && command -v mpiexec >/dev/null; then
   # The NCCL path (docs/nccl.md) where NCCL was found: every row with one rank on NCCL, and the
   # drop-in (gpu_nccl_dropin_p1) over NCCL.
   if [ -x "$B/mpi/tests/test_nccl_gpu" ]; then
-    if (cd "$B/mpi" && ctest --output-on-failure -R "gpu_nccl|nccl_standin_p[1-4]$|nccl_dropin") \
-        >"$OUT/nccl-ctest.log" 2>&1; then
-      if grep -q "Skipped" "$OUT/nccl-ctest.log"; then
-        say "NCCL: gpu_nccl_p1 SKIPPED (no CUDA device: nccl-ctest.log)"; status=1
-      else
-        say "NCCL: every row and the drop-in with one rank on NCCL passed (nccl-ctest.log)"
-      fi
-    else
-      say "FAILED: NCCL (nccl-ctest.log)"; status=1
-    fi
+    ctest_step NCCL nccl-ctest.log "every row and the drop-in with one rank on NCCL" "$B/mpi" \
+      -R "gpu_nccl|nccl_standin_p[1-4]$|nccl_dropin"
   else
     say "NCCL not found by CMake: the NCCL path not built (mpi-configure.log)"
   fi

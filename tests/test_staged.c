@@ -333,12 +333,7 @@ static void run_plan_case(const char *row, int place, MPI_Datatype type, int uni
                  now[3] - before[3]);
         fail(row, place_name[place], tname, what);
     }
-    rt_release();
-    drv_clear();
-    munmap(s, page_round(l.sbytes));
-    munmap(r, page_round(l.rbytes));
-    free(rs);
-    free(rr);
+    case_free(s, l.sbytes, r, l.rbytes, rs, rr);
 }
 
 static int device_row(int alg)

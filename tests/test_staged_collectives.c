@@ -336,12 +336,7 @@ static void run_case(const spec *c, int salt)
             fail(c, what);
         }
     }
-    rt_release();
-    drv_clear();
-    munmap(s, page_round(sb));
-    munmap(r, page_round(rb));
-    free(rs);
-    free(rr);
+    case_free(s, sb, r, rb, rs, rr);
 }
 
 /* A call the library serves (the "device" buffers left readable, as a CUDA-aware library
@@ -448,12 +443,7 @@ static void run_copy_error(int coll, int form)
         if (plan)
             tuna_plan_free(&plan);
     }
-    rt_release();
-    drv_clear();
-    munmap(s, page_round(sb));
-    munmap(r, page_round(rb));
-    free(rs);
-    free(rr);
+    case_free(s, sb, r, rb, rs, rr);
 }
 
 int main(int argc, char **argv)

@@ -5,8 +5,8 @@
  * alltoallv, allgather or allreduce (blocking, nonblocking, plan) whose row declares device
  * memory (tuna_algorithm.memory), contiguous types (alltoallv: no MPI_IN_PLACE; allreduce: a
  * predefined type and op), where CUDA's runtime loads, tuna's path with the staging transport
- * (src/transport/cuda_staged.c); `auto` (blocking and plans) stages only where the MPI is
- * not CUDA-aware. Every rank decides alone from its own
+ * (src/transport/cuda_staged.c); `auto` stages only where the MPI is not CUDA-aware (a
+ * fixed row in nonblocking calls). Every rank decides alone from its own
  * buffers and types: the ranks of one call must agree (docs/gpu.md).
  */
 #include "memkind.h"

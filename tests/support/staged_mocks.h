@@ -82,6 +82,18 @@ static void *map(size_t n)
     return p;
 }
 
+/* A case's end: the stand-ins forget its "device" buffers (readable again), which are
+ * unmapped, and its host copies freed. */
+static void case_free(char *s, size_t sbytes, char *r, size_t rbytes, char *rs, char *rr)
+{
+    rt_release();
+    drv_clear();
+    munmap(s, page_round(sbytes));
+    munmap(r, page_round(rbytes));
+    free(rs);
+    free(rr);
+}
+
 /* Whether auto should stage device buffers here: the MPI not CUDA-aware (TUNA_CUDA_AWARE,
  * else the MPI's own answer where its headers have the query, as tuna asks). */
 static int auto_stages(void)
